@@ -1,0 +1,170 @@
+//! The facts the checks read: plain data the engine gathers from the project, the object cache
+//! and the overlay, so every check is a pure function that tests can feed by hand.
+//!
+//! Paths are repository-relative with `/` separators. A record that does not exist is `None`;
+//! the check about it says so.
+
+use serde::Serialize;
+
+use crate::register::{Problem, Register};
+
+/// Everything the catalogue looks at.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Facts {
+    /// The records folder (e.g. `patches-rocm`), used to name record files in findings.
+    pub records_dir: String,
+    /// The folder the fork's backend lives in (e.g. `mlx/backend/rocm/`), with its final `/`.
+    pub backend_prefix: String,
+    /// The `UPSTREAM` record as read, or `None` when it is missing.
+    pub upstream: Option<UpstreamRecord>,
+    /// The upstream commit the project's build uses, where the project records one.
+    pub build_pin: Option<BuildPin>,
+    /// The `LOCAL_FIXES.md` register as parsed, or `None` when it is missing.
+    pub register: Option<Register>,
+    /// Every path of the base tree and of the overlay (what a name in the register may mean).
+    pub overlay_files: Vec<String>,
+    /// The paths whose overlay content differs from the base tree (added, changed or removed).
+    pub differing_files: Vec<String>,
+    /// In the patch layout, the series of patches, one per register entry.
+    pub patch_series: Option<Vec<SeriesPatch>>,
+    /// The materialized overlay against `overlay.lock`, or `None` when the lock was not compared.
+    pub lock: Option<LockFacts>,
+    /// The hunks of the residual (local fixes in core files), each with the fix it belongs to.
+    pub residual: Vec<ResidualHunk>,
+    /// The overlay's README with its stated counts beside the actual ones.
+    pub readme: Option<ReadmeFacts>,
+    /// Upstream files the fork changes that the overlay does not carry (fork hooks outside it).
+    pub fork_hooks: Vec<String>,
+    /// Web addresses of the fork and upstream repositories, for link validation.
+    pub repos: Repos,
+}
+
+/// The `UPSTREAM` record: `key: value` lines in file order.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct UpstreamRecord {
+    /// Path of the record, relative to the project root.
+    pub file: String,
+    pub lines: Vec<KeyValueLine>,
+    /// Lines that are not `key: value`.
+    pub problems: Vec<Problem>,
+}
+
+impl UpstreamRecord {
+    /// The first line with this key.
+    pub fn get(&self, key: &str) -> Option<&KeyValueLine> {
+        self.lines.iter().find(|l| l.key == key)
+    }
+}
+
+/// One `key: value` line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct KeyValueLine {
+    pub key: String,
+    pub value: String,
+    pub line: usize,
+}
+
+/// Where the build records the upstream pin it uses, and what it says.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BuildPin {
+    pub file: String,
+    pub line: usize,
+    /// The commit as written there (full or abbreviated SHA).
+    pub value: String,
+}
+
+/// One patch of the series (patch layout).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SeriesPatch {
+    /// The register entry the patch belongs to.
+    pub number: u32,
+    /// The patch file, relative to the project root.
+    pub file: String,
+}
+
+/// The overlay against its lock.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LockFacts {
+    /// Path of `overlay.lock`, relative to the project root.
+    pub file: String,
+    /// Whether the lock file exists.
+    pub present: bool,
+    pub mismatches: Vec<LockMismatch>,
+}
+
+/// One file where the overlay and the lock disagree.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockMismatch {
+    pub path: String,
+    pub kind: MismatchKind,
+    /// The line of the lock that records the path, where it does.
+    pub line: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MismatchKind {
+    /// The file's hash differs from the locked one.
+    Changed,
+    /// The overlay has a file the lock does not list.
+    NotLocked,
+    /// The lock lists a file the overlay does not have.
+    Missing,
+}
+
+/// One hunk of the residual: a local change to a core file.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ResidualHunk {
+    /// The core file, repository-relative.
+    pub file: String,
+    /// The hunk's first line in the overlay's version of the file.
+    pub line: usize,
+    /// The register entry the hunk belongs to, where the engine could attribute it.
+    pub fix: Option<u32>,
+}
+
+/// The overlay's README and its counts.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReadmeFacts {
+    /// Path of the README, relative to the project root.
+    pub file: String,
+    /// Its text, so a fork hook can be explained there in prose.
+    pub text: String,
+    pub counts: Vec<CountFact>,
+}
+
+/// One count the README states, beside the true figure.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CountFact {
+    /// What is counted (e.g. `backend files`).
+    pub name: String,
+    pub stated: u64,
+    pub actual: u64,
+    pub line: usize,
+}
+
+/// The web addresses of the two repositories, e.g. `https://github.com/NripeshN/mlx`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Repos {
+    pub fork: Option<String>,
+    pub upstream: Option<String>,
+}
+
+impl Facts {
+    /// Path of a record file, e.g. `patches-rocm/UPSTREAM`.
+    pub fn record_path(&self, name: &str) -> String {
+        if self.records_dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.records_dir.trim_end_matches('/'))
+        }
+    }
+
+    /// The register's file path, whether or not the register exists.
+    pub fn register_file(&self) -> String {
+        match &self.register {
+            Some(register) => register.file.clone(),
+            None => self.record_path("LOCAL_FIXES.md"),
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! `fix-link-present`: every entry that applies to the fork links to its pull request, and the
+//! link really is a pull request of the fork or of upstream.
+
+use crate::facts::{Facts, Repos};
+use crate::register::Entry;
+use crate::{Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "fix-link-present",
+    name: "every fix for the fork links to its pull request",
+    severity: Severity::Error,
+    doc: include_str!("fix-link-present.md"),
+    source: file!(),
+    run,
+};
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(register) = &facts.register else {
+        return Vec::new();
+    };
+    let mut findings = Vec::new();
+    for entry in register.entries.iter().filter(|e| e.applies_to_fork()) {
+        if let Some(finding) = entry_link(entry, &facts.repos, &register.file) {
+            findings.push(finding);
+        }
+    }
+    findings
+}
+
+fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
+    let Some(link) = entry.field("link").filter(|l| !l.value.is_empty()) else {
+        let message = format!("entry {} applies to the fork but has no upstream link", entry.number);
+        let note = format!(
+            "send it with `forkbook propose {n}` and record the pull request with \
+             `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue",
+            n = entry.number
+        );
+        return Some(CHECK.finding(file, Some(entry.line), message).with_note(note));
+    };
+    if is_pull_request_of(&link.value, repos) {
+        return None;
+    }
+    let message = format!(
+        "entry {} links `{}`, which is no pull request of {}",
+        entry.number,
+        link.value,
+        describe(repos)
+    );
+    Some(CHECK.finding(file, Some(link.line), message).with_note("link the pull request itself, e.g. `https://github.com/OWNER/REPO/pull/12`"))
+}
+
+/// Whether `link` is `<repo>/pull/<n>` (GitHub) or `<repo>/-/merge_requests/<n>` (GitLab) for
+/// the fork or upstream; any repository when neither address is known.
+pub(crate) fn is_pull_request_of(link: &str, repos: &Repos) -> bool {
+    let link = link.trim().trim_start_matches('<').trim_end_matches('>');
+    let known: Vec<String> = [&repos.fork, &repos.upstream]
+        .into_iter()
+        .flatten()
+        .map(|r| normalize_repo(r))
+        .collect();
+    let Some((repo, number)) = split_pull_request(link) else {
+        return false;
+    };
+    !number.is_empty() && (known.is_empty() || known.contains(&normalize_repo(repo)))
+}
+
+/// Splits a pull request address into its repository and number.
+fn split_pull_request(link: &str) -> Option<(&str, &str)> {
+    if !(link.starts_with("https://") || link.starts_with("http://")) {
+        return None;
+    }
+    let link = link.split(['#', '?']).next().unwrap_or(link);
+    let (repo, rest) = link
+        .split_once("/-/merge_requests/")
+        .or_else(|| link.rsplit_once("/pull/"))?;
+    let number = rest.split('/').next().unwrap_or("");
+    number.bytes().all(|b| b.is_ascii_digit()).then_some((repo, number))
+}
+
+fn normalize_repo(repo: &str) -> String {
+    let repo = repo.trim().trim_end_matches('/');
+    repo.strip_suffix(".git").unwrap_or(repo).replace("http://", "https://").to_ascii_lowercase()
+}
+
+fn describe(repos: &Repos) -> String {
+    let known: Vec<String> = [&repos.fork, &repos.upstream]
+        .into_iter()
+        .flatten()
+        .map(|r| format!("`{r}`"))
+        .collect();
+    if known.is_empty() {
+        "any repository".to_string()
+    } else {
+        known.join(" or ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repos() -> Repos {
+        Repos {
+            fork: Some("https://github.com/NripeshN/mlx".into()),
+            upstream: Some("https://github.com/ml-explore/mlx.git".into()),
+        }
+    }
+
+    #[test]
+    fn pull_requests_of_fork_and_upstream_are_accepted() {
+        assert!(is_pull_request_of("https://github.com/NripeshN/mlx/pull/12", &repos()));
+        assert!(is_pull_request_of("https://github.com/ml-explore/mlx/pull/2700/files#diff", &repos()));
+    }
+
+    #[test]
+    fn other_repositories_issues_and_commits_are_refused() {
+        for link in [
+            "https://github.com/someone/mlx/pull/12",
+            "https://github.com/NripeshN/mlx/issues/12",
+            "https://github.com/NripeshN/mlx/commit/abc",
+            "https://github.com/NripeshN/mlx/pull/",
+            "#12",
+        ] {
+            assert!(!is_pull_request_of(link, &repos()), "{link}");
+        }
+    }
+}

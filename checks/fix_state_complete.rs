@@ -1,0 +1,73 @@
+//! `fix-state-complete`: every entry has a known upstream state and the fields that state needs.
+
+use crate::facts::Facts;
+use crate::register::{Entry, State, STATES};
+use crate::upstream_well_formed::is_full_sha;
+use crate::{Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "fix-state-complete",
+    name: "every entry has its upstream state and fields",
+    severity: Severity::Error,
+    doc: include_str!("fix-state-complete.md"),
+    source: file!(),
+    run,
+};
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(register) = &facts.register else {
+        return Vec::new(); // fixes-numbered reports the missing register
+    };
+    let mut findings = Vec::new();
+    for entry in &register.entries {
+        for problem in &entry.problems {
+            findings.push(CHECK.finding(&register.file, Some(problem.line), &problem.message));
+        }
+        entry_state(entry, &register.file, &mut findings);
+    }
+    findings
+}
+
+fn entry_state(entry: &Entry, file: &str, findings: &mut Vec<Finding>) {
+    let Some(written) = entry.field("state") else {
+        let message = format!("entry {} has no upstream state", entry.number);
+        findings.push(CHECK.finding(file, Some(entry.line), message).with_note(state_note()));
+        return;
+    };
+    let Some(state) = State::parse(&written.value) else {
+        let message = format!("entry {} has unknown state `{}`", entry.number, written.value);
+        findings.push(CHECK.finding(file, Some(written.line), message).with_note(state_note()));
+        return;
+    };
+    // A missing link is `fix-link-present`'s finding, so it is reported once.
+    for key in state.required_fields().iter().filter(|k| **k != "link") {
+        if entry.value(key).is_none() {
+            let message = format!("entry {} is `{}` but has no `{key}`", entry.number, state.as_str());
+            let note = format!("add `- {key}: …` to the entry's list ({})", field_help(key));
+            findings.push(CHECK.finding(file, Some(written.line), message).with_note(note));
+        }
+    }
+    if let (State::Merged, Some(commit)) = (state, entry.field("fork-commit")) {
+        if !commit.value.is_empty() && !is_full_sha(&commit.value) {
+            let message = format!("entry {} names fork commit `{}`, not a full SHA", entry.number, commit.value);
+            findings.push(CHECK.finding(file, Some(commit.line), message));
+        }
+    }
+}
+
+fn state_note() -> String {
+    let states: Vec<&str> = STATES.iter().map(|s| s.as_str()).collect();
+    format!("add `- state: …` with one of {}", states.join(", "))
+}
+
+fn field_help(key: &str) -> &'static str {
+    match key {
+        "cause" => "the upstream commit or pull request that made the adaptation necessary",
+        "link" => "the pull request against the fork or upstream",
+        "package" => "the patch `forkbook propose` wrote and that was sent",
+        "fork-commit" => "the full SHA of the fork commit that contains the fix",
+        "reason" => "why the fix stays local",
+        "issue" => "the issue that tracks it",
+        _ => "see `forkbook check --explain fix-state-complete`",
+    }
+}

@@ -1,0 +1,191 @@
+//! The check catalogue of forkbook: every rule the records of an overlay must keep.
+//!
+//! Each check is one file named by its id (`fixes-numbered` lives in `fixes_numbered.rs`) with
+//! its page of documentation beside it (`fixes-numbered.md`): why it exists, what it finds, how
+//! to fix it. A check is a plain function over [`Facts`], the plain data the engine gathers
+//! from the project, the object cache and the overlay. This crate depends on no part of the
+//! application, so the catalogue can be tested with facts written by hand and rendered into the
+//! book without a repository.
+
+use serde::Serialize;
+
+pub mod facts;
+pub mod names;
+pub mod register;
+
+pub use facts::Facts;
+
+/// Declares the check modules and registers each in [`CHECKS`], in catalogue order.
+///
+/// Adding a check: a file `<id_with_underscores>.rs` that defines `pub(crate) const CHECK`,
+/// its page `<id>.md`, and one line here. The catalogue tests fail when any of the three is
+/// missing or names disagree.
+macro_rules! catalogue {
+    ($($module:ident),* $(,)?) => {
+        $(mod $module;)*
+        /// Every check, in the order the catalogue lists them.
+        pub static CHECKS: &[Check] = &[$($module::CHECK),*];
+    };
+}
+
+catalogue![
+    upstream_well_formed,
+    pin_matches_build,
+    fixes_numbered,
+    fix_state_complete,
+    fix_link_present,
+    differing_file_named,
+    named_file_differs,
+    overlay_matches_lock,
+    residual_hunks_noted,
+    readme_counts,
+    fork_hooks_explained,
+];
+
+/// How much a finding matters. Errors fail `forkbook check`, `verify` and the book's gate;
+/// warnings are shown and do not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One rule of the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct Check {
+    /// Stable id, kebab-case; what `--explain` and the JSON output use.
+    pub id: &'static str,
+    /// A short human name, shown by `--list` and in the catalogue.
+    pub name: &'static str,
+    pub severity: Severity,
+    /// The documentation page, Markdown, starting with `# <id>`.
+    pub doc: &'static str,
+    /// The source file the check lives in (`file!()`), so the catalogue tests can tie it to the id.
+    pub source: &'static str,
+    pub run: fn(&Facts) -> Vec<Finding>,
+}
+
+impl Check {
+    /// A finding of this check at `file` and `line`.
+    pub fn finding(
+        &self,
+        file: impl Into<String>,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            check: self.id.to_string(),
+            severity: self.severity,
+            file: file.into(),
+            line,
+            message: message.into(),
+            note: None,
+        }
+    }
+}
+
+/// What a check found: where, how bad, and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The id of the check that found it.
+    pub check: String,
+    pub severity: Severity,
+    /// The file the finding is about, relative to the project root.
+    pub file: String,
+    /// 1-based line in `file`, where one applies.
+    pub line: Option<usize>,
+    pub message: String,
+    /// What to do about it.
+    pub note: Option<String>,
+}
+
+impl Finding {
+    pub fn with_note(mut self, note: impl Into<String>) -> Finding {
+        self.note = Some(note.into());
+        self
+    }
+
+    /// `file:line: severity[check]: message`, the way compilers print, and the note indented.
+    pub fn render(&self) -> String {
+        let place = match self.line {
+            Some(line) => format!("{}:{line}", self.file),
+            None => self.file.clone(),
+        };
+        let mut text = format!(
+            "{place}: {}[{}]: {}",
+            self.severity.as_str(),
+            self.check,
+            self.message
+        );
+        if let Some(note) = &self.note {
+            text.push_str(&format!("\n  note: {note}"));
+        }
+        text
+    }
+}
+
+/// The check with this id.
+pub fn find(id: &str) -> Option<&'static Check> {
+    CHECKS.iter().find(|check| check.id == id)
+}
+
+/// The documentation page of the check with this id.
+pub fn explain(id: &str) -> Option<&'static str> {
+    find(id).map(|check| check.doc)
+}
+
+/// Runs every check over the facts; findings in catalogue order, each check's in its own order.
+pub fn run_all(facts: &Facts) -> Vec<Finding> {
+    CHECKS.iter().flat_map(|check| (check.run)(facts)).collect()
+}
+
+/// Whether any finding is an error (what decides exit status 1 and the book's gate).
+pub fn has_errors(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.severity == Severity::Error)
+}
+
+/// The catalogue as one Markdown chapter: a table of every check, then each check's page with
+/// its headings moved one level down.
+pub fn render_catalogue_markdown() -> String {
+    let mut text = String::from("# Check catalogue\n\n| id | check | severity |\n| --- | --- | --- |\n");
+    for check in CHECKS {
+        text.push_str(&format!(
+            "| [`{id}`](#{id}) | {} | {} |\n",
+            check.name,
+            check.severity.as_str(),
+            id = check.id
+        ));
+    }
+    for check in CHECKS {
+        text.push('\n');
+        text.push_str(&demote_headings(check.doc));
+    }
+    text
+}
+
+/// Moves every ATX heading one level down, leaving fenced code alone.
+fn demote_headings(page: &str) -> String {
+    let mut in_fence = false;
+    let mut text = String::new();
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        if !in_fence && line.starts_with('#') {
+            text.push('#');
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,40 @@
+//! `overlay-matches-lock`: the materialized overlay is byte for byte what `overlay.lock` records.
+
+use crate::facts::{Facts, LockMismatch, MismatchKind};
+use crate::{Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "overlay-matches-lock",
+    name: "overlay matches its lock",
+    severity: Severity::Error,
+    doc: include_str!("overlay-matches-lock.md"),
+    source: file!(),
+    run,
+};
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(lock) = &facts.lock else {
+        return Vec::new();
+    };
+    if !lock.present {
+        return vec![CHECK
+            .finding(&lock.file, None, "the lock `overlay.lock` is missing")
+            .with_note("write it with `forkbook sync` at the recorded commits")];
+    }
+    lock.mismatches
+        .iter()
+        .map(|m| CHECK.finding(&lock.file, m.line, message(m)).with_note(NOTE))
+        .collect()
+}
+
+const NOTE: &str = "the overlay changed outside forkbook, or the lock is stale: \
+                    `forkbook sync --check` shows which";
+
+fn message(mismatch: &LockMismatch) -> String {
+    let path = &mismatch.path;
+    match mismatch.kind {
+        MismatchKind::Changed => format!("`{path}` differs from its locked hash"),
+        MismatchKind::NotLocked => format!("`{path}` is in the overlay but not in the lock"),
+        MismatchKind::Missing => format!("`{path}` is locked but missing from the overlay"),
+    }
+}

@@ -1,0 +1,39 @@
+//! `pin-matches-build`: the pin in `UPSTREAM` is the commit the project's build really uses.
+
+use crate::facts::Facts;
+use crate::{Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "pin-matches-build",
+    name: "recorded pin matches the build's pin",
+    severity: Severity::Error,
+    doc: include_str!("pin-matches-build.md"),
+    source: file!(),
+    run,
+};
+
+/// The `UPSTREAM` key holding the pin.
+const PIN_KEY: &str = "retargeted_to_mlx_pin";
+
+/// Shortest abbreviation accepted in the build's record.
+const MIN_ABBREV: usize = 7;
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let (Some(build), Some(upstream)) = (&facts.build_pin, &facts.upstream) else {
+        return Vec::new();
+    };
+    let Some(pin) = upstream.get(PIN_KEY) else {
+        return Vec::new(); // upstream-well-formed reports the missing key
+    };
+    let written = build.value.trim().to_ascii_lowercase();
+    if written.len() >= MIN_ABBREV && pin.value.starts_with(&written) {
+        return Vec::new();
+    }
+    let message = format!(
+        "the build uses pin `{}` but `{}` records `{}` (line {})",
+        build.value, upstream.file, pin.value, pin.line
+    );
+    vec![CHECK
+        .finding(&build.file, Some(build.line), message)
+        .with_note("retarget the overlay to the build's pin, or bump the build's pin to match")]
+}

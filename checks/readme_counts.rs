@@ -1,0 +1,33 @@
+//! `readme-counts`: the counts the overlay's README states are the true ones.
+
+use crate::facts::Facts;
+use crate::{Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "readme-counts",
+    name: "README counts are true",
+    severity: Severity::Error,
+    doc: include_str!("readme-counts.md"),
+    source: file!(),
+    run,
+};
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(readme) = &facts.readme else {
+        return Vec::new();
+    };
+    readme
+        .counts
+        .iter()
+        .filter(|count| count.stated != count.actual)
+        .map(|count| {
+            let message = format!(
+                "the README states {} {}, the overlay has {}",
+                count.stated, count.name, count.actual
+            );
+            CHECK
+                .finding(&readme.file, Some(count.line), message)
+                .with_note("`forkbook sync` and `forkbook retarget` rewrite the counts block")
+        })
+        .collect()
+}

@@ -1,0 +1,172 @@
+//! The model of the `LOCAL_FIXES.md` register: numbered entries, the files each names, and the
+//! upstream state with its fields.
+//!
+//! The engine's parser produces these types directly, so the checks read the register the same
+//! way every command does. The machine-read part of an entry is a short `key: value` list:
+//!
+//! ```markdown
+//! ## 2. Free the allocator's cached buffers on exit
+//!
+//! Prose for people.
+//!
+//! - state: proposed
+//! - link: https://github.com/NripeshN/mlx/pull/12
+//! - package: propose/0002-free-the-allocator-s-cached-buffers-on-exit.patch
+//! - files: `mlx/backend/rocm/allocator.cpp`
+//! ```
+
+use serde::Serialize;
+
+/// The keys an entry's list may hold, in the order `fixes migrate` and `propose --record` write them.
+pub const KNOWN_KEYS: &[&str] = &[
+    "state",
+    "link",
+    "package",
+    "fork-commit",
+    "cause",
+    "reason",
+    "issue",
+    "files",
+    "reproduction",
+];
+
+/// The register as read.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Register {
+    /// Path of the register, relative to the project root.
+    pub file: String,
+    pub entries: Vec<Entry>,
+    /// Problems with the register's shape: headings that look like entries but are not, an
+    /// older-style register, entries out of order.
+    pub problems: Vec<Problem>,
+}
+
+impl Register {
+    pub fn entry(&self, number: u32) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.number == number)
+    }
+}
+
+/// A problem at a line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub line: usize,
+    pub message: String,
+}
+
+/// One numbered entry: `## N. Title`, its prose, and its fields.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Entry {
+    pub number: u32,
+    pub title: String,
+    /// Line of the heading.
+    pub line: usize,
+    /// Last line of the entry (the line before the next heading of its level, or the end).
+    pub end_line: usize,
+    /// The entry's Markdown without its heading and its field list, trimmed.
+    pub prose: String,
+    /// The files the entry names: the `files:` field when it has one, otherwise every code
+    /// span of the prose that looks like a path.
+    pub files: Vec<NamedFile>,
+    /// The `key: value` fields, keys normalized (lowercase, `-` for spaces and `_`).
+    pub fields: Vec<Field>,
+    /// Problems with the fields (unknown keys, a field given twice).
+    pub problems: Vec<Problem>,
+}
+
+impl Entry {
+    /// The field with this (normalized) key.
+    pub fn field(&self, key: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.key == key)
+    }
+
+    /// The value of the field, when present and not empty.
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.field(key)
+            .map(|f| f.value.as_str())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The upstream state, when the entry has a `state` field with a known value.
+    pub fn state(&self) -> Option<State> {
+        self.value("state").and_then(State::parse)
+    }
+
+    /// Whether the fix is meant for the fork (and so needs a package and a link): every entry
+    /// that is not a retarget-only adaptation or deliberately kept local.
+    pub fn applies_to_fork(&self) -> bool {
+        !matches!(self.state(), Some(State::RetargetOnly | State::KeptLocal))
+    }
+}
+
+/// One `key: value` field of an entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Field {
+    pub key: String,
+    pub value: String,
+    pub line: usize,
+}
+
+/// A file an entry names, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NamedFile {
+    pub name: String,
+    pub line: usize,
+}
+
+/// Where an entry's fix stands with respect to upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// An adaptation to the new pin, which the fork will make itself when it merges newer
+    /// upstream; needs the upstream commit or PR that caused it.
+    RetargetOnly,
+    /// Sent to the fork (or upstream); needs the pull request's link and the package sent.
+    Proposed,
+    /// Proposed and merged; needs the link and the fork commit that contains it.
+    Merged,
+    /// Deliberately not proposed; needs the reason and an issue reference.
+    KeptLocal,
+}
+
+pub const STATES: &[State] = &[
+    State::RetargetOnly,
+    State::Proposed,
+    State::Merged,
+    State::KeptLocal,
+];
+
+impl State {
+    pub fn parse(text: &str) -> Option<State> {
+        STATES.iter().copied().find(|s| s.as_str() == normalize_key(text))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::RetargetOnly => "retarget-only",
+            State::Proposed => "proposed",
+            State::Merged => "merged",
+            State::KeptLocal => "kept-local",
+        }
+    }
+
+    /// The fields an entry in this state must have.
+    pub fn required_fields(self) -> &'static [&'static str] {
+        match self {
+            State::RetargetOnly => &["cause"],
+            State::Proposed => &["link", "package"],
+            State::Merged => &["link", "fork-commit"],
+            State::KeptLocal => &["reason", "issue"],
+        }
+    }
+}
+
+/// Normalizes a field key or state as written: trimmed, lowercase, `-` for spaces and `_`.
+pub fn normalize_key(key: &str) -> String {
+    key.trim()
+        .to_ascii_lowercase()
+        .split([' ', '_', '-'])
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}

@@ -1,0 +1,84 @@
+//! `upstream-well-formed`: the `UPSTREAM` record has every key, once, with full commit SHAs.
+
+use crate::facts::{Facts, UpstreamRecord};
+use crate::{Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "upstream-well-formed",
+    name: "UPSTREAM is well formed",
+    severity: Severity::Error,
+    doc: include_str!("upstream-well-formed.md"),
+    source: file!(),
+    run,
+};
+
+/// Keys every `UPSTREAM` must have.
+const REQUIRED: &[&str] = &[
+    "source",
+    "branch",
+    "commit",
+    "fork_upstream_merge_base",
+    "retargeted_to_mlx_pin",
+    "license",
+];
+
+/// Keys whose value is a commit, written as a full 40-character SHA.
+const COMMITS: &[&str] = &["commit", "fork_upstream_merge_base", "retargeted_to_mlx_pin"];
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(record) = &facts.upstream else {
+        let file = facts.record_path("UPSTREAM");
+        return vec![CHECK
+            .finding(file, None, "the `UPSTREAM` record is missing")
+            .with_note("write it with the fork source, branch, commits and license")];
+    };
+    let mut findings = Vec::new();
+    for problem in &record.problems {
+        findings.push(CHECK.finding(&record.file, Some(problem.line), &problem.message));
+    }
+    missing_keys(record, &mut findings);
+    duplicate_keys(record, &mut findings);
+    bad_values(record, &mut findings);
+    findings
+}
+
+fn missing_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
+    for key in REQUIRED {
+        if record.get(key).is_none() {
+            findings.push(
+                CHECK
+                    .finding(&record.file, None, format!("key `{key}` is missing"))
+                    .with_note(format!("add a line `{key}: <value>`")),
+            );
+        }
+    }
+}
+
+fn duplicate_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
+    for (index, line) in record.lines.iter().enumerate() {
+        if let Some(first) = record.lines[..index].iter().find(|l| l.key == line.key) {
+            let message = format!("key `{}` given again (first at line {})", line.key, first.line);
+            findings.push(CHECK.finding(&record.file, Some(line.line), message));
+        }
+    }
+}
+
+fn bad_values(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
+    for line in &record.lines {
+        if line.value.trim().is_empty() {
+            let message = format!("key `{}` has no value", line.key);
+            findings.push(CHECK.finding(&record.file, Some(line.line), message));
+        } else if COMMITS.contains(&line.key.as_str()) && !is_full_sha(&line.value) {
+            let message = format!(
+                "`{}` must be a full 40-character commit SHA, found `{}`",
+                line.key, line.value
+            );
+            findings.push(CHECK.finding(&record.file, Some(line.line), message));
+        }
+    }
+}
+
+/// A full lowercase hex SHA-1.
+pub(crate) fn is_full_sha(value: &str) -> bool {
+    value.len() == 40 && value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}

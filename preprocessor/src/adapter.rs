@@ -1,0 +1,475 @@
+//! The mdBook side: [`ForkbookPreprocessor`] runs every chapter's steps and directives through a
+//! [`StepRunner`], splices the results, and fails the build when the gate does.
+//!
+//! Settings come from book.toml:
+//!
+//! ```toml
+//! [preprocessor.forkbook]
+//! command = "forkbook mdbook"   # for the stock mdbook binary
+//! allow-shell = true            # run `sh,run` blocks (off by default)
+//! cache-dir = ".step-cache"     # relative to the book's root
+//! rerun = false                 # ignore cached results
+//! [preprocessor.forkbook.vars]
+//! candidate_pin = "846d176"
+//! ```
+//!
+//! Variables are overridden by `FORKBOOK_VAR_<name>` in the environment, then by
+//! [`ForkbookPreprocessor::with_vars`]; `FORKBOOK_RERUN=1` forces a rerun.
+
+use crate::blocks::{self, Block, Directive};
+use crate::cache::StepCache;
+use crate::render::{self, Shown};
+use crate::{GateFinding, Step, StepKind, StepOutcome, StepRunner};
+use mdbook_preprocessor::book::{Book, Chapter};
+use mdbook_preprocessor::errors::{Error, Result};
+use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The preprocessor's name, the `forkbook` of `[preprocessor.forkbook]`.
+pub const NAME: &str = "forkbook";
+
+/// Lines of a failing step's output repeated in the build's error message.
+const TAIL_LINES: usize = 8;
+
+/// Renderers whose books get the steps run: the HTML book and `mdbook test`.
+pub fn supports_renderer(renderer: &str) -> bool {
+    matches!(renderer, "html" | "test")
+}
+
+/// `[preprocessor.forkbook]` in book.toml.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+struct Settings {
+    allow_shell: bool,
+    vars: BTreeMap<String, serde_json::Value>,
+    cache_dir: Option<PathBuf>,
+    rerun: bool,
+}
+
+/// An mdBook preprocessor for any [`StepRunner`].
+pub struct ForkbookPreprocessor<R> {
+    runner: R,
+    vars: BTreeMap<String, String>,
+    rerun: bool,
+}
+
+impl<R: StepRunner> ForkbookPreprocessor<R> {
+    pub fn new(runner: R) -> Self {
+        ForkbookPreprocessor {
+            runner,
+            vars: BTreeMap::new(),
+            rerun: false,
+        }
+    }
+
+    /// Variables that override book.toml's (the command line's `--var k=v`).
+    pub fn with_vars(mut self, vars: BTreeMap<String, String>) -> Self {
+        self.vars = vars;
+        self
+    }
+
+    /// Ignore cached results and run every step.
+    pub fn with_rerun(mut self, rerun: bool) -> Self {
+        self.rerun = rerun;
+        self
+    }
+
+    pub fn runner(&self) -> &R {
+        &self.runner
+    }
+
+    fn session(&self, ctx: &PreprocessorContext) -> Result<Session<'_, R>> {
+        let settings: Settings = ctx
+            .config
+            .get(&format!("preprocessor.{NAME}"))?
+            .unwrap_or_default();
+        let mut vars: BTreeMap<String, String> = settings
+            .vars
+            .iter()
+            .map(|(k, v)| (k.clone(), value_text(v)))
+            .collect();
+        vars.extend(env_vars());
+        vars.extend(self.vars.clone());
+        let rerun = self.rerun || settings.rerun || env_flag("FORKBOOK_RERUN");
+        let cache_dir = ctx.root.join(
+            settings
+                .cache_dir
+                .as_deref()
+                .unwrap_or(Path::new(".step-cache")),
+        );
+        Ok(Session {
+            runner: &self.runner,
+            vars,
+            allow_shell: settings.allow_shell,
+            cache: StepCache::new(cache_dir, rerun),
+            root: ctx.root.clone(),
+            src: ctx.config.book.src.clone(),
+            problems: Vec::new(),
+            directive_sites: BTreeMap::new(),
+        })
+    }
+}
+
+impl<R: StepRunner> Preprocessor for ForkbookPreprocessor<R> {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> Result<Book> {
+        let mut session = self.session(ctx)?;
+        book.for_each_chapter_mut(|chapter| session.chapter(chapter));
+        let findings = self.runner.gate_findings();
+        session.gate(&findings)?;
+        Ok(book)
+    }
+
+    fn supports_renderer(&self, renderer: &str) -> Result<bool> {
+        Ok(supports_renderer(renderer))
+    }
+}
+
+/// Answers mdBook's preprocessor protocol on stdin and stdout: reads `[context, book]`, writes
+/// the processed book. (`supports RENDERER` is the caller's: exit 0 when
+/// [`supports_renderer`] says so.)
+pub fn handle_stdio(pre: &dyn Preprocessor, input: impl Read, output: impl Write) -> Result<()> {
+    let (ctx, book) = mdbook_preprocessor::parse_input(input)?;
+    if ctx.mdbook_version != mdbook_preprocessor::MDBOOK_VERSION {
+        eprintln!(
+            "warning: the `{NAME}` preprocessor was built against mdbook {} and is called by mdbook {}",
+            mdbook_preprocessor::MDBOOK_VERSION,
+            ctx.mdbook_version
+        );
+    }
+    let book = pre.run(&ctx, book)?;
+    serde_json::to_writer(output, &book)?;
+    Ok(())
+}
+
+/// One run over a book: the settings in force and the problems found so far.
+struct Session<'a, R> {
+    runner: &'a R,
+    vars: BTreeMap<String, String>,
+    allow_shell: bool,
+    cache: StepCache,
+    root: PathBuf,
+    src: PathBuf,
+    problems: Vec<String>,
+    /// Where each directive name was first used (`register` -> `src/register.md:5`).
+    directive_sites: BTreeMap<String, String>,
+}
+
+impl<R: StepRunner> Session<'_, R> {
+    fn chapter(&mut self, chapter: &mut Chapter) {
+        let Some(source) = &chapter.source_path else {
+            return;
+        };
+        let file = self.src.join(source);
+        let content = std::mem::take(&mut chapter.content);
+        let scan = blocks::scan(&content);
+        for error in &scan.errors {
+            self.problem(&file, error.line, &error.message, None);
+        }
+        let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        for block in &scan.blocks {
+            let text = self
+                .step(&file, block)
+                .unwrap_or_else(|| content[block.range.clone()].to_string());
+            edits.push((block.range.clone(), text));
+        }
+        for directive in &scan.directives {
+            edits.push((directive.range.clone(), self.directive(&file, directive)));
+        }
+        edits.sort_by_key(|(range, _)| range.start);
+        chapter.content = splice(&content, &edits, &self.vars);
+    }
+
+    /// The replacement for one block, or `None` (keep the block) when it cannot run.
+    fn step(&mut self, file: &Path, block: &Block) -> Option<String> {
+        let step = match self.build_step(file, block) {
+            Ok(step) => step,
+            Err(message) => {
+                self.problem(file, block.line, &message, None);
+                return None;
+            }
+        };
+        let fingerprint = self.runner.fingerprint();
+        let (outcome, cached) = self.outcome(&step, &fingerprint);
+        self.check_gate(&step, &outcome);
+        let html = render::step_html(&Shown {
+            step: &step,
+            outcome: &outcome,
+            fingerprint: &fingerprint,
+            cached,
+        });
+        let shown_block = if step.attrs.hide {
+            String::new()
+        } else {
+            code_block(&step)
+        };
+        Some(indent(&format!("{shown_block}\n{html}\n\n"), &block.indent))
+    }
+
+    fn build_step(&self, file: &Path, block: &Block) -> Result<Step, String> {
+        let mut missing = Vec::new();
+        let text = blocks::substitute(&block.body, &self.vars, &mut missing);
+        if let Some(name) = missing.first() {
+            return Err(format!(
+                "undefined variable `{name}`\n  note: define it under `[preprocessor.{NAME}.vars]` in book.toml \
+                 or pass `--var {name}=VALUE`"
+            ));
+        }
+        let command = match block.kind {
+            StepKind::Forkbook => forkbook_command(&text)?,
+            StepKind::Shell => text.trim_end().to_string(),
+        };
+        Ok(Step {
+            kind: block.kind,
+            command,
+            attrs: block.attrs.clone(),
+            chapter: file.to_path_buf(),
+            line: block.line,
+            book_root: self.root.clone(),
+        })
+    }
+
+    fn outcome(&self, step: &Step, fingerprint: &crate::Fingerprint) -> (StepOutcome, bool) {
+        if step.kind == StepKind::Shell && !self.allow_shell {
+            let reason = format!(
+                "shell steps are off in this book; set `allow-shell = true` under `[preprocessor.{NAME}]` \
+                 in book.toml to run them"
+            );
+            return (StepOutcome::Skipped { reason }, false);
+        }
+        let key = StepCache::key(step, fingerprint);
+        if let Some(outcome) = self.cache.get(&key) {
+            return (outcome, true);
+        }
+        let outcome = self.runner.run(step);
+        if let Err(e) = self.cache.put(&key, step, &outcome) {
+            eprintln!(
+                "warning: could not cache the result in `{}`: {e}",
+                self.cache.dir().display()
+            );
+        }
+        (outcome, false)
+    }
+
+    fn check_gate(&mut self, step: &Step, outcome: &StepOutcome) {
+        let StepOutcome::Ran { exit, output, .. } = outcome else {
+            return;
+        };
+        if !step.attrs.gate || *exit == step.attrs.expect {
+            return;
+        }
+        let mut message = format!(
+            "gated step `{}` exited {exit}, expected {}",
+            step.display_command().trim_end(),
+            step.attrs.expect
+        );
+        for line in render::tail(output, TAIL_LINES) {
+            message.push_str(&format!("\n  | {line}"));
+        }
+        message.push_str(&format!(
+            "\n  note: fix what the step reports (run it yourself to see all of it), or mark the block \
+             `expect={exit}` if this exit status is intended; then build again"
+        ));
+        self.problem(&step.chapter, step.line, &message, None);
+    }
+
+    fn directive(&mut self, file: &Path, directive: &Directive) -> String {
+        let site = format!("{}:{}", display(file), directive.line);
+        self.directive_sites
+            .entry(directive.name.clone())
+            .or_insert(site);
+        match self.runner.directive(&directive.name, &directive.args) {
+            Ok(text) => render::inert_markdown(&text),
+            Err(message) => {
+                let message = format!("directive `{}` failed: {message}", directive.name);
+                self.problem(file, directive.line, &message, None);
+                String::new()
+            }
+        }
+    }
+
+    fn problem(&mut self, file: &Path, line: usize, message: &str, check: Option<&str>) {
+        let tag = check.map_or("error".to_string(), |id| format!("error[{id}]"));
+        self.problems
+            .push(format!("{tag}: {}:{line}: {message}", display(file)));
+    }
+
+    /// Fails the run when any step, directive or book-wide finding did.
+    fn gate(mut self, findings: &[GateFinding]) -> Result<()> {
+        for finding in findings {
+            self.problems
+                .push(finding_message(finding, &self.directive_sites));
+        }
+        if self.problems.is_empty() {
+            return Ok(());
+        }
+        let count = self.problems.len();
+        let noun = if count == 1 { "problem" } else { "problems" };
+        Err(Error::msg(format!(
+            "the book's gate failed with {count} {noun}\n\n{}",
+            self.problems.join("\n\n")
+        )))
+    }
+}
+
+fn finding_message(finding: &GateFinding, sites: &BTreeMap<String, String>) -> String {
+    let shown = finding
+        .shown_by
+        .as_ref()
+        .and_then(|name| sites.get(name))
+        .map(|site| format!(" (shown in {site})"))
+        .unwrap_or_default();
+    format!(
+        "error[{}]: {}: {}{shown}\n  note: {}",
+        finding.check, finding.location, finding.message, finding.help
+    )
+}
+
+/// The command of a `forkbook` block: one line (`\` continues it), starting with `forkbook`.
+fn forkbook_command(text: &str) -> Result<String, String> {
+    let joined = text.replace("\\\n", " ");
+    let lines: Vec<&str> = joined
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let [line] = lines.as_slice() else {
+        return Err(format!(
+            "a `forkbook` block holds one command line, found {}",
+            lines.len()
+        ));
+    };
+    let line = line.strip_prefix("$ ").unwrap_or(line);
+    match line.split_once(char::is_whitespace) {
+        Some(("forkbook", rest)) => Ok(rest.trim().to_string()),
+        None if line == "forkbook" => Ok(String::new()),
+        _ => Err(format!(
+            "a `forkbook` block must start with `forkbook`, found `{line}`"
+        )),
+    }
+}
+
+/// The block as the reader sees it: the command with variables filled in.
+fn code_block(step: &Step) -> String {
+    let text = match step.kind {
+        StepKind::Forkbook => format!("$ {}", step.display_command()),
+        StepKind::Shell => step.command.clone(),
+    };
+    let fence = "`".repeat(longest_backtick_run(&text).max(2) + 1);
+    let lang = if step.kind == StepKind::Forkbook {
+        "console"
+    } else {
+        "sh"
+    };
+    format!("{fence}{lang}\n{text}\n{fence}\n")
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// Rebuilds a chapter: edits replace their ranges, the prose between gets variables filled in.
+fn splice(
+    content: &str,
+    edits: &[(std::ops::Range<usize>, String)],
+    vars: &BTreeMap<String, String>,
+) -> String {
+    let mut out = String::with_capacity(content.len());
+    let mut at = 0;
+    for (range, text) in edits {
+        out.push_str(&blocks::substitute_known(&content[at..range.start], vars));
+        out.push_str(text);
+        at = range.end;
+    }
+    out.push_str(&blocks::substitute_known(&content[at..], vars));
+    out
+}
+
+/// Prefixes every line but the first (which follows the original indentation) with `prefix`.
+fn indent(text: &str, prefix: &str) -> String {
+    if prefix.is_empty() {
+        return text.to_string();
+    }
+    text.split_inclusive('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            if i == 0 {
+                line.to_string()
+            } else {
+                format!("{prefix}{line}")
+            }
+        })
+        .collect()
+}
+
+fn display(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+fn value_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `FORKBOOK_VAR_<name>=value` from the environment.
+fn env_vars() -> BTreeMap<String, String> {
+    std::env::vars()
+        .filter_map(|(k, v)| {
+            k.strip_prefix("FORKBOOK_VAR_")
+                .map(|name| (name.to_string(), v))
+        })
+        .collect()
+}
+
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forkbook_command_lines() {
+        assert_eq!(
+            forkbook_command("forkbook retarget x --check\n"),
+            Ok("retarget x --check".into())
+        );
+        assert_eq!(forkbook_command("$ forkbook status\n"), Ok("status".into()));
+        assert_eq!(
+            forkbook_command("forkbook sync \\\n  --check\n"),
+            Ok("sync    --check".into())
+        );
+        assert!(forkbook_command("git status\n").is_err());
+        assert!(forkbook_command("forkbook a\nforkbook b\n").is_err());
+        assert!(forkbook_command("forkbooks a\n").is_err());
+    }
+
+    #[test]
+    fn supports_html_and_test_only() {
+        assert!(supports_renderer("html"));
+        assert!(supports_renderer("test"));
+        assert!(!supports_renderer("markdown"));
+    }
+
+    #[test]
+    fn code_block_fence_outlasts_backticks_in_the_script() {
+        let step = Step {
+            kind: StepKind::Shell,
+            command: "echo '````'".into(),
+            attrs: Default::default(),
+            chapter: "src/a.md".into(),
+            line: 1,
+            book_root: ".".into(),
+        };
+        assert!(code_block(&step).starts_with("`````sh\n"));
+    }
+}

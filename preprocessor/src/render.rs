@@ -1,0 +1,299 @@
+//! The HTML spliced into a chapter for a step's result.
+//!
+//! Output comes from other people's trees (compiler messages, file names), so every byte of it is
+//! escaped, including `{` and `}` so that no later mdBook preprocessor expands an `{{#include}}`
+//! found in it. The HTML holds no blank line: a blank line would end Markdown's HTML block and
+//! let the rest of the output be read as Markdown.
+
+use crate::{Fingerprint, Step, StepOutcome};
+use pulldown_cmark::{Event, Parser};
+use std::time::Duration;
+
+/// Output beyond this many lines is cut, with a note saying how much was left out.
+const MAX_LINES: usize = 2000;
+
+/// A step's outcome with what the page says about it.
+#[derive(Debug, Clone)]
+pub struct Shown<'a> {
+    pub step: &'a Step,
+    pub outcome: &'a StepOutcome,
+    pub fingerprint: &'a Fingerprint,
+    /// The result came from the cache.
+    pub cached: bool,
+}
+
+/// Escapes text for HTML, drops terminal colour codes and makes control characters visible.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '{' => out.push_str("&#123;"),
+            '}' => out.push_str("&#125;"),
+            '\u{1b}' => skip_ansi(&mut chars),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Skips a CSI sequence (`ESC [ ... letter`), the form compilers use for colour.
+fn skip_ansi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    if chars.peek() == Some(&'[') {
+        chars.next();
+        for c in chars.by_ref() {
+            if c.is_ascii_alphabetic() {
+                break;
+            }
+        }
+    }
+}
+
+/// Makes Markdown from a directive safe to splice: raw HTML in it is shown as text, and no
+/// `{{#...}}` in it is left for a later preprocessor to expand. Markdown itself (tables, code
+/// spans, links) keeps working, so directives can render tables of names from other trees.
+pub fn inert_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (event, range) in
+        Parser::new_ext(text, crate::blocks::markdown_options()).into_offset_iter()
+    {
+        if matches!(event, Event::Html(_) | Event::InlineHtml(_)) && range.start >= at {
+            out.push_str(&text[at..range.start]);
+            out.push_str(
+                &text[range.clone()]
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;"),
+            );
+            at = range.end;
+        }
+    }
+    out.push_str(&text[at..]);
+    // A zero-width space between the braces: invisible, and no `{{#include}}` any more.
+    out.replace("{{", "{\u{200b}{")
+}
+
+/// The result box for a step.
+pub fn step_html(shown: &Shown<'_>) -> String {
+    let command = escape(&shown.step.display_command());
+    let command = command.trim_end().replace('\n', "&#10;");
+    match shown.outcome {
+        StepOutcome::Skipped { reason } => format!(
+            "<div class=\"forkbook-step forkbook-skipped\">\
+             <div class=\"forkbook-head\"><code>$ {command}</code></div>\
+             <p class=\"forkbook-skip-reason\"><strong>skipped:</strong> {}</p></div>",
+            escape(reason).replace('\n', " ")
+        ),
+        StepOutcome::Ran {
+            exit,
+            duration,
+            output,
+        } => ran_html(shown, &command, *exit, *duration, output),
+    }
+}
+
+fn ran_html(
+    shown: &Shown<'_>,
+    command: &str,
+    exit: i32,
+    duration: Duration,
+    output: &str,
+) -> String {
+    let expect = shown.step.attrs.expect;
+    let passed = exit == expect;
+    let class = if passed {
+        "forkbook-passed"
+    } else {
+        "forkbook-failed"
+    };
+    let mut status = format!("exit {exit}");
+    if !passed {
+        status.push_str(&format!(", expected {expect}"));
+    }
+    let cached = if shown.cached { " (cached)" } else { "" };
+    let pre = format!(
+        "<pre class=\"forkbook-output\">{}</pre>",
+        output_html(output)
+    );
+    let body = if shown.step.attrs.collapsed {
+        let lines = output.lines().count();
+        format!("<details><summary>output ({lines} lines)</summary>{pre}</details>")
+    } else {
+        pre
+    };
+    format!(
+        "<div class=\"forkbook-step {class}\">\
+         <div class=\"forkbook-head\"><code>$ {command}</code></div>\
+         <div class=\"forkbook-meta\"><span class=\"forkbook-exit\">{status}</span> · \
+         <span class=\"forkbook-duration\">{}</span>{cached}{}</div>{body}</div>",
+        format_duration(duration),
+        commits_html(shown.fingerprint),
+    )
+}
+
+fn commits_html(fingerprint: &Fingerprint) -> String {
+    if fingerprint.commits.is_empty() {
+        return String::new();
+    }
+    let commits: Vec<String> = fingerprint
+        .commits
+        .iter()
+        .map(|(label, id)| format!("{} <code>{}</code>", escape(label), escape(id)))
+        .collect();
+    format!(
+        " · <span class=\"forkbook-commits\">ran against {}</span>",
+        commits.join(", ")
+    )
+}
+
+/// The output inside `<pre>`: escaped, cut at [`MAX_LINES`], with no blank line.
+fn output_html(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    let mut html: Vec<String> = lines
+        .iter()
+        .take(MAX_LINES)
+        .map(|line| {
+            if line.trim().is_empty() {
+                "&#32;".to_string()
+            } else {
+                escape(line)
+            }
+        })
+        .collect();
+    if lines.len() > MAX_LINES {
+        html.push(format!(
+            "… {} more lines not shown",
+            lines.len() - MAX_LINES
+        ));
+    }
+    if html.is_empty() {
+        html.push("(no output)".to_string());
+    }
+    html.join("\n")
+}
+
+/// `0.12 s`, `3 min 05 s`.
+pub fn format_duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.2} s")
+    } else {
+        format!("{} min {:02} s", d.as_secs() / 60, d.as_secs() % 60)
+    }
+}
+
+/// The last lines of an output, for a failure message on the terminal.
+pub fn tail(output: &str, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Attrs, StepKind};
+
+    fn step(attrs: Attrs) -> Step {
+        Step {
+            kind: StepKind::Forkbook,
+            command: "status".into(),
+            attrs,
+            chapter: "src/a.md".into(),
+            line: 3,
+            book_root: ".".into(),
+        }
+    }
+
+    fn html(attrs: Attrs, outcome: StepOutcome) -> String {
+        let fingerprint = Fingerprint {
+            commits: vec![("pin".into(), "846d176".into())],
+            ..Default::default()
+        };
+        let step = step(attrs);
+        step_html(&Shown {
+            step: &step,
+            outcome: &outcome,
+            fingerprint: &fingerprint,
+            cached: false,
+        })
+    }
+
+    fn ran(exit: i32, output: &str) -> StepOutcome {
+        StepOutcome::Ran {
+            exit,
+            duration: Duration::from_millis(120),
+            output: output.into(),
+        }
+    }
+
+    #[test]
+    fn hostile_output_is_escaped() {
+        let out = html(
+            Attrs::default(),
+            ran(
+                0,
+                "<script>alert(1)</script> {{#include /etc/passwd}} \u{1b}[31mred\u{1b}[0m",
+            ),
+        );
+        assert!(!out.contains("<script>"));
+        assert!(out.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!out.contains("{{"));
+        assert!(out.contains(" red"));
+        assert!(!out.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn result_names_command_exit_duration_and_commits() {
+        let out = html(Attrs::default(), ran(0, "all good"));
+        assert!(out.contains("$ forkbook status"));
+        assert!(out.contains("exit 0"));
+        assert!(out.contains("0.12 s"));
+        assert!(out.contains("ran against pin <code>846d176</code>"));
+        assert!(out.contains("forkbook-passed"));
+    }
+
+    #[test]
+    fn no_blank_line_inside_the_html() {
+        let out = html(Attrs::default(), ran(1, "a\n\n  \nb\n"));
+        assert!(out.lines().all(|l| !l.trim().is_empty()), "{out}");
+        assert!(out.contains("exit 1, expected 0"));
+        assert!(out.contains("forkbook-failed"));
+    }
+
+    #[test]
+    fn directive_markdown_keeps_tables_and_loses_raw_html() {
+        let md = "| file | state |\n|---|---|\n| `a<b>.cpp` | <script>x</script> |\n\n<div onclick=x>\nhi\n</div>\n{{#include /etc/passwd}}\n";
+        let out = inert_markdown(md);
+        assert!(
+            out.contains("| `a<b>.cpp` | &lt;script>x&lt;/script> |"),
+            "{out}"
+        );
+        assert!(out.contains("&lt;div onclick=x>"), "{out}");
+        assert!(!out.contains("{{"), "{out}");
+    }
+
+    #[test]
+    fn collapsed_output_is_folded_and_skips_say_why() {
+        let attrs = Attrs {
+            collapsed: true,
+            ..Default::default()
+        };
+        assert!(
+            html(attrs, ran(0, "x\ny")).contains("<details><summary>output (2 lines)</summary>")
+        );
+        let skipped = html(
+            Attrs::default(),
+            StepOutcome::Skipped {
+                reason: "`hipcc` is not on PATH".into(),
+            },
+        );
+        assert!(skipped.contains("<strong>skipped:</strong> `hipcc` is not on PATH"));
+    }
+}

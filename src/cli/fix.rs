@@ -1,0 +1,40 @@
+//! `forkbook fix add`: record edits made in a materialized copy as the next local fix.
+
+use super::{Ctx, OK};
+use crate::engine::fsutil::read_tree;
+use crate::engine::record::add_fix;
+use crate::engine::Result;
+use std::path::PathBuf;
+
+/// Record local fixes
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: FixCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum FixCommand {
+    /// Record the difference between an edited materialized copy and the overlay as a new fix
+    Add {
+        /// The edited copy (made with `forkbook materialize --out DIR`)
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+        /// The fix's one-line title
+        #[arg(long)]
+        title: String,
+    },
+}
+
+pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
+    match &args.command {
+        FixCommand::Add { from, title } => {
+            let (project, cache, state) = ctx.load()?;
+            let edited = read_tree(from)?;
+            let recorded = add_fix(&project, &cache, &state, title, &edited)?;
+            writeln!(ctx.out, "recorded fix {} touching {}", recorded.number, recorded.paths.join(", "))?;
+            writeln!(ctx.out, "note: fill in its state in {}", project.record_name("LOCAL_FIXES.md"))?;
+            Ok(OK)
+        }
+    }
+}

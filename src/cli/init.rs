@@ -1,0 +1,29 @@
+//! `forkbook init`: start an overlay at a fork commit on a pin, with no local fixes.
+
+use super::{Ctx, OK, PROBLEMS};
+use crate::engine::init::{init, InitRequest};
+use crate::engine::{Cache, Result};
+
+/// Create the overlay records for a fork commit on a pin
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The fork commit to vendor
+    #[arg(long, value_name = "REV")]
+    pub fork: String,
+    /// The upstream pin (default: the fork's merge base with upstream)
+    #[arg(long, value_name = "REV")]
+    pub pin: Option<String>,
+    /// A core file the overlay carries (repeatable; default: `[overlay] core_files`)
+    #[arg(long = "core", value_name = "PATH")]
+    pub core: Vec<String>,
+}
+
+pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
+    let project = ctx.project()?;
+    let cache = Cache::open(&project)?;
+    let request = InitRequest { fork: args.fork.clone(), pin: args.pin.clone(), core_files: args.core.clone() };
+    let planned = init(&project, &cache, &request)?;
+    writeln!(ctx.out, "initialized {} at {}", project.record_name(""), crate::engine::base::Commits::describe(&planned.new))?;
+    super::sync::print_core(ctx, &planned)?;
+    Ok(if planned.conflicts() > 0 { PROBLEMS } else { OK })
+}

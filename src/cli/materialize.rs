@@ -1,0 +1,44 @@
+//! `forkbook materialize` and `forkbook export-tree`: write the overlay's files out.
+
+use super::{Ctx, OK};
+use crate::engine::cache::Remote;
+use crate::engine::overlay::{export_tree, materialize};
+use crate::engine::Result;
+use std::path::PathBuf;
+
+/// Write the overlay's files (B plus the local fixes) into a folder, replacing it whole
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The folder to write (replaced as a whole, never half-written)
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Write the upstream tree at the pin (or REV) with the overlay laid over it
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The folder to write (replaced as a whole)
+    #[arg(long, value_name = "DIR")]
+    pub dest: PathBuf,
+    /// Upstream commit to export (default: the recorded pin)
+    #[arg(long, value_name = "REV")]
+    pub at: Option<String>,
+}
+
+pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
+    let (_project, _cache, state) = ctx.load()?;
+    materialize(&state.overlay, &args.out)?;
+    writeln!(ctx.out, "wrote {} files to {}", state.overlay.len(), args.out.display())?;
+    Ok(OK)
+}
+
+pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
+    let (_project, cache, state) = ctx.load()?;
+    let commit = match &args.at {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => state.commits.pin,
+    };
+    let laid = export_tree(&cache, commit, &state.overlay, &args.dest)?;
+    writeln!(ctx.out, "wrote upstream {} with {laid} overlay files to {}", crate::engine::cache::short(commit), args.dest.display())?;
+    Ok(OK)
+}

@@ -1,0 +1,184 @@
+//! The command line: one file per subcommand, each a thin layer over one engine function.
+//!
+//! [`run`] is the whole program minus the process: the book runs steps through it in process,
+//! so every command writes to the `out` it is given, never to stdout directly.
+
+use crate::engine::{self, Cache, Error, Project};
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+mod demo;
+mod fetch;
+mod fix;
+mod init;
+mod materialize;
+mod residual;
+mod status;
+mod sync;
+
+/// Exit status: the command ran and found nothing wrong.
+pub const OK: i32 = 0;
+/// Exit status: the command ran and found problems (conflicts, breaks, failed checks).
+pub const PROBLEMS: i32 = 1;
+/// Exit status: the command could not do its job (bad input, refused, missing tool).
+pub const FAILED: i32 = 2;
+
+/// Keeps a vendored fork overlay honest and current from its own documentation.
+#[derive(Debug, Parser)]
+#[command(name = "forkbook", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, clap::Args, Default)]
+pub struct Global {
+    /// The project folder (holding forkbook.toml); default: the nearest one above the current folder
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The object cache (bare git repository) [env: FORKBOOK_CACHE]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// The fork's URL or a local mirror [env: FORKBOOK_FORK_URL]
+    #[arg(long, global = true, value_name = "URL")]
+    pub fork_url: Option<String>,
+    /// Upstream's URL or a local mirror [env: FORKBOOK_UPSTREAM_URL]
+    #[arg(long, global = true, value_name = "URL")]
+    pub upstream_url: Option<String>,
+    /// Never touch the network; a missing object is an error naming the command that fetches it
+    #[arg(long, global = true)]
+    pub offline: bool,
+    /// Machine-readable output
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Fetch(fetch::Args),
+    Init(init::Args),
+    Status(status::Args),
+    Materialize(materialize::Args),
+    ExportTree(materialize::ExportArgs),
+    Sync(sync::SyncArgs),
+    Retarget(sync::RetargetArgs),
+    Residual(residual::Args),
+    Fix(fix::Args),
+    Demo(demo::Args),
+}
+
+/// What a command gets: where to print, and the project and cache on demand.
+pub struct Ctx<'a> {
+    pub out: &'a mut dyn Write,
+    pub global: Global,
+    pub json: bool,
+}
+
+impl Ctx<'_> {
+    pub fn overrides(&self) -> engine::project::Overrides {
+        engine::project::Overrides {
+            cache: self.global.cache.clone(),
+            fork_url: self.global.fork_url.clone(),
+            upstream_url: self.global.upstream_url.clone(),
+            offline: self.global.offline,
+        }
+        .with_env()
+    }
+
+    pub fn project(&self) -> engine::Result<Project> {
+        let root = match &self.global.root {
+            Some(root) => root.clone(),
+            None => Project::find_root(&std::env::current_dir()?)?,
+        };
+        Project::open(&root, &self.overrides())
+    }
+
+    /// The project, its cache and the overlay at its recorded commits.
+    pub fn load(&self) -> engine::Result<(Project, Cache, engine::overlay::OverlayState)> {
+        let project = self.project()?;
+        let cache = Cache::open(&project)?;
+        let state = engine::overlay::OverlayState::load(&project, &cache)?;
+        Ok((project, cache, state))
+    }
+
+    /// Prints `value` as pretty JSON.
+    pub fn print_json<T: serde::Serialize>(&mut self, value: &T) -> engine::Result<()> {
+        let text = serde_json::to_string_pretty(value).map_err(|e| Error::new(e.to_string()))?;
+        writeln!(self.out, "{text}")?;
+        Ok(())
+    }
+}
+
+/// Runs forkbook with `args` (program name first), printing everything to `out`; returns the
+/// exit status. This is how the book runs a step in process.
+pub fn run(args: Vec<OsString>, out: &mut dyn Write) -> i32 {
+    run_split(args, out, None)
+}
+
+/// Like [`run`], with errors going to `err` when given (the binary passes stderr).
+pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn Write>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let (code, text) = if e.use_stderr() { (FAILED, e.render().to_string()) } else { (OK, e.render().to_string()) };
+            match err {
+                Some(err) if code != OK => {
+                    let _ = write!(err, "{text}");
+                }
+                _ => {
+                    let _ = write!(out, "{text}");
+                }
+            }
+            return code;
+        }
+    };
+    let json = cli.global.json;
+    let mut ctx = Ctx { out, global: cli.global, json };
+    match dispatch(cli.command, &mut ctx) {
+        Ok(code) => code,
+        Err(e) => {
+            let text = format!("error: {e}\n");
+            match err {
+                Some(err) => {
+                    let _ = ctx.out.flush();
+                    let _ = err.write_all(text.as_bytes());
+                }
+                None => {
+                    let _ = ctx.out.write_all(text.as_bytes());
+                }
+            }
+            FAILED
+        }
+    }
+}
+
+fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
+    match command {
+        Command::Fetch(args) => fetch::run(&args, ctx),
+        Command::Init(args) => init::run(&args, ctx),
+        Command::Status(args) => status::run(&args, ctx),
+        Command::Materialize(args) => materialize::run(&args, ctx),
+        Command::ExportTree(args) => materialize::run_export(&args, ctx),
+        Command::Sync(args) => sync::run_sync(&args, ctx),
+        Command::Retarget(args) => sync::run_retarget(&args, ctx),
+        Command::Residual(args) => residual::run(&args, ctx),
+        Command::Fix(args) => fix::run(&args, ctx),
+        Command::Demo(args) => demo::run(&args, ctx),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

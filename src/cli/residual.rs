@@ -1,0 +1,31 @@
+//! `forkbook residual`: each core file against the pin plus the fork's change, line by line.
+
+use super::{Ctx, OK};
+use crate::engine::residual::{compute, RESIDUAL_FILE};
+use crate::engine::Result;
+
+/// Compare each core file with the pin plus the fork's change, line by line
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Write the residual into the records folder (`residual.diff`), kept by sync from then on
+    #[arg(long)]
+    pub write: bool,
+}
+
+pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
+    let (project, _cache, state) = ctx.load()?;
+    let residual = compute(&state);
+    if args.write {
+        let path = project.records_dir().join(RESIDUAL_FILE);
+        crate::engine::fsutil::write_file(&path, residual.render_diff().as_bytes())?;
+    }
+    if ctx.json {
+        ctx.print_json(&residual)?;
+    } else {
+        write!(ctx.out, "{}", residual.render_text())?;
+        if args.write {
+            writeln!(ctx.out, "wrote {}", project.record_name(RESIDUAL_FILE))?;
+        }
+    }
+    Ok(OK)
+}

@@ -1,0 +1,113 @@
+//! The base tree B(fork, base, pin): what the overlay would be with no local fixes.
+//!
+//! Backend files are the fork's, taken whole. Each core file is the 3-way merge of the fork's
+//! version into the pin's, with the fork base as ancestor (`git merge-file pin base fork`);
+//! conflict markers stay in, labelled with the commits, and the conflicts are listed.
+
+use super::cache::{short, Cache};
+use super::error::{Context, Result};
+use super::merge::{merge_file, Labels};
+use super::FileMap;
+use git2::Oid;
+use serde::Serialize;
+
+/// The three commits a base tree is built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Commits {
+    /// The vendored fork commit.
+    pub fork: Oid,
+    /// Its merge base with upstream.
+    pub base: Oid,
+    /// The upstream commit the build uses.
+    pub pin: Oid,
+}
+
+impl Commits {
+    pub fn describe(&self) -> String {
+        format!("fork {} (base {}) on pin {}", short(self.fork), short(self.base), short(self.pin))
+    }
+}
+
+/// What happened to one core file when B was built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoreOutcome {
+    /// The fork does not change it: the pin's file.
+    Pin,
+    /// Merged cleanly.
+    Merged,
+    /// Merged with this many conflict regions left in.
+    Conflict(usize),
+    /// New in the fork, absent upstream: the fork's file.
+    ForkOnly,
+    /// Absent from the result (deleted on one side, unchanged on the other, or never existed).
+    Absent,
+}
+
+#[derive(Debug, Clone)]
+pub struct BaseTree {
+    pub files: FileMap,
+    /// Each core file and how it was made.
+    pub core: Vec<(String, CoreOutcome)>,
+}
+
+impl BaseTree {
+    pub fn conflicts(&self) -> Vec<(&str, usize)> {
+        self.core
+            .iter()
+            .filter_map(|(p, o)| match o {
+                CoreOutcome::Conflict(n) => Some((p.as_str(), *n)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Builds B from the cache: the fork's files under `backend_prefix` plus each of `core_files`.
+pub fn build(cache: &Cache, commits: Commits, core_files: &[String], backend_prefix: &str) -> Result<BaseTree> {
+    let mut files = cache
+        .files_under(commits.fork, backend_prefix)
+        .with_context(|| format!("failed to read the backend `{backend_prefix}` of fork commit `{}`", short(commits.fork)))?;
+    let labels = (format!("pin {}", short(commits.pin)), format!("base {}", short(commits.base)), format!("fork {}", short(commits.fork)));
+    let labels = Labels { ours: &labels.0, base: &labels.1, theirs: &labels.2 };
+    let mut core = Vec::new();
+    for path in core_files {
+        let base = cache.read(commits.base, path)?;
+        let pin = cache.read(commits.pin, path)?;
+        let fork = cache.read(commits.fork, path)?;
+        let (content, outcome) = merge_core(path, base.as_deref(), pin.as_deref(), fork.as_deref(), labels)?;
+        if let Some(content) = content {
+            files.insert(path.clone(), content);
+        }
+        core.push((path.clone(), outcome));
+    }
+    Ok(BaseTree { files, core })
+}
+
+/// One core file: the fork's change (base -> fork) carried onto the pin.
+pub fn merge_core(
+    path: &str,
+    base: Option<&[u8]>,
+    pin: Option<&[u8]>,
+    fork: Option<&[u8]>,
+    labels: Labels,
+) -> Result<(Option<Vec<u8>>, CoreOutcome)> {
+    if fork == base {
+        let outcome = if pin.is_some() { CoreOutcome::Pin } else { CoreOutcome::Absent };
+        return Ok((pin.map(<[u8]>::to_vec), outcome));
+    }
+    match (base, pin, fork) {
+        (None, None, Some(fork)) => Ok((Some(fork.to_vec()), CoreOutcome::ForkOnly)),
+        // The fork deleted a file upstream kept unchanged: it stays deleted.
+        (Some(base), Some(pin), None) if base == pin => Ok((None, CoreOutcome::Absent)),
+        (_, None, None) => Ok((None, CoreOutcome::Absent)),
+        _ => {
+            let merged = merge_file(base, pin.unwrap_or(b""), fork.unwrap_or(b""), path, labels)?;
+            if merged.conflicts > 0 {
+                Ok((Some(merged.content), CoreOutcome::Conflict(merged.conflicts)))
+            } else {
+                Ok((Some(merged.content), CoreOutcome::Merged))
+            }
+        }
+    }
+}

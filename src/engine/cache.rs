@@ -1,0 +1,313 @@
+//! The object cache: one bare git repository holding the fork's and upstream's objects.
+//!
+//! Every read of a recorded commit goes through here, in process. The cache has two remotes,
+//! `fork` and `upstream`, whose URLs come from the configuration (a URL or a local mirror path);
+//! `forkbook fetch` fills it, and `--offline` makes a missing object an error that names the
+//! command that fetches it.
+
+use super::error::{Context, Error, Result};
+use super::fsutil::RunLock;
+use super::paths::{check_relative, link_stays_inside};
+use super::project::Project;
+use super::FileMap;
+use git2::{ObjectType, Oid, Repository};
+use std::path::{Path, PathBuf};
+
+/// Which upstream a revision belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remote {
+    Fork,
+    Upstream,
+}
+
+impl Remote {
+    pub fn name(self) -> &'static str {
+        match self {
+            Remote::Fork => "fork",
+            Remote::Upstream => "upstream",
+        }
+    }
+}
+
+pub struct Cache {
+    repo: Repository,
+    dir: PathBuf,
+    fork: (String, String),
+    upstream: (String, String),
+    offline: bool,
+    _lock: RunLock,
+}
+
+impl Cache {
+    /// Opens (creating if needed) the project's object cache and points its remotes at the
+    /// configured URLs. Holds the cache's run lock until dropped.
+    pub fn open(project: &Project) -> Result<Cache> {
+        let dir = project.cache_dir();
+        std::fs::create_dir_all(&dir).with_context(|| format!("failed to create the object cache `{}`", dir.display()))?;
+        let lock = RunLock::acquire(&dir, "object cache")?;
+        let repo = match Repository::open_bare(&dir) {
+            Ok(repo) => repo,
+            Err(_) => Repository::init_bare(&dir).with_context(|| format!("failed to create the object cache `{}`", dir.display()))?,
+        };
+        let config = &project.config;
+        let cache = Cache {
+            repo,
+            dir,
+            fork: (config.fork.url.clone(), config.fork.branch.clone()),
+            upstream: (config.upstream.url.clone(), config.upstream.branch.clone()),
+            offline: project.overrides.offline,
+            _lock: lock,
+        };
+        cache.point_remote(Remote::Fork)?;
+        cache.point_remote(Remote::Upstream)?;
+        Ok(cache)
+    }
+
+    pub fn repo(&self) -> &Repository {
+        &self.repo
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn remote_config(&self, remote: Remote) -> &(String, String) {
+        match remote {
+            Remote::Fork => &self.fork,
+            Remote::Upstream => &self.upstream,
+        }
+    }
+
+    fn point_remote(&self, remote: Remote) -> Result<()> {
+        let url = absolute_url(&self.remote_config(remote).0);
+        match self.repo.find_remote(remote.name()) {
+            Ok(existing) if existing.url().ok() == Some(url.as_str()) => Ok(()),
+            Ok(_) => Ok(self.repo.remote_set_url(remote.name(), &url)?),
+            Err(_) => {
+                self.repo.remote_with_fetch(remote.name(), &url, &format!("+refs/heads/*:refs/remotes/{}/*", remote.name()))?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Fetches the configured branch of `remote`, plus `revs` where it can name them; when a
+    /// revision is still missing, fetches every branch and tag of that remote.
+    pub fn fetch(&self, remote: Remote, revs: &[&str]) -> Result<Vec<Oid>> {
+        if self.offline {
+            return Err(Error::new(format!("refusing to fetch `{}` in offline mode", remote.name()))
+                .with_note("drop `--offline` (or FORKBOOK_OFFLINE) to let forkbook fetch"));
+        }
+        for rev in revs {
+            refuse_option_like(rev)?;
+        }
+        let (url, branch) = self.remote_config(remote).clone();
+        let name = remote.name();
+        let mut specs = vec![format!("+refs/heads/{branch}:refs/remotes/{name}/{branch}")];
+        for rev in revs.iter().filter(|r| !is_hex(r)) {
+            specs.push(format!("+refs/heads/{rev}:refs/remotes/{name}/{rev}"));
+        }
+        let mut git_remote = self.repo.find_remote(name)?;
+        let fetched = git_remote.fetch(&specs, None, None);
+        let missing = || revs.iter().filter(|r| self.find(r).is_none()).count();
+        if fetched.is_err() || missing() > 0 {
+            let all = [format!("+refs/heads/*:refs/remotes/{name}/*"), format!("+refs/tags/*:refs/remotes/{name}/tags/*")];
+            git_remote
+                .fetch(&all, None, None)
+                .with_context(|| format!("failed to fetch from the {name} `{url}`"))?;
+        }
+        let mut found = Vec::new();
+        for rev in revs {
+            let oid = self.find(rev).ok_or_else(|| {
+                Error::new(format!("`{rev}` is not in the {name} `{url}`"))
+                    .with_note(format!("check the revision, or the `[{name}] url` in forkbook.toml"))
+            })?;
+            self.keep(oid)?;
+            found.push(oid);
+        }
+        Ok(found)
+    }
+
+    /// Pins a commit with a ref, so that it stays in the cache whatever the remotes do.
+    fn keep(&self, oid: Oid) -> Result<()> {
+        self.repo.reference(&format!("refs/forkbook/keep/{oid}"), oid, true, "forkbook: recorded commit")?;
+        Ok(())
+    }
+
+    /// Resolves a revision already in the cache: a SHA (full or abbreviated), `fork/BRANCH`,
+    /// `upstream/BRANCH`, a branch of either remote, or any git revision expression.
+    pub fn find(&self, rev: &str) -> Option<Oid> {
+        if rev.starts_with('-') {
+            return None;
+        }
+        let candidates = [
+            rev.to_string(),
+            format!("refs/remotes/fork/{rev}"),
+            format!("refs/remotes/upstream/{rev}"),
+            format!("refs/remotes/{rev}"),
+        ];
+        candidates.iter().find_map(|c| {
+            let object = self.repo.revparse_single(c).ok()?;
+            object.peel_to_commit().ok().map(|commit| commit.id())
+        })
+    }
+
+    /// A commit that must be in the cache; fetched from `remote` when missing and online.
+    pub fn commit(&self, rev: &str, remote: Remote) -> Result<Oid> {
+        refuse_option_like(rev)?;
+        if let Some(oid) = self.find(rev) {
+            return Ok(oid);
+        }
+        if self.offline {
+            return Err(Error::new(format!(
+                "commit `{rev}` of the {} is not in the object cache `{}`",
+                remote.name(),
+                self.dir.display()
+            ))
+            .with_note(format!("run `forkbook fetch --{} {rev}` (online, or with a mirror as the URL)", remote.name())));
+        }
+        Ok(self.fetch(remote, &[rev])?[0])
+    }
+
+    /// The tip of `remote`'s configured branch: fetched when missing and online, else `None`.
+    pub fn branch_tip(&self, remote: Remote) -> Option<Oid> {
+        let branch = &self.remote_config(remote).1;
+        let name = format!("refs/remotes/{}/{branch}", remote.name());
+        if let Ok(reference) = self.repo.find_reference(&name) {
+            return reference.target();
+        }
+        if self.offline {
+            return None;
+        }
+        self.fetch(remote, &[branch.as_str()]).ok().map(|oids| oids[0])
+    }
+
+    /// The file at `path` in `commit`, or `None` when the commit has no such file.
+    pub fn read(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(entry) => entry,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if entry.kind() != Some(ObjectType::Blob) {
+            return Ok(None);
+        }
+        if entry.filemode() == 0o120000 {
+            return Err(link_error(commit, path, &self.repo.find_blob(entry.id())?.content().to_vec()));
+        }
+        Ok(Some(self.repo.find_blob(entry.id())?.content().to_vec()))
+    }
+
+    /// Every file below `prefix` (`a/b/`) in `commit`, with full paths. Paths are checked, and
+    /// links, submodules and odd entries are refused: the tree comes from other people.
+    pub fn files_under(&self, commit: Oid, prefix: &str) -> Result<FileMap> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let dir = prefix.trim_end_matches('/');
+        let mut files = FileMap::new();
+        if dir.is_empty() {
+            self.collect(commit, &tree, "", &mut files)?;
+            return Ok(files);
+        }
+        let sub = match tree.get_path(Path::new(dir)) {
+            Ok(entry) if entry.kind() == Some(ObjectType::Tree) => self.repo.find_tree(entry.id())?,
+            Ok(_) => return Ok(FileMap::new()),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(FileMap::new()),
+            Err(e) => return Err(e.into()),
+        };
+        self.collect(commit, &sub, &format!("{dir}/"), &mut files)?;
+        Ok(files)
+    }
+
+    fn collect(&self, commit: Oid, tree: &git2::Tree, prefix: &str, files: &mut FileMap) -> Result<()> {
+        for entry in tree.iter() {
+            let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
+                Error::new(format!("commit `{}` has a non-UTF-8 file name under `{prefix}`", short(commit)))
+            })?;
+            let path = format!("{prefix}{name}");
+            check_relative(&path).map_err(|e| e.context(format!("in commit `{}`", short(commit))))?;
+            match (entry.kind(), entry.filemode()) {
+                (Some(ObjectType::Tree), _) => {
+                    let sub = self.repo.find_tree(entry.id())?;
+                    self.collect(commit, &sub, &format!("{path}/"), files)?;
+                }
+                (Some(ObjectType::Blob), 0o120000) => {
+                    let target = self.repo.find_blob(entry.id())?.content().to_vec();
+                    return Err(link_error(commit, &path, &target));
+                }
+                (Some(ObjectType::Blob), _) => {
+                    files.insert(path, self.repo.find_blob(entry.id())?.content().to_vec());
+                }
+                _ => {
+                    return Err(Error::new(format!("commit `{}` has a submodule at `{path}`", short(commit)))
+                        .with_note("submodules cannot be vendored; remove it from the backend folder"))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Paths changed between two commits (added, modified or deleted), outside `exclude_prefix`.
+    pub fn changed_paths(&self, from: Oid, to: Oid, exclude_prefix: &str) -> Result<Vec<String>> {
+        let a = self.repo.find_commit(from)?.tree()?;
+        let b = self.repo.find_commit(to)?.tree()?;
+        let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
+        let mut paths = Vec::new();
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                if let Some(path) = file.path().and_then(|p| p.to_str()) {
+                    if !path.starts_with(exclude_prefix) && !paths.iter().any(|p| p == path) {
+                        paths.push(path.to_string());
+                    }
+                }
+            }
+        }
+        paths.sort();
+        Ok(paths)
+    }
+
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Oid> {
+        self.repo.merge_base(a, b).with_context(|| format!("no common history between `{}` and `{}`", short(a), short(b)))
+    }
+
+    /// Whether `ancestor` is reachable from `descendant`.
+    pub fn is_ancestor(&self, ancestor: Oid, descendant: Oid) -> Result<bool> {
+        Ok(ancestor == descendant || self.repo.graph_descendant_of(descendant, ancestor)?)
+    }
+
+    pub fn summary(&self, commit: Oid) -> String {
+        self.repo.find_commit(commit).ok().and_then(|c| c.summary().ok().flatten().map(str::to_string)).unwrap_or_default()
+    }
+}
+
+fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {
+    let target = String::from_utf8_lossy(target);
+    let why = if link_stays_inside(path, &target) { "links are not supported in an overlay" } else { "the link leads outside the overlay" };
+    Error::new(format!("refusing link `{path}` -> `{}` in commit `{}`: {why}", target.escape_debug(), short(commit)))
+        .with_note("ask the fork to replace the link by the file it names")
+}
+
+/// A revision starting with `-` would be read as an option by tools downstream: refuse it.
+pub fn refuse_option_like(rev: &str) -> Result<()> {
+    if rev.starts_with('-') || rev.is_empty() || rev.contains(char::is_whitespace) {
+        return Err(Error::new(format!("`{}` is not a revision", rev.escape_debug()))
+            .with_note("give a commit SHA, a branch, or `fork/BRANCH` / `upstream/BRANCH`"));
+    }
+    Ok(())
+}
+
+fn is_hex(rev: &str) -> bool {
+    rev.len() >= 7 && rev.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The first 8 hex digits of a commit, for labels and messages.
+pub fn short(oid: Oid) -> String {
+    oid.to_string()[..8].to_string()
+}
+
+/// Local paths become absolute, so the cache (elsewhere) finds them.
+fn absolute_url(url: &str) -> String {
+    if url.contains("://") || url.contains('@') {
+        return url.to_string();
+    }
+    std::fs::canonicalize(url).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| url.to_string())
+}

@@ -1,0 +1,2 @@
+//! Static API drift (WIP).
+mod syntax;

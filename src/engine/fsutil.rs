@@ -1,0 +1,236 @@
+//! Writing folders so that a failure never leaves half of one, and one run at a time.
+//!
+//! A new overlay is always written beside the old one and swapped in with one rename
+//! (`renameat2(RENAME_EXCHANGE)` on Linux), so an interrupted run leaves either the old folder or
+//! the new one. [`RunLock`] keeps two forkbook runs off the same overlay or cache.
+
+use super::error::{Context, Error, Result};
+use super::paths::check_relative;
+use super::FileMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+/// Test hook: when `FORKBOOK_FAIL_AFTER_WRITES=N` is set, the N+1th file write fails, so tests can
+/// interrupt a run at every write and show that the target is the old folder or the new one.
+fn injected_failure() -> Result<()> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static WRITES: AtomicUsize = AtomicUsize::new(0);
+    if let Ok(limit) = std::env::var("FORKBOOK_FAIL_AFTER_WRITES") {
+        let done = WRITES.fetch_add(1, Ordering::SeqCst);
+        if limit.parse::<usize>().is_ok_and(|limit| done >= limit) {
+            return Err(Error::new("injected failure (FORKBOOK_FAIL_AFTER_WRITES)"));
+        }
+    }
+    Ok(())
+}
+
+/// Writes one file, creating its folders.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    injected_failure()?;
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
+    }
+    fs::write(path, bytes).with_context(|| format!("failed to write `{}`", path.display()))
+}
+
+/// Writes every file of `files` below `dir` (paths checked first).
+pub fn write_tree(dir: &Path, files: &FileMap) -> Result<()> {
+    for (path, bytes) in files {
+        check_relative(path)?;
+        write_file(&dir.join(path), bytes)?;
+    }
+    Ok(())
+}
+
+/// Reads every regular file below `dir` into a map of `/`-separated relative paths.
+///
+/// Links are refused when they lead outside `dir` and read as the file they name otherwise is not
+/// supported: an overlay is plain files.
+pub fn read_tree(dir: &Path) -> Result<FileMap> {
+    let mut files = FileMap::new();
+    read_tree_into(dir, "", &mut files)?;
+    Ok(files)
+}
+
+fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
+    let entries = fs::read_dir(dir).with_context(|| format!("failed to read folder `{}`", dir.display()))?;
+    let mut entries: Vec<_> = entries.collect::<std::io::Result<_>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            return Err(Error::new(format!("`{}` has a name that is not UTF-8", entry.path().display()))
+                .with_note("rename it; overlay paths must be UTF-8"));
+        };
+        let rel = format!("{prefix}{name}");
+        check_relative(&rel).map_err(|e| e.context(format!("in `{}`", dir.display())))?;
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            let target = fs::read_link(entry.path())?;
+            let stays = super::paths::link_stays_inside(&rel, &target.to_string_lossy());
+            let why = if stays { "links are not supported in an overlay" } else { "the link leads outside the overlay" };
+            return Err(Error::new(format!("refusing link `{}` -> `{}`: {why}", entry.path().display(), target.display()))
+                .with_note("replace the link by the file it names"));
+        } else if kind.is_dir() {
+            read_tree_into(&entry.path(), &format!("{rel}/"), files)?;
+        } else {
+            let bytes = fs::read(entry.path()).with_context(|| format!("failed to read `{}`", entry.path().display()))?;
+            files.insert(rel, bytes);
+        }
+    }
+    Ok(())
+}
+
+/// A folder being built beside its final place; [`StagedDir::commit`] swaps it in.
+///
+/// Dropped without `commit`, it removes itself, so a failure leaves the old folder untouched.
+pub struct StagedDir {
+    staging: PathBuf,
+    target: PathBuf,
+    done: bool,
+}
+
+impl StagedDir {
+    pub fn new(target: &Path) -> Result<StagedDir> {
+        let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        fs::create_dir_all(parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let staging = parent.join(format!(".{name}.forkbook-new-{}", std::process::id()));
+        if staging.exists() {
+            fs::remove_dir_all(&staging)?;
+        }
+        fs::create_dir(&staging).with_context(|| format!("failed to create `{}`", staging.display()))?;
+        Ok(StagedDir { staging, target: target.to_path_buf(), done: false })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Puts the staged folder in place of the target in one step.
+    pub fn commit(mut self) -> Result<()> {
+        injected_failure()?;
+        if self.target.exists() {
+            exchange(&self.staging, &self.target)
+                .with_context(|| format!("failed to swap the new `{}` in", self.target.display()))?;
+            fs::remove_dir_all(&self.staging)
+                .with_context(|| format!("failed to remove the old copy `{}`", self.staging.display()))?;
+        } else {
+            fs::rename(&self.staging, &self.target)
+                .with_context(|| format!("failed to move the new `{}` in", self.target.display()))?;
+        }
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both are valid NUL-terminated paths; AT_FDCWD resolves them like open(2) does.
+    let rc = unsafe {
+        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Without an atomic exchange: move the old folder aside, the new one in, then drop the old.
+#[cfg(not(target_os = "linux"))]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    let aside = a.with_extension("forkbook-old");
+    fs::rename(b, &aside)?;
+    fs::rename(a, b)?;
+    fs::rename(&aside, a)
+}
+
+/// An advisory lock held for the length of a run, so two runs never interleave on one folder.
+pub struct RunLock {
+    _file: File,
+}
+
+impl RunLock {
+    /// Takes the lock on `dir` (the folder itself, so no lock file is left behind), or says who
+    /// holds it. `FORKBOOK_LOCK_WAIT=1` waits instead of refusing.
+    pub fn acquire(dir: &Path, what: &str) -> Result<RunLock> {
+        let file = File::open(dir).with_context(|| format!("failed to open `{}` to lock it", dir.display()))?;
+        if std::env::var_os("FORKBOOK_LOCK_WAIT").is_some() {
+            file.lock().with_context(|| format!("failed to lock `{}`", dir.display()))?;
+            return Ok(RunLock { _file: file });
+        }
+        match file.try_lock() {
+            Ok(()) => Ok(RunLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(Error::new(format!(
+                "another forkbook run is using the {what} `{}`",
+                dir.display()
+            ))
+            .with_note("wait for it to finish, or set FORKBOOK_LOCK_WAIT=1 to queue behind it")),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(Error::from(e).context(format!("failed to lock `{}`", dir.display())))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_dir_replaces_the_target_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("overlay");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("old.txt"), "old").unwrap();
+        let staged = StagedDir::new(&target).unwrap();
+        fs::write(staged.path().join("new.txt"), "new").unwrap();
+        staged.commit().unwrap();
+        assert!(!target.join("old.txt").exists());
+        assert_eq!(fs::read_to_string(target.join("new.txt")).unwrap(), "new");
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1, "no staging folder left");
+    }
+
+    #[test]
+    fn dropped_stage_leaves_the_target_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("overlay");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("old.txt"), "old").unwrap();
+        {
+            let staged = StagedDir::new(&target).unwrap();
+            fs::write(staged.path().join("new.txt"), "new").unwrap();
+        }
+        assert!(target.join("old.txt").exists());
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn second_lock_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let _first = RunLock::acquire(tmp.path(), "overlay").unwrap();
+        let err = RunLock::acquire(tmp.path(), "overlay").err().unwrap();
+        assert!(err.message().contains("another forkbook run"), "{err}");
+    }
+
+    #[test]
+    fn escaping_link_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("../../etc/passwd", tmp.path().join("evil")).unwrap();
+        let err = read_tree(tmp.path()).unwrap_err();
+        assert!(err.message().contains("leads outside"), "{err}");
+    }
+}

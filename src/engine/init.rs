@@ -1,0 +1,82 @@
+//! `forkbook init`: a new overlay with no local fixes, B(fork, base, pin) as it stands.
+
+use super::base::Commits;
+use super::cache::{Cache, Remote};
+use super::config::Layout;
+use super::error::{Error, Result};
+use super::fsutil::{write_tree, RunLock, StagedDir};
+use super::overlay::{OverlayState, Records};
+use super::project::Project;
+use super::records::{self, keys, Upstream};
+use super::sync::{self, Move};
+use super::FileMap;
+
+/// What a new overlay starts from.
+#[derive(Debug, Clone, Default)]
+pub struct InitRequest {
+    pub fork: String,
+    /// The pin; the fork's merge base with upstream when left out.
+    pub pin: Option<String>,
+    /// Core files (overrides the configuration's list).
+    pub core_files: Vec<String>,
+}
+
+/// Builds the records of a new overlay and writes them; refuses to overwrite existing records.
+pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<Move> {
+    let dir = project.records_dir();
+    if dir.join(records::UPSTREAM_FILE).exists() {
+        return Err(Error::new(format!("`{}` already exists", project.record_name(records::UPSTREAM_FILE)))
+            .with_note("use `forkbook sync` or `forkbook retarget` to move an existing overlay"));
+    }
+    let fork = cache.commit(&request.fork, Remote::Fork)?;
+    let pin = match &request.pin {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => {
+            let tip = match cache.branch_tip(Remote::Upstream) {
+                Some(tip) => tip,
+                None => cache.fetch(Remote::Upstream, &[project.config.upstream.branch.as_str()])?[0],
+            };
+            cache.merge_base(fork, tip)?
+        }
+    };
+    let base = cache.merge_base(fork, pin)?;
+    let commits = Commits { fork, base, pin };
+    let core_files = if request.core_files.is_empty() { project.config.overlay.core_files.clone() } else { request.core_files.clone() };
+    let state = empty_state(project, cache, commits, core_files)?;
+    let planned = sync::plan(project, cache, &state, commits)?;
+    let _lock = RunLock::acquire(&project.root, "overlay")?;
+    let staged = StagedDir::new(&dir)?;
+    write_tree(staged.path(), &planned.records)?;
+    staged.commit()?;
+    Ok(planned)
+}
+
+/// The state of an overlay that has only its first records: B with no fixes.
+fn empty_state(project: &Project, cache: &Cache, commits: Commits, core_files: Vec<String>) -> Result<OverlayState> {
+    let base = super::base::build(cache, commits, &core_files, &project.config.overlay.backend_prefix)?;
+    let mut upstream = Upstream::default();
+    upstream.set(keys::SOURCE, &project.config.fork.url);
+    upstream.set(keys::BRANCH, &project.config.fork.branch);
+    upstream.set(keys::COMMIT, &commits.fork.to_string());
+    upstream.set(keys::BASE, &commits.base.to_string());
+    upstream.set(keys::PIN, &commits.pin.to_string());
+    upstream.set(keys::LICENSE, "MIT (upstream's LICENSE)");
+    upstream.set(keys::LOCAL_FIXES, records::FIXES_FILE);
+    let mut files = FileMap::new();
+    files.insert(records::UPSTREAM_FILE.into(), upstream.render().into_bytes());
+    files.insert(records::FIXES_FILE.into(), FIXES_TEMPLATE.as_bytes().to_vec());
+    files.insert(records::README_FILE.into(), readme(project).into_bytes());
+    let layout = project.config.overlay.layout;
+    let tree = if layout == Layout::Files { base.files.clone() } else { FileMap::new() };
+    let records = Records { upstream, lock: None, files, patches: Vec::new(), tree };
+    Ok(OverlayState { layout, commits, records, core_files, overlay: base.files.clone(), base, steps: Vec::new() })
+}
+
+const FIXES_TEMPLATE: &str = "# Local fixes\n\nEvery difference between the overlay and the base tree (the pin plus the fork's change) is one numbered entry here, with its upstream state.\n";
+
+fn readme(project: &Project) -> String {
+    format!(
+        "# {} overlay\n\nThe backend `{}` of {} (branch `{}`) laid over a pinned {} commit; see `UPSTREAM` for the commits and `LOCAL_FIXES.md` for every local change. Kept by forkbook.\n\n",
+        project.config.overlay.dir, project.config.overlay.backend_prefix, project.config.fork.url, project.config.fork.branch, project.config.upstream.url
+    )
+}

@@ -1,0 +1,108 @@
+//! Three-way file merges through libgit2, which is git's own xdiff: results equal
+//! `git merge-file ours base theirs` byte for byte, conflict markers included.
+
+use super::error::Result;
+
+/// The result of one file merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    pub content: Vec<u8>,
+    /// Number of conflict regions left in `content` (0 when it merged cleanly).
+    pub conflicts: usize,
+}
+
+/// The labels written after `<<<<<<<`, `|||||||` and `>>>>>>>`: they name the commits.
+#[derive(Debug, Clone, Copy)]
+pub struct Labels<'a> {
+    pub ours: &'a str,
+    pub base: &'a str,
+    pub theirs: &'a str,
+}
+
+/// libgit2's file merge fails with "no error" unless the library was initialized by an earlier
+/// call (DESIGN.md, known traps); creating a config object initializes it.
+fn ensure_libgit2_initialized() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        let _ = git2::Config::new();
+    });
+}
+
+/// Merges `theirs` into `ours` with `base` as the common ancestor (`None`: both added the file).
+///
+/// Identical sides and one-sided changes short-cut, as git does; otherwise libgit2 merges with
+/// standard conflict style. All three inputs carry the same `path`, which libgit2 requires.
+pub fn merge_file(base: Option<&[u8]>, ours: &[u8], theirs: &[u8], path: &str, labels: Labels) -> Result<Merged> {
+    if ours == theirs || base == Some(theirs) {
+        return Ok(Merged { content: ours.to_vec(), conflicts: 0 });
+    }
+    if base == Some(ours) {
+        return Ok(Merged { content: theirs.to_vec(), conflicts: 0 });
+    }
+    ensure_libgit2_initialized();
+    let base = base.unwrap_or(b"");
+    let (a, o, t) = (input(base, path), input(ours, path), input(theirs, path));
+    let mut opts = git2::MergeFileOptions::new();
+    opts.ancestor_label(labels.base).our_label(labels.ours).their_label(labels.theirs);
+    let result = git2::merge_file(&a, &o, &t, Some(&mut opts))?;
+    let content = result.content().to_vec();
+    let conflicts = if result.is_automergeable() { 0 } else { count_conflicts(&content).max(1) };
+    Ok(Merged { content, conflicts })
+}
+
+fn input<'a>(content: &'a [u8], path: &str) -> git2::MergeFileInput<'a> {
+    let mut input = git2::MergeFileInput::new();
+    input.content(content).path(path);
+    input
+}
+
+/// Counts `<<<<<<< ` lines (conflict regions) in merged content.
+pub fn count_conflicts(content: &[u8]) -> usize {
+    content.split(|&b| b == b'\n').filter(|line| line.starts_with(b"<<<<<<< ") || *line == b"<<<<<<<").count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LABELS: Labels = Labels { ours: "pin 2222222", base: "base 1111111", theirs: "fork 3333333" };
+
+    #[test]
+    fn disjoint_changes_merge_cleanly() {
+        let base = b"a\nb\nc\nd\ne\n";
+        let ours = b"A\nb\nc\nd\ne\n";
+        let theirs = b"a\nb\nc\nd\nE\n";
+        let m = merge_file(Some(base), ours, theirs, "f.cpp", LABELS).unwrap();
+        assert_eq!(m.conflicts, 0);
+        assert_eq!(m.content, b"A\nb\nc\nd\nE\n");
+    }
+
+    #[test]
+    fn colliding_changes_leave_labelled_markers() {
+        let m = merge_file(Some(b"x\n"), b"ours\n", b"theirs\n", "f.cpp", LABELS).unwrap();
+        assert_eq!(m.conflicts, 1);
+        let text = String::from_utf8(m.content).unwrap();
+        assert_eq!(text, "<<<<<<< pin 2222222\nours\n=======\ntheirs\n>>>>>>> fork 3333333\n");
+    }
+
+    #[test]
+    fn equals_git_merge_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = b"int f();\nint g();\nint h();\n";
+        let ours = b"int f(int);\nint g();\nint h();\n";
+        let theirs = b"int f(long);\nint g();\nint h(void);\n";
+        for (name, bytes) in [("ours", &ours[..]), ("base", &base[..]), ("theirs", &theirs[..])] {
+            std::fs::write(tmp.path().join(name), bytes).unwrap();
+        }
+        let status = std::process::Command::new("git")
+            .args(["merge-file", "-L", LABELS.ours, "-L", LABELS.base, "-L", LABELS.theirs, "ours", "base", "theirs"])
+            .current_dir(tmp.path())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(1), "git reports one conflict");
+        let expected = std::fs::read(tmp.path().join("ours")).unwrap();
+        let m = merge_file(Some(base), ours, theirs, "f.cpp", LABELS).unwrap();
+        assert_eq!(String::from_utf8_lossy(&m.content), String::from_utf8_lossy(&expected));
+        assert_eq!(m.conflicts, 1);
+    }
+}

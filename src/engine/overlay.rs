@@ -1,0 +1,258 @@
+//! The overlay as recorded: its records folder, and the state it materializes to.
+//!
+//! Both layouts come to one model. In the patch layout the records hold one patch per local
+//! fix and the overlay is B with the patches applied in order; each step keeps the pre-image
+//! and post-image of the files it touches, which is what carrying a fix to a new base needs.
+//! In the files layout the records hold whole files and the local fixes are overlay minus B.
+
+use super::base::{self, BaseTree, Commits};
+use super::cache::{Cache, Remote};
+use super::config::Layout;
+use super::error::{Context, Error, Result};
+use super::fsutil::read_tree;
+use super::patch;
+use super::project::Project;
+use super::records::{self, keys, Lock, Upstream};
+use super::FileMap;
+use std::collections::BTreeMap;
+
+/// Folder of the patch series, inside the records folder.
+pub const PATCHES_DIR: &str = "patches";
+/// Folder of the whole files, in the files layout.
+pub const TREE_DIR: &str = "tree";
+
+/// A file's content on one side of a step; `None` when the file does not exist there.
+pub type Image = Option<Vec<u8>>;
+
+/// One patch of the series as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    /// File name inside `patches/`, such as `0003-keep-fast-path.patch`.
+    pub name: String,
+    pub text: String,
+}
+
+impl PatchFile {
+    /// The fix number, from the file name's leading digits.
+    pub fn number(&self) -> Option<usize> {
+        self.name.split('-').next()?.parse().ok()
+    }
+
+    /// Everything before the first `diff --git` line: the header we keep across rewrites.
+    pub fn header(&self) -> &str {
+        match self.text.find("diff --git ") {
+            Some(at) => &self.text[..at],
+            None => &self.text,
+        }
+    }
+
+    /// The `Subject:` of the header without its `[PATCH]` tag.
+    pub fn title(&self) -> String {
+        let subject = self.header().lines().find_map(|l| l.strip_prefix("Subject:")).unwrap_or("").trim();
+        match subject.strip_prefix('[').and_then(|s| s.split_once(']')) {
+            Some((_, rest)) => rest.trim().to_string(),
+            None => subject.to_string(),
+        }
+    }
+}
+
+/// The records folder as read from disk.
+#[derive(Debug, Clone)]
+pub struct Records {
+    pub upstream: Upstream,
+    pub lock: Option<Lock>,
+    /// Every file of the records folder, by relative path (patches and tree included).
+    pub files: FileMap,
+    pub patches: Vec<PatchFile>,
+    /// The files layout's whole files.
+    pub tree: FileMap,
+}
+
+impl Records {
+    pub fn read(project: &Project) -> Result<Records> {
+        let dir = project.records_dir();
+        if !dir.is_dir() {
+            return Err(Error::new(format!("no overlay records folder `{}`", dir.display()))
+                .with_note("create one with `forkbook init --fork REV`, or set `[overlay] dir` in forkbook.toml"));
+        }
+        Records::from_files(project, read_tree(&dir)?)
+    }
+
+    /// The records from the files of a records folder (relative paths).
+    pub fn from_files(project: &Project, files: FileMap) -> Result<Records> {
+        let text = |name: &str| -> Result<Option<String>> {
+            match files.get(name) {
+                None => Ok(None),
+                Some(bytes) => String::from_utf8(bytes.clone())
+                    .map(Some)
+                    .map_err(|_| Error::new(format!("`{}` is not UTF-8", project.record_name(name)))),
+            }
+        };
+        let upstream_text = text(records::UPSTREAM_FILE)?.ok_or_else(|| {
+            Error::new(format!("no `{}`", project.record_name(records::UPSTREAM_FILE)))
+                .with_note("it records the fork commit and the pin; `forkbook init` writes one")
+        })?;
+        let upstream = Upstream::parse(&upstream_text, &project.record_name(records::UPSTREAM_FILE))?;
+        let lock = text(records::LOCK_FILE)?
+            .map(|t| Lock::parse(&t, &project.record_name(records::LOCK_FILE)))
+            .transpose()?;
+        let mut patches = Vec::new();
+        let mut tree = FileMap::new();
+        for (path, bytes) in &files {
+            if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
+                if name.ends_with(".patch") {
+                    let text = String::from_utf8(bytes.clone())
+                        .map_err(|_| Error::new(format!("`{}` is not UTF-8", project.record_name(path))))?;
+                    patches.push(PatchFile { name: name.to_string(), text });
+                }
+            } else if let Some(rel) = path.strip_prefix(&format!("{TREE_DIR}/")) {
+                tree.insert(rel.to_string(), bytes.clone());
+            }
+        }
+        Ok(Records { upstream, lock, files, patches, tree })
+    }
+
+    /// The recorded commits, resolved in the cache (fetched when missing and online).
+    pub fn commits(&self, project: &Project, cache: &Cache) -> Result<Commits> {
+        let name = project.record_name(records::UPSTREAM_FILE);
+        let fork = self.upstream.sha(keys::COMMIT, &name)?;
+        let base = self.upstream.sha(keys::BASE, &name)?;
+        let pin = match self.upstream.get(keys::PIN) {
+            Some(_) => self.upstream.sha(keys::PIN, &name)?,
+            None => base.clone(),
+        };
+        Ok(Commits {
+            fork: cache.commit(&fork, Remote::Fork)?,
+            base: cache.commit(&base, Remote::Upstream)?,
+            pin: cache.commit(&pin, Remote::Upstream)?,
+        })
+    }
+}
+
+/// One applied fix of the patch layout: what its files were before and after it.
+#[derive(Debug, Clone)]
+pub struct FixStep {
+    pub patch: PatchFile,
+    pub pre: BTreeMap<String, Image>,
+    pub post: BTreeMap<String, Image>,
+}
+
+impl FixStep {
+    /// The files this fix really changes.
+    pub fn changed_paths(&self) -> Vec<&str> {
+        self.post.iter().filter(|(p, post)| self.pre.get(*p) != Some(post)).map(|(p, _)| p.as_str()).collect()
+    }
+}
+
+/// The overlay at its recorded commits.
+#[derive(Debug, Clone)]
+pub struct OverlayState {
+    pub layout: Layout,
+    pub commits: Commits,
+    pub records: Records,
+    pub core_files: Vec<String>,
+    pub base: BaseTree,
+    /// The materialized overlay: B plus the local fixes.
+    pub overlay: FileMap,
+    /// Patch layout: each fix applied in order.
+    pub steps: Vec<FixStep>,
+}
+
+impl OverlayState {
+    pub fn load(project: &Project, cache: &Cache) -> Result<OverlayState> {
+        OverlayState::from_records(project, cache, Records::read(project)?)
+    }
+
+    pub fn from_records(project: &Project, cache: &Cache, records: Records) -> Result<OverlayState> {
+        let commits = records.commits(project, cache)?;
+        let layout = project.config.overlay.layout;
+        let core_files = core_files(project, &records, layout);
+        let base = base::build(cache, commits, &core_files, &project.config.overlay.backend_prefix)?;
+        let (overlay, steps) = match layout {
+            Layout::Patch => replay(cache, &base.files, &records.patches, project)?,
+            Layout::Files => (records.tree.clone(), Vec::new()),
+        };
+        Ok(OverlayState { layout, commits, records, core_files, base, overlay, steps })
+    }
+
+    /// Paths where the overlay differs from B, with both sides.
+    pub fn differences(&self) -> Vec<(String, Image, Image)> {
+        differences(&self.base.files, &self.overlay)
+    }
+
+    pub fn backend_count(&self, prefix: &str) -> usize {
+        self.overlay.keys().filter(|p| p.starts_with(prefix)).count()
+    }
+}
+
+/// Paths where `after` differs from `before`: (path, before, after).
+pub fn differences(before: &FileMap, after: &FileMap) -> Vec<(String, Image, Image)> {
+    let paths: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    paths
+        .into_iter()
+        .filter(|p| before.get(*p) != after.get(*p))
+        .map(|p| (p.clone(), before.get(p).cloned(), after.get(p).cloned()))
+        .collect()
+}
+
+/// The core files: from the configuration, else the lock's (or tree's) files outside the backend.
+pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<String> {
+    let config = &project.config.overlay;
+    if !config.core_files.is_empty() {
+        return config.core_files.clone();
+    }
+    let prefix = &config.backend_prefix;
+    let listed: Vec<String> = match (layout, &records.lock) {
+        (Layout::Files, _) => records.tree.keys().cloned().collect(),
+        (Layout::Patch, Some(lock)) => lock.files.keys().cloned().collect(),
+        (Layout::Patch, None) => Vec::new(),
+    };
+    listed.into_iter().filter(|p| !p.starts_with(prefix.as_str())).collect()
+}
+
+/// Applies the series to B in order, keeping each step's images.
+pub fn replay(cache: &Cache, base: &FileMap, patches: &[PatchFile], project: &Project) -> Result<(FileMap, Vec<FixStep>)> {
+    let mut state = base.clone();
+    let mut steps = Vec::new();
+    for (i, patch_file) in patches.iter().enumerate() {
+        let name = project.record_name(&format!("{PATCHES_DIR}/{}", patch_file.name));
+        if patch_file.number() != Some(i + 1) {
+            return Err(Error::new(format!("`{name}` is out of sequence: expected a name starting `{:04}-`", i + 1))
+                .with_note("patches are numbered from 0001 without gaps, one per LOCAL_FIXES.md entry"));
+        }
+        let paths = patch::touched(&patch_file.text, &name)?;
+        let pre: BTreeMap<String, Image> = paths.iter().map(|p| (p.clone(), state.get(p).cloned())).collect();
+        let pre_files: FileMap = pre.iter().filter_map(|(p, c)| Some((p.clone(), c.clone()?))).collect();
+        let applied = patch::apply(cache.repo(), &patch_file.text, &name, &pre_files)
+            .with_context(|| format!("while materializing {}", project.record_name("")))?;
+        let post: BTreeMap<String, Image> = paths.iter().map(|p| (p.clone(), applied.get(p).cloned())).collect();
+        for (path, content) in &post {
+            match content {
+                Some(bytes) => state.insert(path.clone(), bytes.clone()),
+                None => state.remove(path),
+            };
+        }
+        steps.push(FixStep { patch: patch_file.clone(), pre, post });
+    }
+    Ok((state, steps))
+}
+
+/// Writes the materialized overlay into `out`, replacing it whole (never half-written).
+pub fn materialize(overlay: &FileMap, out: &std::path::Path) -> Result<()> {
+    let staged = super::fsutil::StagedDir::new(out)?;
+    super::fsutil::write_tree(staged.path(), overlay)?;
+    staged.commit()
+}
+
+/// Writes the upstream tree at `commit` with `overlay` laid over it into `dest`.
+pub fn export_tree(cache: &Cache, commit: git2::Oid, overlay: &FileMap, dest: &std::path::Path) -> Result<usize> {
+    let mut files = cache.files_under(commit, "")?;
+    let count = overlay.len();
+    for (path, bytes) in overlay {
+        files.insert(path.clone(), bytes.clone());
+    }
+    let staged = super::fsutil::StagedDir::new(dest)?;
+    super::fsutil::write_tree(staged.path(), &files)?;
+    staged.commit()?;
+    Ok(count)
+}

@@ -1,0 +1,150 @@
+//! Patches of our own changes, rendered and applied by libgit2 (git's own diff and apply).
+//!
+//! A fix touches a handful of files, so every operation works on a small tree that holds only
+//! those files: their pre-images in, their post-images out. libgit2 applies strictly (no fuzz):
+//! a hunk that does not match is an error, never a guess.
+
+use super::error::{Context, Error, Result};
+use super::paths::check_relative;
+use super::FileMap;
+use git2::{Diff, DiffFormat, DiffOptions, Oid, Repository};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Writes `files` as a (nested) tree object and returns its id.
+pub fn write_tree(repo: &Repository, files: &FileMap) -> Result<Oid> {
+    let mut root = Node::default();
+    for (path, bytes) in files {
+        check_relative(path)?;
+        root.insert(path, repo.blob(bytes)?);
+    }
+    root.write(repo)
+}
+
+#[derive(Default)]
+struct Node {
+    blobs: BTreeMap<String, Oid>,
+    dirs: BTreeMap<String, Node>,
+}
+
+impl Node {
+    fn insert(&mut self, path: &str, blob: Oid) {
+        match path.split_once('/') {
+            Some((dir, rest)) => self.dirs.entry(dir.to_string()).or_default().insert(rest, blob),
+            None => {
+                self.blobs.insert(path.to_string(), blob);
+            }
+        }
+    }
+
+    fn write(&self, repo: &Repository) -> Result<Oid> {
+        let mut builder = repo.treebuilder(None)?;
+        for (name, blob) in &self.blobs {
+            builder.insert(name, *blob, 0o100644)?;
+        }
+        for (name, dir) in &self.dirs {
+            builder.insert(name, dir.write(repo)?, 0o040000)?;
+        }
+        Ok(builder.write()?)
+    }
+}
+
+/// The git-style patch that turns `pre` into `post` (a path absent from `post` is deleted, one
+/// absent from `pre` is added). Binary changes are written as git binary patches.
+pub fn render(repo: &Repository, pre: &FileMap, post: &FileMap) -> Result<String> {
+    let old = repo.find_tree(write_tree(repo, pre)?)?;
+    let new = repo.find_tree(write_tree(repo, post)?)?;
+    let mut opts = DiffOptions::new();
+    opts.show_binary(true);
+    let diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))?;
+    let mut text = Vec::new();
+    diff.print(DiffFormat::Patch, |_, _, line| {
+        if matches!(line.origin(), '+' | '-' | ' ') {
+            text.push(line.origin() as u8);
+        }
+        text.extend_from_slice(line.content());
+        true
+    })?;
+    String::from_utf8(text).map_err(|_| Error::new("the patch is not UTF-8 text").with_note("non-UTF-8 changes are written as binary patches only when git treats the file as binary"))
+}
+
+/// The paths a patch touches (old and new names), each checked: patches are untrusted text.
+pub fn touched(patch: &str, name: &str) -> Result<Vec<String>> {
+    let diff = parse(patch, name)?;
+    let mut paths = Vec::new();
+    for delta in diff.deltas() {
+        for file in [delta.old_file(), delta.new_file()] {
+            let Some(path) = file.path() else { continue };
+            let path = path.to_str().ok_or_else(|| Error::new(format!("`{name}` names a non-UTF-8 path")))?;
+            if path == "/dev/null" {
+                continue;
+            }
+            check_relative(path).map_err(|e| e.context(format!("in `{name}`")))?;
+            if !paths.iter().any(|p| p == path) {
+                paths.push(path.to_string());
+            }
+        }
+    }
+    Ok(paths)
+}
+
+fn parse<'a>(patch: &str, name: &str) -> Result<Diff<'a>> {
+    Diff::from_buffer(patch.as_bytes()).with_context(|| format!("`{name}` is not a patch git can read"))
+}
+
+/// Applies `patch` to the pre-images in `pre` and returns the post-images of every touched path
+/// (a path missing from the result was deleted).
+pub fn apply(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Result<FileMap> {
+    let paths = touched(patch, name)?;
+    let diff = parse(patch, name)?;
+    let tree = repo.find_tree(write_tree(repo, pre)?)?;
+    let index = repo.apply_to_tree(&tree, &diff, None).map_err(|e| {
+        Error::new(format!("`{name}` does not apply: {}", e.message()))
+            .with_note("the files it changes are not what the patch expects; regenerate it with `forkbook sync` or resolve by hand")
+    })?;
+    let mut post = FileMap::new();
+    for path in paths {
+        if let Some(entry) = index.get_path(Path::new(&path), 0) {
+            post.insert(path, repo.find_blob(entry.id)?.content().to_vec());
+        }
+    }
+    Ok(post)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(items: &[(&str, &str)]) -> FileMap {
+        items.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect()
+    }
+
+    #[test]
+    fn render_then_apply_round_trips_modify_add_delete() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(tmp.path()).unwrap();
+        let pre = map(&[("a/x.cpp", "one\ntwo\nthree\n"), ("a/gone.h", "bye\n")]);
+        let post = map(&[("a/x.cpp", "one\nTWO\nthree\n"), ("a/new.h", "hello\n")]);
+        let text = render(&repo, &pre, &post).unwrap();
+        assert!(text.contains("new file mode"), "{text}");
+        assert!(text.contains("deleted file mode"), "{text}");
+        assert_eq!(touched(&text, "t.patch").unwrap(), ["a/gone.h", "a/new.h", "a/x.cpp"]);
+        assert_eq!(apply(&repo, &text, "t.patch", &pre).unwrap(), post);
+    }
+
+    #[test]
+    fn mismatched_context_is_an_error_not_fuzz() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(tmp.path()).unwrap();
+        let text = render(&repo, &map(&[("f", "a\nb\nc\n")]), &map(&[("f", "a\nB\nc\n")])).unwrap();
+        let err = apply(&repo, &text, "0001-fix.patch", &map(&[("f", "a\nb\nchanged\n")])).unwrap_err();
+        assert!(err.message().contains("`0001-fix.patch` does not apply"), "{err}");
+    }
+
+    #[test]
+    fn hostile_patch_paths_are_refused() {
+        let text = "diff --git a/../../etc/passwd b/../../etc/passwd\n--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n";
+        let err = touched(text, "evil.patch").unwrap_err();
+        assert!(err.message().contains(".."), "{err}");
+    }
+}

@@ -1,0 +1,86 @@
+//! A project: the folder holding `forkbook.toml` and the overlay's records.
+
+use super::config::{Config, CONFIG_FILE};
+use super::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Settings given on the command line or in the environment, over `forkbook.toml`.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// The object cache (`--cache`, `FORKBOOK_CACHE`).
+    pub cache: Option<PathBuf>,
+    /// The fork's URL or local mirror (`--fork-url`, `FORKBOOK_FORK_URL`).
+    pub fork_url: Option<String>,
+    /// The upstream's URL or local mirror (`--upstream-url`, `FORKBOOK_UPSTREAM_URL`).
+    pub upstream_url: Option<String>,
+    /// Never touch the network.
+    pub offline: bool,
+}
+
+impl Overrides {
+    /// Fills what the caller left empty from `FORKBOOK_*` environment variables.
+    pub fn with_env(mut self) -> Overrides {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        self.cache = self.cache.or_else(|| var("FORKBOOK_CACHE").map(PathBuf::from));
+        self.fork_url = self.fork_url.or_else(|| var("FORKBOOK_FORK_URL"));
+        self.upstream_url = self.upstream_url.or_else(|| var("FORKBOOK_UPSTREAM_URL"));
+        self.offline |= var("FORKBOOK_OFFLINE").is_some_and(|v| v != "0");
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub root: PathBuf,
+    pub config: Config,
+    pub overrides: Overrides,
+}
+
+impl Project {
+    /// Opens the project at `root`; a missing `forkbook.toml` means the MLX ROCm defaults.
+    pub fn open(root: &Path, overrides: &Overrides) -> Result<Project> {
+        let path = root.join(CONFIG_FILE);
+        let mut config = if path.exists() { Config::load(&path)? } else { Config::mlx_rocm() };
+        if let Some(url) = &overrides.fork_url {
+            config.fork.url = url.clone();
+        }
+        if let Some(url) = &overrides.upstream_url {
+            config.upstream.url = url.clone();
+        }
+        Ok(Project { root: root.to_path_buf(), config, overrides: overrides.clone() })
+    }
+
+    /// The nearest folder at or above `start` that holds `forkbook.toml`.
+    pub fn find_root(start: &Path) -> Result<PathBuf> {
+        let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
+        for dir in start.ancestors() {
+            if dir.join(CONFIG_FILE).is_file() {
+                return Ok(dir.to_path_buf());
+            }
+        }
+        Err(Error::new(format!("no `{CONFIG_FILE}` in `{}` or any folder above it", start.display()))
+            .with_note("run forkbook inside a project, or pass `--root DIR` (`forkbook demo` makes one to try)"))
+    }
+
+    /// The overlay's records folder (`patches-rocm/` by default).
+    pub fn records_dir(&self) -> PathBuf {
+        self.root.join(&self.config.overlay.dir)
+    }
+
+    /// A records path for messages, relative to the project root (`patches-rocm/UPSTREAM`).
+    pub fn record_name(&self, file: &str) -> String {
+        format!("{}/{file}", self.config.overlay.dir.trim_end_matches('/'))
+    }
+
+    /// The object cache folder: `--cache`, `FORKBOOK_CACHE`, or the user's cache folder.
+    pub fn cache_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.overrides.cache {
+            return dir.clone();
+        }
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(|| std::env::temp_dir());
+        base.join("forkbook").join("objects.git")
+    }
+}

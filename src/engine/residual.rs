@@ -1,0 +1,120 @@
+//! The residual: how each core file differs from the pin plus the fork's change (B).
+//!
+//! Line counts cannot see an overlay that silently dropped half an upstream change; a line-by-line
+//! diff against B can. Every hunk here must be explained by a local fix, and each hunk names the
+//! fixes that touch its file (in the patch layout, the fixes whose patches change that file).
+
+use super::overlay::{FixStep, OverlayState};
+use super::FileMap;
+use serde::Serialize;
+use similar::{ChangeTag, TextDiff};
+
+/// The residual record written by `residual --write`, inside the records folder.
+pub const RESIDUAL_FILE: &str = "residual.diff";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hunk {
+    pub file: String,
+    /// First line of the hunk in the overlay's file (1-based).
+    pub line: usize,
+    pub removed: usize,
+    pub added: usize,
+    /// Fix numbers whose patches change this file (patch layout).
+    pub fixes: Vec<usize>,
+    /// The hunk in unified form.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Residual {
+    pub files: usize,
+    pub hunks: Vec<Hunk>,
+}
+
+impl Residual {
+    /// The record `residual --write` keeps: one unified diff over all core files.
+    pub fn render_diff(&self) -> String {
+        let mut out = String::new();
+        let mut last = "";
+        for hunk in &self.hunks {
+            if hunk.file != last {
+                out.push_str(&format!("--- B/{0}\n+++ overlay/{0}\n", hunk.file));
+                last = &hunk.file;
+            }
+            out.push_str(&hunk.text);
+        }
+        out
+    }
+
+    pub fn render_text(&self) -> String {
+        if self.hunks.is_empty() {
+            return format!("residual: {} core files equal the pin plus the fork's change\n", self.files);
+        }
+        let mut out = format!("residual: {} hunks in {} of {} core files\n", self.hunks.len(), self.touched_files(), self.files);
+        for h in &self.hunks {
+            let fixes = if h.fixes.is_empty() { "no fix".to_string() } else { h.fixes.iter().map(|n| format!("fix {n}")).collect::<Vec<_>>().join(", ") };
+            out.push_str(&format!("  {}:{}  -{} +{}  ({fixes})\n", h.file, h.line, h.removed, h.added));
+        }
+        out
+    }
+
+    pub fn touched_files(&self) -> usize {
+        let mut files: Vec<&str> = self.hunks.iter().map(|h| h.file.as_str()).collect();
+        files.dedup();
+        files.len()
+    }
+}
+
+/// Compares every core file of the overlay with B, line by line.
+pub fn compute(state: &OverlayState) -> Residual {
+    compute_parts(&state.core_files, &state.base.files, &state.overlay, &state.steps)
+}
+
+/// [`compute`] from its parts, for a move that has no [`OverlayState`] yet.
+pub fn compute_parts(core_files: &[String], base: &FileMap, overlay: &FileMap, steps: &[FixStep]) -> Residual {
+    let mut hunks = Vec::new();
+    for path in core_files {
+        let before = base.get(path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+        let after = overlay.get(path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+        if before == after {
+            continue;
+        }
+        let fixes: Vec<usize> = steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.changed_paths().contains(&path.as_str()))
+            .map(|(i, _)| i + 1)
+            .collect();
+        let diff = TextDiff::from_lines(&before, &after);
+        for group in diff.grouped_ops(3) {
+            let (mut removed, mut added) = (0, 0);
+            let mut text = String::new();
+            let first = group.first().map(|op| op.new_range().start + 1).unwrap_or(1);
+            let old_range = group.first().unwrap().old_range().start..group.last().unwrap().old_range().end;
+            let new_range = group.first().unwrap().new_range().start..group.last().unwrap().new_range().end;
+            text.push_str(&format!("@@ -{},{} +{},{} @@\n", old_range.start + 1, old_range.len(), new_range.start + 1, new_range.len()));
+            for op in &group {
+                for change in diff.iter_changes(op) {
+                    let sign = match change.tag() {
+                        ChangeTag::Delete => {
+                            removed += 1;
+                            '-'
+                        }
+                        ChangeTag::Insert => {
+                            added += 1;
+                            '+'
+                        }
+                        ChangeTag::Equal => ' ',
+                    };
+                    text.push(sign);
+                    text.push_str(change.value());
+                    if change.missing_newline() {
+                        text.push_str("\n\\ No newline at end of file\n");
+                    }
+                }
+            }
+            hunks.push(Hunk { file: path.clone(), line: first, removed, added, fixes: fixes.clone(), text });
+        }
+    }
+    Residual { files: core_files.len(), hunks }
+}

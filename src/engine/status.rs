@@ -1,0 +1,76 @@
+//! `forkbook status`: one screen with the records, the counts and the lock state.
+
+use super::base::CoreOutcome;
+use super::overlay::OverlayState;
+use super::project::Project;
+use super::records::Lock;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub layout: String,
+    pub fork: String,
+    pub base: String,
+    pub pin: String,
+    pub backend_files: usize,
+    pub core_files: usize,
+    pub core_conflicts: Vec<String>,
+    pub local_fixes: Vec<String>,
+    pub differing_files: usize,
+    /// `matches`, `differs (N files)` or `missing`.
+    pub lock: String,
+}
+
+pub fn status(project: &Project, state: &OverlayState) -> Status {
+    let prefix = &project.config.overlay.backend_prefix;
+    let lock = match &state.records.lock {
+        None => "missing".to_string(),
+        Some(lock) => match lock.mismatches(&Lock::of(&state.overlay)).len() {
+            0 => "matches".to_string(),
+            n => format!("differs ({n} files)"),
+        },
+    };
+    Status {
+        layout: state.layout.name().into(),
+        fork: state.commits.fork.to_string(),
+        base: state.commits.base.to_string(),
+        pin: state.commits.pin.to_string(),
+        backend_files: state.backend_count(prefix),
+        core_files: state.overlay.len() - state.backend_count(prefix),
+        core_conflicts: state
+            .base
+            .core
+            .iter()
+            .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)))
+            .map(|(p, _)| p.clone())
+            .collect(),
+        local_fixes: state.steps.iter().map(|s| s.patch.name.clone()).collect(),
+        differing_files: state.differences().len(),
+        lock,
+    }
+}
+
+impl Status {
+    pub fn render_text(&self) -> String {
+        let sha = |s: &str| s[..8.min(s.len())].to_string();
+        let mut out = format!(
+            "layout   {}\nfork     {}\nbase     {}\npin      {}\nfiles    {} backend, {} core\nlock     {}\ndiffers  {} files from the base tree\n",
+            self.layout,
+            sha(&self.fork),
+            sha(&self.base),
+            sha(&self.pin),
+            self.backend_files,
+            self.core_files,
+            self.lock,
+            self.differing_files
+        );
+        if !self.core_conflicts.is_empty() {
+            out.push_str(&format!("conflicts in the base tree: {}\n", self.core_conflicts.join(", ")));
+        }
+        for fix in &self.local_fixes {
+            out.push_str(&format!("fix      {fix}\n"));
+        }
+        out
+    }
+}
+

@@ -1,0 +1,410 @@
+//! Moving the overlay: `sync` to a new fork commit, `retarget` to a new pin, and `sync --check`.
+//!
+//! Both moves are one operation: rebuild the base tree from B(f1, b1, p1) to B(f2, b2, p2) and
+//! carry every local fix across with 3-way merges. In the patch layout that is `git am -3` done
+//! file by file: a fix's new post-image is merge(new pre-image, old pre-image, old post-image),
+//! and its patch is written again against the new chain. In the files layout each file is
+//! merge(new B, old B, overlay). Nothing is applied with fuzz; a collision is a conflict named
+//! by its file and fix, with markers whose labels name the commits.
+
+use super::base::{self, BaseTree, Commits};
+use super::cache::{short, Cache, Remote};
+use super::config::Layout;
+use super::error::{Error, Result};
+use super::fsutil::{write_tree, RunLock, StagedDir};
+use super::merge::{merge_file, Labels};
+use super::overlay::{Image, OverlayState, PatchFile, PATCHES_DIR, TREE_DIR};
+use super::patch;
+use super::project::Project;
+use super::records::{self, keys, Counts, Lock};
+use super::residual::{self, RESIDUAL_FILE};
+use super::FileMap;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Where to move to; `None` keeps the recorded commit.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    pub fork: Option<String>,
+    pub pin: Option<String>,
+    /// Accept a fork that has merged upstream past the pin.
+    pub allow_fork_ahead: bool,
+}
+
+/// What happened to one overlay file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "outcome")]
+pub enum FileOutcome {
+    /// The new base's file, with no local fix on it.
+    Taken,
+    /// New in the fork.
+    Added,
+    /// The fork (or pin) deleted it and it had no local fix.
+    Removed,
+    /// Local fix carried onto a changed file cleanly.
+    Merged,
+    /// The base did not change it: the local version stays.
+    Kept,
+    /// Only the overlay has it (a local-only backend file).
+    LocalOnly,
+    /// Markers left in; `fix` names the local fix in the patch layout.
+    Conflict { regions: usize, fix: Option<usize>, why: String },
+}
+
+/// What happened to one local fix (patch layout).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "outcome")]
+pub enum FixOutcome {
+    /// Applies as before.
+    Unchanged,
+    /// Re-based onto changed files cleanly.
+    Carried,
+    /// The new base already contains it: the patch is empty and the entry can be dropped.
+    Droppable,
+    Conflict { paths: Vec<String> },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FixReport {
+    pub number: usize,
+    pub patch: String,
+    pub title: String,
+    #[serde(flatten)]
+    pub outcome: FixOutcome,
+    /// The patch as rewritten against the new chain.
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// The result of a move, before anything is written.
+#[derive(Debug, Clone, Serialize)]
+pub struct Move {
+    #[serde(serialize_with = "ser_commits")]
+    pub old: Commits,
+    #[serde(serialize_with = "ser_commits")]
+    pub new: Commits,
+    /// Core files and how the new base made them.
+    pub core: Vec<(String, base::CoreOutcome)>,
+    /// Every overlay path that changed, or carries a fix.
+    pub files: BTreeMap<String, FileOutcome>,
+    pub fixes: Vec<FixReport>,
+    /// Upstream files the fork changes that the overlay does not carry.
+    pub hooks_outside: Vec<String>,
+    #[serde(skip)]
+    pub overlay: FileMap,
+    /// The records folder as it should be after the move (relative paths).
+    #[serde(skip)]
+    pub records: FileMap,
+}
+
+fn ser_commits<S: serde::Serializer>(c: &Commits, s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(3))?;
+    m.serialize_entry("fork", &c.fork.to_string())?;
+    m.serialize_entry("base", &c.base.to_string())?;
+    m.serialize_entry("pin", &c.pin.to_string())?;
+    m.end()
+}
+
+impl Move {
+    /// Conflict regions left anywhere (base-tree conflicts and carried-fix conflicts).
+    pub fn conflicts(&self) -> usize {
+        let in_files: usize = self.files.values().map(|o| if let FileOutcome::Conflict { regions, .. } = o { *regions } else { 0 }).sum();
+        let in_base: usize = self.core.iter().map(|(_, o)| if let base::CoreOutcome::Conflict(n) = o { *n } else { 0 }).sum();
+        in_files + in_base
+    }
+}
+
+/// Resolves the target commits: a new fork commit gets its merge base with upstream; a fork
+/// that has merged upstream past the pin is refused unless allowed.
+pub fn resolve_target(project: &Project, cache: &Cache, old: Commits, target: &Target) -> Result<Commits> {
+    let fork = match &target.fork {
+        Some(rev) => cache.commit(rev, Remote::Fork)?,
+        None => old.fork,
+    };
+    let pin = match &target.pin {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => old.pin,
+    };
+    let base = if fork == old.fork {
+        old.base
+    } else {
+        let upstream_tip = cache.branch_tip(Remote::Upstream).unwrap_or(pin);
+        let tip = if cache.is_ancestor(pin, upstream_tip)? { upstream_tip } else { pin };
+        cache.merge_base(fork, tip)?
+    };
+    if !cache.is_ancestor(base, pin)? && !target.allow_fork_ahead {
+        return Err(Error::new(format!(
+            "fork commit `{}` has merged upstream up to `{}`, which the pin `{}` does not contain",
+            short(fork),
+            short(base),
+            short(pin)
+        ))
+        .with_note(format!(
+            "retarget to `{}` or later first, or pass `--allow-fork-ahead` to take the fork's upstream changes too",
+            short(base)
+        )));
+    }
+    Ok(Commits { fork, base, pin })
+}
+
+/// Plans the move of `state` to `new` without writing anything.
+pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits) -> Result<Move> {
+    let prefix = &project.config.overlay.backend_prefix;
+    let new_base = base::build(cache, new, &state.core_files, prefix)?;
+    let labels = MoveLabels::new(state.commits, new);
+    let (overlay, files, fixes) = match state.layout {
+        Layout::Patch => carry_patches(cache, state, &new_base, &labels)?,
+        Layout::Files => {
+            let (overlay, files) = carry_files(state, &new_base, &labels)?;
+            (overlay, files, Vec::new())
+        }
+    };
+    let mut hooks_outside = cache.changed_paths(new.base, new.fork, prefix)?;
+    hooks_outside.retain(|p| !state.core_files.contains(p));
+    let records = render_records(project, state, new, &new_base.files, &overlay, &fixes)?;
+    Ok(Move { old: state.commits, new, core: new_base.core, files, fixes, hooks_outside, overlay, records })
+}
+
+struct MoveLabels {
+    new_base: String,
+    old_base: String,
+}
+
+impl MoveLabels {
+    fn new(old: Commits, new: Commits) -> MoveLabels {
+        let name = |c: Commits| format!("fork {} pin {}", short(c.fork), short(c.pin));
+        MoveLabels { new_base: format!("new base ({})", name(new)), old_base: format!("old base ({})", name(old)) }
+    }
+}
+
+/// Files layout: each path is merge(new B, old B, overlay).
+fn carry_files(state: &OverlayState, new_base: &BaseTree, labels: &MoveLabels) -> Result<(FileMap, BTreeMap<String, FileOutcome>)> {
+    let old_base = &state.base.files;
+    let mut overlay = FileMap::new();
+    let mut outcomes = BTreeMap::new();
+    let paths: std::collections::BTreeSet<&String> = old_base.keys().chain(new_base.files.keys()).chain(state.overlay.keys()).collect();
+    for path in paths {
+        let (b0, b1, local) = (old_base.get(path), new_base.files.get(path), state.overlay.get(path));
+        let (content, outcome) = carry_one(path, b0, b1, local, labels, "overlay")?;
+        if let Some(content) = content {
+            overlay.insert(path.clone(), content);
+        }
+        if let Some(outcome) = outcome {
+            outcomes.insert(path.clone(), outcome);
+        }
+    }
+    Ok((overlay, outcomes))
+}
+
+/// One file: the local side `local` was made from `b0`; the base moved to `b1`.
+/// Returns the new content and an outcome when anything happened.
+fn carry_one(
+    path: &str,
+    b0: Option<&Vec<u8>>,
+    b1: Option<&Vec<u8>>,
+    local: Option<&Vec<u8>>,
+    labels: &MoveLabels,
+    local_label: &str,
+) -> Result<(Image, Option<FileOutcome>)> {
+    if local == b0 {
+        let outcome = match (b0, b1) {
+            (a, b) if a == b => None,
+            (None, Some(_)) => Some(FileOutcome::Added),
+            (Some(_), None) => Some(FileOutcome::Removed),
+            _ => Some(FileOutcome::Taken),
+        };
+        return Ok((b1.cloned(), outcome));
+    }
+    if b0 == b1 {
+        let outcome = if b0.is_none() { FileOutcome::LocalOnly } else { FileOutcome::Kept };
+        return Ok((local.cloned(), Some(outcome)));
+    }
+    if local == b1 {
+        return Ok((b1.cloned(), Some(FileOutcome::Taken)));
+    }
+    let why = match (b1, local) {
+        (None, _) => "the new base deletes a file the overlay changes",
+        (_, None) => "the overlay deletes a file the new base changes",
+        (_, _) if b0.is_none() => "both the new base and the overlay add this file",
+        _ => "the new base and the overlay change the same lines",
+    };
+    let merged = merge_file(
+        b0.map(Vec::as_slice),
+        b1.map_or(&b""[..], Vec::as_slice),
+        local.map_or(&b""[..], Vec::as_slice),
+        path,
+        Labels { ours: &labels.new_base, base: &labels.old_base, theirs: local_label },
+    )?;
+    if merged.conflicts == 0 {
+        return Ok((Some(merged.content), Some(FileOutcome::Merged)));
+    }
+    Ok((Some(merged.content), Some(FileOutcome::Conflict { regions: merged.conflicts, fix: None, why: why.to_string() })))
+}
+
+/// Patch layout: replays every fix over the new base, merging where the base moved under it.
+fn carry_patches(
+    cache: &Cache,
+    state: &OverlayState,
+    new_base: &BaseTree,
+    labels: &MoveLabels,
+
+) -> Result<(FileMap, BTreeMap<String, FileOutcome>, Vec<FixReport>)> {
+    let mut current = new_base.files.clone();
+    let mut outcomes = BTreeMap::new();
+    for (path, b0, b1) in super::overlay::differences(&state.base.files, &new_base.files) {
+        let outcome = match (&b0, &b1) {
+            (None, Some(_)) => FileOutcome::Added,
+            (Some(_), None) => FileOutcome::Removed,
+            _ => FileOutcome::Taken,
+        };
+        outcomes.insert(path, outcome);
+    }
+    let mut reports = Vec::new();
+    for (i, step) in state.steps.iter().enumerate() {
+        let number = i + 1;
+        let fix_label = format!("fix {number}: {}", step.patch.title());
+        let mut new_pre = BTreeMap::new();
+        let mut new_post = BTreeMap::new();
+        let mut conflicted = Vec::new();
+        let mut moved = false;
+        for (path, old_pre) in &step.pre {
+            let old_post = &step.post[path];
+            let pre_now = current.get(path).cloned();
+            let base_moved = &pre_now != old_pre;
+            moved |= base_moved;
+            let (post_now, outcome) = carry_one(path, old_pre.as_ref(), pre_now.as_ref(), old_post.as_ref(), labels, &fix_label)?;
+            if let Some(FileOutcome::Conflict { regions, why, .. }) = outcome {
+                conflicted.push(path.clone());
+                outcomes.insert(path.clone(), FileOutcome::Conflict { regions, fix: Some(number), why });
+            } else if base_moved && old_pre != old_post {
+                // Equal sides mean the new base already holds the fix's change.
+                let outcome = if post_now == pre_now { FileOutcome::Taken } else { FileOutcome::Merged };
+                outcomes.insert(path.clone(), outcome);
+            }
+            new_pre.insert(path.clone(), pre_now);
+            new_post.insert(path.clone(), post_now);
+        }
+        for (path, content) in &new_post {
+            match content {
+                Some(bytes) => current.insert(path.clone(), bytes.clone()),
+                None => current.remove(path),
+            };
+        }
+        let outcome = if !conflicted.is_empty() {
+            FixOutcome::Conflict { paths: conflicted }
+        } else if !step.changed_paths().is_empty() && new_pre == new_post {
+            FixOutcome::Droppable
+        } else if moved {
+            FixOutcome::Carried
+        } else {
+            FixOutcome::Unchanged
+        };
+        let text = rewrite_patch(cache, &step.patch, &new_pre, &new_post)?;
+        reports.push(FixReport { number, patch: step.patch.name.clone(), title: step.patch.title(), outcome, text });
+    }
+    Ok((current, outcomes, reports))
+}
+
+/// The patch file again, its header kept and its diff made against the new chain.
+fn rewrite_patch(cache: &Cache, old: &PatchFile, pre: &BTreeMap<String, Image>, post: &BTreeMap<String, Image>) -> Result<String> {
+    let only = |m: &BTreeMap<String, Image>| -> FileMap { m.iter().filter_map(|(p, c)| Some((p.clone(), c.clone()?))).collect() };
+    let diff = patch::render(cache.repo(), &only(pre), &only(post))?;
+    Ok(format!("{}{}", old.header(), diff))
+}
+
+/// The whole records folder after a move to `new` with `overlay` as the result.
+fn render_records(
+    project: &Project,
+    state: &OverlayState,
+    new: Commits,
+    new_base: &FileMap,
+    overlay: &FileMap,
+    fixes: &[FixReport],
+) -> Result<FileMap> {
+    let mut files = state.records.files.clone();
+    for fix in fixes {
+        files.insert(format!("{PATCHES_DIR}/{}", fix.patch), fix.text.clone().into_bytes());
+    }
+    let mut upstream = state.records.upstream.clone();
+    upstream.set(keys::COMMIT, &new.fork.to_string());
+    upstream.set(keys::BASE, &new.base.to_string());
+    if new.pin != new.base || upstream.get(keys::PIN).is_some() {
+        upstream.set(keys::PIN, &new.pin.to_string());
+    }
+    files.insert(records::UPSTREAM_FILE.into(), upstream.render().into_bytes());
+    files.insert(records::LOCK_FILE.into(), Lock::of(overlay).render().into_bytes());
+    match state.layout {
+        Layout::Files => {
+            files.retain(|p, _| !p.starts_with(&format!("{TREE_DIR}/")));
+            for (path, bytes) in overlay {
+                files.insert(format!("{TREE_DIR}/{path}"), bytes.clone());
+            }
+        }
+        Layout::Patch => {}
+    }
+    if files.contains_key(RESIDUAL_FILE) {
+        let residual = residual::compute_parts(&state.core_files, new_base, overlay, &[]);
+        files.insert(RESIDUAL_FILE.into(), residual.render_diff().into_bytes());
+    }
+    let prefix = &project.config.overlay.backend_prefix;
+    let counts = Counts {
+        backend_files: overlay.keys().filter(|p| p.starts_with(prefix.as_str())).count(),
+        core_files: overlay.keys().filter(|p| !p.starts_with(prefix.as_str())).count(),
+        local_fixes: count_entries(&files),
+    };
+    let readme = files.get(records::README_FILE).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+    files.insert(records::README_FILE.into(), counts.write_into(&readme).into_bytes());
+    Ok(files)
+}
+
+/// Entries of LOCAL_FIXES.md: headings that start with a number (`## 3. Title`).
+fn count_entries(files: &FileMap) -> usize {
+    let Some(text) = files.get(records::FIXES_FILE) else { return 0 };
+    count_entries_in(&String::from_utf8_lossy(text))
+}
+
+/// Numbered headings of a LOCAL_FIXES.md text.
+pub fn count_entries_in(text: &str) -> usize {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start_matches('#').trim_start();
+            l.starts_with('#') && t.split('.').next().is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .count()
+}
+
+/// Writes the planned records in one swap, holding the overlay's run lock.
+pub fn write(project: &Project, planned: &Move) -> Result<()> {
+    let _lock = RunLock::acquire(&project.root, "overlay")?;
+    let staged = StagedDir::new(&project.records_dir())?;
+    write_tree(staged.path(), &planned.records)?;
+    staged.commit()
+}
+
+/// A record that `sync --check` could not reproduce.
+#[derive(Debug, Clone, Serialize)]
+pub struct Mismatch {
+    pub path: String,
+    pub why: String,
+}
+
+/// Rebuilds every record at the recorded commits and compares byte for byte; writes nothing.
+pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Vec<Mismatch>> {
+    let planned = plan(project, cache, state, state.commits)?;
+    let mut out = Vec::new();
+    for (path, want, have) in super::overlay::differences(&planned.records, &state.records.files) {
+        let why = match (want, have) {
+            (Some(_), None) => "missing: forkbook would write it",
+            (None, Some(_)) => "not produced by forkbook at the recorded commits",
+            _ => "differs from what the recorded commits and fixes give",
+        };
+        out.push(Mismatch { path: project.record_name(&path), why: why.into() });
+    }
+    if let Some(lock) = &state.records.lock {
+        for (path, _, _) in lock.mismatches(&Lock::of(&state.overlay)) {
+            out.push(Mismatch { path, why: "materialized file does not match overlay.lock".into() });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,162 @@
+//! The LOCAL_FIXES register as a user writes it: parsed into entries, checked, migrated from the
+//! older style, and edited by `propose --record`.
+
+use forkbook::engine::register::{self, State};
+use forkbook_checks::{facts::Facts, find, Finding};
+
+const REGISTER: &str = "\
+# Local fixes
+
+Every change the overlay makes to the base tree, with its reason.
+
+## 1. Accept the new `collapse_contiguous_dims` tuple
+
+Upstream now returns three values; `copy.cpp` takes the first two.
+
+- state: retarget-only
+- cause: https://github.com/ml-explore/mlx/pull/2600
+
+## 2. Free the allocator's cached buffers on exit
+
+The cache in `mlx/backend/rocm/allocator.cpp` was never emptied. See `std::vector` use.
+
+- State: Proposed
+- Link: <https://github.com/NripeshN/mlx/pull/12>
+- package: propose/0002-free-the-allocator-s-cached-buffers-on-exit.patch
+
+## 3. Keep the ROCm hook in device.cpp
+
+Prose that mentions `mlx/backend/cuda/eval.cpp` only in passing.
+
+- state: kept-local
+- reason: the fork's hook conflicts with upstream's new device table
+- issue: #4
+- files: `mlx/device.cpp`, `mlx/CMakeLists.txt`
+- colour: blue
+
+## Fix 4
+
+## 5. No state yet
+
+Touches `eval.cpp`.
+";
+
+fn run(check: &str, facts: &Facts) -> Vec<Finding> {
+    (find(check).unwrap().run)(facts)
+}
+
+#[test]
+fn entries_carry_number_title_line_prose_files_and_fields() {
+    let register = register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER);
+    let numbers: Vec<u32> = register.entries.iter().map(|e| e.number).collect();
+    assert_eq!(numbers, [1, 2, 3, 5]);
+    let first = &register.entries[0];
+    assert_eq!((first.title.as_str(), first.line), ("Accept the new `collapse_contiguous_dims` tuple", 5));
+    assert_eq!(first.prose, "Upstream now returns three values; `copy.cpp` takes the first two.");
+    assert_eq!(first.state(), Some(State::RetargetOnly));
+    let second = &register.entries[1];
+    assert_eq!(second.state(), Some(State::Proposed));
+    assert_eq!(second.value("link"), Some("https://github.com/NripeshN/mlx/pull/12"));
+    let names: Vec<&str> = second.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["mlx/backend/rocm/allocator.cpp"], "prose code spans that are paths");
+    assert_eq!(second.files[0].line, 14);
+}
+
+#[test]
+fn a_files_field_wins_over_paths_mentioned_in_passing() {
+    let register = register::parse("LOCAL_FIXES.md", REGISTER);
+    let third = register.entry(3).unwrap();
+    let names: Vec<&str> = third.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["mlx/device.cpp", "mlx/CMakeLists.txt"]);
+    assert_eq!(third.value("issue"), Some("#4"));
+    assert!(!third.prose.contains("- reason"), "the field list is not prose: {}", third.prose);
+}
+
+#[test]
+fn malformed_parts_become_findings_with_file_and_line() {
+    let mut facts = Facts::default();
+    facts.register = Some(register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER));
+    let numbered = run("fixes-numbered", &facts);
+    let places: Vec<(Option<usize>, &str)> = numbered.iter().map(|f| (f.line, f.message.as_str())).collect();
+    assert_eq!(places[0], (Some(30), "heading `Fix 4` looks like an entry but is not `## N. Title`"));
+    assert_eq!(places[1], (Some(32), "entry 5 is number 4 in order"));
+    let state = run("fix-state-complete", &facts);
+    assert_eq!(state.len(), 2, "{state:#?}");
+    assert_eq!(state[0].line, Some(28));
+    assert!(state[0].message.contains("unknown field `colour`"));
+    assert_eq!((state[1].line, state[1].message.as_str()), (Some(32), "entry 5 has no upstream state"));
+    assert!(state.iter().all(|f| f.file == "patches-rocm/LOCAL_FIXES.md"));
+}
+
+const OLDER: &str = "\
+# Local fixes
+
+**1. Free the allocator's cached buffers.** The cache in `mlx/backend/rocm/allocator.cpp` was
+never emptied.
+
+Status: sent upstream as PR #12.
+
+**2. Keep the device hook**
+
+The hook in `mlx/device.cpp` conflicts with upstream. Not upstreamed: only our build needs it.
+
+**3. Merged one**
+
+Touches `eval.cpp`. Merged into the fork as https://github.com/NripeshN/mlx/pull/15 in 1a2b3c4d.
+
+**4. Nothing said**
+
+Just prose about `kernels.cpp`.
+";
+
+#[test]
+fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
+    let migration = register::migrate(OLDER, "patches-rocm/LOCAL_FIXES.md", Some("https://github.com/NripeshN/mlx"));
+    let states: Vec<Option<State>> = migration.proposals.iter().map(|p| p.state).collect();
+    assert_eq!(states, [Some(State::Proposed), Some(State::KeptLocal), Some(State::Merged), None]);
+    assert_eq!(migration.proposals[0].missing, ["package"]);
+    assert_eq!(migration.proposals[3].missing, ["state"]);
+    let register = register::parse("LOCAL_FIXES.md", &migration.text);
+    assert!(register.problems.is_empty(), "{:?}", register.problems);
+    let first = register.entry(1).unwrap();
+    assert_eq!(first.title, "Free the allocator's cached buffers");
+    assert_eq!(first.value("link"), Some("https://github.com/NripeshN/mlx/pull/12"));
+    assert_eq!(first.prose, "The cache in `mlx/backend/rocm/allocator.cpp` was\nnever emptied.");
+    let second = register.entry(2).unwrap();
+    assert_eq!(second.value("reason"), Some("Not upstreamed: only our build needs it."));
+    assert_eq!(second.prose, "The hook in `mlx/device.cpp` conflicts with upstream.");
+    let third = register.entry(3).unwrap();
+    assert_eq!(third.value("fork-commit"), Some("1a2b3c4d"));
+    assert_eq!(third.value("link"), Some("https://github.com/NripeshN/mlx/pull/15"));
+    assert!(migration.diff.starts_with("--- a/patches-rocm/LOCAL_FIXES.md\n+++ b/patches-rocm/LOCAL_FIXES.md\n"));
+    assert!(migration.diff.contains("-**2. Keep the device hook**\n+## 2. Keep the device hook\n"), "{}", migration.diff);
+}
+
+#[test]
+fn an_older_register_is_reported_and_a_migrated_one_is_left_alone() {
+    let older = register::parse("LOCAL_FIXES.md", OLDER);
+    assert!(older.entries.is_empty());
+    assert_eq!(older.problems.len(), 1);
+    assert_eq!(older.problems[0].line, 3);
+    let migrated = register::migrate(OLDER, "LOCAL_FIXES.md", None).text;
+    let again = register::migrate(&migrated, "LOCAL_FIXES.md", None);
+    assert_eq!(again.text, migrated);
+    assert!(again.diff.is_empty() && again.proposals.is_empty());
+}
+
+#[test]
+fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
+    let text = register::migrate(OLDER, "LOCAL_FIXES.md", None).text;
+    let mut facts = Facts::default();
+    facts.repos.fork = Some("https://github.com/NripeshN/mlx".into());
+    facts.register = Some(register::parse("LOCAL_FIXES.md", &text));
+    let before: Vec<String> = run("fix-link-present", &facts).into_iter().map(|f| f.message).collect();
+    assert!(before.iter().any(|m| m.starts_with("entry 4 applies to the fork but has no upstream link")), "{before:?}");
+    let text = register::record_link(&text, 4, "https://github.com/NripeshN/mlx/pull/20").unwrap();
+    facts.register = Some(register::parse("LOCAL_FIXES.md", &text));
+    let entry = facts.register.as_ref().unwrap().entry(4).unwrap().clone();
+    assert_eq!(entry.state(), Some(State::Proposed));
+    let after: Vec<String> = run("fix-link-present", &facts).into_iter().map(|f| f.message).collect();
+    assert!(!after.iter().any(|m| m.starts_with("entry 4")), "{after:?}");
+}
+
