@@ -15,12 +15,15 @@ pub(crate) const CHECK: Check = Check {
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(tree) = &facts.tree else {
+        return Vec::new();
+    };
     let empty = Register::default();
     let register = facts.register.as_ref().unwrap_or(&empty);
     let file = facts.register_file();
     let mut findings = Vec::new();
-    for path in &facts.differing_files {
-        if names_file(register, facts, path) {
+    for path in &tree.differing {
+        if names_file(register, &tree.files, &facts.backend_prefix, path) {
             continue;
         }
         let message = format!("`{path}` differs from the base tree but no entry names it");
@@ -32,8 +35,10 @@ fn run(facts: &Facts) -> Vec<Finding> {
 }
 
 /// Whether some entry names `path` (unambiguously).
-fn names_file(register: &Register, facts: &Facts, path: &str) -> bool {
-    register.entries.iter().flat_map(|e| &e.files).any(|named| {
-        resolve(&named.name, &facts.overlay_files, &facts.backend_prefix) == Resolved::File(path)
-    })
+fn names_file(register: &Register, files: &[String], prefix: &str, path: &str) -> bool {
+    register
+        .entries
+        .iter()
+        .flat_map(|e| &e.files)
+        .any(|named| resolve(&named.name, files, prefix) == Resolved::File(path))
 }

@@ -21,10 +21,9 @@ pub struct Facts {
     pub build_pin: Option<BuildPin>,
     /// The `LOCAL_FIXES.md` register as parsed, or `None` when it is missing.
     pub register: Option<Register>,
-    /// Every path of the base tree and of the overlay (what a name in the register may mean).
-    pub overlay_files: Vec<String>,
-    /// The paths whose overlay content differs from the base tree (added, changed or removed).
-    pub differing_files: Vec<String>,
+    /// The base tree and the overlay, or `None` when they could not be built (the checks that
+    /// need them then say nothing rather than guess).
+    pub tree: Option<TreeFacts>,
     /// In the patch layout, the series of patches, one per register entry.
     pub patch_series: Option<Vec<SeriesPatch>>,
     /// The materialized overlay against `overlay.lock`, or `None` when the lock was not compared.
@@ -37,6 +36,15 @@ pub struct Facts {
     pub fork_hooks: Vec<String>,
     /// Web addresses of the fork and upstream repositories, for link validation.
     pub repos: Repos,
+}
+
+/// What the base tree and the overlay hold.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TreeFacts {
+    /// Every path of the base tree and of the overlay (what a name in the register may mean).
+    pub files: Vec<String>,
+    /// The paths whose overlay content differs from the base tree (added, changed or removed).
+    pub differing: Vec<String>,
 }
 
 /// The `UPSTREAM` record: `key: value` lines in file order.
@@ -69,7 +77,7 @@ pub struct KeyValueLine {
 pub struct BuildPin {
     pub file: String,
     pub line: usize,
-    /// The commit as written there (full or abbreviated SHA).
+    /// The commit as written there (full or abbreviated SHA); empty when the file names none.
     pub value: String,
 }
 
@@ -119,8 +127,9 @@ pub struct ResidualHunk {
     pub file: String,
     /// The hunk's first line in the overlay's version of the file.
     pub line: usize,
-    /// The register entry the hunk belongs to, where the engine could attribute it.
-    pub fix: Option<u32>,
+    /// The register entries the hunk is attributed to (the fixes whose patches change the
+    /// file; in the files layout, the entries that name it). Empty: no fix explains it.
+    pub fixes: Vec<u32>,
 }
 
 /// The overlay's README and its counts.
@@ -130,7 +139,8 @@ pub struct ReadmeFacts {
     pub file: String,
     /// Its text, so a fork hook can be explained there in prose.
     pub text: String,
-    pub counts: Vec<CountFact>,
+    /// The counts block, or `None` when the README has none.
+    pub counts: Option<Vec<CountFact>>,
 }
 
 /// One count the README states, beside the true figure.

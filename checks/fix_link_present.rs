@@ -50,7 +50,8 @@ fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
 }
 
 /// Whether `link` is `<repo>/pull/<n>` (GitHub) or `<repo>/-/merge_requests/<n>` (GitLab) for
-/// the fork or upstream; any repository when neither address is known.
+/// the fork or upstream. When either web address is unknown (a remote given as a local mirror),
+/// any repository's pull request is accepted: the check cannot tell, so it does not guess.
 pub(crate) fn is_pull_request_of(link: &str, repos: &Repos) -> bool {
     let link = link.trim().trim_start_matches('<').trim_end_matches('>');
     let known: Vec<String> = [&repos.fork, &repos.upstream]
@@ -61,7 +62,8 @@ pub(crate) fn is_pull_request_of(link: &str, repos: &Repos) -> bool {
     let Some((repo, number)) = split_pull_request(link) else {
         return false;
     };
-    !number.is_empty() && (known.is_empty() || known.contains(&normalize_repo(repo)))
+    let all_known = repos.fork.is_some() && repos.upstream.is_some();
+    !number.is_empty() && (!all_known || known.contains(&normalize_repo(repo)))
 }
 
 /// Splits a pull request address into its repository and number.
@@ -88,7 +90,7 @@ fn describe(repos: &Repos) -> String {
         .flatten()
         .map(|r| format!("`{r}`"))
         .collect();
-    if known.is_empty() {
+    if known.len() < 2 {
         "any repository".to_string()
     } else {
         known.join(" or ")
@@ -123,5 +125,12 @@ mod tests {
         ] {
             assert!(!is_pull_request_of(link, &repos()), "{link}");
         }
+    }
+
+    #[test]
+    fn with_a_mirror_for_a_remote_any_pull_request_is_accepted_but_nothing_else() {
+        let repos = Repos { fork: None, upstream: Some("https://github.com/ml-explore/mlx".into()) };
+        assert!(is_pull_request_of("https://github.com/NripeshN/mlx/pull/12", &repos));
+        assert!(!is_pull_request_of("https://github.com/NripeshN/mlx/issues/12", &repos));
     }
 }

@@ -35,8 +35,9 @@ fn run(facts: &Facts) -> Vec<Finding> {
 /// Named by an entry, or mentioned by full path in the README.
 fn explained(hook: &str, facts: &Facts) -> bool {
     let in_readme = facts.readme.as_ref().is_some_and(|r| r.text.contains(hook));
-    let in_register = facts.register.iter().flat_map(|r| &r.entries).flat_map(|e| &e.files).any(
-        |named| resolve(&named.name, &facts.overlay_files, &facts.backend_prefix) == Resolved::File(hook) || named.name == hook,
-    );
+    let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
+    let in_register = facts.register.iter().flat_map(|r| &r.entries).flat_map(|e| &e.files).any(|named| {
+        named.name == hook || resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(hook)
+    });
     in_readme || in_register
 }

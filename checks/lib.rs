@@ -157,7 +157,8 @@ pub fn has_errors(findings: &[Finding]) -> bool {
 /// The catalogue as one Markdown chapter: a table of every check, then each check's page with
 /// its headings moved one level down.
 pub fn render_catalogue_markdown() -> String {
-    let mut text = String::from("# Check catalogue\n\n| id | check | severity |\n| --- | --- | --- |\n");
+    let mut text =
+        String::from("# Check catalogue\n\n| id | check | severity |\n| --- | --- | --- |\n");
     for check in CHECKS {
         text.push_str(&format!(
             "| [`{id}`](#{id}) | {} | {} |\n",

@@ -1,7 +1,7 @@
 //! `named-file-differs`: every file an entry names is a file that really differs from the base
 //! tree.
 
-use crate::facts::Facts;
+use crate::facts::{Facts, TreeFacts};
 use crate::names::{resolve, Resolved};
 use crate::register::{Entry, NamedFile, State};
 use crate::{Check, Finding, Severity};
@@ -16,13 +16,13 @@ pub(crate) const CHECK: Check = Check {
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(register) = &facts.register else {
+    let (Some(register), Some(tree)) = (&facts.register, &facts.tree) else {
         return Vec::new();
     };
     let mut findings = Vec::new();
     for entry in &register.entries {
         for named in &entry.files {
-            if let Some(message) = problem(entry, named, facts) {
+            if let Some(message) = problem(entry, named, tree, &facts.backend_prefix) {
                 findings.push(CHECK.finding(&register.file, Some(named.line), message));
             }
         }
@@ -30,10 +30,10 @@ fn run(facts: &Facts) -> Vec<Finding> {
     findings
 }
 
-fn problem(entry: &Entry, named: &NamedFile, facts: &Facts) -> Option<String> {
+fn problem(entry: &Entry, named: &NamedFile, tree: &TreeFacts, prefix: &str) -> Option<String> {
     let n = entry.number;
-    match resolve(&named.name, &facts.overlay_files, &facts.backend_prefix) {
-        Resolved::File(path) if facts.differing_files.iter().any(|d| d == path) => None,
+    match resolve(&named.name, &tree.files, prefix) {
+        Resolved::File(path) if tree.differing.iter().any(|d| d == path) => None,
         Resolved::File(path) if entry.state() == Some(State::Merged) => Some(format!(
             "entry {n} is merged and `{path}` no longer differs from the base tree: drop the entry"
         )),

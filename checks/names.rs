@@ -51,21 +51,31 @@ mod tests {
     use super::*;
 
     fn files() -> Vec<String> {
-        ["mlx/device.cpp", "mlx/backend/rocm/eval.cpp", "mlx/backend/cuda/eval.cpp"]
-            .map(String::from)
-            .to_vec()
+        [
+            "mlx/device.cpp",
+            "mlx/backend/rocm/eval.cpp",
+            "mlx/backend/cuda/eval.cpp",
+        ]
+        .map(String::from)
+        .to_vec()
     }
 
     #[test]
     fn full_backend_relative_and_unique_bare_names_resolve() {
         let files = files();
         let prefix = "mlx/backend/rocm/";
-        assert_eq!(resolve("mlx/device.cpp", &files, prefix), Resolved::File("mlx/device.cpp"));
+        assert_eq!(
+            resolve("mlx/device.cpp", &files, prefix),
+            Resolved::File("mlx/device.cpp")
+        );
         assert_eq!(
             resolve("eval.cpp", &files, prefix),
             Resolved::File("mlx/backend/rocm/eval.cpp")
         );
-        assert_eq!(resolve("device.cpp", &files, prefix), Resolved::File("mlx/device.cpp"));
+        assert_eq!(
+            resolve("device.cpp", &files, prefix),
+            Resolved::File("mlx/device.cpp")
+        );
     }
 
     #[test]
@@ -73,7 +83,10 @@ mod tests {
         let files = files();
         assert_eq!(
             resolve("eval.cpp", &files, ""),
-            Resolved::Ambiguous(vec!["mlx/backend/rocm/eval.cpp", "mlx/backend/cuda/eval.cpp"])
+            Resolved::Ambiguous(vec![
+                "mlx/backend/rocm/eval.cpp",
+                "mlx/backend/cuda/eval.cpp"
+            ])
         );
         assert_eq!(resolve("rocm/eval.cpp", &files, ""), Resolved::NotFound);
     }

@@ -25,6 +25,11 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let Some(pin) = upstream.get(PIN_KEY) else {
         return Vec::new(); // upstream-well-formed reports the missing key
     };
+    if build.value.trim().is_empty() {
+        let message = format!("`{}` records no upstream commit", build.file);
+        let note = "write the build's pin there as a full 40-character SHA, or unset `[overlay] pin_file`";
+        return vec![CHECK.finding(&build.file, None, message).with_note(note)];
+    }
     let written = build.value.trim().to_ascii_lowercase();
     if written.len() >= MIN_ABBREV && pin.value.starts_with(&written) {
         return Vec::new();

@@ -16,8 +16,12 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let Some(readme) = &facts.readme else {
         return Vec::new();
     };
-    readme
-        .counts
+    let Some(counts) = &readme.counts else {
+        return vec![CHECK
+            .finding(&readme.file, None, "the README has no counts block")
+            .with_note("`forkbook sync` at the recorded commits writes it")];
+    };
+    counts
         .iter()
         .filter(|count| count.stated != count.actual)
         .map(|count| {

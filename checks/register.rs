@@ -138,7 +138,10 @@ pub const STATES: &[State] = &[
 
 impl State {
     pub fn parse(text: &str) -> Option<State> {
-        STATES.iter().copied().find(|s| s.as_str() == normalize_key(text))
+        STATES
+            .iter()
+            .copied()
+            .find(|s| s.as_str() == normalize_key(text))
     }
 
     pub fn as_str(self) -> &'static str {

@@ -28,14 +28,20 @@ fn run(facts: &Facts) -> Vec<Finding> {
 
 fn problem(hunk: &ResidualHunk, register: &Register, facts: &Facts) -> Option<String> {
     let place = format!("`{}:{}`", hunk.file, hunk.line);
-    let Some(number) = hunk.fix else {
+    if hunk.fixes.is_empty() {
         return Some(format!("residual hunk at {place} belongs to no local fix"));
+    }
+    let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
+    let names_it = |number: &u32| {
+        register.entry(*number).is_some_and(|entry| {
+            entry.files.iter().any(|named| resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(&hunk.file))
+        })
     };
-    let Some(entry) = register.entry(number) else {
-        return Some(format!("residual hunk at {place} belongs to fix {number}, which the register does not have"));
-    };
-    let named = entry.files.iter().any(|named| {
-        resolve(&named.name, &facts.overlay_files, &facts.backend_prefix) == Resolved::File(&hunk.file)
-    });
-    (!named).then(|| format!("residual hunk at {place} belongs to entry {number}, which does not name `{}`", hunk.file))
+    if hunk.fixes.iter().any(names_it) {
+        return None;
+    }
+    let fixes: Vec<String> = hunk.fixes.iter().map(|n| n.to_string()).collect();
+    let whose = if fixes.len() == 1 { "fix {}, whose entry does not" } else { "fixes {}, none of whose entries" };
+    let whose = whose.replace("{}", &fixes.join(", "));
+    Some(format!("residual hunk at {place} belongs to {whose} name `{}`", hunk.file))
 }

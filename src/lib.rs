@@ -1,2 +1,3 @@
+pub mod book;
 pub mod cli;
 pub mod engine;

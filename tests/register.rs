@@ -51,14 +51,27 @@ fn entries_carry_number_title_line_prose_files_and_fields() {
     let numbers: Vec<u32> = register.entries.iter().map(|e| e.number).collect();
     assert_eq!(numbers, [1, 2, 3, 5]);
     let first = &register.entries[0];
-    assert_eq!((first.title.as_str(), first.line), ("Accept the new `collapse_contiguous_dims` tuple", 5));
-    assert_eq!(first.prose, "Upstream now returns three values; `copy.cpp` takes the first two.");
+    assert_eq!(
+        (first.title.as_str(), first.line),
+        ("Accept the new `collapse_contiguous_dims` tuple", 5)
+    );
+    assert_eq!(
+        first.prose,
+        "Upstream now returns three values; `copy.cpp` takes the first two."
+    );
     assert_eq!(first.state(), Some(State::RetargetOnly));
     let second = &register.entries[1];
     assert_eq!(second.state(), Some(State::Proposed));
-    assert_eq!(second.value("link"), Some("https://github.com/NripeshN/mlx/pull/12"));
+    assert_eq!(
+        second.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/12")
+    );
     let names: Vec<&str> = second.files.iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, ["mlx/backend/rocm/allocator.cpp"], "prose code spans that are paths");
+    assert_eq!(
+        names,
+        ["mlx/backend/rocm/allocator.cpp"],
+        "prose code spans that are paths"
+    );
     assert_eq!(second.files[0].line, 14);
 }
 
@@ -69,7 +82,11 @@ fn a_files_field_wins_over_paths_mentioned_in_passing() {
     let names: Vec<&str> = third.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["mlx/device.cpp", "mlx/CMakeLists.txt"]);
     assert_eq!(third.value("issue"), Some("#4"));
-    assert!(!third.prose.contains("- reason"), "the field list is not prose: {}", third.prose);
+    assert!(
+        !third.prose.contains("- reason"),
+        "the field list is not prose: {}",
+        third.prose
+    );
 }
 
 #[test]
@@ -77,15 +94,29 @@ fn malformed_parts_become_findings_with_file_and_line() {
     let mut facts = Facts::default();
     facts.register = Some(register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER));
     let numbered = run("fixes-numbered", &facts);
-    let places: Vec<(Option<usize>, &str)> = numbered.iter().map(|f| (f.line, f.message.as_str())).collect();
-    assert_eq!(places[0], (Some(30), "heading `Fix 4` looks like an entry but is not `## N. Title`"));
+    let places: Vec<(Option<usize>, &str)> = numbered
+        .iter()
+        .map(|f| (f.line, f.message.as_str()))
+        .collect();
+    assert_eq!(
+        places[0],
+        (
+            Some(30),
+            "heading `Fix 4` looks like an entry but is not `## N. Title`"
+        )
+    );
     assert_eq!(places[1], (Some(32), "entry 5 is number 4 in order"));
     let state = run("fix-state-complete", &facts);
     assert_eq!(state.len(), 2, "{state:#?}");
     assert_eq!(state[0].line, Some(28));
     assert!(state[0].message.contains("unknown field `colour`"));
-    assert_eq!((state[1].line, state[1].message.as_str()), (Some(32), "entry 5 has no upstream state"));
-    assert!(state.iter().all(|f| f.file == "patches-rocm/LOCAL_FIXES.md"));
+    assert_eq!(
+        (state[1].line, state[1].message.as_str()),
+        (Some(32), "entry 5 has no upstream state")
+    );
+    assert!(state
+        .iter()
+        .all(|f| f.file == "patches-rocm/LOCAL_FIXES.md"));
 }
 
 const OLDER: &str = "\
@@ -111,25 +142,60 @@ Just prose about `kernels.cpp`.
 
 #[test]
 fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
-    let migration = register::migrate(OLDER, "patches-rocm/LOCAL_FIXES.md", Some("https://github.com/NripeshN/mlx"));
+    let migration = register::migrate(
+        OLDER,
+        "patches-rocm/LOCAL_FIXES.md",
+        Some("https://github.com/NripeshN/mlx"),
+    );
     let states: Vec<Option<State>> = migration.proposals.iter().map(|p| p.state).collect();
-    assert_eq!(states, [Some(State::Proposed), Some(State::KeptLocal), Some(State::Merged), None]);
+    assert_eq!(
+        states,
+        [
+            Some(State::Proposed),
+            Some(State::KeptLocal),
+            Some(State::Merged),
+            None
+        ]
+    );
     assert_eq!(migration.proposals[0].missing, ["package"]);
     assert_eq!(migration.proposals[3].missing, ["state"]);
     let register = register::parse("LOCAL_FIXES.md", &migration.text);
     assert!(register.problems.is_empty(), "{:?}", register.problems);
     let first = register.entry(1).unwrap();
     assert_eq!(first.title, "Free the allocator's cached buffers");
-    assert_eq!(first.value("link"), Some("https://github.com/NripeshN/mlx/pull/12"));
-    assert_eq!(first.prose, "The cache in `mlx/backend/rocm/allocator.cpp` was\nnever emptied.");
+    assert_eq!(
+        first.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/12")
+    );
+    assert_eq!(
+        first.prose,
+        "The cache in `mlx/backend/rocm/allocator.cpp` was\nnever emptied."
+    );
     let second = register.entry(2).unwrap();
-    assert_eq!(second.value("reason"), Some("Not upstreamed: only our build needs it."));
-    assert_eq!(second.prose, "The hook in `mlx/device.cpp` conflicts with upstream.");
+    assert_eq!(
+        second.value("reason"),
+        Some("Not upstreamed: only our build needs it.")
+    );
+    assert_eq!(
+        second.prose,
+        "The hook in `mlx/device.cpp` conflicts with upstream."
+    );
     let third = register.entry(3).unwrap();
     assert_eq!(third.value("fork-commit"), Some("1a2b3c4d"));
-    assert_eq!(third.value("link"), Some("https://github.com/NripeshN/mlx/pull/15"));
-    assert!(migration.diff.starts_with("--- a/patches-rocm/LOCAL_FIXES.md\n+++ b/patches-rocm/LOCAL_FIXES.md\n"));
-    assert!(migration.diff.contains("-**2. Keep the device hook**\n+## 2. Keep the device hook\n"), "{}", migration.diff);
+    assert_eq!(
+        third.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/15")
+    );
+    assert!(migration
+        .diff
+        .starts_with("--- a/patches-rocm/LOCAL_FIXES.md\n+++ b/patches-rocm/LOCAL_FIXES.md\n"));
+    assert!(
+        migration
+            .diff
+            .contains("-**2. Keep the device hook**\n+## 2. Keep the device hook\n"),
+        "{}",
+        migration.diff
+    );
 }
 
 #[test]
@@ -150,13 +216,92 @@ fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
     let mut facts = Facts::default();
     facts.repos.fork = Some("https://github.com/NripeshN/mlx".into());
     facts.register = Some(register::parse("LOCAL_FIXES.md", &text));
-    let before: Vec<String> = run("fix-link-present", &facts).into_iter().map(|f| f.message).collect();
-    assert!(before.iter().any(|m| m.starts_with("entry 4 applies to the fork but has no upstream link")), "{before:?}");
+    let before: Vec<String> = run("fix-link-present", &facts)
+        .into_iter()
+        .map(|f| f.message)
+        .collect();
+    assert!(
+        before
+            .iter()
+            .any(|m| m.starts_with("entry 4 applies to the fork but has no upstream link")),
+        "{before:?}"
+    );
     let text = register::record_link(&text, 4, "https://github.com/NripeshN/mlx/pull/20").unwrap();
     facts.register = Some(register::parse("LOCAL_FIXES.md", &text));
     let entry = facts.register.as_ref().unwrap().entry(4).unwrap().clone();
     assert_eq!(entry.state(), Some(State::Proposed));
-    let after: Vec<String> = run("fix-link-present", &facts).into_iter().map(|f| f.message).collect();
+    let after: Vec<String> = run("fix-link-present", &facts)
+        .into_iter()
+        .map(|f| f.message)
+        .collect();
     assert!(!after.iter().any(|m| m.starts_with("entry 4")), "{after:?}");
 }
 
+mod common;
+
+use forkbook::engine::check::{gather_facts, run_checks};
+use forkbook::engine::config::Layout;
+use forkbook::engine::overlay::OverlayState;
+use forkbook::engine::Cache;
+
+/// Every check over a demo project.
+fn findings_of(demo: &common::Demo) -> Vec<Finding> {
+    let project = demo.demo.open().unwrap();
+    let cache = Cache::open(&project).unwrap();
+    let state = OverlayState::load(&project, &cache).unwrap();
+    let facts = gather_facts(&project, &cache, &state).unwrap();
+    run_checks(&facts)
+}
+
+fn errors(findings: &[Finding]) -> Vec<String> {
+    findings
+        .iter()
+        .filter(|f| f.severity == forkbook_checks::Severity::Error)
+        .map(|f| f.render())
+        .collect()
+}
+
+#[test]
+fn the_demo_register_passes_every_check_in_both_layouts() {
+    for layout in [Layout::Patch, Layout::Files] {
+        let findings = findings_of(&common::Demo::new(layout));
+        assert!(
+            errors(&findings).is_empty(),
+            "{layout:?}:\n{}",
+            errors(&findings).join("\n")
+        );
+        // The demo fork hooks into the CUDA backend, which the overlay leaves out.
+        let warned: Vec<&str> = findings.iter().map(|f| f.message.as_str()).collect();
+        assert!(
+            warned
+                .iter()
+                .all(|m| m.contains("`mlx/backend/cuda/eval.cpp`")),
+            "{warned:?}"
+        );
+    }
+}
+
+#[test]
+fn breaking_the_demo_register_is_found_at_its_line() {
+    let demo = common::Demo::new(Layout::Patch);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let broken = text
+        .replace("- link: https://github.com/NripeshN/mlx/pull/101\n", "")
+        .replace(
+            "Files: `mlx/backend/rocm/local_workaround.hpp`",
+            "Files: `mlx/backend/rocm/eval.cpp`",
+        );
+    assert_ne!(broken, text, "the demo register changed shape");
+    std::fs::write(&path, &broken).unwrap();
+    let errors = errors(&findings_of(&demo));
+    let line_of = |needle: &str| broken.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let entry2 = line_of("## 2.");
+    assert!(errors.contains(&format!(
+        "patches-rocm/LOCAL_FIXES.md:{entry2}: error[fix-link-present]: entry 2 applies to the fork but has no upstream link\n  \
+         note: send it with `forkbook propose 2` and record the pull request with `forkbook propose --record 2 URL`, \
+         or mark it `kept-local` with a reason and an issue"
+    )), "{errors:#?}");
+    assert!(errors.iter().any(|e| e.starts_with("patches-rocm/LOCAL_FIXES.md: error[differing-file-named]: `mlx/backend/rocm/local_workaround.hpp` differs")), "{errors:#?}");
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+}

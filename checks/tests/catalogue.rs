@@ -32,7 +32,10 @@ fn ids_are_unique_and_kebab_case() {
     for check in CHECKS {
         assert!(seen.insert(check.id), "id `{}` registered twice", check.id);
         assert!(
-            check.id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+            check
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'-'),
             "id `{}` is not kebab-case",
             check.id
         );
@@ -42,27 +45,59 @@ fn ids_are_unique_and_kebab_case() {
 #[test]
 fn each_check_lives_in_the_file_named_by_its_id() {
     for check in CHECKS {
-        let stem = Path::new(check.source).file_stem().unwrap().to_str().unwrap();
-        assert_eq!(stem, check.id.replace('-', "_"), "check `{}` lives in `{}`", check.id, check.source);
+        let stem = Path::new(check.source)
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        assert_eq!(
+            stem,
+            check.id.replace('-', "_"),
+            "check `{}` lives in `{}`",
+            check.id,
+            check.source
+        );
     }
 }
 
 #[test]
 fn every_check_file_is_registered_and_every_page_belongs_to_a_check() {
-    let registered: BTreeSet<String> = CHECKS.iter().map(|c| format!("{}.rs", c.id.replace('-', "_"))).collect();
-    let sources: BTreeSet<String> = files_with(".rs").into_iter().filter(|f| !SUPPORT.contains(&f.as_str())).collect();
-    assert_eq!(sources, registered, "check files and registered checks differ");
+    let registered: BTreeSet<String> = CHECKS
+        .iter()
+        .map(|c| format!("{}.rs", c.id.replace('-', "_")))
+        .collect();
+    let sources: BTreeSet<String> = files_with(".rs")
+        .into_iter()
+        .filter(|f| !SUPPORT.contains(&f.as_str()))
+        .collect();
+    assert_eq!(
+        sources, registered,
+        "check files and registered checks differ"
+    );
     let pages: BTreeSet<String> = CHECKS.iter().map(|c| format!("{}.md", c.id)).collect();
-    assert_eq!(files_with(".md"), pages, "doc pages and registered checks differ");
+    assert_eq!(
+        files_with(".md"),
+        pages,
+        "doc pages and registered checks differ"
+    );
 }
 
 #[test]
 fn every_check_is_documented_with_why_what_and_how() {
     for check in CHECKS {
         let first = check.doc.lines().next().unwrap_or("");
-        assert_eq!(first, format!("# {}", check.id), "page of `{}` must start with its id", check.id);
+        assert_eq!(
+            first,
+            format!("# {}", check.id),
+            "page of `{}` must start with its id",
+            check.id
+        );
         for part in ["**Why.**", "**What it finds.**", "**How to fix it.**"] {
-            assert!(check.doc.contains(part), "page of `{}` lacks {part}", check.id);
+            assert!(
+                check.doc.contains(part),
+                "page of `{}` lacks {part}",
+                check.id
+            );
         }
         assert_eq!(explain(check.id), Some(check.doc));
         assert!(!check.name.is_empty());
@@ -74,8 +109,17 @@ fn every_check_is_documented_with_why_what_and_how() {
 fn catalogue_page_lists_every_check_once_with_its_page() {
     let page = render_catalogue_markdown();
     for check in CHECKS {
-        assert_eq!(page.matches(&format!("| [`{}`]", check.id)).count(), 1, "{}", check.id);
-        assert!(page.contains(&format!("\n## {}\n", check.id)), "page of `{}` missing", check.id);
+        assert_eq!(
+            page.matches(&format!("| [`{}`]", check.id)).count(),
+            1,
+            "{}",
+            check.id
+        );
+        assert!(
+            page.contains(&format!("\n## {}\n", check.id)),
+            "page of `{}` missing",
+            check.id
+        );
     }
 }
 
@@ -89,7 +133,11 @@ fn healthy_records_have_no_findings() {
 fn every_check_finds_its_problem_in_the_broken_records() {
     let findings = run_all(&common::broken());
     for check in CHECKS {
-        assert!(findings.iter().any(|f| f.check == check.id), "`{}` found nothing", check.id);
+        assert!(
+            findings.iter().any(|f| f.check == check.id),
+            "`{}` found nothing",
+            check.id
+        );
     }
     for finding in &findings {
         let check = CHECKS.iter().find(|c| c.id == finding.check).unwrap();
@@ -104,7 +152,10 @@ fn findings_serialize_with_file_line_and_severity() {
     let json = serde_json::to_value(&findings).unwrap();
     let first = &json[0];
     for key in ["check", "severity", "file", "line", "message", "note"] {
-        assert!(first.get(key).is_some(), "JSON finding lacks `{key}`: {first}");
+        assert!(
+            first.get(key).is_some(),
+            "JSON finding lacks `{key}`: {first}"
+        );
     }
     assert!(findings.iter().any(|f| f.severity == Severity::Warning));
 }
@@ -119,10 +170,17 @@ fn every_check_runs_on_every_fixture() {
             .iter()
             .map(|check| {
                 let found: Vec<String> = (check.run)(&facts).iter().map(|f| f.render()).collect();
-                format!("== {} ({})\n{}", check.id, found.len(), found.iter().map(|f| format!("{f}\n")).collect::<String>())
+                format!(
+                    "== {} ({})\n{}",
+                    check.id,
+                    found.len(),
+                    found.iter().map(|f| format!("{f}\n")).collect::<String>()
+                )
             })
             .collect();
-        let path = crate_dir().join("tests/snapshots").join(format!("{name}.txt"));
+        let path = crate_dir()
+            .join("tests/snapshots")
+            .join(format!("{name}.txt"));
         let stored = std::fs::read_to_string(&path).unwrap_or_default();
         if bless {
             std::fs::write(&path, &rendered).unwrap();
@@ -130,5 +188,9 @@ fn every_check_runs_on_every_fixture() {
             stale.push(format!("--- {}\n{rendered}", path.display()));
         }
     }
-    assert!(stale.is_empty(), "snapshots differ (FORKBOOK_BLESS=1 rewrites them):\n{}", stale.join("\n"));
+    assert!(
+        stale.is_empty(),
+        "snapshots differ (FORKBOOK_BLESS=1 rewrites them):\n{}",
+        stale.join("\n")
+    );
 }

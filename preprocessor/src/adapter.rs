@@ -107,6 +107,7 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             cache: StepCache::new(cache_dir, rerun),
             root: ctx.root.clone(),
             src: ctx.config.book.src.clone(),
+            renderer: ctx.renderer.clone(),
             problems: Vec::new(),
             directive_sites: BTreeMap::new(),
         })
@@ -121,7 +122,7 @@ impl<R: StepRunner> Preprocessor for ForkbookPreprocessor<R> {
     fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> Result<Book> {
         let mut session = self.session(ctx)?;
         book.for_each_chapter_mut(|chapter| session.chapter(chapter));
-        let findings = self.runner.gate_findings();
+        let findings = self.runner.gate_findings(&ctx.renderer);
         session.gate(&findings)?;
         Ok(book)
     }
@@ -156,6 +157,7 @@ struct Session<'a, R> {
     cache: StepCache,
     root: PathBuf,
     src: PathBuf,
+    renderer: String,
     problems: Vec<String>,
     /// Where each directive name was first used (`register` -> `src/register.md:5`).
     directive_sites: BTreeMap<String, String>,
@@ -232,6 +234,7 @@ impl<R: StepRunner> Session<'_, R> {
             chapter: file.to_path_buf(),
             line: block.line,
             book_root: self.root.clone(),
+            renderer: self.renderer.clone(),
         })
     }
 
@@ -309,14 +312,33 @@ impl<R: StepRunner> Session<'_, R> {
         if self.problems.is_empty() {
             return Ok(());
         }
-        let count = self.problems.len();
-        let noun = if count == 1 { "problem" } else { "problems" };
-        Err(Error::msg(format!(
-            "the book's gate failed with {count} {noun}\n\n{}",
-            self.problems.join("\n\n")
-        )))
+        Err(Error::new(GateFailure {
+            problems: self.problems,
+        }))
     }
 }
+
+/// The error a run fails with when the gate does: every problem, each naming its file and line
+/// (and its check, for book-wide findings). Callers can tell it from a broken book with
+/// `error.downcast_ref::<GateFailure>()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateFailure {
+    pub problems: Vec<String>,
+}
+
+impl std::fmt::Display for GateFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let count = self.problems.len();
+        let noun = if count == 1 { "problem" } else { "problems" };
+        write!(
+            f,
+            "the book's gate failed with {count} {noun}\n\n{}",
+            self.problems.join("\n\n")
+        )
+    }
+}
+
+impl std::error::Error for GateFailure {}
 
 fn finding_message(finding: &GateFinding, sites: &BTreeMap<String, String>) -> String {
     let shown = finding
@@ -469,6 +491,7 @@ mod tests {
             chapter: "src/a.md".into(),
             line: 1,
             book_root: ".".into(),
+            renderer: "html".into(),
         };
         assert!(code_block(&step).starts_with("`````sh\n"));
     }

@@ -124,6 +124,7 @@ mod tests {
             chapter: "src/a.md".into(),
             line: 1,
             book_root: ".".into(),
+            renderer: "html".into(),
         }
     }
 

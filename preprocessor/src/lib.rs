@@ -17,7 +17,7 @@ pub mod blocks;
 pub mod cache;
 pub mod render;
 
-pub use adapter::{handle_stdio, supports_renderer, ForkbookPreprocessor, NAME};
+pub use adapter::{handle_stdio, supports_renderer, ForkbookPreprocessor, GateFailure, NAME};
 pub use blocks::{Attrs, StepKind};
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,9 @@ pub struct Step {
     pub line: usize,
     /// The folder holding book.toml.
     pub book_root: PathBuf,
+    /// The renderer the book is built for: `html`, or `test` for the acceptance gate, where a
+    /// runner may be stricter (treat missing objects as a failure rather than a skip).
+    pub renderer: String,
 }
 
 impl Step {
@@ -122,7 +125,7 @@ pub trait StepRunner {
     fn directive(&self, name: &str, args: &[String]) -> Result<String, String>;
 
     /// Book-wide gate conditions; asked once after every chapter has been processed.
-    fn gate_findings(&self) -> Vec<GateFinding> {
+    fn gate_findings(&self, _renderer: &str) -> Vec<GateFinding> {
         Vec::new()
     }
 }

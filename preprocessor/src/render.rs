@@ -208,6 +208,7 @@ mod tests {
             chapter: "src/a.md".into(),
             line: 3,
             book_root: ".".into(),
+            renderer: "html".into(),
         }
     }
 

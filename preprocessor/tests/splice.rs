@@ -62,7 +62,7 @@ impl StepRunner for FakeRunner {
         }
     }
 
-    fn gate_findings(&self) -> Vec<GateFinding> {
+    fn gate_findings(&self, _renderer: &str) -> Vec<GateFinding> {
         self.findings.clone()
     }
 }

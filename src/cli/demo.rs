@@ -1,10 +1,58 @@
-//! demo placeholder
+//! `forkbook demo`: the whole procedure, live, on a generated world with no network.
+
 use super::{Ctx, OK};
+use crate::engine::config::Layout;
+use crate::engine::demo::project::generate;
 use crate::engine::Result;
-/// Build a small synthetic upstream, fork and overlay, then run the procedure against it
+use std::path::PathBuf;
+
+/// Build a small synthetic upstream, fork and overlay with real git history, then run the procedure on it
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Where to build the demo (default: a new temporary folder)
-    pub dir: Option<std::path::PathBuf>,
+    /// Where to build the demo (default: a new folder under the system's temporary folder)
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Layout of the demo overlay
+    #[arg(long, value_parser = ["patch", "files"], default_value = "patch")]
+    pub layout: String,
 }
-pub fn run(_args: &Args, _ctx: &mut Ctx) -> Result<i32> { Ok(OK) }
+
+pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
+    let dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("forkbook-demo-{}", std::process::id())),
+    };
+    if dir.join("project").exists() {
+        return Err(crate::engine::Error::new(format!("`{}` already holds a demo", dir.display()))
+            .with_note("pass a new folder, or remove that one"));
+    }
+    let layout = if args.layout == "files" { Layout::Files } else { Layout::Patch };
+    let demo = generate(&dir, layout)?;
+    let world = &demo.world;
+    writeln!(ctx.out, "demo world in {}", dir.display())?;
+    writeln!(ctx.out, "  upstream {} (pin 1 {}, candidate pin 2 {})", world.upstream.display(), &world.pin1[..8], &world.pin2[..8])?;
+    writeln!(ctx.out, "  fork     {} (F1..F4: {})", world.fork.display(), world.fork_commits.iter().map(|c| &c[..8]).collect::<Vec<_>>().join(" "))?;
+    writeln!(ctx.out, "  project  {} ({} layout, 4 local fixes)", demo.root.display(), layout.name())?;
+    let root = demo.root.to_string_lossy().into_owned();
+    let cache = demo.cache.to_string_lossy().into_owned();
+    let f2 = world.fork_commits[1].clone();
+    let pin2 = world.pin2.clone();
+    let steps: Vec<(&str, Vec<String>)> = vec![
+        ("the overlay at a glance", vec!["status".into()]),
+        ("the committed overlay reproduces byte for byte", vec!["sync".into(), "--check".into()]),
+        ("core files against the pin plus the fork's change", vec!["residual".into()]),
+        ("fork sync to F2 (dry run): a local fix collides with the fork", vec!["sync".into(), f2, "--check".into()]),
+        ("pin bump to pin 2 (dry run): core-file conflicts", vec!["retarget".into(), pin2, "--check".into()]),
+    ];
+    for (what, args) in steps {
+        writeln!(ctx.out, "\n== {what}\n$ forkbook {}", args.join(" "))?;
+        let mut full: Vec<std::ffi::OsString> = vec!["forkbook".into(), "--root".into(), root.clone().into(), "--cache".into(), cache.clone().into()];
+        full.extend(args.into_iter().map(Into::into));
+        let mut buf = Vec::new();
+        let code = super::run(full, &mut buf);
+        ctx.out.write_all(&buf)?;
+        writeln!(ctx.out, "(exit {code})")?;
+    }
+    writeln!(ctx.out, "\nnext: cd {} and try `forkbook retarget {}` for real", demo.root.display(), &world.pin2[..8])?;
+    Ok(OK)
+}

@@ -9,11 +9,13 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
+mod book;
 mod demo;
 mod fetch;
 mod fix;
 mod init;
 mod materialize;
+mod mdbook;
 mod residual;
 mod status;
 mod sync;
@@ -70,6 +72,8 @@ pub enum Command {
     Residual(residual::Args),
     Fix(fix::Args),
     Demo(demo::Args),
+    Book(book::Args),
+    Mdbook(mdbook::Args),
 }
 
 /// What a command gets: where to print, and the project and cache on demand.
@@ -169,6 +173,8 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::Residual(args) => residual::run(&args, ctx),
         Command::Fix(args) => fix::run(&args, ctx),
         Command::Demo(args) => demo::run(&args, ctx),
+        Command::Book(args) => book::run(&args, ctx),
+        Command::Mdbook(args) => mdbook::run(&args, ctx),
     }
 }
 

@@ -82,7 +82,7 @@ fn run_check(ctx: &mut Ctx) -> Result<i32> {
 
 fn run_move(ctx: &mut Ctx, target: Target, dry_run: bool, out: Option<&PathBuf>) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
-    let new = sync::resolve_target(&project, &cache, state.commits, &target)?;
+    let new = sync::resolve_target(&cache, state.commits, &target)?;
     let planned = sync::plan(&project, &cache, &state, new)?;
     if !dry_run {
         sync::write(&project, &planned)?;
@@ -102,7 +102,11 @@ fn print_move(ctx: &mut Ctx, planned: &Move, dry_run: bool) -> Result<()> {
     let verb = if dry_run { "would move" } else { "moved" };
     writeln!(ctx.out, "{verb} {} -> {}", planned.old.describe(), planned.new.describe())?;
     print_core(ctx, planned)?;
+    let base_conflicts: Vec<&str> = planned.core.iter().filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_))).map(|(p, _)| p.as_str()).collect();
     for (path, outcome) in &planned.files {
+        if *outcome == FileOutcome::Taken && base_conflicts.contains(&path.as_str()) {
+            continue;
+        }
         let line = match outcome {
             FileOutcome::Taken => "taken".to_string(),
             FileOutcome::Added => "added (new in the fork)".to_string(),

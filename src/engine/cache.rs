@@ -102,17 +102,20 @@ impl Cache {
         }
         let (url, branch) = self.remote_config(remote).clone();
         let name = remote.name();
+        if let Some(mirror) = local_mirror(&url) {
+            return self.link_mirror(remote, &mirror, &branch, revs);
+        }
         let mut specs = vec![format!("+refs/heads/{branch}:refs/remotes/{name}/{branch}")];
         for rev in revs.iter().filter(|r| !is_hex(r)) {
             specs.push(format!("+refs/heads/{rev}:refs/remotes/{name}/{rev}"));
         }
         let mut git_remote = self.repo.find_remote(name)?;
-        let fetched = git_remote.fetch(&specs, None, None);
+        let fetched = git_remote.fetch(&specs, Some(&mut fetch_options()), None);
         let missing = || revs.iter().filter(|r| self.find(r).is_none()).count();
         if fetched.is_err() || missing() > 0 {
-            let all = [format!("+refs/heads/*:refs/remotes/{name}/*"), format!("+refs/tags/*:refs/remotes/{name}/tags/*")];
+            let all = [format!("+refs/heads/*:refs/remotes/{name}/*")];
             git_remote
-                .fetch(&all, None, None)
+                .fetch(&all, Some(&mut fetch_options()), None)
                 .with_context(|| format!("failed to fetch from the {name} `{url}`"))?;
         }
         let mut found = Vec::new();
@@ -123,6 +126,49 @@ impl Cache {
             })?;
             self.keep(oid)?;
             found.push(oid);
+        }
+        Ok(found)
+    }
+
+    /// A mirror on this machine is not copied: its object folder becomes an alternate of the
+    /// cache (read in place, in process) and its refs are mirrored as remote-tracking refs. This
+    /// is instant, and tolerates mirrors that lack objects no wanted commit needs.
+    fn link_mirror(&self, remote: Remote, mirror: &Path, branch: &str, revs: &[&str]) -> Result<Vec<Oid>> {
+        let name = remote.name();
+        let source = Repository::open_bare(mirror)
+            .or_else(|_| Repository::open(mirror))
+            .with_context(|| format!("`{}` (the {name} URL) is not a git repository", mirror.display()))?;
+        let objects = source.path().join("objects");
+        let alternates = self.repo.path().join("objects/info/alternates");
+        let line = objects.to_string_lossy().into_owned();
+        let existing = std::fs::read_to_string(&alternates).unwrap_or_default();
+        if !existing.lines().any(|l| l == line) {
+            std::fs::create_dir_all(alternates.parent().unwrap_or(Path::new(".")))?;
+            std::fs::write(&alternates, format!("{existing}{line}\n"))?;
+            self.repo.odb()?.add_disk_alternate(&line)?;
+        }
+        let resolve = |rev: &str| {
+            [format!("refs/heads/{rev}"), rev.to_string()]
+                .iter()
+                .find_map(|c| source.revparse_single(c).ok().and_then(|o| o.peel_to_commit().ok()).map(|c| c.id()))
+        };
+        let mut found = Vec::new();
+        for rev in std::iter::once(&branch).chain(revs.iter()) {
+            let Some(oid) = resolve(rev) else {
+                if *rev == branch {
+                    continue;
+                }
+                return Err(Error::new(format!("`{rev}` is not in the {name} `{}`", mirror.display()))
+                    .with_note(format!("check the revision, or the `[{name}] url` in forkbook.toml")));
+            };
+            if !is_hex(rev) {
+                self.repo.reference(&format!("refs/remotes/{name}/{rev}"), oid, true, "forkbook: mirror")?;
+            }
+            self.keep(oid)?;
+            found.push(oid);
+        }
+        if resolve(branch).is_some() {
+            found.remove(0);
         }
         Ok(found)
     }
@@ -279,6 +325,13 @@ impl Cache {
     }
 }
 
+/// Tags are not needed and a mirror may hold tags whose objects it lacks: never follow them.
+fn fetch_options() -> git2::FetchOptions<'static> {
+    let mut options = git2::FetchOptions::new();
+    options.download_tags(git2::AutotagOption::None);
+    options
+}
+
 fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {
     let target = String::from_utf8_lossy(target);
     let why = if link_stays_inside(path, &target) { "links are not supported in an overlay" } else { "the link leads outside the overlay" };
@@ -302,6 +355,16 @@ fn is_hex(rev: &str) -> bool {
 /// The first 8 hex digits of a commit, for labels and messages.
 pub fn short(oid: Oid) -> String {
     oid.to_string()[..8].to_string()
+}
+
+/// The folder a URL names when it is a local path to an existing folder.
+fn local_mirror(url: &str) -> Option<PathBuf> {
+    let path = url.strip_prefix("file://").unwrap_or(url);
+    if url.contains("://") && !url.starts_with("file://") {
+        return None;
+    }
+    let path = Path::new(path);
+    path.is_dir().then(|| path.to_path_buf())
 }
 
 /// Local paths become absolute, so the cache (elsewhere) finds them.

@@ -1,1 +1,370 @@
-//! TODO
+//! `forkbook check`: gathers the [`Facts`] the check catalogue reads, and runs it.
+//!
+//! Gathering is split in two so a broken record is a finding, not a crash: the records alone
+//! (UPSTREAM read leniently, the register, the README, the build's pin) need no cache; the
+//! base tree, the overlay, the lock, the residual and the fork hooks come from the overlay state.
+
+use std::collections::BTreeSet;
+
+use forkbook_checks::facts::{
+    BuildPin, CountFact, KeyValueLine, LockFacts, LockMismatch, MismatchKind, ReadmeFacts, Repos,
+    ResidualHunk, SeriesPatch, TreeFacts, UpstreamRecord,
+};
+use forkbook_checks::names::{resolve, Resolved};
+use forkbook_checks::register::{Problem, Register};
+pub use forkbook_checks::{Facts, Finding, Severity};
+
+use super::cache::Cache;
+use super::config::{Config, Layout, CONFIG_FILE};
+use super::error::{Context, Result};
+use super::overlay::{OverlayState, PATCHES_DIR};
+use super::project::Project;
+use super::records::{self, Counts, Lock};
+use super::{register, residual};
+
+/// Every fact: the records, then the overlay state's.
+pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
+    let mut facts = gather_record_facts(project)?;
+    add_overlay_facts(&mut facts, project, cache, state)?;
+    Ok(facts)
+}
+
+/// Runs the whole catalogue.
+pub fn run_checks(facts: &Facts) -> Vec<Finding> {
+    forkbook_checks::run_all(facts)
+}
+
+/// The facts that need only the records folder and the project's files.
+pub fn gather_record_facts(project: &Project) -> Result<Facts> {
+    let dir = project.records_dir();
+    let read = |name: &str| -> Result<Option<String>> {
+        let path = dir.join(name);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let bytes = std::fs::read(&path)
+            .with_context(|| format!("failed to read `{}`", project.record_name(name)))?;
+        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    };
+    let register_name = project.record_name(records::FIXES_FILE);
+    Ok(Facts {
+        records_dir: project.config.overlay.dir.trim_end_matches('/').to_string(),
+        backend_prefix: project.config.overlay.backend_prefix.clone(),
+        upstream: read(records::UPSTREAM_FILE)?
+            .map(|t| upstream_record(&project.record_name(records::UPSTREAM_FILE), &t)),
+        build_pin: build_pin(project)?,
+        register: read(records::FIXES_FILE)?.map(|t| register::parse(&register_name, &t)),
+        readme: read(records::README_FILE)?.map(|t| ReadmeFacts {
+            file: project.record_name(records::README_FILE),
+            counts: stated_counts(&t),
+            text: t,
+        }),
+        repos: web_repos(project),
+        ..Facts::default()
+    })
+}
+
+/// Adds what the overlay state knows: trees, series, lock, residual, hooks, true counts.
+pub fn add_overlay_facts(
+    facts: &mut Facts,
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+) -> Result<()> {
+    let files: BTreeSet<&String> = state
+        .base
+        .files
+        .keys()
+        .chain(state.overlay.keys())
+        .collect();
+    facts.tree = Some(TreeFacts {
+        files: files.into_iter().cloned().collect(),
+        differing: state
+            .differences()
+            .into_iter()
+            .map(|(path, _, _)| path)
+            .collect(),
+    });
+    if state.layout == Layout::Patch {
+        facts.patch_series = Some(series(project, state));
+    }
+    facts.lock = Some(lock_facts(project, state));
+    facts.residual = residual_hunks(
+        state,
+        facts.register.as_ref(),
+        facts.tree.as_ref(),
+        &facts.backend_prefix,
+    );
+    let prefix = &project.config.overlay.backend_prefix;
+    let mut hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
+    hooks.retain(|p| !state.core_files.contains(p));
+    facts.fork_hooks = hooks;
+    let entries = facts.register.as_ref().map_or(0, |r| r.entries.len());
+    if let Some(counts) = facts.readme.as_mut().and_then(|r| r.counts.as_mut()) {
+        fill_actual_counts(counts, state, prefix, entries);
+    }
+    Ok(())
+}
+
+/// `UPSTREAM` read leniently: every `key: value` line, and a problem for each other line.
+fn upstream_record(file: &str, text: &str) -> UpstreamRecord {
+    let mut record = UpstreamRecord {
+        file: file.to_string(),
+        ..UpstreamRecord::default()
+    };
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        match trimmed.split_once(':') {
+            Some((key, value))
+                if !key.trim().is_empty() && !key.trim().contains(char::is_whitespace) =>
+            {
+                record.lines.push(KeyValueLine {
+                    key: key.trim().to_string(),
+                    value: value.trim().to_string(),
+                    line: index + 1,
+                });
+            }
+            _ => record.problems.push(Problem {
+                line: index + 1,
+                message: format!("expected `key: value`, found `{}`", trimmed.escape_debug()),
+            }),
+        }
+    }
+    record
+}
+
+/// The build's pin: the first 40-hex word of the configured `pin_file`.
+fn build_pin(project: &Project) -> Result<Option<BuildPin>> {
+    let Some(name) = &project.config.overlay.pin_file else {
+        return Ok(None);
+    };
+    super::paths::check_relative(name).context("`overlay.pin_file`")?;
+    let text = std::fs::read_to_string(project.root.join(name)).unwrap_or_default();
+    let found = text.lines().enumerate().find_map(|(index, line)| {
+        line.split(|c: char| !c.is_ascii_hexdigit())
+            .find(|word| word.len() == 40)
+            .map(|sha| (index + 1, sha.to_ascii_lowercase()))
+    });
+    let (line, value) = found.unwrap_or((0, String::new()));
+    Ok(Some(BuildPin {
+        file: name.clone(),
+        line,
+        value,
+    }))
+}
+
+/// The README's counts block as stated; the actual figures are filled in from the overlay.
+fn stated_counts(readme: &str) -> Option<Vec<CountFact>> {
+    let stated = Counts::stated(readme)?;
+    let counts = stated
+        .into_iter()
+        .filter_map(|(line, name, value)| {
+            Some(CountFact {
+                name,
+                stated: value? as u64,
+                actual: 0,
+                line,
+            })
+        })
+        .collect();
+    Some(counts)
+}
+
+/// The true figure for each stated count, the way `sync` writes them; unknown names are kept true.
+fn fill_actual_counts(
+    counts: &mut [CountFact],
+    state: &OverlayState,
+    prefix: &str,
+    entries: usize,
+) {
+    let backend = state
+        .overlay
+        .keys()
+        .filter(|p| p.starts_with(prefix))
+        .count();
+    for count in counts {
+        count.actual = match count.name.as_str() {
+            "backend files" => backend as u64,
+            "core files" => (state.overlay.len() - backend) as u64,
+            "local fixes" => entries as u64,
+            _ => count.stated,
+        };
+    }
+}
+
+fn series(project: &Project, state: &OverlayState) -> Vec<SeriesPatch> {
+    state
+        .records
+        .patches
+        .iter()
+        .map(|p| SeriesPatch {
+            number: p.number().unwrap_or(0) as u32,
+            file: project.record_name(&format!("{PATCHES_DIR}/{}", p.name)),
+        })
+        .collect()
+}
+
+/// The materialized overlay against `overlay.lock`, each mismatch with its line in the lock.
+fn lock_facts(project: &Project, state: &OverlayState) -> LockFacts {
+    let file = project.record_name(records::LOCK_FILE);
+    let Some(lock) = &state.records.lock else {
+        return LockFacts {
+            file,
+            present: false,
+            mismatches: Vec::new(),
+        };
+    };
+    let text = state
+        .records
+        .files
+        .get(records::LOCK_FILE)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    let line_of = |path: &str| {
+        text.lines()
+            .position(|l| l.split_once("  ").is_some_and(|(_, p)| p == path))
+            .map(|i| i + 1)
+    };
+    let mismatches = lock
+        .mismatches(&Lock::of(&state.overlay))
+        .into_iter()
+        .map(|(path, locked, actual)| {
+            let kind = match (locked, actual) {
+                (Some(_), None) => MismatchKind::Missing,
+                (None, _) => MismatchKind::NotLocked,
+                _ => MismatchKind::Changed,
+            };
+            LockMismatch {
+                line: line_of(&path),
+                path,
+                kind,
+            }
+        })
+        .collect();
+    LockFacts {
+        file,
+        present: true,
+        mismatches,
+    }
+}
+
+/// Residual hunks with their fixes: the patches that change the file, or (files layout, where
+/// there are no patches) the entries that name it.
+fn residual_hunks(
+    state: &OverlayState,
+    register: Option<&Register>,
+    tree: Option<&TreeFacts>,
+    prefix: &str,
+) -> Vec<ResidualHunk> {
+    let files = tree.map_or(&[][..], |t| &t.files[..]);
+    residual::compute(state)
+        .hunks
+        .into_iter()
+        .map(|hunk| {
+            let fixes = match state.layout {
+                Layout::Patch => hunk.fixes.iter().map(|n| *n as u32).collect(),
+                Layout::Files => naming_entries(register, files, prefix, &hunk.file),
+            };
+            ResidualHunk {
+                file: hunk.file,
+                line: hunk.line,
+                fixes,
+            }
+        })
+        .collect()
+}
+
+fn naming_entries(
+    register: Option<&Register>,
+    files: &[String],
+    prefix: &str,
+    path: &str,
+) -> Vec<u32> {
+    let Some(register) = register else {
+        return Vec::new();
+    };
+    register
+        .entries
+        .iter()
+        .filter(|e| {
+            e.files
+                .iter()
+                .any(|n| resolve(&n.name, files, prefix) == Resolved::File(path))
+        })
+        .map(|e| e.number)
+        .collect()
+}
+
+/// The web addresses of the fork and upstream as `forkbook.toml` names them (before any
+/// `--fork-url` mirror override), for link validation.
+fn web_repos(project: &Project) -> Repos {
+    let path = project.root.join(CONFIG_FILE);
+    let config = if path.is_file() {
+        Config::load(&path).unwrap_or_else(|_| project.config.clone())
+    } else {
+        Config::mlx_rocm()
+    };
+    Repos {
+        fork: web_address(&config.fork.url),
+        upstream: web_address(&config.upstream.url),
+    }
+}
+
+/// `https://host/owner/repo` for an http(s), `ssh://` or `git@host:` URL; `None` for a local path.
+pub fn web_address(url: &str) -> Option<String> {
+    let url = url.trim().trim_end_matches('/');
+    let url = url.strip_suffix(".git").unwrap_or(url);
+    if let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    {
+        return Some(format!("https://{rest}"));
+    }
+    if let Some(rest) = url.strip_prefix("ssh://") {
+        let rest = rest.split_once('@').map_or(rest, |(_, r)| r);
+        return Some(format!("https://{}", rest.replacen(':', "/", 1)));
+    }
+    let (user_host, path) = url.split_once(':')?;
+    let host = user_host.split_once('@')?.1;
+    (!path.starts_with('/') && !host.is_empty()).then(|| format!("https://{host}/{path}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn web_addresses_come_from_remote_urls_not_local_paths() {
+        assert_eq!(
+            web_address("https://github.com/NripeshN/mlx.git").as_deref(),
+            Some("https://github.com/NripeshN/mlx")
+        );
+        assert_eq!(
+            web_address("git@github.com:ml-explore/mlx.git").as_deref(),
+            Some("https://github.com/ml-explore/mlx")
+        );
+        assert_eq!(
+            web_address("ssh://git@github.com/o/r").as_deref(),
+            Some("https://github.com/o/r")
+        );
+        assert_eq!(web_address("/tmp/world/fork.git"), None);
+        assert_eq!(web_address("C:/mirrors/fork"), None);
+    }
+
+    #[test]
+    fn upstream_is_read_leniently_with_lines() {
+        let record = upstream_record("UPSTREAM", "source: x\n# note\nnot a pair\ncommit: abc\n");
+        assert_eq!(
+            record
+                .lines
+                .iter()
+                .map(|l| (l.key.as_str(), l.line))
+                .collect::<Vec<_>>(),
+            [("source", 1), ("commit", 4)]
+        );
+        assert_eq!(record.problems[0].line, 3);
+    }
+}

@@ -55,7 +55,7 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
 fn empty_state(project: &Project, cache: &Cache, commits: Commits, core_files: Vec<String>) -> Result<OverlayState> {
     let base = super::base::build(cache, commits, &core_files, &project.config.overlay.backend_prefix)?;
     let mut upstream = Upstream::default();
-    upstream.set(keys::SOURCE, &project.config.fork.url);
+    upstream.set(keys::SOURCE, &project.canonical_urls.0);
     upstream.set(keys::BRANCH, &project.config.fork.branch);
     upstream.set(keys::COMMIT, &commits.fork.to_string());
     upstream.set(keys::BASE, &commits.base.to_string());
@@ -77,6 +77,6 @@ const FIXES_TEMPLATE: &str = "# Local fixes\n\nEvery difference between the over
 fn readme(project: &Project) -> String {
     format!(
         "# {} overlay\n\nThe backend `{}` of {} (branch `{}`) laid over a pinned {} commit; see `UPSTREAM` for the commits and `LOCAL_FIXES.md` for every local change. Kept by forkbook.\n\n",
-        project.config.overlay.dir, project.config.overlay.backend_prefix, project.config.fork.url, project.config.fork.branch, project.config.upstream.url
+        project.config.overlay.dir, project.config.overlay.backend_prefix, project.canonical_urls.0, project.config.fork.branch, project.canonical_urls.1
     )
 }

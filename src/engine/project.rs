@@ -34,6 +34,9 @@ pub struct Project {
     pub root: PathBuf,
     pub config: Config,
     pub overrides: Overrides,
+    /// The fork and upstream URLs as `forkbook.toml` names them, before any override: records
+    /// name these, never a mirror path of one machine.
+    pub canonical_urls: (String, String),
 }
 
 impl Project {
@@ -41,13 +44,14 @@ impl Project {
     pub fn open(root: &Path, overrides: &Overrides) -> Result<Project> {
         let path = root.join(CONFIG_FILE);
         let mut config = if path.exists() { Config::load(&path)? } else { Config::mlx_rocm() };
+        let canonical_urls = (config.fork.url.clone(), config.upstream.url.clone());
         if let Some(url) = &overrides.fork_url {
             config.fork.url = url.clone();
         }
         if let Some(url) = &overrides.upstream_url {
             config.upstream.url = url.clone();
         }
-        Ok(Project { root: root.to_path_buf(), config, overrides: overrides.clone() })
+        Ok(Project { root: root.to_path_buf(), config, overrides: overrides.clone(), canonical_urls })
     }
 
     /// The nearest folder at or above `start` that holds `forkbook.toml`.

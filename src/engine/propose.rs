@@ -1,1 +1,592 @@
-//! TODO
+//! `forkbook propose`: a local fix sent back to the fork as a `git format-patch` package.
+//!
+//! A fix is recorded against the pin, but the fork's maintainers need it against the fork
+//! commit. For each file the fix touches, its change (pre-image to post-image) is carried onto
+//! the fork's version with a 3-way merge; the result is committed in the object cache with the
+//! fork commit as parent (so it can be pushed as a branch), formatted with libgit2's email
+//! writer, and verified by applying the patch to the fork commit's tree. Each package comes with
+//! a pull request title and body, and the packages that touch the same lines say so.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use git2::{build::TreeUpdateBuilder, FileMode, Oid, Repository, Signature};
+use serde::Serialize;
+
+use super::cache::{short, Cache};
+use super::config::Layout;
+use super::error::{Context, Error, Result};
+use super::merge::{merge_file, Labels};
+use super::overlay::{Image, OverlayState};
+use super::project::Project;
+use super::record::slug;
+use super::records;
+use super::register::{self, Entry, Register, State};
+use crate::bail;
+use forkbook_checks::names::{resolve, Resolved};
+
+/// Where packages go by default, relative to the project root (outside the records folder, which
+/// `sync --check` must reproduce exactly).
+pub const DEFAULT_OUT: &str = "propose";
+
+/// The index of the packages, written beside them.
+pub const INDEX_FILE: &str = "index.md";
+
+/// Lines of context a patch carries: changes closer than this to another package's touch the
+/// same lines as far as applying goes.
+const CONTEXT: usize = 3;
+
+/// One entry's package.
+#[derive(Debug, Clone, Serialize)]
+pub struct Package {
+    pub number: u32,
+    pub title: String,
+    pub state: Option<State>,
+    pub link: Option<String>,
+    /// File name of the patch (`0002-free-pooled-buffers.patch`).
+    pub file: String,
+    /// Branch the package is pushed as (`propose/0002-free-pooled-buffers`).
+    pub branch: String,
+    /// The package's commit in the object cache, whose parent is the fork commit.
+    pub commit: String,
+    pub fork_commit: String,
+    pub paths: Vec<String>,
+    /// Earlier packages whose patches touch the same lines.
+    pub depends_on: Vec<u32>,
+    pub pr_title: String,
+    pub pr_body: String,
+    /// The `git format-patch` style text.
+    #[serde(skip)]
+    pub patch: String,
+    /// Per path, the fork-side lines the change touches (with context), for dependencies.
+    #[serde(skip)]
+    touched: BTreeMap<String, Vec<Range<usize>>>,
+}
+
+/// One file's change: its content before and after the fix.
+type Change = (String, Image, Image);
+
+/// Builds the packages of `numbers` (every entry that applies to the fork when empty).
+pub fn build(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    register: &Register,
+    numbers: &[u32],
+) -> Result<Vec<Package>> {
+    let entries = chosen_entries(register, numbers)?;
+    let mut packages = Vec::new();
+    for entry in entries {
+        let package = build_one(project, cache, state, register, entry)
+            .map_err(|e| e.context(format!("entry {}", entry.number)))?;
+        packages.push(package);
+    }
+    link_dependencies(&mut packages);
+    let summary = packages_summary(&packages);
+    for package in &mut packages {
+        let entry = register
+            .entry(package.number)
+            .expect("chosen from the register");
+        package.pr_body = pr_body(entry, package, &summary);
+    }
+    Ok(packages)
+}
+
+fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a Entry>> {
+    if numbers.is_empty() {
+        return Ok(register
+            .entries
+            .iter()
+            .filter(|e| e.applies_to_fork())
+            .collect());
+    }
+    let mut entries = Vec::new();
+    for &n in numbers {
+        let entry = register::entry(register, n)?;
+        if !entry.applies_to_fork() {
+            let state = entry.state().map_or("", |s| s.as_str());
+            return Err(Error::new(format!(
+                "entry {n} is `{state}`: it is not meant for the fork"
+            ))
+            .with_note("change its state in LOCAL_FIXES.md first if it should be proposed"));
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+fn build_one(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    register: &Register,
+    entry: &Entry,
+) -> Result<Package> {
+    let change = fix_change(project, state, register, entry)?;
+    let fork = state.commits.fork;
+    let on_fork = carry_onto_fork(cache, fork, &change)?;
+    if on_fork.iter().all(|(_, before, after)| before == after) {
+        return Err(Error::new(format!(
+            "fork commit `{}` already contains this change",
+            short(fork)
+        ))
+        .with_note("mark the entry `merged` with the fork commit that contains it"));
+    }
+    let name = format!("{:04}-{}", entry.number, slug(&entry.title));
+    let commit = commit_package(cache.repo(), fork, &on_fork, entry, &name)?;
+    let patch = format_patch(cache.repo(), commit)?;
+    verify(cache.repo(), fork, commit, &patch).with_context(|| {
+        format!(
+            "the package `{name}.patch` does not apply to fork commit `{}`",
+            short(fork)
+        )
+    })?;
+    Ok(Package {
+        number: entry.number,
+        title: entry.title.clone(),
+        state: entry.state(),
+        link: entry.value("link").map(String::from),
+        file: format!("{name}.patch"),
+        branch: format!("propose/{name}"),
+        commit: commit.to_string(),
+        fork_commit: fork.to_string(),
+        paths: on_fork
+            .iter()
+            .filter(|(_, b, a)| b != a)
+            .map(|(p, _, _)| p.clone())
+            .collect(),
+        depends_on: Vec::new(),
+        pr_title: plain_title(&entry.title),
+        pr_body: String::new(),
+        patch,
+        touched: touched_lines(&on_fork),
+    })
+}
+
+/// The entry's change against the base tree: its patch's images (patch layout), or the named
+/// files' difference between B and the overlay (files layout).
+fn fix_change(
+    project: &Project,
+    state: &OverlayState,
+    register: &Register,
+    entry: &Entry,
+) -> Result<Vec<Change>> {
+    match state.layout {
+        Layout::Patch => {
+            let Some(step) = state
+                .steps
+                .get(entry.number as usize - 1)
+                .filter(|s| s.patch.number() == Some(entry.number as usize))
+            else {
+                bail!("the series has no patch for entry {}", entry.number);
+            };
+            Ok(step
+                .changed_paths()
+                .into_iter()
+                .map(|p| (p.to_string(), step.pre[p].clone(), step.post[p].clone()))
+                .collect())
+        }
+        Layout::Files => files_change(project, state, register, entry),
+    }
+}
+
+fn files_change(
+    project: &Project,
+    state: &OverlayState,
+    register: &Register,
+    entry: &Entry,
+) -> Result<Vec<Change>> {
+    let prefix = &project.config.overlay.backend_prefix;
+    let all: Vec<String> = state
+        .base
+        .files
+        .keys()
+        .chain(state.overlay.keys())
+        .cloned()
+        .collect();
+    let differing = state.differences();
+    let mut change = Vec::new();
+    for named in &entry.files {
+        if let Resolved::File(path) = resolve(&named.name, &all, prefix) {
+            if let Some(diff) = differing.iter().find(|(p, _, _)| p == path) {
+                if !change.iter().any(|(p, _, _): &Change| p == path) {
+                    change.push(diff.clone());
+                }
+            }
+        }
+    }
+    if change.is_empty() {
+        bail!(
+            "`{}` names no file that differs from the base tree",
+            register.file
+        );
+    }
+    Ok(change)
+}
+
+/// Each file's change carried onto the fork's version: merge(base = pre, ours = fork, theirs = post).
+fn carry_onto_fork(cache: &Cache, fork: Oid, change: &[Change]) -> Result<Vec<Change>> {
+    let labels = Labels {
+        ours: "fork",
+        base: "before the fix",
+        theirs: "after the fix",
+    };
+    let mut out = Vec::new();
+    for (path, pre, post) in change {
+        let on_fork = cache.read(fork, path)?;
+        let after = match (pre, post, &on_fork) {
+            (_, None, None) => None,
+            (_, None, Some(current)) if Some(current) == pre.as_ref() => None,
+            (_, None, Some(_)) => bail!("`{path}` is deleted by the fix but the fork's version differs from what it deleted"),
+            (_, Some(post), None) if pre.is_none() => Some(post.clone()),
+            (_, Some(_), None) => bail!("`{path}` is changed by the fix but the fork commit has no such file"),
+            (_, Some(post), Some(current)) => {
+                let merged = merge_file(pre.as_deref(), current, post, path, labels)?;
+                if merged.conflicts > 0 {
+                    return Err(Error::new(format!("the fix does not carry onto the fork's `{path}`: {} conflicting regions", merged.conflicts))
+                        .with_note("the fork changed the lines this fix touches; adapt the fix to the fork by hand"));
+                }
+                Some(merged.content)
+            }
+        };
+        out.push((path.clone(), on_fork, after));
+    }
+    Ok(out)
+}
+
+/// Commits the carried files on top of the fork commit and points `refs/forkbook/<branch>` at it.
+fn commit_package(
+    repo: &Repository,
+    fork: Oid,
+    files: &[Change],
+    entry: &Entry,
+    name: &str,
+) -> Result<Oid> {
+    let parent = repo.find_commit(fork)?;
+    let base_tree = parent.tree()?;
+    let mut update = TreeUpdateBuilder::new();
+    for (path, _, after) in files {
+        match after {
+            Some(bytes) => {
+                let mode = base_tree
+                    .get_path(Path::new(path))
+                    .ok()
+                    .map_or(FileMode::Blob, |e| {
+                        if e.filemode() == 0o100755 {
+                            FileMode::BlobExecutable
+                        } else {
+                            FileMode::Blob
+                        }
+                    });
+                update.upsert(path.as_str(), repo.blob(bytes)?, mode);
+            }
+            None => {
+                update.remove(path.as_str());
+            }
+        }
+    }
+    let tree = repo.find_tree(update.create_updated(repo, &base_tree)?)?;
+    let author = author(repo, &parent)?;
+    let message = commit_message(entry);
+    let commit = repo.commit(None, &author, &author, &message, &tree, &[&parent])?;
+    repo.reference(
+        &format!("refs/forkbook/propose/{name}"),
+        commit,
+        true,
+        "forkbook propose",
+    )?;
+    Ok(commit)
+}
+
+/// The user's identity where git has one, else forkbook's; dated like the fork commit so the
+/// same package is the same commit every time.
+fn author(repo: &Repository, parent: &git2::Commit) -> Result<Signature<'static>> {
+    let (name, email) = match repo.signature() {
+        Ok(sig) => (
+            sig.name().unwrap_or("forkbook").to_string(),
+            sig.email().unwrap_or("forkbook@localhost").to_string(),
+        ),
+        Err(_) => ("forkbook".to_string(), "forkbook@localhost".to_string()),
+    };
+    Ok(Signature::new(
+        &name,
+        &email,
+        &git2::Time::new(parent.time().seconds(), 0),
+    )?)
+}
+
+fn commit_message(entry: &Entry) -> String {
+    let mut message = plain_title(&entry.title);
+    let prose = wrap_free_prose(&entry.prose);
+    if !prose.is_empty() {
+        message.push_str("\n\n");
+        message.push_str(&prose);
+    }
+    message.push('\n');
+    message
+}
+
+/// The prose without `Files:` lines, which name our overlay's view of the change.
+fn wrap_free_prose(prose: &str) -> String {
+    prose
+        .lines()
+        .filter(|l| !l.trim_start().to_ascii_lowercase().starts_with("files:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
+/// A title without Markdown code marks, for subjects and pull request titles.
+fn plain_title(title: &str) -> String {
+    title.replace('`', "")
+}
+
+/// The commit as `git format-patch` writes it (libgit2's email writer).
+fn format_patch(repo: &Repository, commit: Oid) -> Result<String> {
+    let commit = repo.find_commit(commit)?;
+    let mut options = git2::EmailCreateOptions::new();
+    let email = git2::Email::from_commit(&commit, &mut options)?;
+    String::from_utf8(email.as_slice().to_vec())
+        .map_err(|_| Error::new("the package is not UTF-8 text"))
+}
+
+/// Applies the patch to the fork commit's tree and checks the result is the package's tree.
+fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> {
+    let diff = git2::Diff::from_buffer(patch.as_bytes())
+        .context("the package is not a patch git can read")?;
+    let fork_tree = repo.find_commit(fork)?.tree()?;
+    let mut index = repo.apply_to_tree(&fork_tree, &diff, None)?;
+    let applied = index.write_tree_to(repo)?;
+    let expected = repo.find_commit(commit)?.tree_id();
+    if applied != expected {
+        bail!(
+            "applying it gives tree `{}`, not the package's tree `{}`",
+            short(applied),
+            short(expected)
+        );
+    }
+    Ok(())
+}
+
+/// The fork-side line ranges each file's change touches, widened by the patch context.
+fn touched_lines(files: &[Change]) -> BTreeMap<String, Vec<Range<usize>>> {
+    let mut touched = BTreeMap::new();
+    for (path, before, after) in files {
+        let before = String::from_utf8_lossy(before.as_deref().unwrap_or_default()).into_owned();
+        let after = String::from_utf8_lossy(after.as_deref().unwrap_or_default()).into_owned();
+        let diff = similar::TextDiff::from_lines(&before, &after);
+        let ranges: Vec<Range<usize>> = diff
+            .ops()
+            .iter()
+            .filter(|op| op.tag() != similar::DiffTag::Equal)
+            .map(|op| op.old_range().start.saturating_sub(CONTEXT)..op.old_range().end + CONTEXT)
+            .collect();
+        touched.insert(path.clone(), ranges);
+    }
+    touched
+}
+
+/// A later package depends on an earlier one when their changes touch the same lines.
+fn link_dependencies(packages: &mut [Package]) {
+    for later in 0..packages.len() {
+        let depends: Vec<u32> = (0..later)
+            .filter(|&earlier| overlaps(&packages[earlier], &packages[later]))
+            .map(|e| packages[e].number)
+            .collect();
+        packages[later].depends_on = depends;
+    }
+}
+
+fn overlaps(a: &Package, b: &Package) -> bool {
+    a.touched.iter().any(|(path, ranges)| {
+        b.touched.get(path).is_some_and(|other| {
+            ranges
+                .iter()
+                .any(|r| other.iter().any(|o| r.start < o.end && o.start < r.end))
+        })
+    })
+}
+
+fn packages_summary(packages: &[Package]) -> BTreeMap<u32, (String, String)> {
+    packages
+        .iter()
+        .map(|p| (p.number, (p.pr_title.clone(), p.file.clone())))
+        .collect()
+}
+
+/// The pull request body: the entry's prose, its reproduction, the files, and dependencies.
+fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, String)>) -> String {
+    let mut body = wrap_free_prose(&entry.prose);
+    if let Some(repro) = entry.value("reproduction") {
+        body.push_str(&format!("\n\n### Reproduction\n\n{repro}"));
+    }
+    body.push_str("\n\n### Files\n\n");
+    for path in &package.paths {
+        body.push_str(&format!("- `{path}`\n"));
+    }
+    if !package.depends_on.is_empty() {
+        body.push_str("\n### Depends on\n\nThis change touches the same lines as:\n\n");
+        for n in &package.depends_on {
+            let (title, file) = others.get(n).cloned().unwrap_or_default();
+            body.push_str(&format!("- {title} (`{file}`): apply it first\n"));
+        }
+    }
+    body.push_str(&format!(
+        "\nMade against fork commit `{}` by `forkbook propose` from local fix {} of our overlay.\n",
+        &package.fork_commit[..12.min(package.fork_commit.len())],
+        package.number
+    ));
+    body.trim_start().to_string()
+}
+
+/// The index of packages: entry, state, patch, branch, link, dependencies.
+pub fn render_index(packages: &[Package]) -> String {
+    let mut text = String::from("# Packages for the fork\n\n| entry | title | state | patch | branch | link | depends on |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    for p in packages {
+        let depends: Vec<String> = p.depends_on.iter().map(|n| n.to_string()).collect();
+        text.push_str(&format!(
+            "| {} | {} | {} | [`{}`]({}) | `{}` | {} | {} |\n",
+            p.number,
+            p.title.replace('|', "\\|"),
+            p.state.map_or("none", |s| s.as_str()),
+            p.file,
+            p.file,
+            p.branch,
+            p.link.as_deref().unwrap_or("not yet"),
+            if depends.is_empty() {
+                "-".to_string()
+            } else {
+                depends.join(", ")
+            }
+        ));
+    }
+    text
+}
+
+/// Writes each patch, its pull request text and the index into `dir`.
+pub fn write(dir: &Path, packages: &[Package]) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("failed to create `{}`", dir.display()))?;
+    let mut written = Vec::new();
+    for package in packages {
+        let patch = dir.join(&package.file);
+        super::fsutil::write_file(&patch, package.patch.as_bytes())?;
+        let pr = dir.join(package.file.replace(".patch", ".pr.md"));
+        super::fsutil::write_file(
+            &pr,
+            format!("# {}\n\n{}", package.pr_title, package.pr_body).as_bytes(),
+        )?;
+        written.extend([patch, pr]);
+    }
+    let index = dir.join(INDEX_FILE);
+    super::fsutil::write_file(&index, render_index(packages).as_bytes())?;
+    written.push(index);
+    Ok(written)
+}
+
+/// Pushes the package's commit to `remote` (a URL or a path) as branch `package.branch`.
+pub fn push(cache: &Cache, remote: &str, package: &Package) -> Result<()> {
+    super::cache::refuse_option_like(remote)?;
+    let repo = cache.repo();
+    let mut anonymous = repo
+        .remote_anonymous(remote)
+        .with_context(|| format!("`{remote}` is not a git remote"))?;
+    let refspec = format!("+refs/forkbook/{0}:refs/heads/{0}", package.branch);
+    let mut rejected: Option<String> = None;
+    {
+        let mut callbacks = git2::RemoteCallbacks::new();
+        callbacks.credentials(|url, user, allowed| credentials(url, user, allowed));
+        callbacks.push_update_reference(|name, status| {
+            if let Some(status) = status {
+                rejected = Some(format!("`{name}`: {status}"));
+            }
+            Ok(())
+        });
+        let mut options = git2::PushOptions::new();
+        options.remote_callbacks(callbacks);
+        anonymous
+            .push(&[refspec.as_str()], Some(&mut options))
+            .with_context(|| format!("failed to push `{}` to `{remote}`", package.branch))?;
+    }
+    match rejected {
+        Some(why) => bail!("`{remote}` refused {why}"),
+        None => Ok(()),
+    }
+}
+
+/// Credentials the way git finds them: the SSH agent, or the configured credential helper.
+fn credentials(
+    url: &str,
+    user: Option<&str>,
+    allowed: git2::CredentialType,
+) -> std::result::Result<git2::Cred, git2::Error> {
+    if allowed.contains(git2::CredentialType::SSH_KEY) {
+        return git2::Cred::ssh_key_from_agent(user.unwrap_or("git"));
+    }
+    let config = git2::Config::open_default()?;
+    git2::Cred::credential_helper(&config, url, user)
+}
+
+/// `propose --record N URL`: entry `number` becomes `proposed` with `url`, and gets the package
+/// path when the package exists in `out` and the entry names none. Returns the path written.
+pub fn record(project: &Project, number: u32, url: &str, out: &Path) -> Result<PathBuf> {
+    let path = project.records_dir().join(records::FIXES_FILE);
+    let name = project.record_name(records::FIXES_FILE);
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("failed to read `{name}`"))?;
+    let register = register::parse(&name, &text);
+    let entry = register::entry(&register, number)?;
+    let package = package_path(project, out, entry);
+    let new = register::record_proposal(&text, number, url, package.as_deref())?;
+    super::fsutil::write_file(&path, new.as_bytes())?;
+    Ok(path)
+}
+
+/// The entry's package in `out`, as a path relative to the project root when it lies inside.
+fn package_path(project: &Project, out: &Path, entry: &Entry) -> Option<String> {
+    let file = out.join(format!("{:04}-{}.patch", entry.number, slug(&entry.title)));
+    if !file.is_file() {
+        return None;
+    }
+    let shown = file.strip_prefix(&project.root).unwrap_or(&file);
+    Some(shown.to_string_lossy().replace('\\', "/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(number: u32, path: &str, ranges: Vec<Range<usize>>) -> Package {
+        Package {
+            number,
+            title: String::new(),
+            state: None,
+            link: None,
+            file: String::new(),
+            branch: String::new(),
+            commit: String::new(),
+            fork_commit: String::new(),
+            paths: vec![path.into()],
+            depends_on: Vec::new(),
+            pr_title: String::new(),
+            pr_body: String::new(),
+            patch: String::new(),
+            touched: BTreeMap::from([(path.to_string(), ranges)]),
+        }
+    }
+
+    #[test]
+    fn packages_touching_the_same_lines_depend_on_the_earlier_one() {
+        let mut packages = vec![
+            package(1, "a.cpp", vec![10..17]),
+            package(2, "a.cpp", vec![40..47]),
+            package(3, "a.cpp", vec![15..20]),
+            package(4, "b.cpp", vec![10..17]),
+        ];
+        link_dependencies(&mut packages);
+        let depends: Vec<Vec<u32>> = packages.iter().map(|p| p.depends_on.clone()).collect();
+        assert_eq!(depends, [vec![], vec![], vec![1], vec![]]);
+    }
+}

@@ -40,7 +40,8 @@ use crate::engine::error::{Context, Result};
 
 /// Reads and parses the register at `path`; `label` is the path shown in findings.
 pub fn load(path: &Path, label: &str) -> Result<Register> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("failed to read `{label}`"))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("failed to read `{label}`"))?;
     Ok(parse(label, &text))
 }
 
@@ -48,12 +49,21 @@ pub fn load(path: &Path, label: &str) -> Result<Register> {
 pub fn parse(file: &str, text: &str) -> Register {
     let lines = Lines::new(text);
     let blocks = blocks::blocks(text);
-    let mut register = Register { file: file.to_string(), ..Register::default() };
+    let mut register = Register {
+        file: file.to_string(),
+        ..Register::default()
+    };
     let mut current: Option<Draft> = None;
     for block in &blocks {
         match block.kind {
             Kind::Heading(level) if level <= 2 => {
-                finish(&mut register, current.take(), block.range.start, text, &lines);
+                finish(
+                    &mut register,
+                    current.take(),
+                    block.range.start,
+                    text,
+                    &lines,
+                );
                 current = heading(&mut register, block, level, text, &lines);
             }
             _ => match current.as_mut() {
@@ -64,7 +74,9 @@ pub fn parse(file: &str, text: &str) -> Register {
     }
     finish(&mut register, current, text.len(), text, &lines);
     if !register.entries.is_empty() {
-        register.problems.retain(|p| !p.message.contains("older style"));
+        register
+            .problems
+            .retain(|p| !p.message.contains("older style"));
     }
     register
 }
@@ -89,23 +101,45 @@ struct Draft {
 }
 
 /// A level-1 or level-2 heading: starts an entry when it reads `N. Title`.
-fn heading(register: &mut Register, block: &Block, level: u8, text: &str, lines: &Lines) -> Option<Draft> {
+fn heading(
+    register: &mut Register,
+    block: &Block,
+    level: u8,
+    text: &str,
+    lines: &Lines,
+) -> Option<Draft> {
     let line = lines.line(block.range.start);
     if level != 2 {
         return None;
     }
     // The title as written, code spans and emphasis included (it becomes the PR title).
-    let source = text[block.range.clone()].trim().trim_start_matches('#').trim_end_matches('#').trim();
+    let source = text[block.range.clone()]
+        .trim()
+        .trim_start_matches('#')
+        .trim_end_matches('#')
+        .trim();
     let Some((number, title)) = numbered_title(source) else {
         if looks_numbered(source) {
-            let message = format!("heading `{source}` looks like an entry but is not `## N. Title`");
+            let message =
+                format!("heading `{source}` looks like an entry but is not `## N. Title`");
             register.problems.push(Problem { line, message });
         }
         return None;
     };
-    let entry = Entry { number, title, line, ..Entry::default() };
+    let entry = Entry {
+        number,
+        title,
+        line,
+        ..Entry::default()
+    };
     let prose_files = path_codes(block, lines);
-    Some(Draft { entry, body_start: block.range.end, field_ranges: Vec::new(), declared_files: None, prose_files })
+    Some(Draft {
+        entry,
+        body_start: block.range.end,
+        field_ranges: Vec::new(),
+        declared_files: None,
+        prose_files,
+    })
 }
 
 /// `N. Title` as a number and a title.
@@ -127,13 +161,22 @@ fn looks_numbered(text: &str) -> bool {
 
 /// A register with bold numbered titles and no `##` entries is in the older style.
 fn older_style_title(register: &mut Register, block: &Block, lines: &Lines) {
-    let is_title = block.strong_lead.as_ref().is_some_and(|(lead, _)| numbered_title(lead).is_some());
-    let reported = register.problems.iter().any(|p| p.message.contains("older style"));
+    let is_title = block
+        .strong_lead
+        .as_ref()
+        .is_some_and(|(lead, _)| numbered_title(lead).is_some());
+    let reported = register
+        .problems
+        .iter()
+        .any(|p| p.message.contains("older style"));
     if is_title && !reported {
         let message = "the register is in the older style (bold numbered titles): \
                        run `forkbook fixes migrate`"
             .to_string();
-        register.problems.push(Problem { line: lines.line(block.range.start), message });
+        register.problems.push(Problem {
+            line: lines.line(block.range.start),
+            message,
+        });
     }
 }
 
@@ -146,9 +189,17 @@ impl Draft {
                     self.field_item(item.clone(), block, text, lines);
                 }
             }
-            Kind::Paragraph if block.text.trim_start().to_ascii_lowercase().starts_with("files:") => {
+            Kind::Paragraph
+                if block
+                    .text
+                    .trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("files:") =>
+            {
                 let files = item_files(block, block.range.clone(), text, lines);
-                self.declared_files.get_or_insert_with(Vec::new).extend(files);
+                self.declared_files
+                    .get_or_insert_with(Vec::new)
+                    .extend(files);
             }
             _ => self.prose_files.extend(path_codes(block, lines)),
         }
@@ -163,18 +214,26 @@ impl Draft {
             return;
         };
         if !KNOWN_KEYS.contains(&key.as_str()) {
-            let message = format!("entry {number}: unknown field `{key}` (known: {})", KNOWN_KEYS.join(", "));
+            let message = format!(
+                "entry {number}: unknown field `{key}` (known: {})",
+                KNOWN_KEYS.join(", ")
+            );
             self.entry.problems.push(Problem { line, message });
             return;
         }
         if let Some(first) = self.entry.field(&key) {
-            let message = format!("entry {number}: field `{key}` given again (first at line {})", first.line);
+            let message = format!(
+                "entry {number}: field `{key}` given again (first at line {})",
+                first.line
+            );
             self.entry.problems.push(Problem { line, message });
             return;
         }
         if key == "files" {
             let files = item_files(block, item, text, lines);
-            self.declared_files.get_or_insert_with(Vec::new).extend(files);
+            self.declared_files
+                .get_or_insert_with(Vec::new)
+                .extend(files);
         }
         self.entry.fields.push(Field { key, value, line });
     }
@@ -184,7 +243,9 @@ impl Draft {
 fn finish(register: &mut Register, draft: Option<Draft>, end: usize, text: &str, lines: &Lines) {
     let Some(mut draft) = draft else { return };
     let body = &text[draft.body_start..end];
-    draft.entry.end_line = lines.line(draft.body_start + body.trim_end().len()).max(draft.entry.line);
+    draft.entry.end_line = lines
+        .line(draft.body_start + body.trim_end().len())
+        .max(draft.entry.line);
     draft.entry.prose = prose(text, draft.body_start..end, &draft.field_ranges);
     draft.entry.files = draft.declared_files.unwrap_or(draft.prose_files);
     register.entries.push(draft.entry);
@@ -213,7 +274,10 @@ fn is_field_list(block: &Block, text: &str) -> bool {
 pub(crate) fn split_field(item: &str) -> Option<(String, String)> {
     let item = strip_marker(item.trim());
     let (key, value) = item.split_once(':')?;
-    let key_ok = !key.trim().is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || " _-".contains(c));
+    let key_ok = !key.trim().is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " _-".contains(c));
     if !key_ok || value.starts_with("//") {
         return None;
     }
@@ -223,7 +287,11 @@ pub(crate) fn split_field(item: &str) -> Option<(String, String)> {
 
 fn strip_marker(item: &str) -> &str {
     let rest = item.trim_start_matches(|c: char| c.is_ascii_digit());
-    let rest = if rest.len() < item.len() { rest.trim_start_matches(['.', ')']) } else { item };
+    let rest = if rest.len() < item.len() {
+        rest.trim_start_matches(['.', ')'])
+    } else {
+        item
+    };
     rest.trim_start_matches(['-', '*', '+']).trim_start()
 }
 
@@ -233,7 +301,10 @@ fn clean_value(value: &str) -> String {
     if let Some(inner) = value.strip_prefix('<').and_then(|v| v.strip_suffix('>')) {
         return inner.to_string();
     }
-    if let (true, Some(open)) = (value.starts_with('[') && value.ends_with(')'), value.find("](")) {
+    if let (true, Some(open)) = (
+        value.starts_with('[') && value.ends_with(')'),
+        value.find("]("),
+    ) {
         return value[open + 2..value.len() - 1].to_string();
     }
     value.to_string()
@@ -246,7 +317,10 @@ fn item_files(block: &Block, range: Range<usize>, text: &str, lines: &Lines) -> 
         .codes
         .iter()
         .filter(|(_, at)| range.contains(at))
-        .map(|(name, at)| NamedFile { name: name.trim().to_string(), line: lines.line(*at) })
+        .map(|(name, at)| NamedFile {
+            name: name.trim().to_string(),
+            line: lines.line(*at),
+        })
         .collect();
     if !codes.is_empty() {
         return codes;
@@ -257,7 +331,10 @@ fn item_files(block: &Block, range: Range<usize>, text: &str, lines: &Lines) -> 
         .split([',', ' ', '\n'])
         .map(|w| w.trim().trim_end_matches('.'))
         .filter(|w| !w.is_empty() && *w != "and")
-        .map(|name| NamedFile { name: name.to_string(), line })
+        .map(|name| NamedFile {
+            name: name.to_string(),
+            line,
+        })
         .collect()
 }
 
@@ -267,7 +344,10 @@ fn path_codes(block: &Block, lines: &Lines) -> Vec<NamedFile> {
         .codes
         .iter()
         .filter(|(code, _)| looks_like_path(code))
-        .map(|(code, at)| NamedFile { name: code.trim().to_string(), line: lines.line(*at) })
+        .map(|(code, at)| NamedFile {
+            name: code.trim().to_string(),
+            line: lines.line(*at),
+        })
         .collect()
 }
 
@@ -280,9 +360,13 @@ const EXTENSIONS: &[&str] = &[
 /// `mlx/device.cpp`, `CMakeLists.txt`, `device/utils.hpp`: no spaces, no `::`, a known extension.
 pub(crate) fn looks_like_path(code: &str) -> bool {
     let code = code.trim();
-    let allowed = code.chars().all(|c| c.is_ascii_alphanumeric() || "._-/+".contains(c));
+    let allowed = code
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/+".contains(c));
     let name = code.rsplit('/').next().unwrap_or(code);
-    let extension_ok = name.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
+    let extension_ok = name
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
     allowed && extension_ok && !code.starts_with(['/', '-', '.']) && !code.contains("..")
 }
 
@@ -292,22 +376,40 @@ mod tests {
 
     #[test]
     fn field_items_split_into_normalized_keys_and_clean_values() {
-        assert_eq!(split_field("- Fork commit: abc\n"), Some(("fork-commit".into(), "abc".into())));
+        assert_eq!(
+            split_field("- Fork commit: abc\n"),
+            Some(("fork-commit".into(), "abc".into()))
+        );
         assert_eq!(
             split_field("* link: <https://x/pull/1>"),
             Some(("link".into(), "https://x/pull/1".into()))
         );
-        assert_eq!(split_field("- link: [#1](https://x/pull/1)").unwrap().1, "https://x/pull/1");
+        assert_eq!(
+            split_field("- link: [#1](https://x/pull/1)").unwrap().1,
+            "https://x/pull/1"
+        );
         assert_eq!(split_field("- https://x/pull/1"), None);
         assert_eq!(split_field("- just prose"), None);
     }
 
     #[test]
     fn only_path_like_code_spans_name_files() {
-        for path in ["mlx/device.cpp", "CMakeLists.txt", "device/utils.hpp", "unary.hip"] {
+        for path in [
+            "mlx/device.cpp",
+            "CMakeLists.txt",
+            "device/utils.hpp",
+            "unary.hip",
+        ] {
             assert!(looks_like_path(path), "{path}");
         }
-        for code in ["std::pair", "ceil_div(n, 256u)", "0.5", "<hip/hip_runtime.h>", "../x.cpp", "-o x.o"] {
+        for code in [
+            "std::pair",
+            "ceil_div(n, 256u)",
+            "0.5",
+            "<hip/hip_runtime.h>",
+            "../x.cpp",
+            "-o x.o",
+        ] {
             assert!(!looks_like_path(code), "{code}");
         }
     }

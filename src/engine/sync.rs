@@ -117,7 +117,7 @@ impl Move {
 
 /// Resolves the target commits: a new fork commit gets its merge base with upstream; a fork
 /// that has merged upstream past the pin is refused unless allowed.
-pub fn resolve_target(project: &Project, cache: &Cache, old: Commits, target: &Target) -> Result<Commits> {
+pub fn resolve_target(cache: &Cache, old: Commits, target: &Target) -> Result<Commits> {
     let fork = match &target.fork {
         Some(rev) => cache.commit(rev, Remote::Fork)?,
         None => old.fork,

@@ -28,7 +28,13 @@ impl Demo {
 
     /// Runs `forkbook ARGS` in process against this project; returns (exit status, output).
     pub fn run(&self, args: &[&str]) -> (i32, String) {
-        let mut full: Vec<std::ffi::OsString> = vec!["forkbook".into(), "--root".into(), self.demo.root.clone().into(), "--cache".into(), self.demo.cache.clone().into()];
+        let mut full: Vec<std::ffi::OsString> = vec![
+            "forkbook".into(),
+            "--root".into(),
+            self.demo.root.clone().into(),
+            "--cache".into(),
+            self.demo.cache.clone().into(),
+        ];
         full.extend(args.iter().map(|a| a.into()));
         let mut out = Vec::new();
         let code = forkbook::cli::run(full, &mut out);

@@ -9,19 +9,34 @@ const BASE: &str = "39886de461d4f014cd60a3a68ad42fd8d776754a";
 
 /// Every fixture, by name (the snapshot file's name).
 pub fn all() -> Vec<(&'static str, Facts)> {
-    vec![("empty", Facts::default()), ("healthy", healthy()), ("broken", broken())]
+    vec![
+        ("empty", Facts::default()),
+        ("healthy", healthy()),
+        ("broken", broken()),
+    ]
 }
 
 fn kv(key: &str, value: &str, line: usize) -> KeyValueLine {
-    KeyValueLine { key: key.into(), value: value.into(), line }
+    KeyValueLine {
+        key: key.into(),
+        value: value.into(),
+        line,
+    }
 }
 
 fn field(key: &str, value: &str, line: usize) -> Field {
-    Field { key: key.into(), value: value.into(), line }
+    Field {
+        key: key.into(),
+        value: value.into(),
+        line,
+    }
 }
 
 fn named(name: &str, line: usize) -> NamedFile {
-    NamedFile { name: name.into(), line }
+    NamedFile {
+        name: name.into(),
+        line,
+    }
 }
 
 pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) -> Entry {
@@ -32,7 +47,11 @@ pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) 
         end_line: line + 8,
         prose: "Why the fix exists.".into(),
         files: files.iter().map(|f| named(f, line + 2)).collect(),
-        fields: fields.iter().enumerate().map(|(i, (k, v))| field(k, v, line + 4 + i)).collect(),
+        fields: fields
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| field(k, v, line + 4 + i))
+            .collect(),
         problems: Vec::new(),
     }
 }
@@ -70,10 +89,45 @@ pub fn healthy() -> Facts {
     let register = Register {
         file: "patches-rocm/LOCAL_FIXES.md".into(),
         entries: vec![
-            entry(1, 3, &["mlx/device.cpp"], &[("state", "retarget-only"), ("cause", "https://github.com/ml-explore/mlx/pull/2600")]),
-            entry(2, 13, &["allocator.cpp"], &[("state", "proposed"), ("link", "https://github.com/NripeshN/mlx/pull/12"), ("package", "propose/0002-fix-2.patch")]),
-            entry(3, 23, &["device/utils.hpp"], &[("state", "merged"), ("link", "https://github.com/NripeshN/mlx/pull/13"), ("fork-commit", FORK)]),
-            entry(4, 33, &["mlx/backend/rocm/eval.cpp"], &[("state", "kept-local"), ("reason", "only our build needs it"), ("issue", "#7")]),
+            entry(
+                1,
+                3,
+                &["mlx/device.cpp"],
+                &[
+                    ("state", "retarget-only"),
+                    ("cause", "https://github.com/ml-explore/mlx/pull/2600"),
+                ],
+            ),
+            entry(
+                2,
+                13,
+                &["allocator.cpp"],
+                &[
+                    ("state", "proposed"),
+                    ("link", "https://github.com/NripeshN/mlx/pull/12"),
+                    ("package", "propose/0002-fix-2.patch"),
+                ],
+            ),
+            entry(
+                3,
+                23,
+                &["device/utils.hpp"],
+                &[
+                    ("state", "merged"),
+                    ("link", "https://github.com/NripeshN/mlx/pull/13"),
+                    ("fork-commit", FORK),
+                ],
+            ),
+            entry(
+                4,
+                33,
+                &["mlx/backend/rocm/eval.cpp"],
+                &[
+                    ("state", "kept-local"),
+                    ("reason", "only our build needs it"),
+                    ("issue", "#7"),
+                ],
+            ),
         ],
         problems: Vec::new(),
     };
@@ -81,26 +135,51 @@ pub fn healthy() -> Facts {
         records_dir: "patches-rocm".into(),
         backend_prefix: "mlx/backend/rocm/".into(),
         upstream: Some(upstream()),
-        build_pin: Some(BuildPin { file: "cmake/mlx.cmake".into(), line: 4, value: PIN[..12].into() }),
+        build_pin: Some(BuildPin {
+            file: "cmake/mlx.cmake".into(),
+            line: 4,
+            value: PIN[..12].into(),
+        }),
         register: Some(register),
-        overlay_files: files(),
-        differing_files: [
-            "mlx/device.cpp",
-            "mlx/backend/rocm/allocator.cpp",
-            "mlx/backend/rocm/device/utils.hpp",
-            "mlx/backend/rocm/eval.cpp",
-        ]
-        .map(String::from)
-        .to_vec(),
+        tree: Some(TreeFacts {
+            files: files(),
+            differing: [
+                "mlx/device.cpp",
+                "mlx/backend/rocm/allocator.cpp",
+                "mlx/backend/rocm/device/utils.hpp",
+                "mlx/backend/rocm/eval.cpp",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }),
         patch_series: Some(
-            (1..=4).map(|n| SeriesPatch { number: n, file: format!("patches-rocm/{n:04}-fix-{n}.patch") }).collect(),
+            (1..=4)
+                .map(|n| SeriesPatch {
+                    number: n,
+                    file: format!("patches-rocm/{n:04}-fix-{n}.patch"),
+                })
+                .collect(),
         ),
-        lock: Some(LockFacts { file: "patches-rocm/overlay.lock".into(), present: true, mismatches: Vec::new() }),
-        residual: vec![ResidualHunk { file: "mlx/device.cpp".into(), line: 40, fix: Some(1) }],
+        lock: Some(LockFacts {
+            file: "patches-rocm/overlay.lock".into(),
+            present: true,
+            mismatches: Vec::new(),
+        }),
+        residual: vec![ResidualHunk {
+            file: "mlx/device.cpp".into(),
+            line: 40,
+            fixes: vec![1],
+        }],
         readme: Some(ReadmeFacts {
             file: "patches-rocm/README.md".into(),
-            text: "The fork's `mlx/backend/cuda/eval.cpp` hook is left out: we never build CUDA.".into(),
-            counts: vec![CountFact { name: "backend files".into(), stated: 4, actual: 4, line: 9 }],
+            text: "The fork's `mlx/backend/cuda/eval.cpp` hook is left out: we never build CUDA."
+                .into(),
+            counts: Some(vec![CountFact {
+                name: "backend files".into(),
+                stated: 4,
+                actual: 4,
+                line: 9,
+            }]),
         }),
         fork_hooks: vec!["mlx/backend/cuda/eval.cpp".into()],
         repos: Repos {
@@ -117,10 +196,16 @@ pub fn broken() -> Facts {
     upstream.lines.retain(|l| l.key != "license");
     upstream.lines[2].value = "7591590".into();
     upstream.lines.push(kv("branch", "main", 8));
-    upstream.problems.push(Problem { line: 7, message: "line is not `key: value`".into() });
+    upstream.problems.push(Problem {
+        line: 7,
+        message: "line is not `key: value`".into(),
+    });
     facts.build_pin.as_mut().unwrap().value = "39886de461d4".into();
     let register = facts.register.as_mut().unwrap();
-    register.problems.push(Problem { line: 1, message: "heading `## Fix 9` looks like an entry but is not `## N. Title`".into() });
+    register.problems.push(Problem {
+        line: 1,
+        message: "heading `## Fix 9` looks like an entry but is not `## N. Title`".into(),
+    });
     register.entries[1].fields.retain(|f| f.key != "package");
     register.entries[1].fields[1].value = "https://github.com/someone/mlx/pull/12".into();
     register.entries[2].fields.retain(|f| f.key != "link");
@@ -129,15 +214,32 @@ pub fn broken() -> Facts {
     register.entries[0].files.push(named("eval.cpp", 5));
     register.entries[0].files.push(named("mlx/fast.cpp", 6));
     register.entries[0].files.push(named("mlx/nothing.cpp", 7));
-    facts.differing_files.push("mlx/backend/rocm/kernels.cpp".into());
-    facts.overlay_files.push("mlx/backend/rocm/kernels.cpp".into());
+    let tree = facts.tree.as_mut().unwrap();
+    tree.differing.push("mlx/backend/rocm/kernels.cpp".into());
+    tree.files.push("mlx/backend/rocm/kernels.cpp".into());
     facts.patch_series.as_mut().unwrap().pop();
     let lock = facts.lock.as_mut().unwrap();
-    lock.mismatches.push(LockMismatch { path: "mlx/device.cpp".into(), kind: MismatchKind::Changed, line: Some(3) });
-    lock.mismatches.push(LockMismatch { path: "mlx/backend/rocm/kernels.cpp".into(), kind: MismatchKind::NotLocked, line: None });
-    facts.residual.push(ResidualHunk { file: "mlx/fast.cpp".into(), line: 12, fix: None });
-    facts.residual.push(ResidualHunk { file: "mlx/fast.cpp".into(), line: 30, fix: Some(2) });
-    facts.readme.as_mut().unwrap().counts[0].stated = 3;
+    lock.mismatches.push(LockMismatch {
+        path: "mlx/device.cpp".into(),
+        kind: MismatchKind::Changed,
+        line: Some(3),
+    });
+    lock.mismatches.push(LockMismatch {
+        path: "mlx/backend/rocm/kernels.cpp".into(),
+        kind: MismatchKind::NotLocked,
+        line: None,
+    });
+    facts.residual.push(ResidualHunk {
+        file: "mlx/fast.cpp".into(),
+        line: 12,
+        fixes: vec![],
+    });
+    facts.residual.push(ResidualHunk {
+        file: "mlx/fast.cpp".into(),
+        line: 30,
+        fixes: vec![2],
+    });
+    facts.readme.as_mut().unwrap().counts.as_mut().unwrap()[0].stated = 3;
     facts.fork_hooks.push("python/src/rocm.cpp".into());
     facts
 }

@@ -45,13 +45,22 @@ pub(crate) fn blocks(text: &str) -> Vec<Block> {
                     blocks.push(start_block(&tag, range.clone()));
                     opened_with_strong = false;
                 } else if let Some(block) = blocks.last_mut() {
-                    start_inner(block, &tag, depth, range.clone(), &mut strong, &mut opened_with_strong);
+                    start_inner(
+                        block,
+                        &tag,
+                        depth,
+                        range.clone(),
+                        &mut strong,
+                        &mut opened_with_strong,
+                    );
                 }
                 depth += 1;
             }
             Event::End(tag) => {
                 depth -= 1;
-                if let (TagEnd::Strong, Some((lead, start)), Some(block)) = (tag, strong.take(), blocks.last_mut()) {
+                if let (TagEnd::Strong, Some((lead, start)), Some(block)) =
+                    (tag, strong.take(), blocks.last_mut())
+                {
                     block.strong_lead = Some((lead, start..range.end));
                 }
             }
@@ -76,7 +85,14 @@ fn start_block(tag: &Tag, range: Range<usize>) -> Block {
         Tag::List(_) => Kind::List,
         _ => Kind::Other,
     };
-    Block { kind, range, text: String::new(), codes: Vec::new(), items: Vec::new(), strong_lead: None }
+    Block {
+        kind,
+        range,
+        text: String::new(),
+        codes: Vec::new(),
+        items: Vec::new(),
+        strong_lead: None,
+    }
 }
 
 /// A tag inside a top-level block: list items at depth 1, a paragraph's opening bold text.
@@ -90,7 +106,9 @@ fn start_inner(
 ) {
     match tag {
         Tag::Item if depth == 1 && block.kind == Kind::List => block.items.push(range),
-        Tag::Strong if block.kind == Kind::Paragraph && block.text.is_empty() && !*opened_with_strong => {
+        Tag::Strong
+            if block.kind == Kind::Paragraph && block.text.is_empty() && !*opened_with_strong =>
+        {
             *opened_with_strong = true;
             *strong = Some((String::new(), range.start));
         }
@@ -118,7 +136,9 @@ pub(crate) struct Lines {
 
 impl Lines {
     pub fn new(text: &str) -> Lines {
-        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
         Lines { starts }
     }
 
@@ -143,6 +163,13 @@ mod tests {
         assert_eq!(blocks[2].items.len(), 2);
         assert_eq!(&text[blocks[2].items[1].clone()], "- link: x\n");
         let lines = Lines::new(text);
-        assert_eq!((lines.line(0), lines.line(5), lines.line(blocks[2].items[1].start)), (1, 3, 6));
+        assert_eq!(
+            (
+                lines.line(0),
+                lines.line(5),
+                lines.line(blocks[2].items[1].start)
+            ),
+            (1, 3, 6)
+        );
     }
 }

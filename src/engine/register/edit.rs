@@ -14,13 +14,20 @@ pub fn record_link(text: &str, number: u32, url: &str) -> Result<String> {
 }
 
 /// Like [`record_link`], and records the package that was sent when the entry has none yet.
-pub fn record_proposal(text: &str, number: u32, url: &str, package: Option<&str>) -> Result<String> {
+pub fn record_proposal(
+    text: &str,
+    number: u32,
+    url: &str,
+    package: Option<&str>,
+) -> Result<String> {
     if url.trim().is_empty() || url.contains(char::is_whitespace) {
         bail!("`{url}` is not a link");
     }
     let mut fields = vec![("state", "proposed"), ("link", url)];
     let register = parse("LOCAL_FIXES.md", text);
-    let has_package = register.entry(number).is_some_and(|e| e.value("package").is_some());
+    let has_package = register
+        .entry(number)
+        .is_some_and(|e| e.value("package").is_some());
     if let (Some(package), false) = (package, has_package) {
         fields.push(("package", package));
     }
@@ -47,8 +54,16 @@ pub fn set_fields(text: &str, number: u32, fields: &[(&str, &str)]) -> Result<St
 
 /// The line with everything after the key's colon replaced by ` value`.
 fn replace_value(line: &str, value: &str) -> String {
-    let ending = if line.ends_with("\r\n") { "\r\n" } else if line.ends_with('\n') { "\n" } else { "" };
-    let head = line.split_once(':').map_or(line.trim_end(), |(head, _)| head);
+    let ending = if line.ends_with("\r\n") {
+        "\r\n"
+    } else if line.ends_with('\n') {
+        "\n"
+    } else {
+        ""
+    };
+    let head = line
+        .split_once(':')
+        .map_or(line.trim_end(), |(head, _)| head);
     format!("{head}: {value}{ending}")
 }
 
@@ -80,21 +95,35 @@ mod tests {
     #[test]
     fn record_link_replaces_the_state_and_adds_the_link_after_the_last_field() {
         let text = record_link(TEXT, 1, "https://github.com/o/r/pull/3").unwrap();
-        assert!(text.contains("- state: proposed\n- reason: ours\n- link: https://github.com/o/r/pull/3\n\n## 2."), "{text}");
+        assert!(
+            text.contains(
+                "- state: proposed\n- reason: ours\n- link: https://github.com/o/r/pull/3\n\n## 2."
+            ),
+            "{text}"
+        );
         let entry = parse("f", &text).entries[0].clone();
         assert_eq!(entry.value("link"), Some("https://github.com/o/r/pull/3"));
     }
 
     #[test]
     fn record_proposal_gives_an_entry_without_fields_a_list_at_its_end() {
-        let text = record_proposal(TEXT, 2, "https://github.com/o/r/pull/4", Some("propose/0002-two.patch")).unwrap();
+        let text = record_proposal(
+            TEXT,
+            2,
+            "https://github.com/o/r/pull/4",
+            Some("propose/0002-two.patch"),
+        )
+        .unwrap();
         assert!(text.ends_with("Prose.\n\n- state: proposed\n- link: https://github.com/o/r/pull/4\n- package: propose/0002-two.patch\n"), "{text}");
         assert_eq!(&text[..TEXT.len() - 1], &TEXT[..TEXT.len() - 1]);
     }
 
     #[test]
     fn a_missing_entry_or_a_bad_link_is_an_error() {
-        assert!(record_link(TEXT, 9, "https://x/pull/1").unwrap_err().message().contains("no entry 9"));
+        assert!(record_link(TEXT, 9, "https://x/pull/1")
+            .unwrap_err()
+            .message()
+            .contains("no entry 9"));
         assert!(record_link(TEXT, 1, "not a link").is_err());
     }
 }

@@ -43,7 +43,9 @@ pub struct Proposal {
 pub fn migrate(text: &str, file: &str, fork_web: Option<&str>) -> Migration {
     let blocks = blocks(text);
     let lines = Lines::new(text);
-    let titles: Vec<usize> = (0..blocks.len()).filter(|&i| bold_title(&blocks[i]).is_some()).collect();
+    let titles: Vec<usize> = (0..blocks.len())
+        .filter(|&i| bold_title(&blocks[i]).is_some())
+        .collect();
     let mut out = String::new();
     let mut proposals = Vec::new();
     let mut at = 0;
@@ -61,7 +63,11 @@ pub fn migrate(text: &str, file: &str, fork_web: Option<&str>) -> Migration {
     }
     out.push_str(&text[at..]);
     let diff = unified_diff(text, &out, file);
-    Migration { text: out, diff, proposals }
+    Migration {
+        text: out,
+        diff,
+        proposals,
+    }
 }
 
 /// A paragraph opening with bold `N. Title`: the number and title.
@@ -97,7 +103,10 @@ fn migrate_entry(
 ) -> (String, Proposal) {
     let title_block = &blocks[index];
     let (number, title) = bold_title(title_block).unwrap_or_default();
-    let body_start = title_block.strong_lead.as_ref().map_or(title_block.range.end, |(_, r)| r.end);
+    let body_start = title_block
+        .strong_lead
+        .as_ref()
+        .map_or(title_block.range.end, |(_, r)| r.end);
     let last_paragraph = blocks[index..]
         .iter()
         .take_while(|b| b.range.start < end)
@@ -114,7 +123,13 @@ fn migrate_entry(
         None => body.push_str(&text[body_start..end]),
     }
     let sentence = status.map(|r| text[r].split_whitespace().collect::<Vec<_>>().join(" "));
-    let proposal = propose(number, &title, lines.line(title_block.range.start), sentence, fork_web);
+    let proposal = propose(
+        number,
+        &title,
+        lines.line(title_block.range.start),
+        sentence,
+        fork_web,
+    );
     (entry_text(&proposal, &body), proposal)
 }
 
@@ -142,7 +157,9 @@ fn status_range(text: &str, paragraph: Range<usize>) -> Option<Range<usize>> {
     let start = last_sentence_start(source.trim_end());
     let sentence = &source[start..];
     let plain = sentence.trim().to_ascii_lowercase();
-    let labelled = ["status:", "upstream:", "upstream status:"].iter().any(|p| plain.starts_with(p));
+    let labelled = ["status:", "upstream:", "upstream status:"]
+        .iter()
+        .any(|p| plain.starts_with(p));
     (labelled || classify(&plain).is_some()).then(|| paragraph.start + start..paragraph.end)
 }
 
@@ -151,20 +168,51 @@ fn last_sentence_start(text: &str) -> usize {
     let bytes = text.as_bytes();
     (1..bytes.len())
         .rev()
-        .find(|&i| bytes[i].is_ascii_whitespace() && matches!(bytes[i - 1], b'.' | b'!' | b'?') && i + 1 < bytes.len())
-        .map_or(0, |i| i + 1 + text[i + 1..].len() - text[i + 1..].trim_start().len())
+        .find(|&i| {
+            bytes[i].is_ascii_whitespace()
+                && matches!(bytes[i - 1], b'.' | b'!' | b'?')
+                && i + 1 < bytes.len()
+        })
+        .map_or(0, |i| {
+            i + 1 + text[i + 1..].len() - text[i + 1..].trim_start().len()
+        })
 }
 
 /// The state a status sentence (lowercase) describes.
 fn classify(sentence: &str) -> Option<State> {
     let has = |words: &[&str]| words.iter().any(|w| sentence.contains(w));
-    if has(&["not upstreamed", "not sent", "not proposed", "kept local", "keep local", "local only", "local-only", "won't", "will not", "stays local"]) {
+    if has(&[
+        "not upstreamed",
+        "not sent",
+        "not proposed",
+        "kept local",
+        "keep local",
+        "local only",
+        "local-only",
+        "won't",
+        "will not",
+        "stays local",
+    ]) {
         Some(State::KeptLocal)
     } else if sentence.contains("merged") && !has(&["not merged", "unmerged"]) {
         Some(State::Merged)
-    } else if has(&["pr #", "/pull/", "pull request", "sent upstream", "proposed", "submitted", "opened"]) {
+    } else if has(&[
+        "pr #",
+        "/pull/",
+        "pull request",
+        "sent upstream",
+        "proposed",
+        "submitted",
+        "opened",
+    ]) {
         Some(State::Proposed)
-    } else if has(&["retarget", "new pin", "upstream commit", "upstream change", "adapt"]) {
+    } else if has(&[
+        "retarget",
+        "new pin",
+        "upstream commit",
+        "upstream change",
+        "adapt",
+    ]) {
         Some(State::RetargetOnly)
     } else {
         None
@@ -172,17 +220,39 @@ fn classify(sentence: &str) -> Option<State> {
 }
 
 /// Reads the fields a state needs out of the status sentence.
-fn propose(number: u32, title: &str, line: usize, status: Option<String>, fork_web: Option<&str>) -> Proposal {
-    let state = status.as_deref().and_then(|s| classify(&s.to_ascii_lowercase()));
+fn propose(
+    number: u32,
+    title: &str,
+    line: usize,
+    status: Option<String>,
+    fork_web: Option<&str>,
+) -> Proposal {
+    let state = status
+        .as_deref()
+        .and_then(|s| classify(&s.to_ascii_lowercase()));
     let mut fields = Vec::new();
     if let (Some(state), Some(sentence)) = (state, status.as_deref()) {
         fields.push(("state".to_string(), state.as_str().to_string()));
         fields.extend(state_fields(state, sentence, fork_web));
     }
     let missing = state
-        .map(|s| s.required_fields().iter().filter(|k| !fields.iter().any(|(f, _)| f == *k)).map(|k| k.to_string()).collect())
+        .map(|s| {
+            s.required_fields()
+                .iter()
+                .filter(|k| !fields.iter().any(|(f, _)| f == *k))
+                .map(|k| k.to_string())
+                .collect()
+        })
         .unwrap_or_else(|| vec!["state".to_string()]);
-    Proposal { number, title: title.to_string(), line, status, state, fields, missing }
+    Proposal {
+        number,
+        title: title.to_string(),
+        line,
+        status,
+        state,
+        fields,
+        missing,
+    }
 }
 
 fn state_fields(state: State, sentence: &str, fork_web: Option<&str>) -> Vec<(String, String)> {
@@ -202,14 +272,24 @@ fn state_fields(state: State, sentence: &str, fork_web: Option<&str>) -> Vec<(St
             add("reason", Some(without_label(sentence)));
             add("issue", issue(sentence));
         }
-        State::RetargetOnly => add("cause", urls(sentence).into_iter().next().or_else(|| sha(sentence)).or_else(|| pr_number(sentence).map(|n| format!("#{n}")))),
+        State::RetargetOnly => add(
+            "cause",
+            urls(sentence)
+                .into_iter()
+                .next()
+                .or_else(|| sha(sentence))
+                .or_else(|| pr_number(sentence).map(|n| format!("#{n}"))),
+        ),
     }
     fields
 }
 
 fn without_label(sentence: &str) -> String {
     let lower = sentence.to_ascii_lowercase();
-    let cut = ["upstream status:", "status:", "upstream:"].iter().find(|p| lower.starts_with(*p)).map_or(0, |p| p.len());
+    let cut = ["upstream status:", "status:", "upstream:"]
+        .iter()
+        .find(|p| lower.starts_with(*p))
+        .map_or(0, |p| p.len());
     sentence[cut..].trim().to_string()
 }
 
@@ -224,17 +304,26 @@ fn pull_link(sentence: &str, fork_web: Option<&str>) -> Option<String> {
 
 fn issue(sentence: &str) -> Option<String> {
     let urls = urls(sentence);
-    urls.iter().find(|u| u.contains("/issues/")).cloned().or_else(|| {
-        static ISSUE: OnceLock<Regex> = OnceLock::new();
-        let issue = ISSUE.get_or_init(|| Regex::new(r"(?i)issue\s*#(\d+)").unwrap());
-        issue.captures(sentence).map(|c| format!("#{}", &c[1]))
-    })
+    urls.iter()
+        .find(|u| u.contains("/issues/"))
+        .cloned()
+        .or_else(|| {
+            static ISSUE: OnceLock<Regex> = OnceLock::new();
+            let issue = ISSUE.get_or_init(|| Regex::new(r"(?i)issue\s*#(\d+)").unwrap());
+            issue.captures(sentence).map(|c| format!("#{}", &c[1]))
+        })
 }
 
 fn urls(sentence: &str) -> Vec<String> {
     static URL: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| Regex::new(r"https?://[^\s<>()\]]+").unwrap());
-    url.find_iter(sentence).map(|m| m.as_str().trim_end_matches(['.', ',', ';', ')']).to_string()).collect()
+    url.find_iter(sentence)
+        .map(|m| {
+            m.as_str()
+                .trim_end_matches(['.', ',', ';', ')'])
+                .to_string()
+        })
+        .collect()
 }
 
 fn pr_number(sentence: &str) -> Option<String> {
@@ -246,7 +335,10 @@ fn pr_number(sentence: &str) -> Option<String> {
 fn sha(sentence: &str) -> Option<String> {
     static SHA: OnceLock<Regex> = OnceLock::new();
     let sha = SHA.get_or_init(|| Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap());
-    sha.find_iter(sentence).map(|m| m.as_str()).find(|s| s.bytes().any(|b| b.is_ascii_alphabetic())).map(String::from)
+    sha.find_iter(sentence)
+        .map(|m| m.as_str())
+        .find(|s| s.bytes().any(|b| b.is_ascii_alphabetic()))
+        .map(String::from)
 }
 
 /// A unified diff of the register, labelled `a/<file>` and `b/<file>`.
@@ -267,17 +359,32 @@ mod tests {
 
     #[test]
     fn status_sentences_propose_states() {
-        assert_eq!(classify("status: sent upstream as pr #12."), Some(State::Proposed));
-        assert_eq!(classify("not upstreamed: only our build needs it."), Some(State::KeptLocal));
-        assert_eq!(classify("merged in the fork as 1a2b3c4."), Some(State::Merged));
-        assert_eq!(classify("needed since the retarget to the new pin."), Some(State::RetargetOnly));
+        assert_eq!(
+            classify("status: sent upstream as pr #12."),
+            Some(State::Proposed)
+        );
+        assert_eq!(
+            classify("not upstreamed: only our build needs it."),
+            Some(State::KeptLocal)
+        );
+        assert_eq!(
+            classify("merged in the fork as 1a2b3c4."),
+            Some(State::Merged)
+        );
+        assert_eq!(
+            classify("needed since the retarget to the new pin."),
+            Some(State::RetargetOnly)
+        );
         assert_eq!(classify("the kernel now checks its bounds."), None);
     }
 
     #[test]
     fn the_last_sentence_is_found_after_the_last_full_stop() {
         let text = "Fixes the leak. Status: sent upstream as PR #12.";
-        assert_eq!(&text[last_sentence_start(text)..], "Status: sent upstream as PR #12.");
+        assert_eq!(
+            &text[last_sentence_start(text)..],
+            "Status: sent upstream as PR #12."
+        );
         assert_eq!(last_sentence_start("One sentence only."), 0);
     }
 }

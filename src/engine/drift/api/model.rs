@@ -19,7 +19,7 @@ impl std::fmt::Display for Loc {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DeclKind {
     /// A free function (namespace scope).
     Function,

@@ -1,0 +1,741 @@
+//! The executable book's glue: a [`StepRunner`] that runs the book's steps with this forkbook,
+//! checks the tools they require, and renders the book's directives from the engine and the
+//! check catalogue. The preprocessor crate does the mdBook side and knows nothing of forkbook;
+//! the engine knows nothing of mdBook; this module joins the two.
+//!
+//! A `forkbook` step runs in process through [`crate::cli::run`], always `--offline`, so the book
+//! never touches the network; a step whose objects are not in the cache is shown as skipped with
+//! the `forkbook fetch` command that gets them (and fails `book test`, the acceptance gate). A
+//! `sh` step runs `sh -c` in the project folder, in its own process group so that a timeout
+//! stops everything it started.
+
+use crate::engine::project::{Overrides, Project};
+use crate::engine::records::{self, keys};
+use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The exit status reported for a step stopped by its timeout (as `timeout(1)` does).
+pub const TIMED_OUT: i32 = 124;
+
+/// What the error of a command says when an object is missing from the cache.
+const MISSING_OBJECT: &str = "not in the object cache";
+
+/// The directives this book knows.
+const DIRECTIVES: &[&str] = &["register", "checks", "report"];
+
+/// The book's sources, embedded so that `forkbook demo` and the tests can build this very book
+/// anywhere: (path relative to the book folder, contents).
+pub const SOURCES: &[(&str, &str)] = &[
+    ("book.toml", include_str!("../book/book.toml")),
+    ("forkbook.css", include_str!("../book/forkbook.css")),
+    (".gitignore", include_str!("../book/.gitignore")),
+    ("src/SUMMARY.md", include_str!("../book/src/SUMMARY.md")),
+    ("src/intro.md", include_str!("../book/src/intro.md")),
+    ("src/pin-bump.md", include_str!("../book/src/pin-bump.md")),
+    ("src/fork-sync.md", include_str!("../book/src/fork-sync.md")),
+    ("src/report.md", include_str!("../book/src/report.md")),
+    ("src/register.md", include_str!("../book/src/register.md")),
+    ("src/checks.md", include_str!("../book/src/checks.md")),
+];
+
+/// Writes the book's sources into `dir` (created if needed).
+pub fn write_sources(dir: &Path) -> crate::engine::Result<()> {
+    for (path, text) in SOURCES {
+        crate::engine::fsutil::write_file(&dir.join(path), text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Runs the book's steps against the project at `root`.
+#[derive(Debug, Clone)]
+pub struct BookRunner {
+    root: PathBuf,
+    overrides: Overrides,
+}
+
+impl BookRunner {
+    /// `overrides` are passed on to every step (`--cache`, the remote URLs); `--offline` always.
+    pub fn new(root: impl Into<PathBuf>, overrides: Overrides) -> BookRunner {
+        BookRunner {
+            root: root.into(),
+            overrides,
+        }
+    }
+
+    /// The arguments every `forkbook` step starts with.
+    fn global_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> =
+            vec!["forkbook".into(), "--root".into(), self.root.clone().into()];
+        args.push("--offline".into());
+        if let Some(cache) = &self.overrides.cache {
+            args.extend(["--cache".into(), cache.clone().into()]);
+        }
+        if let Some(url) = &self.overrides.fork_url {
+            args.extend(["--fork-url".into(), url.into()]);
+        }
+        if let Some(url) = &self.overrides.upstream_url {
+            args.extend(["--upstream-url".into(), url.into()]);
+        }
+        args
+    }
+
+    fn project(&self) -> crate::engine::Result<Project> {
+        Project::open(&self.root, &self.overrides)
+    }
+
+    fn run_forkbook(&self, step: &Step) -> StepOutcome {
+        let Some(words) = split_words(&step.command) else {
+            return refused(format!(
+                "the command `forkbook {}` has unbalanced quotes",
+                step.command
+            ));
+        };
+        if let Some(sub @ ("book" | "mdbook")) = words.first().map(String::as_str) {
+            return refused(format!(
+                "a book step cannot run `forkbook {sub}` (the book would build itself)"
+            ));
+        }
+        let mut args = self.global_args();
+        args.extend(words.into_iter().map(OsString::from));
+        let started = Instant::now();
+        let (exit, output) = run_in_process(args, step.attrs.timeout);
+        let duration = started.elapsed();
+        if exit == crate::cli::FAILED && output.contains(MISSING_OBJECT) && step.renderer != "test"
+        {
+            return StepOutcome::Skipped {
+                reason: missing_objects_reason(&output),
+            };
+        }
+        StepOutcome::Ran {
+            exit,
+            duration,
+            output,
+        }
+    }
+
+    fn run_shell(&self, step: &Step) -> StepOutcome {
+        let started = Instant::now();
+        match run_shell(&step.command, &self.root, step.attrs.timeout) {
+            Ok((exit, output)) => StepOutcome::Ran {
+                exit,
+                duration: started.elapsed(),
+                output,
+            },
+            Err(e) => refused(format!("failed to start `sh`: {e}")),
+        }
+    }
+
+    /// The recorded commits, for the page: `fork 75915908`, `base 39886de4`, `pin 846d1762`.
+    fn recorded_commits(&self, project: &Project) -> Vec<(String, String)> {
+        let path = project.records_dir().join(records::UPSTREAM_FILE);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Vec::new();
+        };
+        let Ok(upstream) = records::Upstream::parse(&text, records::UPSTREAM_FILE) else {
+            return Vec::new();
+        };
+        [
+            ("fork", keys::COMMIT),
+            ("base", keys::BASE),
+            ("pin", keys::PIN),
+        ]
+        .into_iter()
+        .filter_map(|(label, key)| {
+            upstream
+                .get(key)
+                .map(|v| (label.to_string(), v.chars().take(8).collect()))
+        })
+        .collect()
+    }
+
+    fn register_table(&self) -> Result<String, String> {
+        let project = self.project().map_err(|e| e.message())?;
+        let path = project.records_dir().join(records::FIXES_FILE);
+        let label = project.record_name(records::FIXES_FILE);
+        if !path.exists() {
+            return Ok(format!(
+                "*There is no `{label}`: the overlay has no local fixes yet.*\n"
+            ));
+        }
+        let register = crate::engine::register::load(&path, &label).map_err(|e| e.message())?;
+        Ok(render_register(&register, &label))
+    }
+
+    fn report(&self) -> String {
+        let mut args = self.global_args();
+        args.extend(["report".into(), "--pr-body".into()]);
+        let (exit, output) = run_in_process(args, None);
+        if exit == crate::cli::FAILED {
+            let reason = output
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output");
+            return format!(
+                "> The report could not be made here: {}\n",
+                reason.trim_start_matches("error: ")
+            );
+        }
+        output
+    }
+
+    fn check_findings(&self) -> Result<Vec<CheckFinding>, String> {
+        let mut args = self.global_args();
+        args.extend(["--json".into(), "check".into()]);
+        let (exit, output) = run_in_process(args, None);
+        if exit == crate::cli::FAILED {
+            return Err(output);
+        }
+        parse_check_json(&output)
+            .map_err(|e| format!("`forkbook check --json` printed what forkbook cannot read: {e}"))
+    }
+}
+
+impl StepRunner for BookRunner {
+    fn run(&self, step: &Step) -> StepOutcome {
+        if let Some(reason) = missing_requirement(&step.attrs.requires) {
+            return StepOutcome::Skipped { reason };
+        }
+        match step.kind {
+            StepKind::Forkbook => self.run_forkbook(step),
+            StepKind::Shell => self.run_shell(step),
+        }
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        let project = match self.project() {
+            Ok(project) => project,
+            Err(e) => {
+                return Fingerprint {
+                    extra: e.message(),
+                    tool_version: tool_version(),
+                    ..Default::default()
+                }
+            }
+        };
+        Fingerprint {
+            commits: self.recorded_commits(&project),
+            tool_version: tool_version(),
+            extra: state_digest(&project),
+        }
+    }
+
+    fn directive(&self, name: &str, _args: &[String]) -> Result<String, String> {
+        match name {
+            "checks" => Ok(forkbook_checks::render_catalogue_markdown()),
+            "register" => self.register_table(),
+            "report" => Ok(self.report()),
+            other => Err(format!(
+                "unknown directive `{other}` (known: {})",
+                DIRECTIVES.join(", ")
+            )),
+        }
+    }
+
+    fn gate_findings(&self, renderer: &str) -> Vec<GateFinding> {
+        match self.check_findings() {
+            Ok(findings) => findings
+                .into_iter()
+                .filter(|f| f.severity == "error")
+                .map(gate_finding)
+                .collect(),
+            Err(output) if output.contains(MISSING_OBJECT) && renderer != "test" => Vec::new(),
+            Err(output) => vec![GateFinding {
+                check: "check".into(),
+                location: "forkbook.toml".into(),
+                message: format!("`forkbook check` could not run: {}", first_line(&output)),
+                help: "run `forkbook check` to see why".into(),
+                shown_by: Some("checks".into()),
+            }],
+        }
+    }
+}
+
+/// A finding as `forkbook check --json` prints it.
+#[derive(Debug, Deserialize)]
+struct CheckFinding {
+    check: String,
+    severity: String,
+    file: String,
+    line: Option<usize>,
+    message: String,
+    note: Option<String>,
+}
+
+/// Reads `forkbook check --json`: a list of findings, or an object holding one as `findings`.
+fn parse_check_json(text: &str) -> Result<Vec<CheckFinding>, serde_json::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Shape {
+        List(Vec<CheckFinding>),
+        Wrapped { findings: Vec<CheckFinding> },
+    }
+    Ok(match serde_json::from_str(text)? {
+        Shape::List(findings) | Shape::Wrapped { findings } => findings,
+    })
+}
+
+fn gate_finding(finding: CheckFinding) -> GateFinding {
+    let location = match finding.line {
+        Some(line) => format!("{}:{line}", finding.file),
+        None => finding.file.clone(),
+    };
+    let explain = format!(
+        "`forkbook check --explain {}` says what the check wants",
+        finding.check
+    );
+    let help = finding
+        .note
+        .map_or(explain.clone(), |note| format!("{note}; {explain}"));
+    // Register findings are shown by the register chapter, the rest by the catalogue.
+    let shown_by = if finding.check.starts_with("fix") || finding.check.contains("named") {
+        "register"
+    } else {
+        "checks"
+    };
+    GateFinding {
+        check: finding.check,
+        location,
+        message: finding.message,
+        help,
+        shown_by: Some(shown_by.into()),
+    }
+}
+
+/// The register as a Markdown table: entry, files, state, link, package.
+fn render_register(register: &crate::engine::register::Register, label: &str) -> String {
+    let mut text = format!("{} entries in `{label}`.\n\n", register.entries.len());
+    text.push_str("| entry | files | state | link | package |\n| --- | --- | --- | --- | --- |\n");
+    for entry in &register.entries {
+        let files: Vec<String> = entry.files.iter().map(|f| code_span(&f.name)).collect();
+        let state = entry
+            .state()
+            .map_or("*none*".to_string(), |s| format!("`{}`", s.as_str()));
+        let link = entry.value("link").map_or("—".to_string(), link_cell);
+        let package = entry.value("package").map_or("—".to_string(), code_span);
+        text.push_str(&format!(
+            "| {}. {} | {} | {state} | {link} | {package} |\n",
+            entry.number,
+            cell(&entry.title),
+            files.join(", ")
+        ));
+    }
+    text
+}
+
+/// Text safe inside a table cell.
+fn cell(text: &str) -> String {
+    text.replace('\n', " ").replace('|', "\\|")
+}
+
+/// A code span holding `text` whatever backticks it contains.
+fn code_span(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest + 1);
+    cell(&format!("{ticks} {text} {ticks}"))
+}
+
+/// A link for a plain web address (`NripeshN/mlx#12` for a GitHub pull request), else code.
+fn link_cell(url: &str) -> String {
+    let plain = url.starts_with("https://")
+        && !url.contains(|c: char| c.is_whitespace() || "<>()[]|`".contains(c));
+    if !plain {
+        return code_span(url);
+    }
+    let text = match url
+        .trim_start_matches("https://github.com/")
+        .split('/')
+        .collect::<Vec<_>>()[..]
+    {
+        [owner, repo, "pull", number] if url.starts_with("https://github.com/") => {
+            format!("{owner}/{repo}#{number}")
+        }
+        _ => url.to_string(),
+    };
+    format!("[{text}]({url})")
+}
+
+/// Splits a command line the way a POSIX shell does for plain words: whitespace separates,
+/// single quotes keep everything, double quotes keep all but `\"`, `\\`, `\$` and `` \` ``, and a
+/// backslash outside quotes keeps the next character. `None` for an unclosed quote.
+pub fn split_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let current = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => current.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let current = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\' | '$' | '`') => current.push(c),
+                            c => current.extend(['\\', c]),
+                        },
+                        c => current.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
+}
+
+/// Runs forkbook in process on a thread of its own, so that a timeout can give up on it.
+fn run_in_process(args: Vec<OsString>, timeout: Option<Duration>) -> (i32, String) {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let code = crate::cli::run(args, &mut out);
+        let _ = tx.send((code, out));
+    });
+    let received = match timeout {
+        Some(limit) => rx.recv_timeout(limit).map_err(|_| limit),
+        None => rx.recv().map_err(|_| Duration::ZERO),
+    };
+    match received {
+        Ok((code, out)) => (code, String::from_utf8_lossy(&out).into_owned()),
+        Err(limit) if limit > Duration::ZERO => (
+            TIMED_OUT,
+            format!(
+                "timed out after {} s (the command was abandoned)",
+                limit.as_secs_f64()
+            ),
+        ),
+        Err(_) => (101, "forkbook panicked while running this step".to_string()),
+    }
+}
+
+/// Runs `sh -c script` in `dir`, stdout and stderr in one stream, killed with its children at
+/// the timeout.
+fn run_shell(
+    script: &str,
+    dir: &Path,
+    timeout: Option<Duration>,
+) -> std::io::Result<(i32, String)> {
+    use std::os::unix::process::CommandExt;
+    let (mut reader, writer) = std::io::pipe()?;
+    let mut child = {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .env("PATH", path_with_this_forkbook())
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer)
+            .process_group(0);
+        command.spawn()?
+        // `command` drops here, closing our copies of the pipe's writing end.
+    };
+    let collector = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = reader.read_to_end(&mut bytes);
+        bytes
+    });
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            kill_group(child.id());
+            child.wait()?;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut output = String::from_utf8_lossy(&collector.join().unwrap_or_default()).into_owned();
+    let exit = match status {
+        Some(status) => status.code().unwrap_or(128 + 9),
+        None => {
+            output.push_str(&format!(
+                "\ntimed out after {} s",
+                timeout.unwrap_or_default().as_secs_f64()
+            ));
+            TIMED_OUT
+        }
+    };
+    Ok((exit, output))
+}
+
+/// Kills a process group (the shell and everything it started).
+fn kill_group(pgid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .status();
+}
+
+/// PATH with this executable's folder first, when it is forkbook, so shell steps call this one.
+fn path_with_this_forkbook() -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let this = std::env::current_exe().ok().and_then(|exe| {
+        let dir = exe.parent()?.to_path_buf();
+        dir.join("forkbook").is_file().then_some(dir)
+    });
+    match this {
+        Some(dir) => std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&path)))
+            .unwrap_or(path),
+        None => path,
+    }
+}
+
+/// Why a step cannot run here, if it cannot: the first required tool that is missing.
+/// `gpu` means an AMD GPU that `rocminfo` lists.
+pub fn missing_requirement(tools: &[String]) -> Option<String> {
+    for tool in tools {
+        if tool == "gpu" {
+            if let Some(reason) = missing_gpu() {
+                return Some(reason);
+            }
+        } else if find_on_path(tool).is_none() {
+            return Some(format!("needs `{tool}`, which is not on PATH"));
+        }
+    }
+    None
+}
+
+fn missing_gpu() -> Option<String> {
+    if find_on_path("rocminfo").is_none() {
+        return Some("needs an AMD GPU, and `rocminfo` is not on PATH".into());
+    }
+    match run_shell("rocminfo", Path::new("."), Some(Duration::from_secs(60))) {
+        Ok((0, output)) if output.contains("gfx") => None,
+        Ok(_) => Some("needs an AMD GPU, and `rocminfo` lists none".into()),
+        Err(e) => Some(format!(
+            "needs an AMD GPU, and `rocminfo` failed to start: {e}"
+        )),
+    }
+}
+
+/// The executable `name` on PATH, if any.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|file| {
+            file.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The skip reason for a step whose objects are not in the cache: the error and its note.
+fn missing_objects_reason(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let error = lines
+        .iter()
+        .find(|l| l.contains(MISSING_OBJECT))
+        .copied()
+        .unwrap_or("objects are missing");
+    let note = lines
+        .iter()
+        .find(|l| l.starts_with("note:"))
+        .copied()
+        .unwrap_or("note: run `forkbook fetch`");
+    format!(
+        "{}; {}",
+        error.trim_start_matches("error: "),
+        note.trim_start_matches("note: ")
+    )
+}
+
+fn refused(message: String) -> StepOutcome {
+    StepOutcome::Ran {
+        exit: crate::cli::FAILED,
+        duration: Duration::ZERO,
+        output: format!("error: {message}\n"),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("no output")
+        .trim_start_matches("error: ")
+}
+
+/// This build of forkbook: its version and when its executable was written, so a rebuilt
+/// forkbook does not reuse results of the old one.
+fn tool_version() -> String {
+    let built = std::env::current_exe()
+        .and_then(|exe| exe.metadata())
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    format!("{}+{built}", env!("CARGO_PKG_VERSION"))
+}
+
+/// A digest of what step results depend on besides the commits: the configuration, the
+/// records folder, the build's pin file, and the branch tips in the object cache.
+fn state_digest(project: &Project) -> String {
+    let mut hash = Sha256::new();
+    let mut add = |name: &str, bytes: &[u8]| {
+        hash.update(name.as_bytes());
+        hash.update([0]);
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(bytes);
+    };
+    add(
+        "forkbook.toml",
+        &std::fs::read(project.root.join(crate::engine::config::CONFIG_FILE)).unwrap_or_default(),
+    );
+    if let Some(pin_file) = &project.config.overlay.pin_file {
+        add(
+            pin_file,
+            &std::fs::read(project.root.join(pin_file)).unwrap_or_default(),
+        );
+    }
+    match crate::engine::fsutil::read_tree(&project.records_dir()) {
+        Ok(files) => files.iter().for_each(|(path, bytes)| add(path, bytes)),
+        Err(e) => add("records", e.message().as_bytes()),
+    }
+    for (name, target) in cache_refs(&project.cache_dir()) {
+        add(&name, target.as_bytes());
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The remote branch tips of the object cache, read without taking its lock.
+fn cache_refs(dir: &Path) -> Vec<(String, String)> {
+    let Ok(repo) = git2::Repository::open_bare(dir) else {
+        return Vec::new();
+    };
+    let Ok(refs) = repo.references_glob("refs/remotes/*") else {
+        return Vec::new();
+    };
+    let mut tips: Vec<(String, String)> = refs
+        .flatten()
+        .filter_map(|r| Some((r.name().ok()?.to_string(), r.target()?.to_string())))
+        .collect();
+    tips.sort();
+    tips
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_steps_merge_streams_and_report_exit() {
+        let (exit, output) =
+            run_shell("echo out; echo err >&2; exit 3", Path::new("."), None).unwrap();
+        assert_eq!(exit, 3);
+        assert_eq!(output, "out\nerr\n");
+    }
+
+    #[test]
+    fn shell_timeout_kills_the_whole_group() {
+        let started = Instant::now();
+        let (exit, output) = run_shell(
+            "sleep 30 & sleep 30; echo never",
+            Path::new("."),
+            Some(Duration::from_millis(300)),
+        )
+        .unwrap();
+        assert_eq!(exit, TIMED_OUT);
+        assert!(output.contains("timed out after 0.3 s"), "{output}");
+        // The background `sleep` held the pipe open: returning at all means it was killed too.
+        assert!(started.elapsed() < Duration::from_secs(25));
+    }
+
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        let words =
+            split_words(r#"fix add --title "Take the \"size\" arg" --from '/tmp/a b' x\ y"#)
+                .unwrap();
+        assert_eq!(
+            words,
+            [
+                "fix",
+                "add",
+                "--title",
+                "Take the \"size\" arg",
+                "--from",
+                "/tmp/a b",
+                "x y"
+            ]
+        );
+        assert_eq!(split_words("a ''").unwrap(), ["a", ""]);
+        assert_eq!(split_words("a 'open"), None);
+    }
+
+    #[test]
+    fn requirements_name_the_missing_tool() {
+        assert_eq!(missing_requirement(&["sh".into()]), None);
+        let reason = missing_requirement(&["sh".into(), "no-such-tool-xyz".into()]).unwrap();
+        assert_eq!(reason, "needs `no-such-tool-xyz`, which is not on PATH");
+    }
+
+    #[test]
+    fn missing_object_errors_become_a_reason_naming_fetch() {
+        let output = "error: commit `abc123` of the upstream is not in the object cache `/c`\n\n\
+                      note: run `forkbook fetch --upstream abc123` (online, or with a mirror as the URL)\n";
+        let reason = missing_objects_reason(output);
+        assert!(
+            reason.starts_with("commit `abc123` of the upstream is not in the object cache"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("; run `forkbook fetch --upstream abc123`"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn check_json_in_either_shape() {
+        let item = r#"{"check":"fix-link-present","severity":"error","file":"p/LOCAL_FIXES.md","line":4,"message":"m","note":null}"#;
+        assert_eq!(parse_check_json(&format!("[{item}]")).unwrap().len(), 1);
+        assert_eq!(
+            parse_check_json(&format!("{{\"findings\":[{item}]}}")).unwrap()[0].line,
+            Some(4)
+        );
+        let gate = gate_finding(parse_check_json(&format!("[{item}]")).unwrap().remove(0));
+        assert_eq!(
+            (gate.location.as_str(), gate.shown_by.as_deref()),
+            ("p/LOCAL_FIXES.md:4", Some("register"))
+        );
+    }
+
+    #[test]
+    fn table_cells_survive_pipes_backticks_and_odd_links() {
+        assert_eq!(code_span("a|b`c"), "``` a\\|b`c ```".replace("```", "``"));
+        assert_eq!(
+            link_cell("https://github.com/NripeshN/mlx/pull/12"),
+            "[NripeshN/mlx#12](https://github.com/NripeshN/mlx/pull/12)"
+        );
+        assert_eq!(
+            link_cell("javascript:alert(1)"),
+            "`` javascript:alert(1) ``".replace("``", "`")
+        );
+    }
+}

@@ -1,0 +1,243 @@
+//! `forkbook book build|test|serve`: the executable book, built in process with mdbook-driver and
+//! the forkbook preprocessor registered, so no `mdbook` binary is needed.
+//!
+//! Exit status 1 when the book's gate fails (a gated step, a check error), 2 when the book
+//! cannot be loaded or rendered.
+
+use super::{Ctx, FAILED, OK, PROBLEMS};
+use crate::book::BookRunner;
+use crate::engine::{Error, Result};
+use forkbook_preprocessor::{ForkbookPreprocessor, GateFailure};
+use mdbook_driver::builtin_renderers::CmdRenderer;
+use mdbook_driver::MDBook;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Component, Path, PathBuf};
+
+/// Build, test or serve the executable book (the procedures, with every step run)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: BookCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum BookCommand {
+    /// Run every step and render the HTML book
+    Build(BookArgs),
+    /// Run every step and apply the gate, rendering nothing (what CI runs)
+    Test(BookArgs),
+    /// Build, then serve the HTML book on localhost
+    Serve {
+        #[command(flatten)]
+        book: BookArgs,
+        /// The port to listen on (127.0.0.1 only)
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+    },
+}
+
+/// What every book command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BookArgs {
+    /// The book folder (holding book.toml); default: `book` in the project
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Set a variable of the procedures, over book.toml's (repeatable)
+    #[arg(long = "var", value_name = "NAME=VALUE", value_parser = parse_var)]
+    pub vars: Vec<(String, String)>,
+    /// Run every step again instead of reusing cached results
+    #[arg(long)]
+    pub rerun: bool,
+}
+
+fn parse_var(text: &str) -> std::result::Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+        _ => Err(format!("expected `NAME=VALUE`, found `{text}`")),
+    }
+}
+
+pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
+    match &args.command {
+        BookCommand::Build(book) => build(book, ctx).map(|(code, _)| code),
+        BookCommand::Test(book) => test(book, ctx),
+        BookCommand::Serve { book, port } => match build(book, ctx)? {
+            (OK, Some(html)) => serve(&html, *port, ctx),
+            (code, _) => Ok(code),
+        },
+    }
+}
+
+/// Loads the book with the forkbook preprocessor registered over book.toml's command.
+fn load(args: &BookArgs, ctx: &Ctx) -> Result<MDBook> {
+    let project = ctx.project()?;
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| project.root.join("book"));
+    let mut book = MDBook::load(&dir).map_err(|e| {
+        Error::new(format!(
+            "failed to load the book `{}`: {e:#}",
+            dir.display()
+        ))
+    })?;
+    let vars: BTreeMap<String, String> = args.vars.iter().cloned().collect();
+    let runner = BookRunner::new(project.root.clone(), ctx.overrides());
+    // Same name as `[preprocessor.forkbook]`, so this replaces the `forkbook mdbook` command.
+    book.with_preprocessor(
+        ForkbookPreprocessor::new(runner)
+            .with_vars(vars)
+            .with_rerun(args.rerun),
+    );
+    Ok(book)
+}
+
+fn build(args: &BookArgs, ctx: &mut Ctx) -> Result<(i32, Option<PathBuf>)> {
+    let book = load(args, ctx)?;
+    let html = book.build_dir_for("html");
+    match book.build() {
+        Ok(()) => {
+            writeln!(ctx.out, "built the book into `{}`", html.display())?;
+            Ok((OK, Some(html)))
+        }
+        Err(e) => gate_or_error(e, ctx).map(|code| (code, None)),
+    }
+}
+
+fn test(args: &BookArgs, ctx: &mut Ctx) -> Result<i32> {
+    let book = load(args, ctx)?;
+    // `mdbook test` preprocesses for a renderer named `test`; only the name is used here, and
+    // nothing is rendered (the book has no Rust examples for rustdoc to run).
+    let renderer = CmdRenderer::new("test".into(), String::new());
+    match book.preprocess_book(&renderer) {
+        Ok(_) => {
+            writeln!(ctx.out, "the book's gate passed")?;
+            Ok(OK)
+        }
+        Err(e) => gate_or_error(e, ctx),
+    }
+}
+
+/// A gate failure is exit 1 with its problems printed; anything else is the tool failing.
+fn gate_or_error(e: mdbook_driver::errors::Error, ctx: &mut Ctx) -> Result<i32> {
+    match e.downcast_ref::<GateFailure>() {
+        Some(gate) => {
+            writeln!(ctx.out, "error: {gate}")?;
+            Ok(PROBLEMS)
+        }
+        None => Err(Error::new(format!("{e:#}"))),
+    }
+}
+
+/// Serves `dir` on 127.0.0.1 until the process is stopped.
+fn serve(dir: &Path, port: u16, ctx: &mut Ctx) -> Result<i32> {
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .map_err(|e| Error::new(format!("failed to listen on 127.0.0.1:{port}: {e}")))?;
+    writeln!(
+        ctx.out,
+        "serving `{}` on http://127.0.0.1:{port}/ (stop with Ctrl-C)",
+        dir.display()
+    )?;
+    ctx.out.flush()?;
+    serve_on(&listener, dir, None);
+    Ok(FAILED)
+}
+
+/// Answers requests on `listener` (`limit` of them, or for ever).
+fn serve_on(listener: &TcpListener, dir: &Path, limit: Option<usize>) {
+    for stream in listener
+        .incoming()
+        .take(limit.unwrap_or(usize::MAX))
+        .flatten()
+    {
+        let _ = answer(stream, dir);
+    }
+}
+
+/// Answers one GET with a file of `dir`; paths that climb out are refused.
+fn answer(mut stream: TcpStream, dir: &Path) -> std::io::Result<()> {
+    let mut request = String::new();
+    BufReader::new(&stream).read_line(&mut request)?;
+    let target = request.split_whitespace().nth(1).unwrap_or("/");
+    let path = target
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("/")
+        .trim_start_matches('/');
+    let relative = Path::new(path);
+    if relative
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return respond(&mut stream, "403 Forbidden", "text/plain", b"forbidden");
+    }
+    let mut file = dir.join(relative);
+    if file.is_dir() {
+        file = file.join("index.html");
+    }
+    match std::fs::read(&file) {
+        Ok(bytes) => respond(&mut stream, "200 OK", content_type(&file), &bytes),
+        Err(_) => respond(&mut stream, "404 Not Found", "text/plain", b"not found"),
+    }
+}
+
+fn respond(stream: &mut TcpStream, status: &str, kind: &str, body: &[u8]) -> std::io::Result<()> {
+    write!(stream, "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())?;
+    stream.write_all(body)
+}
+
+fn content_type(file: &Path) -> &'static str {
+    match file.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("css") => "text/css",
+        Some("js") => "text/javascript",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("woff2") => "font/woff2",
+        Some("json") => "application/json",
+        _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn get(dir: &Path, target: &str) -> String {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let dir = dir.to_path_buf();
+        let server = std::thread::spawn(move || serve_on(&listener, &dir, Some(1)));
+        let mut stream = TcpStream::connect(addr).unwrap();
+        write!(stream, "GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        server.join().unwrap();
+        response
+    }
+
+    #[test]
+    fn serves_files_and_index_pages_and_refuses_to_climb_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("site");
+        std::fs::create_dir_all(site.join("sub")).unwrap();
+        std::fs::write(site.join("index.html"), "home").unwrap();
+        std::fs::write(site.join("sub/page.css"), "p{}").unwrap();
+        std::fs::write(tmp.path().join("secret"), "secret").unwrap();
+        assert!(get(&site, "/").starts_with("HTTP/1.1 200 OK"));
+        assert!(get(&site, "/").ends_with("home"));
+        assert!(get(&site, "/sub/page.css?x=1").contains("Content-Type: text/css"));
+        assert!(get(&site, "/../secret").starts_with("HTTP/1.1 403"));
+        assert!(get(&site, "/missing.html").starts_with("HTTP/1.1 404"));
+    }
+
+    #[test]
+    fn vars_are_name_equals_value() {
+        assert_eq!(parse_var("pin=abc=d"), Ok(("pin".into(), "abc=d".into())));
+        assert!(parse_var("=x").is_err());
+        assert!(parse_var("novalue").is_err());
+    }
+}

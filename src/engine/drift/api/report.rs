@@ -1,0 +1,155 @@
+//! The drift report: findings, their JSON form, and the text a person reads.
+
+use super::model::Loc;
+use super::suppress::Suppression;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// A function or member the backend calls or defines changed its return or parameters.
+    ChangedSignature,
+    /// A constructor the backend uses or defines changed its arguments.
+    ConstructorChanged,
+    /// A new primitive declares `eval_gpu`; the backend neither defines nor stubs it.
+    MissingEvalGpu,
+    /// A new declaration that every backend defines (other backends do); this one does not.
+    MissingBackendDefinition,
+    /// A new declaration in an enclosing namespace hides what the backend calls unqualified.
+    HiddenByNewDeclaration,
+    /// Something the backend uses or defines is no longer declared.
+    RemovedDeclaration,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::ChangedSignature => "changed-signature",
+            Kind::ConstructorChanged => "constructor-changed",
+            Kind::MissingEvalGpu => "missing-eval-gpu",
+            Kind::MissingBackendDefinition => "missing-backend-definition",
+            Kind::HiddenByNewDeclaration => "hidden-by-new-declaration",
+            Kind::RemovedDeclaration => "removed-declaration",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        ALL_KINDS.iter().copied().find(|k| k.as_str() == text)
+    }
+}
+
+pub const ALL_KINDS: [Kind; 6] = [
+    Kind::ChangedSignature,
+    Kind::ConstructorChanged,
+    Kind::MissingEvalGpu,
+    Kind::MissingBackendDefinition,
+    Kind::HiddenByNewDeclaration,
+    Kind::RemovedDeclaration,
+];
+
+/// An upstream commit: full SHA and the first line of its message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommitRef {
+    pub sha: String,
+    pub summary: String,
+}
+
+/// The upstream declaration text a finding is about, for finding the commit that changed it.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// Path and text of the declaration at the new commit.
+    pub to_text: Option<(String, String)>,
+    /// Path and text of the declaration at the old commit.
+    pub from_text: Option<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub kind: Kind,
+    pub symbol: String,
+    pub message: String,
+    pub from: Option<Loc>,
+    pub to: Option<Loc>,
+    pub backend: Option<Loc>,
+    pub introduced_by: Option<CommitRef>,
+    /// The reason from the suppressions file, when one covers this finding.
+    pub suppressed: Option<String>,
+    #[serde(skip)]
+    pub evidence: Evidence,
+}
+
+/// How much of the input tree-sitter could not parse (after blanking).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ParseStats {
+    pub from_headers: usize,
+    pub from_error_nodes: usize,
+    pub to_headers: usize,
+    pub to_error_nodes: usize,
+    pub backend_files: usize,
+    pub backend_error_nodes: usize,
+    /// Every file that kept ERROR nodes (`from:`, `to:` or `backend:` and its path), with the
+    /// count: where a finding may have been missed.
+    pub error_files: Vec<(String, usize)>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ApiReport {
+    pub from: String,
+    pub to: String,
+    pub findings: Vec<Finding>,
+    /// Suppressions that matched no finding: stale entries to delete.
+    pub unused_suppressions: Vec<Suppression>,
+    pub parse: ParseStats,
+}
+
+impl ApiReport {
+    /// Findings that break the backend and are not suppressed.
+    pub fn breaks(&self) -> usize {
+        self.findings.iter().filter(|f| f.suppressed.is_none()).count()
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let short = |sha: &str| sha.chars().take(10).collect::<String>();
+        let _ = writeln!(out, "drift api {}..{}", short(&self.from), short(&self.to));
+        for finding in &self.findings {
+            render_finding(&mut out, finding);
+        }
+        for stale in &self.unused_suppressions {
+            let _ = writeln!(out, "\nunused suppression: {} `{}` ({})", stale.kind, stale.symbol, stale.reason);
+        }
+        let suppressed = self.findings.len() - self.breaks();
+        let _ = writeln!(
+            out,
+            "\n{} break(s), {} suppressed; parsed {} + {} headers and {} backend files ({} error nodes)",
+            self.breaks(),
+            suppressed,
+            self.parse.from_headers,
+            self.parse.to_headers,
+            self.parse.backend_files,
+            self.parse.from_error_nodes + self.parse.to_error_nodes + self.parse.backend_error_nodes,
+        );
+        out
+    }
+}
+
+fn render_finding(out: &mut String, finding: &Finding) {
+    let status = if finding.suppressed.is_some() { " (suppressed)" } else { "" };
+    let _ = writeln!(out, "\n{}: `{}`{status}", finding.kind.as_str(), finding.symbol);
+    let _ = writeln!(out, "  {}", finding.message);
+    let place = |label: &str, loc: &Option<Loc>, out: &mut String| {
+        if let Some(loc) = loc {
+            let _ = writeln!(out, "  {label:<8} {loc}");
+        }
+    };
+    place("from", &finding.from, out);
+    place("to", &finding.to, out);
+    place("backend", &finding.backend, out);
+    if let Some(commit) = &finding.introduced_by {
+        let _ = writeln!(out, "  commit   {} {}", &commit.sha[..commit.sha.len().min(10)], commit.summary);
+    }
+    if let Some(reason) = &finding.suppressed {
+        let _ = writeln!(out, "  reason   {reason}");
+    }
+}

@@ -1,0 +1,313 @@
+//! Tests of the rules on small C++ snippets: one per break kind, one per change that must stay
+//! quiet.
+
+use super::{analyze, ApiConfig, ApiReport, Kind};
+use crate::engine::FileMap;
+
+fn files(entries: &[(&str, &str)]) -> FileMap {
+    entries.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect()
+}
+
+fn run(from: &[(&str, &str)], to: &[(&str, &str)], backend: &[(&str, &str)]) -> ApiReport {
+    analyze(&files(from), &files(to), &files(backend), &ApiConfig::default())
+}
+
+/// `(kind, symbol)` of every finding.
+fn found(report: &ApiReport) -> Vec<(Kind, String)> {
+    report.findings.iter().map(|f| (f.kind, f.symbol.clone())).collect()
+}
+
+fn one(kind: Kind, symbol: &str) -> Vec<(Kind, String)> {
+    vec![(kind, symbol.to_string())]
+}
+
+const ARRAY_H: &str = "#pragma once
+namespace mlx::core {
+using Shape = std::vector<int>;
+class MLX_API array {
+ public:
+  const Shape& shape() const { return shape_; }
+  void set_data(allocator::Buffer buf);
+ private:
+  Shape shape_;
+};
+}
+";
+
+#[test]
+fn a_changed_return_tuple_is_a_changed_signature() {
+    let from = "namespace mlx::core {\nstd::pair<Shape, Strides> collapse_contiguous_dims(\n    const Shape& shape,\n    const std::vector<Strides>& strides);\n}\n";
+    let to = from.replace("std::pair<Shape, Strides>", "std::tuple<Shape, Strides, int64_t>");
+    let backend = "#include \"mlx/backend/common/utils.h\"\nnamespace mlx::core::rocm {\nvoid copy(const array& in) {\n  auto [shape, strides] = collapse_contiguous_dims(in.shape(), {in.strides()});\n}\n}\n";
+    let report = run(
+        &[("mlx/backend/common/utils.h", from)],
+        &[("mlx/backend/common/utils.h", &to)],
+        &[("mlx/backend/rocm/copy.cpp", backend)],
+    );
+    assert_eq!(found(&report), one(Kind::ChangedSignature, "mlx::core::collapse_contiguous_dims"));
+    let finding = &report.findings[0];
+    assert_eq!(finding.backend.as_ref().map(|l| (l.path.as_str(), l.line)), Some(("mlx/backend/rocm/copy.cpp", 4)));
+    assert_eq!(finding.to.as_ref().map(|l| l.line), Some(2));
+    assert!(finding.message.contains("std::tuple<Shape,Strides,int64_t>"), "{}", finding.message);
+}
+
+#[test]
+fn a_constructor_gaining_an_argument_is_reported_for_each_spelling() {
+    let from = "namespace mlx::core::allocator {\nclass Buffer {\n public:\n  explicit Buffer(void* ptr);\n  void* raw_ptr();\n private:\n  void* ptr_;\n};\n}\n";
+    let to = from.replace("Buffer(void* ptr);", "Buffer(void* ptr, size_t size);");
+    let spellings = [
+        "allocator::Buffer buf(ptr);",
+        "auto buf = allocator::Buffer(ptr);",
+        "auto* buf = new allocator::Buffer(ptr);",
+        "auto buf = std::make_shared<allocator::Buffer>(ptr);",
+    ];
+    for spelling in spellings {
+        let backend = format!("#include \"mlx/allocator.h\"\nnamespace mlx::core::rocm {{\nvoid make(void* ptr) {{\n  {spelling}\n}}\n}}\n");
+        let report = run(&[("mlx/allocator.h", from)], &[("mlx/allocator.h", &to)], &[("mlx/backend/rocm/allocator.cpp", &backend)]);
+        assert_eq!(found(&report), one(Kind::ConstructorChanged, "mlx::core::allocator::Buffer::Buffer"), "{spelling}");
+    }
+}
+
+#[test]
+fn a_constructor_gaining_a_defaulted_argument_is_not_reported() {
+    let from = "namespace mlx::core::allocator {\nclass Buffer {\n public:\n  Buffer(void* ptr);\n};\n}\n";
+    let to = from.replace("Buffer(void* ptr);", "Buffer(void* ptr, size_t size = 0);");
+    let backend = "#include \"mlx/allocator.h\"\nnamespace mlx::core { void f(void* p) { allocator::Buffer b(p); } }\n";
+    let report = run(&[("mlx/allocator.h", from)], &[("mlx/allocator.h", &to)], &[("mlx/backend/rocm/a.cpp", backend)]);
+    assert_eq!(found(&report), vec![]);
+}
+
+#[test]
+fn a_member_gaining_a_parameter_is_a_changed_signature() {
+    let to = ARRAY_H.replace("void set_data(allocator::Buffer buf);", "void set_data(allocator::Buffer buf, Deleter d);");
+    let backend = "#include \"mlx/array.h\"\nnamespace mlx::core::rocm {\nvoid fill(array& out, allocator::Buffer buf) {\n  out.set_data(buf);\n}\n}\n";
+    let report = run(&[("mlx/array.h", ARRAY_H)], &[("mlx/array.h", &to)], &[("mlx/backend/rocm/fill.cpp", backend)]);
+    assert_eq!(found(&report), one(Kind::ChangedSignature, "mlx::core::array::set_data"));
+}
+
+const PRIMITIVES_H: &str = "namespace mlx::core {
+class MLX_API Primitive {
+ public:
+  virtual void eval_cpu(const std::vector<array>& inputs, array& out) = 0;
+  virtual void eval_gpu(const std::vector<array>& inputs, array& out) = 0;
+};
+class Add : public Primitive {
+ public:
+  void eval_cpu(const std::vector<array>& inputs, array& out) override;
+  void eval_gpu(const std::vector<array>& inputs, array& out) override;
+  DEFINE_VMAP()
+  DEFINE_NAME(Add)
+};
+class Exp : public Primitive {
+ public:
+  void eval_cpu(const std::vector<array>& inputs, array& out) override;
+  void eval_gpu(const std::vector<array>& inputs, array& out) override;
+};
+}
+";
+
+const GATHER_QMM: &str = "class GatherQMM : public Primitive {
+ public:
+  explicit GatherQMM(Stream stream, int group_size);
+  void eval_cpu(const std::vector<array>& inputs, array& out) override;
+  void eval_gpu(const std::vector<array>& inputs, array& out) override;
+};
+}
+";
+
+fn primitives_with_gather_qmm() -> String {
+    let end = PRIMITIVES_H.rfind('}').unwrap();
+    format!("{}{GATHER_QMM}", &PRIMITIVES_H[..end])
+}
+
+const ROCM_PRIMITIVES: &str = "#include \"mlx/primitives.h\"
+namespace mlx::core {
+#define NO_GPU(func) void func::eval_gpu(const std::vector<array>& inputs, array& out) { throw 1; }
+void Add::eval_gpu(const std::vector<array>& inputs, array& out) {}
+NO_GPU(Exp)
+}
+";
+
+#[test]
+fn a_new_primitive_without_eval_gpu_is_reported() {
+    let to = primitives_with_gather_qmm();
+    let report = run(&[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/primitives.h", &to)], &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)]);
+    assert_eq!(found(&report), one(Kind::MissingEvalGpu, "mlx::core::GatherQMM::eval_gpu"));
+    assert_eq!(report.findings[0].to.as_ref().map(|l| l.line), Some(23));
+}
+
+#[test]
+fn a_new_primitive_with_a_stub_or_a_shared_definition_is_not_reported() {
+    let to = primitives_with_gather_qmm();
+    let stubbed = ROCM_PRIMITIVES.replace("NO_GPU(Exp)", "NO_GPU(Exp)\nNO_GPU(GatherQMM)");
+    let report = run(&[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/primitives.h", &to)], &[("mlx/backend/rocm/primitives.cpp", &stubbed)]);
+    assert_eq!(found(&report), vec![]);
+
+    let shared = "namespace mlx::core {\nvoid GatherQMM::eval_gpu(const std::vector<array>& inputs, array& out) {}\n}\n";
+    let report = run(
+        &[("mlx/primitives.h", PRIMITIVES_H)],
+        &[("mlx/primitives.h", &to), ("mlx/backend/gpu/primitives.cpp", shared)],
+        &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)],
+    );
+    assert_eq!(found(&report), vec![]);
+}
+
+const EVENT_H: &str = "namespace mlx::core {
+class Event {
+ public:
+  Event() = default;
+  explicit Event(Stream stream);
+  void wait();
+  void signal(Stream stream);
+  bool valid() const { return event_ != nullptr; }
+ private:
+  void* event_;
+};
+}
+";
+
+const ROCM_EVENT: &str = "#include \"mlx/event.h\"
+namespace mlx::core {
+Event::Event(Stream s) {}
+void Event::wait() {}
+void Event::signal(Stream s) {}
+}
+";
+
+fn event_with_is_signaled() -> String {
+    EVENT_H.replace("  void wait();\n", "  void wait();\n  bool is_signaled() const;\n")
+}
+
+#[test]
+fn a_new_member_other_backends_define_is_reported() {
+    let cuda = format!("{}bool Event::is_signaled() const {{ return true; }}\n}}\n", ROCM_EVENT.trim_end().trim_end_matches('}'));
+    let to = event_with_is_signaled();
+    let report = run(
+        &[("mlx/event.h", EVENT_H)],
+        &[("mlx/event.h", &to), ("mlx/backend/cuda/event.cu", &cuda)],
+        &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)],
+    );
+    assert_eq!(found(&report), one(Kind::MissingBackendDefinition, "mlx::core::Event::is_signaled"));
+    assert!(report.findings[0].message.contains("mlx/backend/cuda/event.cu:6"), "{}", report.findings[0].message);
+}
+
+#[test]
+fn a_new_member_no_backend_defines_is_not_reported() {
+    // Core code (not another backend) defines it: nothing for the backend to do.
+    let to = event_with_is_signaled();
+    let report = run(&[("mlx/event.h", EVENT_H)], &[("mlx/event.h", &to)], &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)]);
+    assert_eq!(found(&report), vec![]);
+}
+
+#[test]
+fn a_changed_member_the_backend_defines_is_a_changed_signature() {
+    let to = EVENT_H.replace("void signal(Stream stream);", "void signal(Stream stream, uint64_t value);");
+    let report = run(&[("mlx/event.h", EVENT_H)], &[("mlx/event.h", &to)], &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)]);
+    assert_eq!(found(&report), one(Kind::ChangedSignature, "mlx::core::Event::signal"));
+}
+
+const UTILS_H: &str = "#pragma once\nnamespace mlx::core {\nint64_t elem_to_loc(int64_t elem, const Shape& shape);\n}\n";
+const CEIL_DIV: &str = "template <typename T>\nT ceil_div(T a, T b) {\n  return (a + b - 1) / b;\n}\n";
+const HIP_COMPAT: &str = "#pragma once\n__host__ __device__ inline int ceil_div(int a, int b) {\n  return (a + b - 1) / b;\n}\n";
+const KERNELS: &str = "#include \"mlx/utils.h\"\n#include \"mlx/backend/rocm/device/utils.hpp\"\nnamespace mlx::core::rocm {\nint blocks(int n) {\n  return ceil_div(n, 256u);\n}\n}\n";
+
+fn utils_with_ceil_div() -> String {
+    UTILS_H.replace("\n}\n", &format!("\n{CEIL_DIV}}}\n"))
+}
+
+#[test]
+fn a_new_template_hiding_a_global_helper_is_reported() {
+    let to = utils_with_ceil_div();
+    let report = run(
+        &[("mlx/utils.h", UTILS_H)],
+        &[("mlx/utils.h", &to)],
+        &[("mlx/backend/rocm/device/utils.hpp", HIP_COMPAT), ("mlx/backend/rocm/kernels.hip", KERNELS)],
+    );
+    assert_eq!(found(&report), one(Kind::HiddenByNewDeclaration, "mlx::core::ceil_div"));
+    let finding = &report.findings[0];
+    assert_eq!(finding.backend.as_ref().map(|l| (l.path.as_str(), l.line)), Some(("mlx/backend/rocm/kernels.hip", 5)));
+    assert!(finding.message.contains("template"), "{}", finding.message);
+}
+
+#[test]
+fn a_helper_in_the_callers_own_namespace_is_not_hidden() {
+    let to = utils_with_ceil_div();
+    let own = format!("#pragma once\nnamespace mlx::core::rocm {{\n{}}}\n", HIP_COMPAT.trim_start_matches("#pragma once\n"));
+    let report = run(
+        &[("mlx/utils.h", UTILS_H)],
+        &[("mlx/utils.h", &to)],
+        &[("mlx/backend/rocm/device/utils.hpp", &own), ("mlx/backend/rocm/kernels.hip", KERNELS)],
+    );
+    assert_eq!(found(&report), vec![]);
+}
+
+#[test]
+fn a_removed_function_or_class_the_backend_uses_is_reported() {
+    let from = "namespace mlx::core {\nclass Scheduler { public: void run(); };\nvoid synchronize(Stream s);\nvoid unused_here();\n}\n";
+    let to = "namespace mlx::core {\n}\n";
+    let backend = "#include \"mlx/scheduler.h\"\nnamespace mlx::core::rocm {\nvoid f(Stream s, Scheduler* sched) {\n  synchronize(s);\n}\n}\n";
+    let report = run(&[("mlx/scheduler.h", from)], &[("mlx/scheduler.h", to)], &[("mlx/backend/rocm/f.cpp", backend)]);
+    assert_eq!(
+        found(&report),
+        vec![
+            (Kind::RemovedDeclaration, "mlx::core::Scheduler".to_string()),
+            (Kind::RemovedDeclaration, "mlx::core::synchronize".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn source_compatible_changes_are_not_reported() {
+    let from = "namespace mlx::core {
+enum class Kind { Float, Int };
+void reshape_in_place(array& a, const Shape& shape);
+MLX_API array add(const array& a, const array& b);
+}
+";
+    let to = "namespace mlx::core {
+enum class Kind { Float, Int, Complex };
+void reshape_in_place(array& a, Shape shape);
+MLX_API array add(const array& a, const array& b, StreamOrDevice s = {});
+}
+";
+    let backend = "#include \"mlx/ops.h\"
+namespace mlx::core::rocm {
+void f(array& a, const Shape& s, Kind k) {
+  switch (k) { case Kind::Float: break; case Kind::Int: break; }
+  reshape_in_place(a, s);
+  auto c = add(a, a);
+}
+}
+";
+    let report = run(&[("mlx/ops.h", from)], &[("mlx/ops.h", to)], &[("mlx/backend/rocm/f.cpp", backend)]);
+    assert_eq!(found(&report), vec![]);
+}
+
+#[test]
+fn an_overloaded_call_stays_quiet_while_one_overload_still_fits() {
+    let from = "namespace mlx::core {\narray slice(const array& a, Shape start);\narray slice(const array& a, const array& start);\n}\n";
+    let to = "namespace mlx::core {\narray slice(const array& a, Shape start);\narray slice(const array& a, const array& start, int axis);\n}\n";
+    let backend = "#include \"mlx/ops.h\"\nnamespace mlx::core::rocm { void f(const array& a, Shape s) { slice(a, s); } }\n";
+    let report = run(&[("mlx/ops.h", from)], &[("mlx/ops.h", to)], &[("mlx/backend/rocm/f.cpp", backend)]);
+    assert_eq!(found(&report), vec![]);
+}
+
+#[test]
+fn headers_the_backend_does_not_include_are_not_its_api() {
+    let from = "namespace mlx::core {\nvoid helper(int a);\n}\n";
+    let to = "namespace mlx::core {\nvoid helper(int a, int b);\n}\n";
+    let backend = "#include \"mlx/array.h\"\nnamespace mlx::core::rocm { void f() { helper(1); } }\n";
+    let report = run(
+        &[("mlx/array.h", ARRAY_H), ("mlx/other.h", from)],
+        &[("mlx/array.h", ARRAY_H), ("mlx/other.h", to)],
+        &[("mlx/backend/rocm/f.cpp", backend)],
+    );
+    assert_eq!(found(&report), vec![]);
+}
+
+#[test]
+fn blanked_macros_leave_no_parse_errors() {
+    let report = run(&[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)]);
+    assert_eq!((report.parse.from_error_nodes, report.parse.to_error_nodes), (0, 0));
+    assert_eq!(report.parse.backend_files, 1);
+}

@@ -1,0 +1,412 @@
+//! Reading compiler and CMake output: the errors, where they are, and the lines that explain
+//! them.
+//!
+//! gcc and clang print diagnostics the same way, `FILE:LINE[:COL]: error: MESSAGE`, followed by
+//! indented context (the source line and the caret, `required from` chains) and by `note:`
+//! diagnostics; both are kept with the error, since the symbol an error is about often appears
+//! only there. CMake prints `CMake Error at FILE:LINE (COMMAND):` and an indented message.
+//! Make and ninja name the object whose compile failed. The input is other people's build
+//! output: every parser here takes any text and never panics.
+
+use serde::Serialize;
+
+/// One error from the compiler or CMake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// As printed (the caller makes it relative to the tree); empty when the tool gave none.
+    pub file: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    /// `error` or `fatal error` (compiler), `CMake Error` (configure).
+    pub severity: String,
+    pub message: String,
+    /// The notes and the indented lines that followed the error, as printed.
+    pub context: Vec<String>,
+}
+
+/// At most this many context lines are kept per error.
+const MAX_CONTEXT: usize = 16;
+
+/// A `FILE:LINE[:COL]: SEVERITY: MESSAGE` line, split up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Header<'a> {
+    file: &'a str,
+    line: u32,
+    column: Option<u32>,
+    severity: &'a str,
+    message: &'a str,
+}
+
+/// The errors in a compiler log (gcc or clang), in order, not yet deduplicated.
+pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    // Whether the lines that follow belong to the last error (and not to a warning).
+    let mut attached = false;
+    for line in log.lines() {
+        if let Some(header) = parse_header(line) {
+            match header.severity {
+                "error" | "fatal error" => {
+                    errors.push(diagnostic_from(&header));
+                    attached = true;
+                }
+                "note" if attached => push_context(errors.last_mut(), line.trim_end()),
+                _ => attached = false,
+            }
+        } else if attached && is_context(line) {
+            push_context(errors.last_mut(), line.trim_end());
+        } else if !line.trim().is_empty() && !is_context(line) {
+            attached = false;
+        }
+    }
+    errors
+}
+
+fn diagnostic_from(header: &Header) -> Diagnostic {
+    Diagnostic {
+        file: header.file.to_string(),
+        line: Some(header.line),
+        column: header.column,
+        severity: header.severity.to_string(),
+        message: header.message.trim().to_string(),
+        context: Vec::new(),
+    }
+}
+
+fn push_context(error: Option<&mut Diagnostic>, line: &str) {
+    if let Some(error) = error {
+        if error.context.len() < MAX_CONTEXT {
+            error.context.push(line.to_string());
+        }
+    }
+}
+
+/// Lines that continue a diagnostic: indented source excerpts, carets, `required from` chains.
+fn is_context(line: &str) -> bool {
+    line.starts_with(' ') || line.starts_with('\t')
+}
+
+/// Splits `FILE:LINE[:COL]: SEVERITY: MESSAGE`. The file may itself hold colons (a Windows
+/// drive, an odd name), so the line number is searched from the left for the first
+/// `:DIGITS:` that is followed by a known severity.
+fn parse_header(line: &str) -> Option<Header<'_>> {
+    let bytes = line.as_bytes();
+    let mut search_from = 0;
+    while let Some(offset) = line.get(search_from..)?.find(':') {
+        let colon = search_from + offset;
+        search_from = colon + 1;
+        if colon == 0 || !bytes.get(colon + 1).is_some_and(u8::is_ascii_digit) {
+            continue;
+        }
+        if let Some(header) = header_after_file(&line[..colon], &line[colon + 1..]) {
+            return Some(header);
+        }
+    }
+    None
+}
+
+/// `rest` is what follows `FILE:`: `LINE[:COL]: SEVERITY: MESSAGE`.
+fn header_after_file<'a>(file: &'a str, rest: &'a str) -> Option<Header<'a>> {
+    let (line, rest) = split_number(rest)?;
+    let rest = rest.strip_prefix(':')?;
+    let (column, rest) = match split_number(rest) {
+        Some((column, after)) => (Some(column), after.strip_prefix(':')?),
+        None => (None, rest),
+    };
+    let rest = rest.strip_prefix(' ')?;
+    let (severity, message) = rest.split_once(": ")?;
+    let severity = match severity {
+        "error" | "fatal error" | "warning" | "note" => severity,
+        _ => return None,
+    };
+    Some(Header {
+        file,
+        line,
+        column,
+        severity,
+        message,
+    })
+}
+
+/// A leading decimal number (at most 9 digits, so it fits) and the rest.
+fn split_number(text: &str) -> Option<(u32, &str)> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits > 9 {
+        return None;
+    }
+    let number = text[..digits].parse().ok()?;
+    Some((number, &text[digits..]))
+}
+
+/// The errors in CMake's configure output: `CMake Error at FILE:LINE (COMMAND):` or
+/// `CMake Error: MESSAGE`, each with its indented message lines.
+pub fn parse_cmake_log(log: &str) -> Vec<Diagnostic> {
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    let mut in_error = false;
+    for line in log.lines() {
+        if let Some(rest) = line.strip_prefix("CMake Error") {
+            errors.push(cmake_error(rest));
+            in_error = true;
+        } else if in_error && (is_context(line) || line.trim().is_empty()) {
+            let text = line.trim();
+            if let (Some(error), false) = (errors.last_mut(), text.is_empty()) {
+                if error.message.is_empty() {
+                    error.message = text.to_string();
+                } else if error.context.len() < MAX_CONTEXT {
+                    error.context.push(text.to_string());
+                }
+            }
+        } else {
+            in_error = false;
+        }
+    }
+    errors
+}
+
+/// `rest` follows `CMake Error`: ` at FILE:LINE (COMMAND):`, `: MESSAGE` or ` in ...`.
+fn cmake_error(rest: &str) -> Diagnostic {
+    let mut error = Diagnostic {
+        file: String::new(),
+        line: None,
+        column: None,
+        severity: "CMake Error".to_string(),
+        message: String::new(),
+        context: Vec::new(),
+    };
+    if let Some(message) = rest.strip_prefix(": ") {
+        error.message = message.trim().to_string();
+    } else if let Some(location) = rest.strip_prefix(" at ") {
+        let location = location.trim_end().trim_end_matches(':');
+        let place = location
+            .rsplit_once(" (")
+            .map_or(location, |(place, _command)| place);
+        match place
+            .rsplit_once(':')
+            .and_then(|(file, line)| Some((file, line.parse().ok()?)))
+        {
+            Some((file, line)) => {
+                error.file = file.to_string();
+                error.line = Some(line);
+            }
+            None => error.file = place.to_string(),
+        }
+    }
+    error
+}
+
+/// The objects whose compile failed, as make (`*** [...: OBJECT] Error N`) and ninja
+/// (`FAILED: OBJECT`) name them. Only object files (`.o`, `.obj`) are returned.
+pub fn failed_objects(log: &str) -> Vec<String> {
+    let mut objects = Vec::new();
+    for line in log.lines() {
+        let candidate = if let Some(rest) = line.split_once("FAILED: ").map(|(_, rest)| rest) {
+            rest.split_whitespace().next()
+        } else if let Some((_, rest)) = line.split_once("*** [") {
+            rest.split(']')
+                .next()
+                .and_then(|target| target.rsplit(": ").next())
+        } else {
+            None
+        };
+        if let Some(object) = candidate.filter(|o| o.ends_with(".o") || o.ends_with(".obj")) {
+            if !objects.iter().any(|known| known == object) {
+                objects.push(object.to_string());
+            }
+        }
+    }
+    objects
+}
+
+/// The source file of a CMake object path, relative to the top of the source tree:
+/// `tests/CMakeFiles/mlx_tests.dir/tests.cpp.o` is `tests/tests.cpp` (CMake names an object by
+/// its source's path relative to the folder of the target's CMakeLists.txt, writing `..` as
+/// `__`).
+pub fn source_of_object(object: &str) -> Option<String> {
+    let (target, after) = object.split_once(".dir/")?;
+    let source = after
+        .strip_suffix(".o")
+        .or_else(|| after.strip_suffix(".obj"))?;
+    let folder = target.rfind("CMakeFiles/").map_or("", |at| &target[..at]);
+    let source = source
+        .split('/')
+        .map(|part| if part == "__" { ".." } else { part })
+        .collect::<Vec<_>>()
+        .join("/");
+    normalize(&format!("{folder}{source}"))
+}
+
+/// Resolves `.` and `..` in a `/`-separated relative path; None when it climbs out.
+pub fn normalize(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            _ => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GCC: &str = "\
+/tmp/t/mlx/backend/rocm/copy.cpp: In function 'void mlx::core::rocm::copy_general(const mlx::core::array&, mlx::core::array&)':
+/tmp/t/mlx/backend/rocm/copy.cpp:11:8: error: only 2 names provided for structured binding
+   11 |   auto [shape, strides] = collapse_contiguous_dims(in.shape(), in.strides());
+      |        ^~~~~~~~~~~~~~~~
+/tmp/t/mlx/backend/rocm/copy.cpp:11:8: note: while 'std::tuple<std::vector<int>, std::vector<long int>, long int>' decomposes into 3 elements
+/tmp/t/mlx/backend/rocm/copy.cpp:20:3: warning: unused variable 'x' [-Wunused-variable]
+   20 |   int x;
+      |       ^
+gmake[2]: *** [CMakeFiles/mlx.dir/build.make:328: CMakeFiles/mlx.dir/mlx/backend/rocm/copy.cpp.o] Error 1
+In file included from /tmp/t/mlx/backend/rocm/kernels.cpp:4:
+/tmp/t/mlx/utils.h:3:10: fatal error: missing.h: No such file or directory
+compilation terminated.
+";
+
+    const CLANG: &str = "\
+/src/mlx/backend/rocm/allocator.cpp:16:12: error: no matching constructor for initialization of 'Buffer'
+   16 |     return Buffer(ptr);
+      |            ^      ~~~
+/src/mlx/allocator.h:13:3: note: candidate constructor not viable: requires 2 arguments, but 1 was provided
+   13 |   Buffer(void* ptr, size_t size) : ptr_(ptr), size_(size) {}
+      |   ^
+1 error generated.
+FAILED: CMakeFiles/mlx.dir/mlx/backend/rocm/allocator.cpp.o
+C:\\src\\x.cpp:3: error: no column here
+";
+
+    #[test]
+    fn gcc_errors_keep_their_source_lines_and_notes_but_not_warnings() {
+        let errors = parse_compiler_log(GCC);
+        assert_eq!(errors.len(), 2);
+        let binding = &errors[0];
+        assert_eq!(binding.file, "/tmp/t/mlx/backend/rocm/copy.cpp");
+        assert_eq!((binding.line, binding.column), (Some(11), Some(8)));
+        assert_eq!(
+            binding.message,
+            "only 2 names provided for structured binding"
+        );
+        assert_eq!(binding.context.len(), 3);
+        assert!(binding.context[0].contains("collapse_contiguous_dims"));
+        assert!(binding.context[2].contains("decomposes into 3 elements"));
+        assert_eq!(errors[1].severity, "fatal error");
+        assert_eq!(errors[1].file, "/tmp/t/mlx/utils.h");
+    }
+
+    #[test]
+    fn clang_errors_and_windows_paths_without_column() {
+        let errors = parse_compiler_log(CLANG);
+        assert_eq!(errors.len(), 2);
+        assert_eq!(
+            errors[0].message,
+            "no matching constructor for initialization of 'Buffer'"
+        );
+        assert!(errors[0]
+            .context
+            .iter()
+            .any(|c| c.contains("requires 2 arguments")));
+        assert!(!errors[0]
+            .context
+            .iter()
+            .any(|c| c.contains("error generated")));
+        assert_eq!(errors[1].file, "C:\\src\\x.cpp");
+        assert_eq!((errors[1].line, errors[1].column), (Some(3), None));
+    }
+
+    #[test]
+    fn make_and_ninja_name_the_failed_objects() {
+        let log = format!("{GCC}{CLANG}");
+        assert_eq!(
+            failed_objects(&log),
+            [
+                "CMakeFiles/mlx.dir/mlx/backend/rocm/copy.cpp.o",
+                "CMakeFiles/mlx.dir/mlx/backend/rocm/allocator.cpp.o"
+            ]
+        );
+        assert_eq!(
+            source_of_object("mlx/backend/rocm/CMakeFiles/r.dir/__/gpu/primitives.cpp.o")
+                .as_deref(),
+            Some("mlx/backend/gpu/primitives.cpp")
+        );
+        assert_eq!(
+            source_of_object("tests/CMakeFiles/mlx_tests.dir/tests.cpp.o").as_deref(),
+            Some("tests/tests.cpp")
+        );
+        assert_eq!(source_of_object("CMakeFiles/x.dir/__/__/y.cpp.o"), None);
+        assert_eq!(source_of_object("libfoo.a"), None);
+    }
+
+    #[test]
+    fn cmake_errors_with_and_without_location() {
+        let log = "\
+-- Configuring incomplete
+CMake Error at mlx/CMakeLists.txt:17 (add_subdirectory):
+  add_subdirectory given source \"/t/mlx/backend/rocm\" which is not an
+  existing directory.
+
+
+CMake Error: CMAKE_CXX_COMPILER not set, after EnableLanguage
+-- Done
+";
+        let errors = parse_cmake_log(log);
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0].file, "mlx/CMakeLists.txt");
+        assert_eq!(errors[0].line, Some(17));
+        assert!(errors[0]
+            .message
+            .starts_with("add_subdirectory given source"));
+        assert_eq!(errors[0].context, ["existing directory."]);
+        assert_eq!(
+            errors[1].message,
+            "CMAKE_CXX_COMPILER not set, after EnableLanguage"
+        );
+    }
+
+    #[test]
+    fn junk_never_panics() {
+        let samples = [
+            "",
+            ":",
+            "::",
+            ":1:",
+            "a:1",
+            "a:1:",
+            "a:1: ",
+            "a:1:2: error",
+            "a:99999999999: error: x",
+            "a:1:2: error: ",
+            "\u{feff}x:1:1: error: é",
+            "CMake Error at",
+            "CMake Error at :",
+            "CMake Error at a:b (c",
+            "*** [",
+            "*** [x.o",
+            "FAILED: ",
+            ".dir/",
+            "x.dir/.o",
+            "  | ^",
+        ];
+        let mut seed = 0x2545_f491_u32;
+        let alphabet = b": 0123456789error fatalnote|^\n\t/.*[]FAILED()CMake";
+        let mut random = String::new();
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            random.push(alphabet[seed as usize % alphabet.len()] as char);
+        }
+        for text in samples.iter().copied().chain([random.as_str()]) {
+            parse_compiler_log(text);
+            parse_cmake_log(text);
+            for object in failed_objects(text) {
+                source_of_object(&object);
+            }
+            source_of_object(text);
+        }
+    }
+}
