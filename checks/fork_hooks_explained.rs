@@ -32,12 +32,21 @@ fn run(facts: &Facts) -> Vec<Finding> {
         .collect()
 }
 
-/// Named by an entry, or mentioned by full path in the README.
+/// Named by an entry, or mentioned in the README by full path or by a folder holding it
+/// (`` `python/` `` explains every hook under `python/`).
 fn explained(hook: &str, facts: &Facts) -> bool {
-    let in_readme = facts.readme.as_ref().is_some_and(|r| r.text.contains(hook));
+    let in_readme = facts.readme.as_ref().is_some_and(|r| r.text.contains(hook) || folder_mentioned(&r.text, hook));
     let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
     let in_register = facts.register.iter().flat_map(|r| &r.entries).flat_map(|e| &e.files).any(|named| {
         named.name == hook || resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(hook)
     });
     in_readme || in_register
+}
+
+/// Whether `text` has a code span naming a folder (ending in `/`) that holds `path`.
+fn folder_mentioned(text: &str, path: &str) -> bool {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .any(|span| span.ends_with('/') && span.len() > 1 && path.starts_with(span))
 }

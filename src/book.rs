@@ -9,10 +9,12 @@
 //! `sh` step runs `sh -c` in the project folder, in its own process group so that a timeout
 //! stops everything it started.
 
+use crate::engine::cache::Cache;
+use crate::engine::check::{self, Finding, Severity};
+use crate::engine::overlay::OverlayState;
 use crate::engine::project::{Overrides, Project};
 use crate::engine::records::{self, keys};
 use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::io::Read;
@@ -86,8 +88,13 @@ impl BookRunner {
         args
     }
 
+    /// The project, offline like the steps.
     fn project(&self) -> crate::engine::Result<Project> {
-        Project::open(&self.root, &self.overrides)
+        let overrides = Overrides {
+            offline: true,
+            ..self.overrides.clone()
+        };
+        Project::open(&self.root, &overrides)
     }
 
     fn run_forkbook(&self, step: &Step) -> StepOutcome {
@@ -185,15 +192,21 @@ impl BookRunner {
         output
     }
 
-    fn check_findings(&self) -> Result<Vec<CheckFinding>, String> {
-        let mut args = self.global_args();
-        args.extend(["--json".into(), "check".into()]);
-        let (exit, output) = run_in_process(args, None);
-        if exit == crate::cli::FAILED {
-            return Err(output);
+    /// Every finding of the catalogue, as `forkbook check` makes them: the record checks always,
+    /// the overlay checks where the overlay can be built from the cache.
+    fn check_findings(&self) -> crate::engine::Result<Vec<Finding>> {
+        let project = self.project()?;
+        let mut facts = check::gather_record_facts(&project)?;
+        let overlay = Cache::open(&project).and_then(|cache| {
+            let state = OverlayState::load(&project, &cache)?;
+            check::add_overlay_facts(&mut facts, &project, &cache, &state)
+        });
+        let findings = check::run_checks(&facts);
+        match overlay {
+            // A broken record explains why the overlay could not be built: its finding says so.
+            Err(e) if !forkbook_checks::has_errors(&findings) => Err(e),
+            _ => Ok(findings),
         }
-        parse_check_json(&output)
-            .map_err(|e| format!("`forkbook check --json` printed what forkbook cannot read: {e}"))
     }
 }
 
@@ -242,46 +255,25 @@ impl StepRunner for BookRunner {
         match self.check_findings() {
             Ok(findings) => findings
                 .into_iter()
-                .filter(|f| f.severity == "error")
+                .filter(|f| f.severity == Severity::Error)
                 .map(gate_finding)
                 .collect(),
-            Err(output) if output.contains(MISSING_OBJECT) && renderer != "test" => Vec::new(),
-            Err(output) => vec![GateFinding {
+            // Offline without the objects: the steps already say so, with the fetch command.
+            Err(e) if e.message().contains(MISSING_OBJECT) && renderer != "test" => Vec::new(),
+            Err(e) => vec![GateFinding {
                 check: "check".into(),
-                location: "forkbook.toml".into(),
-                message: format!("`forkbook check` could not run: {}", first_line(&output)),
-                help: "run `forkbook check` to see why".into(),
+                location: crate::engine::config::CONFIG_FILE.into(),
+                message: format!("the checks could not run: {}", e.message()),
+                help: e
+                    .note
+                    .unwrap_or_else(|| "run `forkbook check` to see why".into()),
                 shown_by: Some("checks".into()),
             }],
         }
     }
 }
 
-/// A finding as `forkbook check --json` prints it.
-#[derive(Debug, Deserialize)]
-struct CheckFinding {
-    check: String,
-    severity: String,
-    file: String,
-    line: Option<usize>,
-    message: String,
-    note: Option<String>,
-}
-
-/// Reads `forkbook check --json`: a list of findings, or an object holding one as `findings`.
-fn parse_check_json(text: &str) -> Result<Vec<CheckFinding>, serde_json::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Shape {
-        List(Vec<CheckFinding>),
-        Wrapped { findings: Vec<CheckFinding> },
-    }
-    Ok(match serde_json::from_str(text)? {
-        Shape::List(findings) | Shape::Wrapped { findings } => findings,
-    })
-}
-
-fn gate_finding(finding: CheckFinding) -> GateFinding {
+fn gate_finding(finding: Finding) -> GateFinding {
     let location = match finding.line {
         Some(line) => format!("{}:{line}", finding.file),
         None => finding.file.clone(),
@@ -576,13 +568,6 @@ fn refused(message: String) -> StepOutcome {
     }
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("no output")
-        .trim_start_matches("error: ")
-}
-
 /// This build of forkbook: its version and when its executable was written, so a rebuilt
 /// forkbook does not reuse results of the old one.
 fn tool_version() -> String {
@@ -712,17 +697,28 @@ mod tests {
     }
 
     #[test]
-    fn check_json_in_either_shape() {
-        let item = r#"{"check":"fix-link-present","severity":"error","file":"p/LOCAL_FIXES.md","line":4,"message":"m","note":null}"#;
-        assert_eq!(parse_check_json(&format!("[{item}]")).unwrap().len(), 1);
-        assert_eq!(
-            parse_check_json(&format!("{{\"findings\":[{item}]}}")).unwrap()[0].line,
-            Some(4)
-        );
-        let gate = gate_finding(parse_check_json(&format!("[{item}]")).unwrap().remove(0));
+    fn findings_become_gate_findings_shown_by_their_chapter() {
+        let finding = |check: &str| Finding {
+            check: check.into(),
+            severity: Severity::Error,
+            file: "p/LOCAL_FIXES.md".into(),
+            line: Some(4),
+            message: "m".into(),
+            note: Some("add the link".into()),
+        };
+        let gate = gate_finding(finding("fix-link-present"));
         assert_eq!(
             (gate.location.as_str(), gate.shown_by.as_deref()),
             ("p/LOCAL_FIXES.md:4", Some("register"))
+        );
+        assert!(gate
+            .help
+            .starts_with("add the link; `forkbook check --explain fix-link-present`"));
+        assert_eq!(
+            gate_finding(finding("overlay-matches-lock"))
+                .shown_by
+                .as_deref(),
+            Some("checks")
         );
     }
 

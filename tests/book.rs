@@ -130,12 +130,13 @@ fn skipped_steps_show_their_reason() {
 
 #[test]
 fn hostile_output_comes_out_escaped() {
-    let chapter = "# Steps\n\n```sh,run\nprintf 'error: <script>alert(1)</script> in a<b>.cpp {{#include /etc/passwd}}\\n'\n```\n";
+    let chapter = "# Steps\n\n```sh,run\nprintf 'error: <script>alert(1)</script> in a<b>.cpp \\173\\173#include /etc/passwd}}\\n'\n```\n";
     let fixture = BookFixture::new(chapter);
     let (code, out) = fixture.book("build", &[]);
     assert_eq!(code, 0, "{out}");
     let html = fixture.html("steps");
     let output = html.split("forkbook-output").nth(1).expect("an output box");
+    let output = output.split("</pre>").next().unwrap();
     assert!(!output.contains("<script>"), "{output}");
     assert!(
         output.contains("&lt;script&gt;alert(1)&lt;/script&gt; in a&lt;b&gt;.cpp"),
@@ -146,9 +147,9 @@ fn hostile_output_comes_out_escaped() {
 
 #[test]
 fn hostile_file_name_in_the_overlay_comes_out_escaped() {
-    let chapter = "# Steps\n\n```forkbook\nforkbook retarget {{pin2}} --check\n```\n\n```forkbook\nforkbook status\n```\n";
+    let chapter = "# Steps\n\n```forkbook\nforkbook status\n```\n\n{{#forkbook register}}\n";
     let fixture = BookFixture::new(chapter);
-    // A local fix that adds a backend file whose name holds markup.
+    // A local fix that adds a backend file whose name holds markup; the register names it.
     let copy = fixture.demo.tmp.path().join("edited");
     let (code, out) = fixture
         .demo
@@ -164,6 +165,13 @@ fn hostile_file_name_in_the_overlay_comes_out_escaped() {
         "Add <b>it</b>",
     ]);
     assert_eq!(code, 0, "{out}");
+    // Give the new entry its state, as the user would, so the register's checks pass.
+    let register = fixture.demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&register).unwrap();
+    let todo = "- state: TODO (retarget-only, proposed, merged or kept-local)\n";
+    let state = "- state: kept-local\n- reason: a test of hostile names\n- issue: #1\n";
+    assert!(text.contains(todo), "{text}");
+    std::fs::write(&register, text.replace(todo, state)).unwrap();
     let (code, out) = fixture.book("build", &[]);
     assert_eq!(code, 0, "{out}");
     let html = fixture.html("steps");
@@ -172,6 +180,10 @@ fn hostile_file_name_in_the_overlay_comes_out_escaped() {
         "the name reaches the page, escaped: {html}"
     );
     assert!(!html.contains("<script>alert"), "{html}");
+    assert!(
+        html.contains("Add &lt;b&gt;it&lt;/b&gt;"),
+        "the title too: {html}"
+    );
 }
 
 #[test]
@@ -358,4 +370,47 @@ fn the_project_book_builds_against_the_demo_world() {
 
 fn which(tool: &str) -> bool {
     forkbook::book::find_on_path(tool).is_some()
+}
+
+/// The stock `mdbook` binary (installed by `.ci/run`) builds and tests a book through
+/// `forkbook mdbook`. Where `mdbook` is not on PATH this says so and checks nothing.
+#[test]
+fn stock_mdbook_builds_and_tests_through_forkbook_mdbook() {
+    let Some(mdbook) = forkbook::book::find_on_path("mdbook") else {
+        eprintln!("`mdbook` is not on PATH: `cargo install mdbook --version 0.5.4 --locked` to run this test");
+        return;
+    };
+    let fixture = BookFixture::new("# Steps\n\n```forkbook,gate\nforkbook status\n```\n");
+    let bin_dir = Path::new(forkbook_bin()).parent().unwrap().to_path_buf();
+    let system_path = std::env::var_os("PATH").unwrap_or_default();
+    let path =
+        std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(&system_path)))
+            .unwrap();
+    let stock = |subcommand: &str| {
+        Command::new(&mdbook)
+            .args([subcommand, fixture.book_dir().to_str().unwrap()])
+            .env("PATH", &path)
+            .env("FORKBOOK_CACHE", &fixture.demo.demo.cache)
+            .output()
+            .unwrap()
+    };
+    let built = stock("build");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    assert!(
+        fixture.html("steps").contains("layout   patch"),
+        "the step ran through `forkbook mdbook`"
+    );
+
+    fixture.write(
+        "src/steps.md",
+        "# Steps\n\ntext\n\n```forkbook,gate\nforkbook retarget {{pin2}} --check\n```\n",
+    );
+    let tested = stock("test");
+    let stderr = String::from_utf8_lossy(&tested.stderr);
+    assert!(!tested.status.success(), "{stderr}");
+    assert!(stderr.contains("src/steps.md:5: gated step"), "{stderr}");
 }

@@ -228,3 +228,27 @@ fn a_missing_cmake_is_an_error() {
     .unwrap_err();
     assert_eq!(error.message(), "CMake `no-such-cmake` not found");
 }
+
+#[test]
+fn a_tree_that_fails_to_configure_names_the_cmake_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let cmake = "cmake_minimum_required(VERSION 3.16)\nproject(broken LANGUAGES CXX)\nadd_subdirectory(mlx/backend/rocm)\n";
+    std::fs::write(tree.join("CMakeLists.txt"), cmake).unwrap();
+
+    let report = build(&tree, &dir.path().join("build"), false);
+    assert!(report.build.is_none());
+    let error = &report.configure_errors[0];
+    assert_eq!(
+        (error.file.as_str(), error.line),
+        ("CMakeLists.txt", Some(3))
+    );
+    assert!(
+        error.message.contains("add_subdirectory given source"),
+        "{}",
+        error.message
+    );
+    assert!(report.problems()[0].starts_with("configuring failed (exit 1)"));
+    assert!(report.render_text().contains("build: not run"));
+}

@@ -273,3 +273,54 @@ fn record_adds_the_link_and_the_link_check_passes_again() {
         Some("https://github.com/NripeshN/mlx/pull/111")
     );
 }
+
+#[test]
+fn propose_command_writes_pushes_and_records() {
+    let demo = Demo::new(Layout::Patch);
+    let out = demo.tmp.path().join("packages");
+    let remote = demo.tmp.path().join("mine.git");
+    git2::Repository::init_bare(&remote).unwrap();
+    let (code, text) = demo.run(&[
+        "propose",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+        "--push",
+        remote.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(
+            "pushed as branch `propose/0004-synchronize-the-stream-before-finalize-returns`"
+        ),
+        "{text}"
+    );
+    assert!(out
+        .join("0004-synchronize-the-stream-before-finalize-returns.patch")
+        .is_file());
+    let mine = git2::Repository::open_bare(&remote).unwrap();
+    assert!(mine
+        .find_reference("refs/heads/propose/0004-synchronize-the-stream-before-finalize-returns")
+        .is_ok());
+    let (code, text) = demo.run(&[
+        "propose",
+        "--record",
+        "4",
+        "https://github.com/NripeshN/mlx/pull/140",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let entry = register::load(&demo.records().join("LOCAL_FIXES.md"), "f")
+        .unwrap()
+        .entry(4)
+        .unwrap()
+        .clone();
+    assert_eq!(
+        entry.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/140")
+    );
+    let (code, text) = demo.run(&["propose", "3"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("entry 3 is `kept-local`"), "{text}");
+}

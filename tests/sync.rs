@@ -76,7 +76,7 @@ fn sync_reports_a_fix_the_fork_now_contains_and_removes_a_file_the_fork_deleted(
         if layout == Layout::Patch {
             assert!(out.contains("fix 2 (0002-free-pooled-buffers-when-the-allocator-is.patch): already in the new base: droppable"), "{out}");
         }
-        assert!(out.contains("mlx/backend/rocm/allocator.cpp: taken"), "{out}");
+        assert!(out.contains("mlx/backend/rocm/allocator.cpp: contained"), "{out}");
         assert!(out.contains("mlx/backend/rocm/old_copy.cpp: removed"), "{out}");
         let lock = demo.read("overlay.lock");
         assert!(!lock.contains("old_copy.cpp"), "the deleted file left the lock");

@@ -31,8 +31,9 @@ use std::path::{Path, PathBuf};
 /// The preprocessor's name, the `forkbook` of `[preprocessor.forkbook]`.
 pub const NAME: &str = "forkbook";
 
-/// Lines of a failing step's output repeated in the build's error message.
-const TAIL_LINES: usize = 8;
+/// Lines of a failing step's output repeated in the build's error message: this many that
+/// mention errors or conflicts, and this many from its end.
+const SUMMARY_LINES: usize = 6;
 
 /// Renderers whose books get the steps run: the HTML book and `mdbook test`.
 pub fn supports_renderer(renderer: &str) -> bool {
@@ -272,12 +273,12 @@ impl<R: StepRunner> Session<'_, R> {
             step.display_command().trim_end(),
             step.attrs.expect
         );
-        for line in render::tail(output, TAIL_LINES) {
+        for line in render::summary(output, SUMMARY_LINES) {
             message.push_str(&format!("\n  | {line}"));
         }
         message.push_str(&format!(
-            "\n  note: fix what the step reports (run it yourself to see all of it), or mark the block \
-             `expect={exit}` if this exit status is intended; then build again"
+            "\n  note: fix what the step reports (run the command to see all of it), then build again; \
+             if exit status {exit} is what this step should give, mark the block `expect={exit}`"
         ));
         self.problem(&step.chapter, step.line, &message, None);
     }

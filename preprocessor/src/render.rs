@@ -189,10 +189,30 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
-/// The last lines of an output, for a failure message on the terminal.
-pub fn tail(output: &str, n: usize) -> Vec<&str> {
+/// The lines of an output worth repeating in a failure message on the terminal: the first
+/// `n` that mention an error or a conflict, and the last `n`, in their order, `…` where lines
+/// were left out.
+pub fn summary(output: &str, n: usize) -> Vec<&str> {
     let lines: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].to_vec()
+    let key = |line: &&str| {
+        let lower = line.to_ascii_lowercase();
+        lower.contains("error") || lower.contains("conflict")
+    };
+    let mut keep: Vec<usize> = (0..lines.len())
+        .filter(|&i| key(&lines[i]))
+        .take(n)
+        .collect();
+    keep.extend(lines.len().saturating_sub(n)..lines.len());
+    keep.sort_unstable();
+    keep.dedup();
+    let mut picked = Vec::new();
+    for (k, &i) in keep.iter().enumerate() {
+        if (k == 0 && i > 0) || (k > 0 && i > keep[k - 1] + 1) {
+            picked.push("…");
+        }
+        picked.push(lines[i]);
+    }
+    picked
 }
 
 #[cfg(test)]
@@ -278,6 +298,16 @@ mod tests {
         );
         assert!(out.contains("&lt;div onclick=x>"), "{out}");
         assert!(!out.contains("{{"), "{out}");
+    }
+
+    #[test]
+    fn summary_keeps_conflicts_and_the_end() {
+        let output = "a\nb: conflict (2 regions)\nc\nd\ne\nf\n";
+        assert_eq!(
+            summary(output, 2),
+            ["…", "b: conflict (2 regions)", "…", "e", "f"]
+        );
+        assert_eq!(summary("x\ny\n", 2), ["x", "y"]);
     }
 
     #[test]

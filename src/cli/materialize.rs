@@ -14,7 +14,7 @@ pub struct Args {
     pub out: PathBuf,
 }
 
-/// Write the upstream tree at the pin (or REV) with the overlay laid over it
+/// Write the upstream tree at the pin (or REV) with the overlay laid over it (retargeted to REV)
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
     /// The folder to write (replaced as a whole)
@@ -33,12 +33,19 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
 }
 
 pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
-    let (_project, cache, state) = ctx.load()?;
+    let (project, cache, state) = ctx.load()?;
     let commit = match &args.at {
         Some(rev) => cache.commit(rev, Remote::Upstream)?,
         None => state.commits.pin,
     };
-    let laid = export_tree(&cache, commit, &state.overlay, &args.dest)?;
+    // At another commit the overlay is what a retarget there would make, conflicts and all.
+    let overlay = if commit == state.commits.pin {
+        state.overlay
+    } else {
+        let target = crate::engine::base::Commits { pin: commit, ..state.commits };
+        crate::engine::sync::plan(&project, &cache, &state, target)?.overlay
+    };
+    let laid = export_tree(&cache, commit, &overlay, &args.dest)?;
     writeln!(ctx.out, "wrote upstream {} with {laid} overlay files to {}", crate::engine::cache::short(commit), args.dest.display())?;
     Ok(OK)
 }

@@ -10,12 +10,16 @@ use std::io::Write;
 use std::path::PathBuf;
 
 mod book;
+mod check;
 mod demo;
+mod drift;
 mod fetch;
 mod fix;
+mod fixes;
 mod init;
 mod materialize;
 mod mdbook;
+mod propose;
 mod residual;
 mod status;
 mod sync;
@@ -71,6 +75,10 @@ pub enum Command {
     Retarget(sync::RetargetArgs),
     Residual(residual::Args),
     Fix(fix::Args),
+    Fixes(fixes::Args),
+    Check(check::Args),
+    Propose(propose::Args),
+    Drift(drift::Args),
     Demo(demo::Args),
     Book(book::Args),
     Mdbook(mdbook::Args),
@@ -172,9 +180,13 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::Retarget(args) => sync::run_retarget(&args, ctx),
         Command::Residual(args) => residual::run(&args, ctx),
         Command::Fix(args) => fix::run(&args, ctx),
-        Command::Demo(args) => demo::run(&args, ctx),
+        Command::Fixes(args) => fixes::run(&args, ctx),
+        Command::Check(args) => check::run(&args, ctx),
+        Command::Propose(args) => propose::run(&args, ctx),
         Command::Book(args) => book::run(&args, ctx),
         Command::Mdbook(args) => mdbook::run(&args, ctx),
+        Command::Drift(args) => drift::run(&args, ctx),
+        Command::Demo(args) => demo::run(&args, ctx),
     }
 }
 

@@ -16,8 +16,9 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (project, _cache, state) = ctx.load()?;
     let residual = compute(&state);
     if args.write {
+        let _lock = crate::engine::fsutil::RunLock::acquire(&project.root, "overlay")?;
         let path = project.records_dir().join(RESIDUAL_FILE);
-        crate::engine::fsutil::write_file(&path, residual.render_diff().as_bytes())?;
+        crate::engine::fsutil::replace_file(&path, residual.render_diff().as_bytes())?;
     }
     if ctx.json {
         ctx.print_json(&residual)?;

@@ -113,6 +113,7 @@ fn print_move(ctx: &mut Ctx, planned: &Move, dry_run: bool) -> Result<()> {
             FileOutcome::Removed => "removed (deleted by the fork)".to_string(),
             FileOutcome::Merged => "merged (local fix carried)".to_string(),
             FileOutcome::Kept => "kept (local fix; base unchanged)".to_string(),
+            FileOutcome::Contained => "contained: the new base already holds the local change (its fix is droppable)".to_string(),
             FileOutcome::LocalOnly => "kept (local-only file)".to_string(),
             FileOutcome::Conflict { regions, fix, why } => {
                 let by = fix.map(|n| format!(", fix {n}")).unwrap_or_default();

@@ -33,6 +33,16 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::write(path, bytes).with_context(|| format!("failed to write `{}`", path.display()))
 }
 
+/// Replaces one file in a single rename, so readers see the old bytes or the new, never half.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.forkbook-new-{}", std::process::id()));
+    write_file(&temp, bytes)?;
+    fs::rename(&temp, path).with_context(|| format!("failed to replace `{}`", path.display())).inspect_err(|_| {
+        let _ = fs::remove_file(&temp);
+    })
+}
+
 /// Writes every file of `files` below `dir` (paths checked first).
 pub fn write_tree(dir: &Path, files: &FileMap) -> Result<()> {
     for (path, bytes) in files {

@@ -6,6 +6,7 @@
 
 pub mod base;
 pub mod cache;
+pub mod candidate;
 pub mod check;
 pub mod config;
 pub mod demo;

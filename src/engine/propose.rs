@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::cache::{short, Cache};
 use super::config::Layout;
 use super::error::{Context, Error, Result};
-use super::merge::{merge_file, Labels};
+use super::merge::{count_conflicts, merge_file, Labels};
 use super::overlay::{Image, OverlayState};
 use super::project::Project;
 use super::record::slug;
@@ -241,18 +241,25 @@ fn carry_onto_fork(cache: &Cache, fork: Oid, change: &[Change]) -> Result<Vec<Ch
             (_, None, Some(_)) => bail!("`{path}` is deleted by the fix but the fork's version differs from what it deleted"),
             (_, Some(post), None) if pre.is_none() => Some(post.clone()),
             (_, Some(_), None) => bail!("`{path}` is changed by the fix but the fork commit has no such file"),
-            (_, Some(post), Some(current)) => {
-                let merged = merge_file(pre.as_deref(), current, post, path, labels)?;
-                if merged.conflicts > 0 {
-                    return Err(Error::new(format!("the fix does not carry onto the fork's `{path}`: {} conflicting regions", merged.conflicts))
-                        .with_note("the fork changed the lines this fix touches; adapt the fix to the fork by hand"));
-                }
-                Some(merged.content)
-            }
+            (_, Some(post), Some(current)) => Some(merge_onto_fork(path, pre.as_deref(), current, post, labels)?),
         };
         out.push((path.clone(), on_fork, after));
     }
     Ok(out)
+}
+
+fn merge_onto_fork(path: &str, pre: Option<&[u8]>, fork: &[u8], post: &[u8], labels: Labels) -> Result<Vec<u8>> {
+    if pre.is_some_and(|pre| count_conflicts(pre) > 0) {
+        return Err(Error::new(format!("the fix resolves the base tree's conflict in `{path}`, which the fork does not have"))
+            .with_note("a conflict resolution adapts the fork to the pin: mark the entry `retarget-only` with its cause"));
+    }
+    let merged = merge_file(pre, fork, post, path, labels)?;
+    if merged.conflicts > 0 {
+        let regions = if merged.conflicts == 1 { "1 conflicting region".to_string() } else { format!("{} conflicting regions", merged.conflicts) };
+        return Err(Error::new(format!("the fix does not carry onto the fork's `{path}`: {regions}"))
+            .with_note("the fork changed the lines this fix touches; adapt the fix to the fork by hand"));
+    }
+    Ok(merged.content)
 }
 
 /// Commits the carried files on top of the fork commit and points `refs/forkbook/<branch>` at it.

@@ -45,6 +45,8 @@ pub enum FileOutcome {
     Merged,
     /// The base did not change it: the local version stays.
     Kept,
+    /// The new base now holds exactly the local change: the fix is contained by the fork.
+    Contained,
     /// Only the overlay has it (a local-only backend file).
     LocalOnly,
     /// Markers left in; `fix` names the local fix in the patch layout.
@@ -221,7 +223,7 @@ fn carry_one(
         return Ok((local.cloned(), Some(outcome)));
     }
     if local == b1 {
-        return Ok((b1.cloned(), Some(FileOutcome::Taken)));
+        return Ok((b1.cloned(), Some(FileOutcome::Contained)));
     }
     let why = match (b1, local) {
         (None, _) => "the new base deletes a file the overlay changes",
@@ -279,7 +281,7 @@ fn carry_patches(
                 outcomes.insert(path.clone(), FileOutcome::Conflict { regions, fix: Some(number), why });
             } else if base_moved && old_pre != old_post {
                 // Equal sides mean the new base already holds the fix's change.
-                let outcome = if post_now == pre_now { FileOutcome::Taken } else { FileOutcome::Merged };
+                let outcome = if post_now == pre_now { FileOutcome::Contained } else { FileOutcome::Merged };
                 outcomes.insert(path.clone(), outcome);
             }
             new_pre.insert(path.clone(), pre_now);

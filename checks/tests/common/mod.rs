@@ -172,7 +172,8 @@ pub fn healthy() -> Facts {
         }],
         readme: Some(ReadmeFacts {
             file: "patches-rocm/README.md".into(),
-            text: "The fork's `mlx/backend/cuda/eval.cpp` hook is left out: we never build CUDA."
+            text: "The fork's `mlx/backend/cuda/eval.cpp` hook is left out: we never build CUDA. \
+                   Nothing under `python/` is carried: we ship no bindings."
                 .into(),
             counts: Some(vec![CountFact {
                 name: "backend files".into(),
@@ -181,7 +182,7 @@ pub fn healthy() -> Facts {
                 line: 9,
             }]),
         }),
-        fork_hooks: vec!["mlx/backend/cuda/eval.cpp".into()],
+        fork_hooks: vec!["mlx/backend/cuda/eval.cpp".into(), "python/src/rocm.cpp".into()],
         repos: Repos {
             fork: Some("https://github.com/NripeshN/mlx".into()),
             upstream: Some("https://github.com/ml-explore/mlx".into()),
@@ -240,6 +241,6 @@ pub fn broken() -> Facts {
         fixes: vec![2],
     });
     facts.readme.as_mut().unwrap().counts.as_mut().unwrap()[0].stated = 3;
-    facts.fork_hooks.push("python/src/rocm.cpp".into());
+    facts.fork_hooks.push("docs/rocm-notes.md".into());
     facts
 }

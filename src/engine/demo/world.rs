@@ -203,7 +203,8 @@ const ROCM_BACKEND_FILES: &[(&str, &str)] = embedded!("fork":
 
 const F2_FILES: &[(&str, &str)] = embedded!("f2": "mlx/backend/rocm/softmax.cpp");
 
-/// A tree being edited from one commit to the next.
+/// A tree being edited from one commit to the next (the demo overlay builds its local fixes
+/// with the same edits).
 #[derive(Debug, Clone, Default)]
 pub struct Tree {
     pub files: FileMap,
@@ -216,14 +217,14 @@ impl Tree {
         tree
     }
 
-    fn put_all(&mut self, files: &[(&str, &str)]) {
+    pub fn put_all(&mut self, files: &[(&str, &str)]) {
         for (path, text) in files {
             self.files
                 .insert(path.to_string(), text.as_bytes().to_vec());
         }
     }
 
-    fn remove(&mut self, path: &str) -> Result<()> {
+    pub fn remove(&mut self, path: &str) -> Result<()> {
         match self.files.remove(path) {
             Some(_) => Ok(()),
             None => Err(Error::new(format!(
@@ -233,7 +234,7 @@ impl Tree {
     }
 
     /// Replaces the one occurrence of `old` in `path` with `new`.
-    fn edit(&mut self, path: &str, old: &str, new: &str) -> Result<()> {
+    pub fn edit(&mut self, path: &str, old: &str, new: &str) -> Result<()> {
         let content = self.text(path)?;
         let found = content.matches(old).count();
         if found != 1 {
@@ -246,11 +247,11 @@ impl Tree {
         Ok(())
     }
 
-    fn apply(&mut self, edit: &Edit) -> Result<()> {
+    pub fn apply(&mut self, edit: &Edit) -> Result<()> {
         self.edit(edit.path, edit.old, edit.new)
     }
 
-    fn text(&self, path: &str) -> Result<String> {
+    pub fn text(&self, path: &str) -> Result<String> {
         let bytes = self
             .files
             .get(path)

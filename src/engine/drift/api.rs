@@ -13,6 +13,7 @@ pub mod config;
 mod extract;
 pub mod history;
 mod index;
+mod macros;
 mod model;
 pub mod report;
 mod sources;
@@ -36,7 +37,10 @@ use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 /// The upstream files the analysis reads at a commit: headers under the header root (minus
 /// the skipped folders), shared backend sources, and reference backends.
 pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<FileMap> {
-    let tree = repo.find_commit(commit).and_then(|c| c.tree()).with_context(|| format!("failed to read commit `{commit}`"))?;
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("failed to read commit `{commit}`"))?;
     let mut wanted: Vec<(String, Oid)> = Vec::new();
     tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
         let name = entry.name().unwrap_or("");
@@ -44,8 +48,13 @@ pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Resu
         match entry.kind() {
             Some(ObjectType::Tree) => {
                 let folder = format!("{path}/");
-                let relevant = cfg.header_root.starts_with(&folder) || folder.starts_with(&cfg.header_root);
-                if relevant { TreeWalkResult::Ok } else { TreeWalkResult::Skip }
+                let relevant =
+                    cfg.header_root.starts_with(&folder) || folder.starts_with(&cfg.header_root);
+                if relevant {
+                    TreeWalkResult::Ok
+                } else {
+                    TreeWalkResult::Skip
+                }
             }
             Some(ObjectType::Blob) if sources::is_upstream_input(&path, cfg) => {
                 wanted.push((path, entry.id()));
@@ -56,7 +65,9 @@ pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Resu
     })?;
     let mut files = FileMap::new();
     for (path, id) in wanted {
-        let blob = repo.find_blob(id).with_context(|| format!("failed to read `{path}` at `{commit}`"))?;
+        let blob = repo
+            .find_blob(id)
+            .with_context(|| format!("failed to read `{path}` at `{commit}`"))?;
         files.insert(path, blob.content().to_vec());
     }
     Ok(files)
@@ -65,13 +76,27 @@ pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Resu
 /// Compares the upstream files at two commits against a backend. Pure: no history, no
 /// suppressions (see [`drift_api`] for both).
 pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig) -> ApiReport {
-    let backend_model = sources::backend_model(backend, cfg);
-    let mut to_side = sources::upstream_side(to, cfg, None);
-    let mut from_side = sources::upstream_side(from, cfg, Some((to, &to_side)));
+    let t = std::time::Instant::now();
+    let prep = sources::Prep::new(cfg, &[from, to], backend);
+    eprintln!("prep {:?}", t.elapsed());
+    let backend_model = sources::backend_model(backend, &prep);
+    eprintln!("backend {:?}", t.elapsed());
+    let mut to_side = sources::upstream_side(to, cfg, &prep, None);
+    eprintln!("to {:?}", t.elapsed());
+    let mut from_side = sources::upstream_side(from, cfg, &prep, Some((to, &to_side)));
+    eprintln!("from {:?}", t.elapsed());
     sources::compute_visible(&mut to_side, &backend_model, cfg);
     sources::compute_visible(&mut from_side, &backend_model, cfg);
-    let inputs = classify::Inputs { cfg, from: &from_side, to: &to_side, to_files: to, backend: &backend_model };
+    let inputs = classify::Inputs {
+        cfg,
+        from: &from_side,
+        to: &to_side,
+        to_files: to,
+        backend: &backend_model,
+        prep: &prep,
+    };
     let findings = classify::classify(&inputs);
+    eprintln!("classify {:?}", t.elapsed());
     ApiReport {
         from: String::new(),
         to: String::new(),
@@ -89,9 +114,17 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
     }
 }
 
-fn error_files(from: &sources::Side, to: &sources::Side, backend: &sources::Backend) -> Vec<(String, usize)> {
-    fn label(side: &'static str, list: Vec<(String, usize)>) -> impl Iterator<Item = (String, usize)> {
-        list.into_iter().map(move |(path, n)| (format!("{side}:{path}"), n))
+fn error_files(
+    from: &sources::Side,
+    to: &sources::Side,
+    backend: &sources::Backend,
+) -> Vec<(String, usize)> {
+    fn label(
+        side: &'static str,
+        list: Vec<(String, usize)>,
+    ) -> impl Iterator<Item = (String, usize)> {
+        list.into_iter()
+            .map(move |(path, n)| (format!("{side}:{path}"), n))
     }
     let mut out: Vec<(String, usize)> = label("from", from.error_files())
         .chain(label("to", to.error_files()))
@@ -114,7 +147,13 @@ pub struct DriftInputs<'a> {
 
 /// The whole static drift check: collect the upstream files at both commits, lay the
 /// overrides over them, analyze, name the commit behind each finding, apply suppressions.
-pub fn drift_api(repo: &Repository, from: Oid, to: Oid, inputs: &DriftInputs, cfg: &ApiConfig) -> Result<ApiReport> {
+pub fn drift_api(
+    repo: &Repository,
+    from: Oid,
+    to: Oid,
+    inputs: &DriftInputs,
+    cfg: &ApiConfig,
+) -> Result<ApiReport> {
     let mut from_files = collect_upstream(repo, from, cfg)?;
     let mut to_files = collect_upstream(repo, to, cfg)?;
     overlay(&mut from_files, inputs.from_overrides, cfg);

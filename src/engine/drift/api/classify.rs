@@ -9,7 +9,7 @@ use super::config::ApiConfig;
 use super::index::Index;
 use super::model::{qualify, Decl, DeclKind, Loc};
 use super::report::{Evidence, Finding, Kind};
-use super::sources::{reference_definitions, Backend, Side};
+use super::sources::{reference_definitions, Backend, Prep, Side};
 use crate::engine::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -24,6 +24,7 @@ pub struct Inputs<'a> {
     /// The upstream files at the new commit (reference backends are read from here on demand).
     pub to_files: &'a FileMap,
     pub backend: &'a Backend,
+    pub prep: &'a Prep,
 }
 
 /// The rules' shared state: indexes and the findings so far, one per kind and symbol.
@@ -93,7 +94,9 @@ pub struct Sites<'d> {
 
 impl<'a> Rules<'a> {
     fn push(&mut self, finding: Finding) {
-        self.findings.entry((finding.kind, finding.symbol.clone())).or_insert(finding);
+        self.findings
+            .entry((finding.kind, finding.symbol.clone()))
+            .or_insert(finding);
     }
 
     fn has_finding(&self, kind: Kind, symbol: &str) -> bool {
@@ -102,34 +105,53 @@ impl<'a> Rules<'a> {
 
     /// Definitions in the reference backends of `name`, parsed once per name.
     fn references(&mut self, name: &str) -> &[Decl] {
-        let Rules { inputs, reference_cache, .. } = self;
-        reference_cache
-            .entry(name.to_string())
-            .or_insert_with(|| reference_definitions(inputs.to_files, inputs.cfg, name))
+        let Rules {
+            inputs,
+            reference_cache,
+            ..
+        } = self;
+        reference_cache.entry(name.to_string()).or_insert_with(|| {
+            reference_definitions(inputs.to_files, inputs.cfg, inputs.prep, name)
+        })
     }
 
     /// Out-of-line definitions in the backend of upstream declarations that changed.
     fn definitions(&mut self) {
         let backend = self.inputs.backend;
-        for def in backend.decls.iter().filter(|d| d.has_body && d.is_callable()) {
+        for def in backend
+            .decls
+            .iter()
+            .filter(|d| d.has_body && d.is_callable())
+        {
             let key = def.key();
             let olds = self.from.callables(&key);
-            let Some(old) = matching_declaration(def, &olds) else { continue };
+            let Some(old) = matching_declaration(def, &olds) else {
+                continue;
+            };
             let news = self.to.callables(&key);
             if news.iter().any(|new| same_definition(old, new)) {
                 continue;
             }
-            let sites = Sites { from: Some(old), to: closest(old, &news), backend: Some(def.loc()) };
+            let sites = Sites {
+                from: Some(old),
+                to: closest(old, &news),
+                backend: Some(def.loc()),
+            };
             if news.is_empty() {
                 // A definition inside `namespace x { .. }` of a function no longer declared is
                 // merely unused; a qualified one (`void Event::wait()`) no longer compiles.
                 if def.qualified_name {
-                    let message = format!("the backend defines `{key}`, which upstream no longer declares");
+                    let message =
+                        format!("the backend defines `{key}`, which upstream no longer declares");
                     self.push(finding(Kind::RemovedDeclaration, key, message, sites));
                 }
                 continue;
             }
-            let kind = if def.kind == DeclKind::Constructor { Kind::ConstructorChanged } else { Kind::ChangedSignature };
+            let kind = if def.kind == DeclKind::Constructor {
+                Kind::ConstructorChanged
+            } else {
+                Kind::ChangedSignature
+            };
             let message = format!(
                 "the backend defines `{}{}`; upstream now declares `{}`",
                 def.name,
@@ -145,14 +167,34 @@ impl<'a> Rules<'a> {
     fn stubs(&mut self) {
         let inputs = self.inputs;
         for (path, stub) in &inputs.backend.stubs {
-            let members = inputs.cfg.stub_macros.get(&stub.macro_name).cloned().unwrap_or_default();
-            let backend = Loc { path: path.clone(), line: stub.line };
+            let members = inputs
+                .prep
+                .stubs
+                .get(&stub.macro_name)
+                .cloned()
+                .unwrap_or_default();
+            let backend = Loc {
+                path: path.clone(),
+                line: stub.line,
+            };
             for class in self.from.classes(&[], &stub.argument) {
                 let class_key = class.key();
                 if !self.to.has_class(&class_key) {
-                    let message = format!("the backend stubs `{}` with `{}`, a class upstream removed", stub.argument, stub.macro_name);
-                    let sites = Sites { from: Some(class), to: None, backend: Some(backend.clone()) };
-                    self.push(finding(Kind::RemovedDeclaration, class_key.clone(), message, sites));
+                    let message = format!(
+                        "the backend stubs `{}` with `{}`, a class upstream removed",
+                        stub.argument, stub.macro_name
+                    );
+                    let sites = Sites {
+                        from: Some(class),
+                        to: None,
+                        backend: Some(backend.clone()),
+                    };
+                    self.push(finding(
+                        Kind::RemovedDeclaration,
+                        class_key.clone(),
+                        message,
+                        sites,
+                    ));
                     continue;
                 }
                 for member in &members {
@@ -162,19 +204,46 @@ impl<'a> Rules<'a> {
         }
     }
 
-    fn stubbed_member(&mut self, class_key: &str, member: &str, stub: &super::syntax::StubUse, backend: &Loc) {
+    fn stubbed_member(
+        &mut self,
+        class_key: &str,
+        member: &str,
+        stub: &super::syntax::StubUse,
+        backend: &Loc,
+    ) {
         let key = format!("{class_key}::{member}");
         let olds = self.from.callables(&key);
         let news = self.to.callables(&key);
-        let Some(broken) = olds.iter().find(|old| !news.iter().any(|new| same_definition(old, new))) else {
+        let Some(broken) = olds
+            .iter()
+            .find(|old| !news.iter().any(|new| same_definition(old, new)))
+        else {
             return;
         };
-        let sites = Sites { from: Some(broken), to: closest(broken, &news), backend: Some(backend.clone()) };
+        let sites = Sites {
+            from: Some(broken),
+            to: closest(broken, &news),
+            backend: Some(backend.clone()),
+        };
         let (kind, message) = if news.is_empty() {
-            (Kind::RemovedDeclaration, format!("`{}({})` defines `{key}`, which upstream no longer declares", stub.macro_name, stub.argument))
+            (
+                Kind::RemovedDeclaration,
+                format!(
+                    "`{}({})` defines `{key}`, which upstream no longer declares",
+                    stub.macro_name, stub.argument
+                ),
+            )
         } else {
             let now = sites.to.map_or(String::new(), |n| n.describe());
-            (Kind::ChangedSignature, format!("`{}({})` defines `{member}{}`; upstream now declares `{now}`", stub.macro_name, stub.argument, broken.describe()))
+            (
+                Kind::ChangedSignature,
+                format!(
+                    "`{}({})` defines `{member}{}`; upstream now declares `{now}`",
+                    stub.macro_name,
+                    stub.argument,
+                    broken.describe()
+                ),
+            )
         };
         self.push(finding(kind, key, message, sites));
     }
@@ -191,7 +260,10 @@ impl<'a> Rules<'a> {
                 }
             }
             let candidates = lookup::call_candidates(self, call);
-            let fitting: Vec<&Decl> = candidates.into_iter().filter(|d| d.fits(call.args)).collect();
+            let fitting: Vec<&Decl> = candidates
+                .into_iter()
+                .filter(|d| d.fits(call.args))
+                .collect();
             if fitting.is_empty() {
                 continue;
             }
@@ -214,8 +286,16 @@ impl<'a> Rules<'a> {
     fn report_call(&mut self, old: &'a Decl, news: &[&'a Decl], call: &super::uses::Call) {
         let key = old.key();
         let spelled = qualify(&call.qualifier, &call.name);
-        let how = if call.member { format!("`.{spelled}(..)`") } else { format!("`{spelled}(..)`") };
-        let sites = Sites { from: Some(old), to: closest(old, news), backend: Some(call.loc.clone()) };
+        let how = if call.member {
+            format!("`.{spelled}(..)`")
+        } else {
+            format!("`{spelled}(..)`")
+        };
+        let sites = Sites {
+            from: Some(old),
+            to: closest(old, news),
+            backend: Some(call.loc.clone()),
+        };
         let (kind, message) = match sites.to {
             None => (Kind::RemovedDeclaration, format!("the backend calls {how} with {} argument(s); upstream no longer declares `{key}`", call.args)),
             Some(new) => (
@@ -244,24 +324,45 @@ impl<'a> Rules<'a> {
                 continue; // implicit constructors, or not this class
             }
             if !self.to.has_class(&key) {
-                let message = format!("the backend constructs `{}`, a class upstream removed", class.name);
-                let sites = Sites { from: Some(class), to: None, backend: Some(at.clone()) };
+                let message = format!(
+                    "the backend constructs `{}`, a class upstream removed",
+                    class.name
+                );
+                let sites = Sites {
+                    from: Some(class),
+                    to: None,
+                    backend: Some(at.clone()),
+                };
                 self.push(finding(Kind::RemovedDeclaration, key, message, sites));
                 continue;
             }
             let news = self.to.constructors(&key);
-            if fitting.iter().any(|old| news.iter().any(|new| old.call_compatible(new, args))) {
+            if fitting
+                .iter()
+                .any(|old| news.iter().any(|new| old.call_compatible(new, args)))
+            {
                 continue;
             }
             let old = fitting[0];
-            let sites = Sites { from: Some(old), to: closest(old, &news), backend: Some(at.clone()) };
-            let now: Vec<String> = news.iter().map(|n| format!("`{}{}`", n.name, n.describe())).collect();
+            let sites = Sites {
+                from: Some(old),
+                to: closest(old, &news),
+                backend: Some(at.clone()),
+            };
+            let now: Vec<String> = news
+                .iter()
+                .map(|n| format!("`{}{}`", n.name, n.describe()))
+                .collect();
             let message = format!(
                 "the backend constructs `{}` with {args} argument(s): `{}{}` became {}",
                 class.name,
                 old.name,
                 old.describe(),
-                if now.is_empty() { "implicit".to_string() } else { now.join(" or ") }
+                if now.is_empty() {
+                    "implicit".to_string()
+                } else {
+                    now.join(" or ")
+                }
             );
             self.push(finding(Kind::ConstructorChanged, old.key(), message, sites));
         }
@@ -271,8 +372,13 @@ impl<'a> Rules<'a> {
     /// covered by the call rules).
     fn removed_names(&mut self) {
         let inputs = self.inputs;
-        let to_names: BTreeSet<(&str, DeclKind)> =
-            self.to.by_name.values().flatten().map(|d| (d.name.as_str(), d.kind)).collect();
+        let to_names: BTreeSet<(&str, DeclKind)> = self
+            .to
+            .by_name
+            .values()
+            .flatten()
+            .map(|d| (d.name.as_str(), d.kind))
+            .collect();
         let mut gone: Vec<&Decl> = self
             .from
             .by_name
@@ -284,11 +390,29 @@ impl<'a> Rules<'a> {
             .collect();
         gone.sort_by_key(|d| d.key());
         for decl in gone {
-            let Some(used) = inputs.backend.uses.names.get(&decl.name) else { continue };
-            let what = if decl.kind == DeclKind::Class { "class" } else { "enumerator" };
-            let message = format!("the backend names `{}`, a {what} upstream removed", decl.name);
-            let sites = Sites { from: Some(decl), to: None, backend: Some(used.clone()) };
-            self.push(finding(Kind::RemovedDeclaration, decl.key(), message, sites));
+            let Some(used) = inputs.backend.uses.names.get(&decl.name) else {
+                continue;
+            };
+            let what = if decl.kind == DeclKind::Class {
+                "class"
+            } else {
+                "enumerator"
+            };
+            let message = format!(
+                "the backend names `{}`, a {what} upstream removed",
+                decl.name
+            );
+            let sites = Sites {
+                from: Some(decl),
+                to: None,
+                backend: Some(used.clone()),
+            };
+            self.push(finding(
+                Kind::RemovedDeclaration,
+                decl.key(),
+                message,
+                sites,
+            ));
         }
     }
 }
@@ -300,7 +424,10 @@ fn matching_declaration<'d>(def: &Decl, olds: &[&'d Decl]) -> Option<&'d Decl> {
     if let Some(exact) = olds.iter().find(|o| o.definition_form() == form) {
         return Some(exact);
     }
-    let same_arity: Vec<&&Decl> = olds.iter().filter(|o| o.params.len() == def.params.len()).collect();
+    let same_arity: Vec<&&Decl> = olds
+        .iter()
+        .filter(|o| o.params.len() == def.params.len())
+        .collect();
     (same_arity.len() == 1).then(|| *same_arity[0])
 }
 
@@ -311,7 +438,15 @@ fn same_definition(old: &Decl, new: &Decl) -> bool {
 /// The new overload most like `old` (most leading parameters of the same type).
 fn closest<'d>(old: &Decl, news: &[&'d Decl]) -> Option<&'d Decl> {
     news.iter().copied().max_by_key(|new| {
-        let shared = old.params.iter().zip(&new.params).take_while(|(a, b)| a.ty == b.ty).count();
-        (shared, usize::MAX - new.params.len().abs_diff(old.params.len()))
+        let shared = old
+            .params
+            .iter()
+            .zip(&new.params)
+            .take_while(|(a, b)| a.ty == b.ty)
+            .count();
+        (
+            shared,
+            usize::MAX - new.params.len().abs_diff(old.params.len()),
+        )
     })
 }

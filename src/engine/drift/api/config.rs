@@ -38,7 +38,11 @@ impl Default for ApiConfig {
         ApiConfig {
             namespace: "mlx::core".to_string(),
             header_root: "mlx/".to_string(),
-            header_skip: strings(&["mlx/backend/cuda/", "mlx/backend/metal/", "mlx/backend/rocm/"]),
+            header_skip: strings(&[
+                "mlx/backend/cuda/",
+                "mlx/backend/metal/",
+                "mlx/backend/rocm/",
+            ]),
             shared_sources: strings(&["mlx/backend/gpu/", "mlx/backend/common/"]),
             reference_backends: strings(&[
                 "mlx/backend/cuda/",
@@ -66,7 +70,10 @@ impl Default for ApiConfig {
             stub_macros: [
                 ("NO_GPU".to_string(), eval_gpu()),
                 ("NO_GPU_MULTI".to_string(), eval_gpu()),
-                ("NO_GPU_USE_FALLBACK".to_string(), strings(&["use_fallback", "eval_gpu"])),
+                (
+                    "NO_GPU_USE_FALLBACK".to_string(),
+                    strings(&["use_fallback", "eval_gpu"]),
+                ),
             ]
             .into(),
             suppressions: "drift-suppressions.toml".to_string(),
@@ -82,6 +89,10 @@ impl ApiConfig {
 
     /// The namespace as path segments.
     pub fn namespace_path(&self) -> Vec<String> {
-        self.namespace.split("::").filter(|s| !s.is_empty()).map(str::to_string).collect()
+        self.namespace
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
     }
 }

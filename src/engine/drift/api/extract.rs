@@ -40,12 +40,22 @@ pub fn includes(src: &Source, root: Node) -> Vec<String> {
             "preproc_include" => {
                 if let Some(path) = node.child_by_field_name("path") {
                     let raw = text(path, src.parsed);
-                    out.push(raw.trim_matches(|c| c == '"' || c == '<' || c == '>').to_string());
+                    out.push(
+                        raw.trim_matches(|c| c == '"' || c == '<' || c == '>')
+                            .to_string(),
+                    );
                 }
             }
             // Includes sit at file scope or in conditional branches and namespaces.
-            "translation_unit" | "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
-            | "preproc_elifdef" | "namespace_definition" | "declaration_list" | "ERROR"
+            "translation_unit"
+            | "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "preproc_elifdef"
+            | "namespace_definition"
+            | "declaration_list"
+            | "ERROR"
             | "linkage_specification" => stack.extend(named_children(node)),
             _ => {}
         }
@@ -62,7 +72,11 @@ fn walk(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
 fn visit(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
     match node.kind() {
         "namespace_definition" => {
-            let mut inner = Scope { names: scope.names.clone(), class: None, template: false };
+            let mut inner = Scope {
+                names: scope.names.clone(),
+                class: None,
+                template: false,
+            };
             match node.child_by_field_name("name") {
                 Some(name) => inner.names.extend(split_path(text(name, src.parsed))),
                 None => inner.names.push("(anonymous)".to_string()),
@@ -72,7 +86,10 @@ fn visit(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
             }
         }
         "template_declaration" => {
-            let inner = Scope { template: true, ..scope.clone() };
+            let inner = Scope {
+                template: true,
+                ..scope.clone()
+            };
             walk(src, node, &inner, out);
         }
         "class_specifier" | "struct_specifier" | "union_specifier" => class(src, node, scope, out),
@@ -85,21 +102,32 @@ fn visit(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
                 out.push(decl);
             }
         }
-        "translation_unit" | "declaration_list" | "field_declaration_list" | "preproc_if"
-        | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef" | "ERROR"
+        "translation_unit"
+        | "declaration_list"
+        | "field_declaration_list"
+        | "preproc_if"
+        | "preproc_ifdef"
+        | "preproc_else"
+        | "preproc_elif"
+        | "preproc_elifdef"
+        | "ERROR"
         | "linkage_specification" => walk(src, node, scope, out),
         _ => {}
     }
 }
 
 fn class(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
-    let (Some(name), Some(body)) = (node.child_by_field_name("name"), node.child_by_field_name("body"))
-    else {
+    let (Some(name), Some(body)) = (
+        node.child_by_field_name("name"),
+        node.child_by_field_name("body"),
+    ) else {
         return;
     };
     let name = strip_template_args(text(name, src.parsed));
     let parts = split_path(&name);
-    let Some((last, qualifier)) = parts.split_last() else { return };
+    let Some((last, qualifier)) = parts.split_last() else {
+        return;
+    };
     let mut outer = scope.names.clone();
     outer.extend(qualifier.iter().cloned());
     out.push(Decl {
@@ -111,18 +139,29 @@ fn class(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
     });
     let mut names = outer;
     names.push(last.clone());
-    let inner = Scope { names, class: Some(last.clone()), template: false };
+    let inner = Scope {
+        names,
+        class: Some(last.clone()),
+        template: false,
+    };
     walk(src, body, &inner, out);
 }
 
 fn enumerators(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
-    let Some(body) = node.child_by_field_name("body") else { return };
-    let scoped = children(node).iter().any(|c| matches!(c.kind(), "class" | "struct"));
+    let Some(body) = node.child_by_field_name("body") else {
+        return;
+    };
+    let scoped = children(node)
+        .iter()
+        .any(|c| matches!(c.kind(), "class" | "struct"));
     let mut names = scope.names.clone();
     if let (true, Some(name)) = (scoped, node.child_by_field_name("name")) {
         names.push(text(name, src.parsed).to_string());
     }
-    for item in named_children(body).into_iter().filter(|c| c.kind() == "enumerator") {
+    for item in named_children(body)
+        .into_iter()
+        .filter(|c| c.kind() == "enumerator")
+    {
         if let Some(name) = item.child_by_field_name("name") {
             out.push(Decl {
                 kind: DeclKind::Enumerator,
@@ -164,7 +203,11 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
     let mut full_scope = scope.names.clone();
     full_scope.extend(qualifier.iter().cloned());
     let ty = node.child_by_field_name("type");
-    let class_name = if qualifier.is_empty() { scope.class.clone() } else { qualifier.last().cloned() };
+    let class_name = if qualifier.is_empty() {
+        scope.class.clone()
+    } else {
+        qualifier.last().cloned()
+    };
     let kind = if ty.is_none() && class_name.as_deref() == Some(name.as_str()) {
         DeclKind::Constructor
     } else if scope.class.is_some() || (!qualifier.is_empty() && starts_upper(&qualifier)) {
@@ -183,7 +226,9 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
         ret: return_type(node, func, ty, &modifiers, src),
         params,
         variadic,
-        is_const: children(func).iter().any(|c| c.kind() == "type_qualifier" && text(*c, src.parsed) == "const"),
+        is_const: children(func)
+            .iter()
+            .any(|c| c.kind() == "type_qualifier" && text(*c, src.parsed) == "const"),
         has_body: node.kind() == "function_definition",
         is_pure: node.child_by_field_name("default_value").is_some(),
         is_template: scope.template,
@@ -195,7 +240,10 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
 /// A member defined out of line is qualified by its class; by convention classes start with
 /// an upper-case letter and namespaces do not (`Event::wait` against `gpu::eval`).
 fn starts_upper(qualifier: &[String]) -> bool {
-    qualifier.last().and_then(|q| q.chars().next()).is_some_and(|c| c.is_ascii_uppercase())
+    qualifier
+        .last()
+        .and_then(|q| q.chars().next())
+        .is_some_and(|c| c.is_ascii_uppercase())
 }
 
 /// Walks pointer and reference declarators down to the function declarator, collecting the
@@ -208,7 +256,9 @@ fn function_declarator<'t>(mut node: Node<'t>, src: &Source) -> Option<(Node<'t>
             "pointer_declarator" | "reference_declarator" => {
                 let first = node.child(0)?;
                 modifiers.push_str(text(first, src.parsed));
-                node = node.child_by_field_name("declarator").or_else(|| node.named_child(0))?;
+                node = node
+                    .child_by_field_name("declarator")
+                    .or_else(|| node.named_child(0))?;
             }
             _ => return None,
         }
@@ -233,7 +283,10 @@ fn declarator_name(node: Node, src: &Source) -> Option<(Vec<String>, String)> {
 }
 
 fn return_type(node: Node, func: Node, ty: Option<Node>, modifiers: &str, src: &Source) -> String {
-    if let Some(trailing) = children(func).into_iter().find(|c| c.kind() == "trailing_return_type") {
+    if let Some(trailing) = children(func)
+        .into_iter()
+        .find(|c| c.kind() == "trailing_return_type")
+    {
         let inner = trailing.named_child(0).map_or("", |t| text(t, src.parsed));
         return squeeze(inner);
     }
@@ -249,7 +302,9 @@ fn return_type(node: Node, func: Node, ty: Option<Node>, modifiers: &str, src: &
 }
 
 fn parameters(func: Node, src: &Source) -> (Vec<Param>, bool) {
-    let Some(list) = func.child_by_field_name("parameters") else { return (Vec::new(), false) };
+    let Some(list) = func.child_by_field_name("parameters") else {
+        return (Vec::new(), false);
+    };
     let mut params = Vec::new();
     let mut variadic = false;
     for item in children(list) {
@@ -274,13 +329,25 @@ fn parameter(node: Node, src: &Source) -> Option<Param> {
     let default = node.child_by_field_name("default_value");
     let end = default.map_or(node.end_byte(), |d| d.start_byte());
     let mut bytes = src.parsed[node.start_byte()..end].to_vec();
-    if let Some(name) = node.child_by_field_name("declarator").and_then(parameter_name) {
-        for b in &mut bytes[name.start_byte() - node.start_byte()..name.end_byte() - node.start_byte()] {
+    if let Some(name) = node
+        .child_by_field_name("declarator")
+        .and_then(parameter_name)
+    {
+        for b in
+            &mut bytes[name.start_byte() - node.start_byte()..name.end_byte() - node.start_byte()]
+        {
             *b = b' ';
         }
     }
-    let ty = squeeze(String::from_utf8_lossy(&bytes).trim_end().trim_end_matches('='));
-    Some(Param { ty, has_default: default.is_some() })
+    let ty = squeeze(
+        String::from_utf8_lossy(&bytes)
+            .trim_end()
+            .trim_end_matches('='),
+    );
+    Some(Param {
+        ty,
+        has_default: default.is_some(),
+    })
 }
 
 /// The identifier naming a parameter, under its pointer, reference and array declarators.
@@ -296,7 +363,10 @@ fn parameter_name(node: Node) -> Option<Node> {
 
 /// `a::b::c` into its parts.
 pub fn split_path(path: &str) -> Vec<String> {
-    path.split("::").map(|s| squeeze(s)).filter(|s| !s.is_empty()).collect()
+    path.split("::")
+        .map(squeeze)
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// `make_shared<Foo>` to `make_shared`, `Foo<T>::bar` to `Foo::bar`.

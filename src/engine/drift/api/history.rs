@@ -12,13 +12,16 @@ use git2::{Oid, Repository, Sort};
 use std::collections::HashMap;
 use std::path::Path;
 
+/// A commit and the file's content after it (None: the file does not exist there).
+type Version = (Oid, Option<Vec<u8>>);
+
 /// The versions of files between two commits, read once per path.
 pub struct History<'r> {
     repo: &'r Repository,
     from: Oid,
     /// First-parent commits after `from` up to `to`, oldest first.
     commits: Vec<Oid>,
-    versions: HashMap<String, Vec<(Oid, Option<Vec<u8>>)>>,
+    versions: HashMap<String, Vec<Version>>,
 }
 
 impl<'r> History<'r> {
@@ -28,12 +31,19 @@ impl<'r> History<'r> {
         walk.hide(from)?;
         walk.simplify_first_parent()?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)?;
-        let commits = walk.collect::<std::result::Result<Vec<_>, _>>().context("failed to list upstream commits")?;
-        Ok(History { repo, from, commits, versions: HashMap::new() })
+        let commits = walk
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .context("failed to list upstream commits")?;
+        Ok(History {
+            repo,
+            from,
+            commits,
+            versions: HashMap::new(),
+        })
     }
 
     /// The file at `from` and after every commit that changed it, oldest first.
-    fn versions(&mut self, path: &str) -> Result<&[(Oid, Option<Vec<u8>>)]> {
+    fn versions(&mut self, path: &str) -> Result<&[Version]> {
         if !self.versions.contains_key(path) {
             let mut list = vec![(self.from, self.blob_at(self.from, path)?)];
             let mut last_id = self.entry_id(self.from, path)?;
@@ -67,7 +77,7 @@ impl<'r> History<'r> {
     pub fn introduced(&mut self, path: &str, text: &str) -> Result<Option<CommitRef>> {
         let needle = text.as_bytes();
         let versions = self.versions(path)?;
-        let holds = |v: &(Oid, Option<Vec<u8>>)| v.1.as_deref().is_some_and(|c| contains(c, needle));
+        let holds = |v: &Version| v.1.as_deref().is_some_and(|c| contains(c, needle));
         let mut first = None;
         for (index, version) in versions.iter().enumerate().rev() {
             if !holds(version) {
@@ -75,7 +85,9 @@ impl<'r> History<'r> {
             }
             first = Some(index);
         }
-        let commit = first.filter(|&index| index > 0).map(|index| versions[index].0);
+        let commit = first
+            .filter(|&index| index > 0)
+            .map(|index| versions[index].0);
         commit.map(|id| self.commit_ref(id)).transpose()
     }
 
@@ -84,7 +96,7 @@ impl<'r> History<'r> {
     pub fn removed(&mut self, path: &str, text: &str) -> Result<Option<CommitRef>> {
         let needle = text.as_bytes();
         let versions = self.versions(path)?;
-        let holds = |v: &(Oid, Option<Vec<u8>>)| v.1.as_deref().is_some_and(|c| contains(c, needle));
+        let holds = |v: &Version| v.1.as_deref().is_some_and(|c| contains(c, needle));
         if !versions.first().is_some_and(holds) {
             return Ok(None);
         }
@@ -94,8 +106,12 @@ impl<'r> History<'r> {
 
     fn commit_ref(&self, id: Oid) -> Result<CommitRef> {
         let commit = self.repo.find_commit(id)?;
-        let summary = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
-        Ok(CommitRef { sha: id.to_string(), summary })
+        let summary =
+            String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
+        Ok(CommitRef {
+            sha: id.to_string(),
+            summary,
+        })
     }
 }
 
@@ -105,6 +121,12 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// The upstream commit in `from..to` that introduced `text` into `path` (see
 /// [`History::introduced`]).
-pub fn introduced_by(repo: &Repository, from: Oid, to: Oid, path: &str, text: &str) -> Result<Option<CommitRef>> {
+pub fn introduced_by(
+    repo: &Repository,
+    from: Oid,
+    to: Oid,
+    path: &str,
+    text: &str,
+) -> Result<Option<CommitRef>> {
     History::new(repo, from, to)?.introduced(path, text)
 }

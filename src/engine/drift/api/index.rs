@@ -15,7 +15,11 @@ impl<'a> Index<'a> {
         let mut index = Index::default();
         for decl in decls {
             index.by_key.entry(decl.key()).or_default().push(decl);
-            index.by_name.entry(decl.name.as_str()).or_default().push(decl);
+            index
+                .by_name
+                .entry(decl.name.as_str())
+                .or_default()
+                .push(decl);
         }
         index
     }
@@ -27,7 +31,11 @@ impl<'a> Index<'a> {
 
     /// The callables (functions, members, constructors) declared under a qualified name.
     pub fn callables(&self, key: &str) -> Vec<&'a Decl> {
-        self.get(key).iter().copied().filter(|d| d.is_callable()).collect()
+        self.get(key)
+            .iter()
+            .copied()
+            .filter(|d| d.is_callable())
+            .collect()
     }
 
     pub fn named(&self, name: &str) -> &[&'a Decl] {

@@ -51,7 +51,13 @@ fn parse_define(directive: &[u8]) -> Option<MacroDef> {
     }
     let name = it.next()?.clone();
     // A function-like macro has `(` right after its name, with no space.
-    let name_end = directive.windows(name.len()).position(|w| w == name.as_bytes())? + name.len();
+    let after_define = directive.windows(6).position(|w| w == b"define")? + 6;
+    let rest = &directive[after_define..];
+    let name_end = after_define
+        + rest
+            .windows(name.len())
+            .position(|w| w == name.as_bytes())?
+        + name.len();
     if directive.get(name_end) != Some(&b'(') {
         return None;
     }
@@ -64,7 +70,11 @@ fn parse_define(directive: &[u8]) -> Option<MacroDef> {
             other => params.push(other.to_string()),
         }
     }
-    Some(MacroDef { name, params, body: it.cloned().collect() })
+    Some(MacroDef {
+        name,
+        params,
+        body: it.cloned().collect(),
+    })
 }
 
 /// Identifiers, `::` and other bytes as tokens; comments, strings and line splices skipped.
@@ -83,7 +93,10 @@ fn tokens(text: &[u8]) -> Vec<String> {
         } else if text[i..].starts_with(b"//") {
             break;
         } else if c == b'"' {
-            i += 1 + text[i + 1..].iter().position(|&b| b == b'"').map_or(text.len(), |p| p + 1);
+            i += 1 + text[i + 1..]
+                .iter()
+                .position(|&b| b == b'"')
+                .map_or(text.len(), |p| p + 1);
         } else {
             if !c.is_ascii_whitespace() && c != b'\\' {
                 out.push((c as char).to_string());
@@ -101,10 +114,16 @@ pub fn definers(defs: &[MacroDef]) -> BTreeMap<String, Vec<String>> {
     loop {
         let mut changed = false;
         for def in defs {
-            let Some(param) = def.params.first() else { continue };
+            let Some(param) = def.params.first() else {
+                continue;
+            };
             let mut found: BTreeSet<String> = BTreeSet::new();
             for window in def.body.windows(4) {
-                if &window[0] == param && window[1] == "::" && window[3] == "(" && is_ident(&window[2]) {
+                if &window[0] == param
+                    && window[1] == "::"
+                    && window[3] == "("
+                    && is_ident(&window[2])
+                {
                     found.insert(window[2].clone());
                 }
                 if window[1] == "(" && &window[2] == param {
@@ -122,7 +141,11 @@ pub fn definers(defs: &[MacroDef]) -> BTreeMap<String, Vec<String>> {
             break;
         }
     }
-    members.into_iter().filter(|(_, m)| !m.is_empty()).map(|(k, v)| (k, v.into_iter().collect())).collect()
+    members
+        .into_iter()
+        .filter(|(_, m)| !m.is_empty())
+        .map(|(k, v)| (k, v.into_iter().collect()))
+        .collect()
 }
 
 fn is_ident(token: &str) -> bool {
@@ -140,8 +163,14 @@ mod tests {
         let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["NO_GPU_MULTI", "USE_FALLBACK", "PLAIN"]);
         let learned = definers(&defs);
-        assert_eq!(learned.get("NO_GPU_MULTI"), Some(&vec!["eval_gpu".to_string()]));
-        assert_eq!(learned.get("USE_FALLBACK"), Some(&vec!["eval_gpu".to_string(), "use_fallback".to_string()]));
+        assert_eq!(
+            learned.get("NO_GPU_MULTI"),
+            Some(&vec!["eval_gpu".to_string()])
+        );
+        assert_eq!(
+            learned.get("USE_FALLBACK"),
+            Some(&vec!["eval_gpu".to_string(), "use_fallback".to_string()])
+        );
         assert_eq!(learned.get("PLAIN"), None);
     }
 }

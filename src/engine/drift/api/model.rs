@@ -72,11 +72,17 @@ impl Decl {
     }
 
     pub fn loc(&self) -> Loc {
-        Loc { path: self.path.clone(), line: self.lines.0 }
+        Loc {
+            path: self.path.clone(),
+            line: self.lines.0,
+        }
     }
 
     pub fn is_callable(&self) -> bool {
-        matches!(self.kind, DeclKind::Function | DeclKind::Method | DeclKind::Constructor)
+        matches!(
+            self.kind,
+            DeclKind::Function | DeclKind::Method | DeclKind::Constructor
+        )
     }
 
     /// Whether a call with `args` arguments can reach this overload.
@@ -96,7 +102,11 @@ impl Decl {
 
     /// The signature an out-of-line definition must repeat exactly.
     pub fn definition_form(&self) -> String {
-        let params: Vec<String> = self.params.iter().map(|p| definition_param(&p.ty)).collect();
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| definition_param(&p.ty))
+            .collect();
         let variadic = if self.variadic { ",..." } else { "" };
         let constness = if self.is_const { " const" } else { "" };
         format!("({}{variadic}){constness}", params.join(","))
@@ -107,10 +117,20 @@ impl Decl {
         let params: Vec<String> = self
             .params
             .iter()
-            .map(|p| if p.has_default { format!("{} = ...", p.ty) } else { p.ty.clone() })
+            .map(|p| {
+                if p.has_default {
+                    format!("{} = ...", p.ty)
+                } else {
+                    p.ty.clone()
+                }
+            })
             .collect();
         let constness = if self.is_const { " const" } else { "" };
-        let ret = if self.ret.is_empty() { String::new() } else { format!(" -> {}", self.ret) };
+        let ret = if self.ret.is_empty() {
+            String::new()
+        } else {
+            format!(" -> {}", self.ret)
+        };
         format!("({}){constness}{ret}", params.join(", "))
     }
 }
@@ -162,7 +182,13 @@ mod tests {
             scope: vec!["ns".into()],
             name: "f".into(),
             ret: ret.into(),
-            params: params.iter().map(|(t, d)| Param { ty: t.to_string(), has_default: *d }).collect(),
+            params: params
+                .iter()
+                .map(|(t, d)| Param {
+                    ty: t.to_string(),
+                    has_default: *d,
+                })
+                .collect(),
             variadic: false,
             is_const: false,
             has_body: false,
@@ -190,6 +216,9 @@ mod tests {
         let by_ref = decl("void", &[("const Shape&", false)]);
         let by_value = decl("void", &[("Shape", false)]);
         assert_ne!(by_ref.definition_form(), by_value.definition_form());
-        assert_eq!(by_value.definition_form(), decl("void", &[("const Shape", false)]).definition_form());
+        assert_eq!(
+            by_value.definition_form(),
+            decl("void", &[("const Shape", false)]).definition_form()
+        );
     }
 }

@@ -106,7 +106,10 @@ pub struct ApiReport {
 impl ApiReport {
     /// Findings that break the backend and are not suppressed.
     pub fn breaks(&self) -> usize {
-        self.findings.iter().filter(|f| f.suppressed.is_none()).count()
+        self.findings
+            .iter()
+            .filter(|f| f.suppressed.is_none())
+            .count()
     }
 
     pub fn render_text(&self) -> String {
@@ -117,7 +120,11 @@ impl ApiReport {
             render_finding(&mut out, finding);
         }
         for stale in &self.unused_suppressions {
-            let _ = writeln!(out, "\nunused suppression: {} `{}` ({})", stale.kind, stale.symbol, stale.reason);
+            let _ = writeln!(
+                out,
+                "\nunused suppression: {} `{}` ({})",
+                stale.kind, stale.symbol, stale.reason
+            );
         }
         let suppressed = self.findings.len() - self.breaks();
         let _ = writeln!(
@@ -135,8 +142,17 @@ impl ApiReport {
 }
 
 fn render_finding(out: &mut String, finding: &Finding) {
-    let status = if finding.suppressed.is_some() { " (suppressed)" } else { "" };
-    let _ = writeln!(out, "\n{}: `{}`{status}", finding.kind.as_str(), finding.symbol);
+    let status = if finding.suppressed.is_some() {
+        " (suppressed)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "\n{}: `{}`{status}",
+        finding.kind.as_str(),
+        finding.symbol
+    );
     let _ = writeln!(out, "  {}", finding.message);
     let place = |label: &str, loc: &Option<Loc>, out: &mut String| {
         if let Some(loc) = loc {
@@ -147,7 +163,12 @@ fn render_finding(out: &mut String, finding: &Finding) {
     place("to", &finding.to, out);
     place("backend", &finding.backend, out);
     if let Some(commit) = &finding.introduced_by {
-        let _ = writeln!(out, "  commit   {} {}", &commit.sha[..commit.sha.len().min(10)], commit.summary);
+        let _ = writeln!(
+            out,
+            "  commit   {} {}",
+            &commit.sha[..commit.sha.len().min(10)],
+            commit.summary
+        );
     }
     if let Some(reason) = &finding.suppressed {
         let _ = writeln!(out, "  reason   {reason}");

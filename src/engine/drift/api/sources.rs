@@ -3,6 +3,7 @@
 
 use super::config::ApiConfig;
 use super::extract::{self, Source};
+use super::macros;
 use super::model::{Decl, DeclKind};
 use super::syntax::{self, Blanking, StubUse};
 use super::uses::{self, Uses};
@@ -43,13 +44,59 @@ pub fn is_upstream_input(path: &str, cfg: &ApiConfig) -> bool {
     header || (is_cpp(path) && (under(&cfg.shared_sources) || under(&cfg.reference_backends)))
 }
 
+/// What to blank before parsing, and the backend's stub macros: the configured ones plus
+/// those learned from the files' own `#define` lines (see [`macros`]).
+#[derive(Debug, Default)]
+pub struct Prep {
+    pub blank: BTreeSet<String>,
+    /// Function-like macros defined anywhere in the input, blanked in statement position.
+    pub statement: BTreeSet<String>,
+    /// Stub and definer macros with the members each defines for its argument.
+    pub stubs: BTreeMap<String, Vec<String>>,
+}
+
+impl Prep {
+    pub fn new(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
+        let mut statement = BTreeSet::new();
+        for files in upstream {
+            for (_, bytes) in files.iter().filter(|(p, _)| is_upstream_input(p, cfg)) {
+                statement.extend(macros::definitions(bytes).into_iter().map(|d| d.name));
+            }
+        }
+        let mut backend_defs = Vec::new();
+        for (_, bytes) in backend.iter().filter(|(p, _)| is_cpp(p)) {
+            backend_defs.extend(macros::definitions(bytes));
+        }
+        statement.extend(backend_defs.iter().map(|d| d.name.clone()));
+        let mut stubs = macros::definers(&backend_defs);
+        for (name, members) in &cfg.stub_macros {
+            stubs.insert(name.clone(), members.clone());
+        }
+        Prep {
+            blank: cfg.blank_set(),
+            statement,
+            stubs,
+        }
+    }
+}
+
 /// Parses one file: blanking, tree-sitter, declarations, includes and (when asked) uses.
-pub fn read(path: &str, bytes: &[u8], cfg: &ApiConfig, uses: Option<&mut Uses>) -> FileFacts {
-    let blank = cfg.blank_set();
-    let prepared = syntax::prepare(bytes, &Blanking { blank: &blank, stubs: &cfg.stub_macros });
-    let Some(tree) = syntax::parse(&prepared.text) else { return FileFacts::default() };
+pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> FileFacts {
+    let blanking = Blanking {
+        blank: &prep.blank,
+        statement: &prep.statement,
+        stubs: &prep.stubs,
+    };
+    let prepared = syntax::prepare(bytes, &blanking);
+    let Some(tree) = syntax::parse(&prepared.text) else {
+        return FileFacts::default();
+    };
     let root = tree.root_node();
-    let src = Source { path, parsed: &prepared.text, original: bytes };
+    let src = Source {
+        path,
+        parsed: &prepared.text,
+        original: bytes,
+    };
     if let Some(uses) = uses {
         uses::collect(&src, root, uses);
     }
@@ -62,15 +109,26 @@ pub fn read(path: &str, bytes: &[u8], cfg: &ApiConfig, uses: Option<&mut Uses>) 
 }
 
 /// Parses many files on all cores, keeping their order.
-pub fn read_all(files: &[(&str, &[u8])], cfg: &ApiConfig) -> Vec<FileFacts> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
     let chunk = files.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = files
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|(p, b)| read(p, b, cfg, None)).collect::<Vec<_>>()))
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(p, b)| read(p, b, prep, None))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
     })
 }
 
@@ -84,7 +142,10 @@ pub struct Side {
 
 impl Side {
     /// Declarations the backend can see, inside the configured namespace.
-    pub fn visible_decls<'a>(&'a self, namespace: &'a [String]) -> impl Iterator<Item = &'a Decl> + 'a {
+    pub fn visible_decls<'a>(
+        &'a self,
+        namespace: &'a [String],
+    ) -> impl Iterator<Item = &'a Decl> + 'a {
         self.visible
             .iter()
             .filter_map(|path| self.files.get(path))
@@ -93,27 +154,48 @@ impl Side {
     }
 
     /// Definitions in the shared backend sources (they serve every GPU backend).
-    pub fn shared_definitions<'a>(&'a self, cfg: &'a ApiConfig) -> impl Iterator<Item = &'a Decl> + 'a {
+    pub fn shared_definitions<'a>(
+        &'a self,
+        cfg: &'a ApiConfig,
+    ) -> impl Iterator<Item = &'a Decl> + 'a {
         self.files
             .iter()
-            .filter(|(path, _)| !is_header(path) && cfg.shared_sources.iter().any(|p| path.starts_with(p.as_str())))
+            .filter(|(path, _)| {
+                !is_header(path)
+                    && cfg
+                        .shared_sources
+                        .iter()
+                        .any(|p| path.starts_with(p.as_str()))
+            })
             .flat_map(|(_, f)| f.decls.iter())
             .filter(|d| d.has_body)
     }
 
     pub fn error_nodes(&self) -> usize {
-        self.visible.iter().filter_map(|p| self.files.get(p)).map(|f| f.errors).sum()
+        self.visible
+            .iter()
+            .filter_map(|p| self.files.get(p))
+            .map(|f| f.errors)
+            .sum()
     }
 
     /// Visible headers that kept ERROR nodes, with their count.
     pub fn error_files(&self) -> Vec<(String, usize)> {
-        let counts = self.visible.iter().filter_map(|p| Some((p.clone(), self.files.get(p)?.errors)));
+        let counts = self
+            .visible
+            .iter()
+            .filter_map(|p| Some((p.clone(), self.files.get(p)?.errors)));
         counts.filter(|(_, n)| *n > 0).collect()
     }
 }
 
 /// Parses the upstream side, reusing `reuse`'s result for every file with identical bytes.
-pub fn upstream_side(files: &FileMap, cfg: &ApiConfig, reuse: Option<(&FileMap, &Side)>) -> Side {
+pub fn upstream_side(
+    files: &FileMap,
+    cfg: &ApiConfig,
+    prep: &Prep,
+    reuse: Option<(&FileMap, &Side)>,
+) -> Side {
     let mut side = Side::default();
     let mut todo: Vec<(&str, &[u8])> = Vec::new();
     for (path, bytes) in files {
@@ -122,7 +204,9 @@ pub fn upstream_side(files: &FileMap, cfg: &ApiConfig, reuse: Option<(&FileMap, 
             continue;
         }
         let same = reuse.and_then(|(other, parsed)| {
-            (other.get(path) == Some(bytes)).then(|| parsed.files.get(path)).flatten()
+            (other.get(path) == Some(bytes))
+                .then(|| parsed.files.get(path))
+                .flatten()
         });
         match same {
             Some(facts) => {
@@ -131,7 +215,7 @@ pub fn upstream_side(files: &FileMap, cfg: &ApiConfig, reuse: Option<(&FileMap, 
             None => todo.push((path, bytes)),
         }
     }
-    for ((path, _), facts) in todo.iter().zip(read_all(&todo, cfg)) {
+    for ((path, _), facts) in todo.iter().zip(read_all(&todo, prep)) {
         side.files.insert(path.to_string(), facts);
     }
     side
@@ -139,7 +223,9 @@ pub fn upstream_side(files: &FileMap, cfg: &ApiConfig, reuse: Option<(&FileMap, 
 
 /// Reference backends are parsed on demand (see [`reference_definitions`]).
 fn is_reference(path: &str, cfg: &ApiConfig) -> bool {
-    cfg.reference_backends.iter().any(|p| path.starts_with(p.as_str()))
+    cfg.reference_backends
+        .iter()
+        .any(|p| path.starts_with(p.as_str()))
 }
 
 /// Marks the headers reachable from the backend's includes.
@@ -169,7 +255,9 @@ pub fn compute_visible(side: &mut Side, backend: &Backend, cfg: &ApiConfig) {
 fn resolve_include(from: &str, include: &str, headers: &BTreeSet<&String>) -> Option<String> {
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
     let beside = normalize(&format!("{dir}/{include}"));
-    [beside, normalize(include)].into_iter().find(|c| headers.contains(c))
+    [beside, normalize(include)]
+        .into_iter()
+        .find(|c| headers.contains(c))
 }
 
 fn normalize(path: &str) -> String {
@@ -212,14 +300,25 @@ impl Backend {
     }
 }
 
-pub fn backend_model(files: &FileMap, cfg: &ApiConfig) -> Backend {
-    let inputs: Vec<(&str, &[u8])> =
-        files.iter().filter(|(p, _)| is_cpp(p)).map(|(p, b)| (p.as_str(), b.as_slice())).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
+    let inputs: Vec<(&str, &[u8])> = files
+        .iter()
+        .filter(|(p, _)| is_cpp(p))
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
     let chunk = inputs.len().div_ceil(threads).max(1);
     let parts: Vec<Backend> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs.chunks(chunk).map(|part| scope.spawn(move || backend_part(part, cfg))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        let handles: Vec<_> = inputs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || backend_part(part, prep)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
     });
     let mut model = Backend::default();
     for part in parts {
@@ -241,13 +340,15 @@ pub fn backend_model(files: &FileMap, cfg: &ApiConfig) -> Backend {
     model
 }
 
-fn backend_part(files: &[(&str, &[u8])], cfg: &ApiConfig) -> Backend {
+fn backend_part(files: &[(&str, &[u8])], prep: &Prep) -> Backend {
     let mut part = Backend::default();
     for (path, bytes) in files {
-        let facts = read(path, bytes, cfg, Some(&mut part.uses));
+        let facts = read(path, bytes, prep, Some(&mut part.uses));
         part.decls.extend(facts.decls);
-        part.stubs.extend(facts.stubs.into_iter().map(|s| (path.to_string(), s)));
-        part.includes.extend(facts.includes.into_iter().map(|i| (path.to_string(), i)));
+        part.stubs
+            .extend(facts.stubs.into_iter().map(|s| (path.to_string(), s)));
+        part.includes
+            .extend(facts.includes.into_iter().map(|i| (path.to_string(), i)));
         part.files += 1;
         part.error_nodes += facts.errors;
         if facts.errors > 0 {
@@ -259,13 +360,18 @@ fn backend_part(files: &[(&str, &[u8])], cfg: &ApiConfig) -> Backend {
 
 /// Definitions named `name` in the reference backends (other GPU backends, the CPU backend):
 /// only files whose bytes mention the name are parsed.
-pub fn reference_definitions(files: &FileMap, cfg: &ApiConfig, name: &str) -> Vec<Decl> {
+pub fn reference_definitions(
+    files: &FileMap,
+    cfg: &ApiConfig,
+    prep: &Prep,
+    name: &str,
+) -> Vec<Decl> {
     let needle = name.as_bytes();
     files
         .iter()
         .filter(|(p, _)| is_cpp(p) && is_reference(p, cfg))
         .filter(|(_, b)| b.windows(needle.len()).any(|w| w == needle))
-        .flat_map(|(p, b)| read(p, b, cfg, None).decls)
+        .flat_map(|(p, b)| read(p, b, prep, None).decls)
         .filter(|d| d.has_body && d.name == name)
         .collect()
 }

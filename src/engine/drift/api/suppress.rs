@@ -34,14 +34,18 @@ pub fn load(path: &Path) -> Result<Vec<Suppression>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::from(e)).with_context(|| format!("failed to read `{}`", path.display())),
+        Err(e) => {
+            return Err(Error::from(e))
+                .with_context(|| format!("failed to read `{}`", path.display()))
+        }
     };
     parse(&text).with_context(|| format!("bad suppressions file `{}`", path.display()))
 }
 
 /// Parses suppressions; each needs a known kind, a symbol and a reason.
 pub fn parse(text: &str) -> Result<Vec<Suppression>> {
-    let file: SuppressionFile = toml::from_str(text).map_err(|e| Error::new(e.to_string().trim().to_string()))?;
+    let file: SuppressionFile =
+        toml::from_str(text).map_err(|e| Error::new(e.to_string().trim().to_string()))?;
     for (index, entry) in file.suppress.iter().enumerate() {
         let number = index + 1;
         if Kind::parse(&entry.kind).is_none() {
@@ -51,7 +55,10 @@ pub fn parse(text: &str) -> Result<Vec<Suppression>> {
             bail!("suppression {number}: empty symbol");
         }
         if entry.reason.trim().is_empty() {
-            bail!("suppression {number} (`{}`): a reason is required", entry.symbol);
+            bail!(
+                "suppression {number} (`{}`): a reason is required",
+                entry.symbol
+            );
         }
     }
     Ok(file.suppress)
@@ -69,8 +76,12 @@ pub fn apply(report: &mut ApiReport, suppressions: &[Suppression]) {
             finding.suppressed = Some(suppressions[index].reason.clone());
         }
     }
-    report.unused_suppressions =
-        suppressions.iter().zip(used).filter(|(_, used)| !used).map(|(s, _)| s.clone()).collect();
+    report.unused_suppressions = suppressions
+        .iter()
+        .zip(used)
+        .filter(|(_, used)| !used)
+        .map(|(s, _)| s.clone())
+        .collect();
 }
 
 #[cfg(test)]
@@ -87,7 +98,10 @@ mod tests {
     #[test]
     fn unknown_kinds_are_refused() {
         let text = "[[suppress]]\nkind = \"typo\"\nsymbol = \"a\"\nreason = \"r\"\n";
-        assert!(parse(text).unwrap_err().message().contains("unknown kind `typo`"));
+        assert!(parse(text)
+            .unwrap_err()
+            .message()
+            .contains("unknown kind `typo`"));
     }
 
     #[test]

@@ -78,7 +78,8 @@ pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
             _ if is_ident_start(c) => {
                 let end = ident_end(src, i);
                 let word = std::str::from_utf8(&src[i..end]).unwrap_or("");
-                let statement_start = matches!(last[1], b';' | b'{' | b'}') || (last[1] == b':' && last[0] != b':');
+                let statement_start =
+                    matches!(last[1], b';' | b'{' | b'}') || (last[1] == b':' && last[0] != b':');
                 let stub = blanking.stubs.contains_key(word);
                 let args = macro_args_end(src, end);
                 let blank_it = blanking.blank.contains(word)
@@ -89,7 +90,11 @@ pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
                     let stop = args.unwrap_or(end);
                     if stub {
                         if let Some(argument) = single_ident_arg(&src[end..stop]) {
-                            stubs.push(StubUse { macro_name: word.to_string(), argument, line });
+                            stubs.push(StubUse {
+                                macro_name: word.to_string(),
+                                argument,
+                                line,
+                            });
                         }
                     }
                     blank(&mut out, start, stop);
@@ -144,11 +149,17 @@ pub(super) fn ident_end(src: &[u8], start: usize) -> usize {
 }
 
 fn skip_line_comment(src: &[u8], start: usize) -> usize {
-    src[start..].iter().position(|&b| b == b'\n').map_or(src.len(), |p| start + p)
+    src[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(src.len(), |p| start + p)
 }
 
 fn skip_block_comment(src: &[u8], start: usize) -> usize {
-    src[start + 2..].windows(2).position(|w| w == b"*/").map_or(src.len(), |p| start + 2 + p + 2)
+    src[start + 2..]
+        .windows(2)
+        .position(|w| w == b"*/")
+        .map_or(src.len(), |p| start + 2 + p + 2)
 }
 
 /// The end of a string or character literal starting at `start` (its quote), escapes honoured.
@@ -245,7 +256,10 @@ fn macro_args_end(src: &[u8], after: usize) -> Option<usize> {
 fn single_ident_arg(group: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(group).ok()?.trim();
     let inner = text.strip_prefix('(')?.strip_suffix(')')?.trim();
-    let ok = !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let ok = !inner.is_empty()
+        && inner
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
     ok.then(|| inner.to_string())
 }
 
@@ -260,7 +274,9 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
 /// Parses prepared C++ source. tree-sitter only fails to return a tree when cancelled.
 pub fn parse(text: &[u8]) -> Option<Tree> {
     let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_cpp::LANGUAGE.into()).ok()?;
+    parser
+        .set_language(&tree_sitter_cpp::LANGUAGE.into())
+        .ok()?;
     parser.parse(text, None)
 }
 
@@ -334,7 +350,15 @@ mod tests {
         let blank = blank_set(&["MLX_API", "DEFINE_VMAP"]);
         let stubs = [("NO_GPU".to_string(), vec!["eval_gpu".to_string()])].into();
         let src = b"MLX_API array f(int a, Shape s = {1, 2});\nclass A { DEFINE_VMAP()\n};\nNO_GPU(Abs)\n// NO_GPU(Hidden)\n";
-        let prepared = prepare(src, &Blanking { blank: &blank, stubs: &stubs });
+        let statement = blank_set(&[]);
+        let prepared = prepare(
+            src,
+            &Blanking {
+                blank: &blank,
+                statement: &statement,
+                stubs: &stubs,
+            },
+        );
         let text = String::from_utf8(prepared.text).unwrap();
         assert_eq!(text.len(), src.len());
         assert_eq!(
@@ -343,7 +367,11 @@ mod tests {
         );
         assert_eq!(
             prepared.stubs,
-            vec![StubUse { macro_name: "NO_GPU".into(), argument: "Abs".into(), line: 4 }]
+            vec![StubUse {
+                macro_name: "NO_GPU".into(),
+                argument: "Abs".into(),
+                line: 4
+            }]
         );
     }
 
@@ -352,13 +380,23 @@ mod tests {
         let blank = blank_set(&[]);
         let stubs = BTreeMap::new();
         let src = b"bool f(int a) { return g(a == 1, b <= 2); std::vector<int> v = {1}; }";
-        let prepared = prepare(src, &Blanking { blank: &blank, stubs: &stubs });
+        let prepared = prepare(
+            src,
+            &Blanking {
+                blank: &blank,
+                statement: &blank,
+                stubs: &stubs,
+            },
+        );
         assert_eq!(prepared.text, src.to_vec());
     }
 
     #[test]
     fn squeeze_keeps_only_word_separating_spaces() {
-        assert_eq!(squeeze("const  std::vector< array > &"), "const std::vector<array>&");
+        assert_eq!(
+            squeeze("const  std::vector< array > &"),
+            "const std::vector<array>&"
+        );
         assert_eq!(squeeze("unsigned\n int"), "unsigned int");
     }
 
@@ -369,14 +407,24 @@ mod tests {
         let path = std::env::var("DUMP_FILE").unwrap_or_default();
         let src = std::fs::read(&path).unwrap();
         let cfg = crate::engine::drift::api::ApiConfig::default();
-        let blank = cfg.blank_set();
-        let prepared = prepare(&src, &Blanking { blank: &blank, stubs: &cfg.stub_macros });
+        let files: crate::engine::FileMap = [(path.clone(), src.clone())].into();
+        let prep = super::super::sources::Prep::new(&cfg, &[&files], &files);
+        let blanking = Blanking {
+            blank: &prep.blank,
+            statement: &prep.statement,
+            stubs: &prep.stubs,
+        };
+        let prepared = prepare(&src, &blanking);
         let tree = parse(&prepared.text).unwrap();
         let mut stack = vec![tree.root_node()];
         while let Some(node) = stack.pop() {
             if node.is_error() || node.is_missing() {
                 let line = line_of(node);
-                let text = String::from_utf8_lossy(&prepared.text).lines().nth(line - 1).unwrap_or("").to_string();
+                let text = String::from_utf8_lossy(&prepared.text)
+                    .lines()
+                    .nth(line - 1)
+                    .unwrap_or("")
+                    .to_string();
                 println!("{line}: {} | {text}", node.kind());
             } else if node.has_error() {
                 stack.extend(children(node));

@@ -5,16 +5,28 @@ use super::{analyze, ApiConfig, ApiReport, Kind};
 use crate::engine::FileMap;
 
 fn files(entries: &[(&str, &str)]) -> FileMap {
-    entries.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect()
+    entries
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+        .collect()
 }
 
 fn run(from: &[(&str, &str)], to: &[(&str, &str)], backend: &[(&str, &str)]) -> ApiReport {
-    analyze(&files(from), &files(to), &files(backend), &ApiConfig::default())
+    analyze(
+        &files(from),
+        &files(to),
+        &files(backend),
+        &ApiConfig::default(),
+    )
 }
 
 /// `(kind, symbol)` of every finding.
 fn found(report: &ApiReport) -> Vec<(Kind, String)> {
-    report.findings.iter().map(|f| (f.kind, f.symbol.clone())).collect()
+    report
+        .findings
+        .iter()
+        .map(|f| (f.kind, f.symbol.clone()))
+        .collect()
 }
 
 fn one(kind: Kind, symbol: &str) -> Vec<(Kind, String)> {
@@ -37,18 +49,36 @@ class MLX_API array {
 #[test]
 fn a_changed_return_tuple_is_a_changed_signature() {
     let from = "namespace mlx::core {\nstd::pair<Shape, Strides> collapse_contiguous_dims(\n    const Shape& shape,\n    const std::vector<Strides>& strides);\n}\n";
-    let to = from.replace("std::pair<Shape, Strides>", "std::tuple<Shape, Strides, int64_t>");
+    let to = from.replace(
+        "std::pair<Shape, Strides>",
+        "std::tuple<Shape, Strides, int64_t>",
+    );
     let backend = "#include \"mlx/backend/common/utils.h\"\nnamespace mlx::core::rocm {\nvoid copy(const array& in) {\n  auto [shape, strides] = collapse_contiguous_dims(in.shape(), {in.strides()});\n}\n}\n";
     let report = run(
         &[("mlx/backend/common/utils.h", from)],
         &[("mlx/backend/common/utils.h", &to)],
         &[("mlx/backend/rocm/copy.cpp", backend)],
     );
-    assert_eq!(found(&report), one(Kind::ChangedSignature, "mlx::core::collapse_contiguous_dims"));
+    assert_eq!(
+        found(&report),
+        one(
+            Kind::ChangedSignature,
+            "mlx::core::collapse_contiguous_dims"
+        )
+    );
     let finding = &report.findings[0];
-    assert_eq!(finding.backend.as_ref().map(|l| (l.path.as_str(), l.line)), Some(("mlx/backend/rocm/copy.cpp", 4)));
+    assert_eq!(
+        finding.backend.as_ref().map(|l| (l.path.as_str(), l.line)),
+        Some(("mlx/backend/rocm/copy.cpp", 4))
+    );
     assert_eq!(finding.to.as_ref().map(|l| l.line), Some(2));
-    assert!(finding.message.contains("std::tuple<Shape,Strides,int64_t>"), "{}", finding.message);
+    assert!(
+        finding
+            .message
+            .contains("std::tuple<Shape,Strides,int64_t>"),
+        "{}",
+        finding.message
+    );
 }
 
 #[test]
@@ -63,26 +93,52 @@ fn a_constructor_gaining_an_argument_is_reported_for_each_spelling() {
     ];
     for spelling in spellings {
         let backend = format!("#include \"mlx/allocator.h\"\nnamespace mlx::core::rocm {{\nvoid make(void* ptr) {{\n  {spelling}\n}}\n}}\n");
-        let report = run(&[("mlx/allocator.h", from)], &[("mlx/allocator.h", &to)], &[("mlx/backend/rocm/allocator.cpp", &backend)]);
-        assert_eq!(found(&report), one(Kind::ConstructorChanged, "mlx::core::allocator::Buffer::Buffer"), "{spelling}");
+        let report = run(
+            &[("mlx/allocator.h", from)],
+            &[("mlx/allocator.h", &to)],
+            &[("mlx/backend/rocm/allocator.cpp", &backend)],
+        );
+        assert_eq!(
+            found(&report),
+            one(
+                Kind::ConstructorChanged,
+                "mlx::core::allocator::Buffer::Buffer"
+            ),
+            "{spelling}"
+        );
     }
 }
 
 #[test]
 fn a_constructor_gaining_a_defaulted_argument_is_not_reported() {
-    let from = "namespace mlx::core::allocator {\nclass Buffer {\n public:\n  Buffer(void* ptr);\n};\n}\n";
+    let from =
+        "namespace mlx::core::allocator {\nclass Buffer {\n public:\n  Buffer(void* ptr);\n};\n}\n";
     let to = from.replace("Buffer(void* ptr);", "Buffer(void* ptr, size_t size = 0);");
     let backend = "#include \"mlx/allocator.h\"\nnamespace mlx::core { void f(void* p) { allocator::Buffer b(p); } }\n";
-    let report = run(&[("mlx/allocator.h", from)], &[("mlx/allocator.h", &to)], &[("mlx/backend/rocm/a.cpp", backend)]);
+    let report = run(
+        &[("mlx/allocator.h", from)],
+        &[("mlx/allocator.h", &to)],
+        &[("mlx/backend/rocm/a.cpp", backend)],
+    );
     assert_eq!(found(&report), vec![]);
 }
 
 #[test]
 fn a_member_gaining_a_parameter_is_a_changed_signature() {
-    let to = ARRAY_H.replace("void set_data(allocator::Buffer buf);", "void set_data(allocator::Buffer buf, Deleter d);");
+    let to = ARRAY_H.replace(
+        "void set_data(allocator::Buffer buf);",
+        "void set_data(allocator::Buffer buf, Deleter d);",
+    );
     let backend = "#include \"mlx/array.h\"\nnamespace mlx::core::rocm {\nvoid fill(array& out, allocator::Buffer buf) {\n  out.set_data(buf);\n}\n}\n";
-    let report = run(&[("mlx/array.h", ARRAY_H)], &[("mlx/array.h", &to)], &[("mlx/backend/rocm/fill.cpp", backend)]);
-    assert_eq!(found(&report), one(Kind::ChangedSignature, "mlx::core::array::set_data"));
+    let report = run(
+        &[("mlx/array.h", ARRAY_H)],
+        &[("mlx/array.h", &to)],
+        &[("mlx/backend/rocm/fill.cpp", backend)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::ChangedSignature, "mlx::core::array::set_data")
+    );
 }
 
 const PRIMITIVES_H: &str = "namespace mlx::core {
@@ -131,8 +187,15 @@ NO_GPU(Exp)
 #[test]
 fn a_new_primitive_without_eval_gpu_is_reported() {
     let to = primitives_with_gather_qmm();
-    let report = run(&[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/primitives.h", &to)], &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)]);
-    assert_eq!(found(&report), one(Kind::MissingEvalGpu, "mlx::core::GatherQMM::eval_gpu"));
+    let report = run(
+        &[("mlx/primitives.h", PRIMITIVES_H)],
+        &[("mlx/primitives.h", &to)],
+        &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::MissingEvalGpu, "mlx::core::GatherQMM::eval_gpu")
+    );
     assert_eq!(report.findings[0].to.as_ref().map(|l| l.line), Some(23));
 }
 
@@ -140,13 +203,20 @@ fn a_new_primitive_without_eval_gpu_is_reported() {
 fn a_new_primitive_with_a_stub_or_a_shared_definition_is_not_reported() {
     let to = primitives_with_gather_qmm();
     let stubbed = ROCM_PRIMITIVES.replace("NO_GPU(Exp)", "NO_GPU(Exp)\nNO_GPU(GatherQMM)");
-    let report = run(&[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/primitives.h", &to)], &[("mlx/backend/rocm/primitives.cpp", &stubbed)]);
+    let report = run(
+        &[("mlx/primitives.h", PRIMITIVES_H)],
+        &[("mlx/primitives.h", &to)],
+        &[("mlx/backend/rocm/primitives.cpp", &stubbed)],
+    );
     assert_eq!(found(&report), vec![]);
 
     let shared = "namespace mlx::core {\nvoid GatherQMM::eval_gpu(const std::vector<array>& inputs, array& out) {}\n}\n";
     let report = run(
         &[("mlx/primitives.h", PRIMITIVES_H)],
-        &[("mlx/primitives.h", &to), ("mlx/backend/gpu/primitives.cpp", shared)],
+        &[
+            ("mlx/primitives.h", &to),
+            ("mlx/backend/gpu/primitives.cpp", shared),
+        ],
         &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)],
     );
     assert_eq!(found(&report), vec![]);
@@ -175,39 +245,72 @@ void Event::signal(Stream s) {}
 ";
 
 fn event_with_is_signaled() -> String {
-    EVENT_H.replace("  void wait();\n", "  void wait();\n  bool is_signaled() const;\n")
+    EVENT_H.replace(
+        "  void wait();\n",
+        "  void wait();\n  bool is_signaled() const;\n",
+    )
 }
 
 #[test]
 fn a_new_member_other_backends_define_is_reported() {
-    let cuda = format!("{}bool Event::is_signaled() const {{ return true; }}\n}}\n", ROCM_EVENT.trim_end().trim_end_matches('}'));
+    let cuda = format!(
+        "{}bool Event::is_signaled() const {{ return true; }}\n}}\n",
+        ROCM_EVENT.trim_end().trim_end_matches('}')
+    );
     let to = event_with_is_signaled();
     let report = run(
         &[("mlx/event.h", EVENT_H)],
         &[("mlx/event.h", &to), ("mlx/backend/cuda/event.cu", &cuda)],
         &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)],
     );
-    assert_eq!(found(&report), one(Kind::MissingBackendDefinition, "mlx::core::Event::is_signaled"));
-    assert!(report.findings[0].message.contains("mlx/backend/cuda/event.cu:6"), "{}", report.findings[0].message);
+    assert_eq!(
+        found(&report),
+        one(
+            Kind::MissingBackendDefinition,
+            "mlx::core::Event::is_signaled"
+        )
+    );
+    assert!(
+        report.findings[0]
+            .message
+            .contains("mlx/backend/cuda/event.cu:6"),
+        "{}",
+        report.findings[0].message
+    );
 }
 
 #[test]
 fn a_new_member_no_backend_defines_is_not_reported() {
     // Core code (not another backend) defines it: nothing for the backend to do.
     let to = event_with_is_signaled();
-    let report = run(&[("mlx/event.h", EVENT_H)], &[("mlx/event.h", &to)], &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)]);
+    let report = run(
+        &[("mlx/event.h", EVENT_H)],
+        &[("mlx/event.h", &to)],
+        &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)],
+    );
     assert_eq!(found(&report), vec![]);
 }
 
 #[test]
 fn a_changed_member_the_backend_defines_is_a_changed_signature() {
-    let to = EVENT_H.replace("void signal(Stream stream);", "void signal(Stream stream, uint64_t value);");
-    let report = run(&[("mlx/event.h", EVENT_H)], &[("mlx/event.h", &to)], &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)]);
-    assert_eq!(found(&report), one(Kind::ChangedSignature, "mlx::core::Event::signal"));
+    let to = EVENT_H.replace(
+        "void signal(Stream stream);",
+        "void signal(Stream stream, uint64_t value);",
+    );
+    let report = run(
+        &[("mlx/event.h", EVENT_H)],
+        &[("mlx/event.h", &to)],
+        &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::ChangedSignature, "mlx::core::Event::signal")
+    );
 }
 
 const UTILS_H: &str = "#pragma once\nnamespace mlx::core {\nint64_t elem_to_loc(int64_t elem, const Shape& shape);\n}\n";
-const CEIL_DIV: &str = "template <typename T>\nT ceil_div(T a, T b) {\n  return (a + b - 1) / b;\n}\n";
+const CEIL_DIV: &str =
+    "template <typename T>\nT ceil_div(T a, T b) {\n  return (a + b - 1) / b;\n}\n";
 const HIP_COMPAT: &str = "#pragma once\n__host__ __device__ inline int ceil_div(int a, int b) {\n  return (a + b - 1) / b;\n}\n";
 const KERNELS: &str = "#include \"mlx/utils.h\"\n#include \"mlx/backend/rocm/device/utils.hpp\"\nnamespace mlx::core::rocm {\nint blocks(int n) {\n  return ceil_div(n, 256u);\n}\n}\n";
 
@@ -221,22 +324,37 @@ fn a_new_template_hiding_a_global_helper_is_reported() {
     let report = run(
         &[("mlx/utils.h", UTILS_H)],
         &[("mlx/utils.h", &to)],
-        &[("mlx/backend/rocm/device/utils.hpp", HIP_COMPAT), ("mlx/backend/rocm/kernels.hip", KERNELS)],
+        &[
+            ("mlx/backend/rocm/device/utils.hpp", HIP_COMPAT),
+            ("mlx/backend/rocm/kernels.hip", KERNELS),
+        ],
     );
-    assert_eq!(found(&report), one(Kind::HiddenByNewDeclaration, "mlx::core::ceil_div"));
+    assert_eq!(
+        found(&report),
+        one(Kind::HiddenByNewDeclaration, "mlx::core::ceil_div")
+    );
     let finding = &report.findings[0];
-    assert_eq!(finding.backend.as_ref().map(|l| (l.path.as_str(), l.line)), Some(("mlx/backend/rocm/kernels.hip", 5)));
+    assert_eq!(
+        finding.backend.as_ref().map(|l| (l.path.as_str(), l.line)),
+        Some(("mlx/backend/rocm/kernels.hip", 5))
+    );
     assert!(finding.message.contains("template"), "{}", finding.message);
 }
 
 #[test]
 fn a_helper_in_the_callers_own_namespace_is_not_hidden() {
     let to = utils_with_ceil_div();
-    let own = format!("#pragma once\nnamespace mlx::core::rocm {{\n{}}}\n", HIP_COMPAT.trim_start_matches("#pragma once\n"));
+    let own = format!(
+        "#pragma once\nnamespace mlx::core::rocm {{\n{}}}\n",
+        HIP_COMPAT.trim_start_matches("#pragma once\n")
+    );
     let report = run(
         &[("mlx/utils.h", UTILS_H)],
         &[("mlx/utils.h", &to)],
-        &[("mlx/backend/rocm/device/utils.hpp", &own), ("mlx/backend/rocm/kernels.hip", KERNELS)],
+        &[
+            ("mlx/backend/rocm/device/utils.hpp", &own),
+            ("mlx/backend/rocm/kernels.hip", KERNELS),
+        ],
     );
     assert_eq!(found(&report), vec![]);
 }
@@ -246,12 +364,19 @@ fn a_removed_function_or_class_the_backend_uses_is_reported() {
     let from = "namespace mlx::core {\nclass Scheduler { public: void run(); };\nvoid synchronize(Stream s);\nvoid unused_here();\n}\n";
     let to = "namespace mlx::core {\n}\n";
     let backend = "#include \"mlx/scheduler.h\"\nnamespace mlx::core::rocm {\nvoid f(Stream s, Scheduler* sched) {\n  synchronize(s);\n}\n}\n";
-    let report = run(&[("mlx/scheduler.h", from)], &[("mlx/scheduler.h", to)], &[("mlx/backend/rocm/f.cpp", backend)]);
+    let report = run(
+        &[("mlx/scheduler.h", from)],
+        &[("mlx/scheduler.h", to)],
+        &[("mlx/backend/rocm/f.cpp", backend)],
+    );
     assert_eq!(
         found(&report),
         vec![
             (Kind::RemovedDeclaration, "mlx::core::Scheduler".to_string()),
-            (Kind::RemovedDeclaration, "mlx::core::synchronize".to_string()),
+            (
+                Kind::RemovedDeclaration,
+                "mlx::core::synchronize".to_string()
+            ),
         ]
     );
 }
@@ -279,7 +404,11 @@ void f(array& a, const Shape& s, Kind k) {
 }
 }
 ";
-    let report = run(&[("mlx/ops.h", from)], &[("mlx/ops.h", to)], &[("mlx/backend/rocm/f.cpp", backend)]);
+    let report = run(
+        &[("mlx/ops.h", from)],
+        &[("mlx/ops.h", to)],
+        &[("mlx/backend/rocm/f.cpp", backend)],
+    );
     assert_eq!(found(&report), vec![]);
 }
 
@@ -288,7 +417,11 @@ fn an_overloaded_call_stays_quiet_while_one_overload_still_fits() {
     let from = "namespace mlx::core {\narray slice(const array& a, Shape start);\narray slice(const array& a, const array& start);\n}\n";
     let to = "namespace mlx::core {\narray slice(const array& a, Shape start);\narray slice(const array& a, const array& start, int axis);\n}\n";
     let backend = "#include \"mlx/ops.h\"\nnamespace mlx::core::rocm { void f(const array& a, Shape s) { slice(a, s); } }\n";
-    let report = run(&[("mlx/ops.h", from)], &[("mlx/ops.h", to)], &[("mlx/backend/rocm/f.cpp", backend)]);
+    let report = run(
+        &[("mlx/ops.h", from)],
+        &[("mlx/ops.h", to)],
+        &[("mlx/backend/rocm/f.cpp", backend)],
+    );
     assert_eq!(found(&report), vec![]);
 }
 
@@ -296,7 +429,8 @@ fn an_overloaded_call_stays_quiet_while_one_overload_still_fits() {
 fn headers_the_backend_does_not_include_are_not_its_api() {
     let from = "namespace mlx::core {\nvoid helper(int a);\n}\n";
     let to = "namespace mlx::core {\nvoid helper(int a, int b);\n}\n";
-    let backend = "#include \"mlx/array.h\"\nnamespace mlx::core::rocm { void f() { helper(1); } }\n";
+    let backend =
+        "#include \"mlx/array.h\"\nnamespace mlx::core::rocm { void f() { helper(1); } }\n";
     let report = run(
         &[("mlx/array.h", ARRAY_H), ("mlx/other.h", from)],
         &[("mlx/array.h", ARRAY_H), ("mlx/other.h", to)],
@@ -307,7 +441,14 @@ fn headers_the_backend_does_not_include_are_not_its_api() {
 
 #[test]
 fn blanked_macros_leave_no_parse_errors() {
-    let report = run(&[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/primitives.h", PRIMITIVES_H)], &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)]);
-    assert_eq!((report.parse.from_error_nodes, report.parse.to_error_nodes), (0, 0));
+    let report = run(
+        &[("mlx/primitives.h", PRIMITIVES_H)],
+        &[("mlx/primitives.h", PRIMITIVES_H)],
+        &[("mlx/backend/rocm/primitives.cpp", ROCM_PRIMITIVES)],
+    );
+    assert_eq!(
+        (report.parse.from_error_nodes, report.parse.to_error_nodes),
+        (0, 0)
+    );
     assert_eq!(report.parse.backend_files, 1);
 }

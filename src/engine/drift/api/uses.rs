@@ -56,7 +56,10 @@ struct Walker<'s, 'u> {
 
 impl Walker<'_, '_> {
     fn loc(&self, node: Node) -> Loc {
-        Loc { path: self.src.path.to_string(), line: line_of(node) }
+        Loc {
+            path: self.src.path.to_string(),
+            line: line_of(node),
+        }
     }
 
     fn node(&mut self, node: Node, namespaces: &mut Vec<String>, in_body: bool) {
@@ -92,9 +95,10 @@ impl Walker<'_, '_> {
     }
 
     fn call(&mut self, node: Node, namespaces: &[String]) {
-        let (Some(function), Some(arguments)) =
-            (node.child_by_field_name("function"), node.child_by_field_name("arguments"))
-        else {
+        let (Some(function), Some(arguments)) = (
+            node.child_by_field_name("function"),
+            node.child_by_field_name("arguments"),
+        ) else {
             return;
         };
         let args = argument_count(arguments);
@@ -130,8 +134,12 @@ impl Walker<'_, '_> {
         } else {
             Some(function)
         };
-        let Some(template) = template.filter(|t| t.kind() == "template_function") else { return };
-        let name = template.child_by_field_name("name").map(|n| text(n, self.src.parsed));
+        let Some(template) = template.filter(|t| t.kind() == "template_function") else {
+            return;
+        };
+        let name = template
+            .child_by_field_name("name")
+            .map(|n| text(n, self.src.parsed));
         if !matches!(name, Some("make_shared" | "make_unique")) {
             return;
         }
@@ -147,16 +155,25 @@ impl Walker<'_, '_> {
     /// `Buffer b(p);` (which tree-sitter reads as a function declaration, C++'s most vexing
     /// parse) and `Buffer b{p};` inside a function body.
     fn local_declaration(&mut self, node: Node) {
-        let Some(ty) = node.child_by_field_name("type") else { return };
-        if !matches!(ty.kind(), "type_identifier" | "qualified_identifier" | "template_type") {
+        let Some(ty) = node.child_by_field_name("type") else {
+            return;
+        };
+        if !matches!(
+            ty.kind(),
+            "type_identifier" | "qualified_identifier" | "template_type"
+        ) {
             return;
         }
         let ty_text = text(ty, self.src.parsed).to_string();
         let mut cursor = node.walk();
-        let declarators: Vec<Node> = node.children_by_field_name("declarator", &mut cursor).collect();
+        let declarators: Vec<Node> = node
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
         for declarator in declarators {
             let args = match declarator.kind() {
-                "function_declarator" => declarator.child_by_field_name("parameters").map(argument_count),
+                "function_declarator" => declarator
+                    .child_by_field_name("parameters")
+                    .map(argument_count),
                 "init_declarator" => declarator
                     .child_by_field_name("value")
                     .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
@@ -170,8 +187,12 @@ impl Walker<'_, '_> {
     }
 
     fn typed_construct(&mut self, node: Node, type_field: &str, args_field: &str) {
-        let Some(ty) = node.child_by_field_name(type_field) else { return };
-        let args = node.child_by_field_name(args_field).map_or(0, argument_count);
+        let Some(ty) = node.child_by_field_name(type_field) else {
+            return;
+        };
+        let args = node
+            .child_by_field_name(args_field)
+            .map_or(0, argument_count);
         let ty_text = text(ty, self.src.parsed).to_string();
         self.push_construct(&ty_text, args, node);
     }
@@ -180,11 +201,19 @@ impl Walker<'_, '_> {
         let mut parts = split_path(&strip_template_args(ty));
         let Some(name) = parts.pop() else { return };
         let loc = self.loc(at);
-        self.uses.constructs.push(Construct { name, qualifier: parts, args, loc });
+        self.uses.constructs.push(Construct {
+            name,
+            qualifier: parts,
+            args,
+            loc,
+        });
     }
 }
 
 /// Arguments in an argument, parameter or initializer list (comments do not count).
 fn argument_count(list: Node) -> usize {
-    named_children(list).iter().filter(|c| c.kind() != "comment").count()
+    named_children(list)
+        .iter()
+        .filter(|c| c.kind() != "comment")
+        .count()
 }

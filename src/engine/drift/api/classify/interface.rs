@@ -17,11 +17,15 @@ impl<'a> Rules<'a> {
     fn stubbed(&self) -> BTreeMap<String, Loc> {
         let mut out = BTreeMap::new();
         for (path, stub) in &self.inputs.backend.stubs {
-            let members = self.inputs.cfg.stub_macros.get(&stub.macro_name);
+            let members = self.inputs.prep.stubs.get(&stub.macro_name);
             for class in self.to.classes(&[], &stub.argument) {
                 for member in members.into_iter().flatten() {
-                    let loc = Loc { path: path.clone(), line: stub.line };
-                    out.entry(qualify(&class.scope, &format!("{}::{member}", class.name))).or_insert(loc);
+                    let loc = Loc {
+                        path: path.clone(),
+                        line: stub.line,
+                    };
+                    out.entry(qualify(&class.scope, &format!("{}::{member}", class.name)))
+                        .or_insert(loc);
                 }
             }
         }
@@ -40,23 +44,36 @@ impl<'a> Rules<'a> {
 
     pub(super) fn missing_eval_gpu(&mut self) {
         let stubbed = self.stubbed();
-        let mut classes: Vec<&Decl> = self.to.by_name.values().flatten().copied().filter(|d| d.kind == DeclKind::Class).collect();
+        let mut classes: Vec<&Decl> = self
+            .to
+            .by_name
+            .values()
+            .flatten()
+            .copied()
+            .filter(|d| d.kind == DeclKind::Class)
+            .collect();
         classes.sort_by_key(|d| d.key());
         for class in classes {
             let key = format!("{}::eval_gpu", class.key());
             let declared = self.to.callables(&key);
-            let Some(eval) = declared.iter().find(|d| !d.has_body && !d.is_pure) else { continue };
+            let Some(eval) = declared.iter().find(|d| !d.has_body && !d.is_pure) else {
+                continue;
+            };
             if !self.from.callables(&key).is_empty() || self.defined(eval, &stubbed) {
                 continue;
             }
-            let stubs: Vec<&str> = self.inputs.cfg.stub_macros.keys().map(String::as_str).collect();
+            let stubs: Vec<&str> = self.inputs.prep.stubs.keys().map(String::as_str).collect();
             let message = format!(
                 "new primitive `{}` declares `eval_gpu`; the backend neither defines `{}::eval_gpu` nor stubs it ({})",
                 class.name,
                 class.name,
                 stubs.join(", ")
             );
-            let sites = Sites { from: None, to: Some(eval), backend: None };
+            let sites = Sites {
+                from: None,
+                to: Some(eval),
+                backend: None,
+            };
             let mut found = finding(Kind::MissingEvalGpu, key, message, sites);
             // `void eval_gpu(..) override;` reads the same in every primitive; the class does not.
             found.evidence.to_text = Some((class.path.clone(), class.text.clone()));
@@ -69,15 +86,25 @@ impl<'a> Rules<'a> {
     /// such definition, to show where the missing one belongs.
     fn implemented_scopes(&self, stubbed: &BTreeMap<String, Loc>) -> BTreeMap<String, Loc> {
         let mut scopes = BTreeMap::new();
-        for def in self.inputs.backend.decls.iter().filter(|d| d.has_body && d.is_callable()) {
+        for def in self
+            .inputs
+            .backend
+            .decls
+            .iter()
+            .filter(|d| d.has_body && d.is_callable())
+        {
             if !self.from.callables(&def.key()).is_empty() {
-                scopes.entry(def.scope.join("::")).or_insert_with(|| def.loc());
+                scopes
+                    .entry(def.scope.join("::"))
+                    .or_insert_with(|| def.loc());
             }
         }
         for (key, loc) in stubbed {
             if let Some((scope, _)) = key.rsplit_once("::") {
                 if !self.from.callables(key).is_empty() {
-                    scopes.entry(scope.to_string()).or_insert_with(|| loc.clone());
+                    scopes
+                        .entry(scope.to_string())
+                        .or_insert_with(|| loc.clone());
                 }
             }
         }
@@ -93,19 +120,32 @@ impl<'a> Rules<'a> {
             .values()
             .flatten()
             .copied()
-            .filter(|d| d.is_callable() && !d.has_body && !d.is_pure && !d.is_template && d.name != "eval_gpu")
+            .filter(|d| {
+                d.is_callable()
+                    && !d.has_body
+                    && !d.is_pure
+                    && !d.is_template
+                    && d.name != "eval_gpu"
+            })
             .filter(|d| scopes.contains_key(&d.scope.join("::")))
             .collect();
         candidates.sort_by_key(|d| (d.key(), d.lines));
         for decl in candidates {
             let key = decl.key();
             let form = decl.definition_form();
-            let existed = self.from.callables(&key).iter().any(|old| old.definition_form() == form);
-            let reported = self.has_finding(Kind::ChangedSignature, &key) || self.has_finding(Kind::ConstructorChanged, &key);
+            let existed = self
+                .from
+                .callables(&key)
+                .iter()
+                .any(|old| old.definition_form() == form);
+            let reported = self.has_finding(Kind::ChangedSignature, &key)
+                || self.has_finding(Kind::ConstructorChanged, &key);
             if existed || reported || self.defined(decl, &stubbed) {
                 continue;
             }
-            let Some(evidence) = self.reference_definition(decl) else { continue };
+            let Some(evidence) = self.reference_definition(decl) else {
+                continue;
+            };
             let message = format!(
                 "new `{}{}` must be defined by every backend ({} defines it); this backend does not",
                 decl.name,
@@ -113,7 +153,11 @@ impl<'a> Rules<'a> {
                 evidence
             );
             let backend = scopes.get(&decl.scope.join("::")).cloned();
-            let sites = Sites { from: None, to: Some(decl), backend };
+            let sites = Sites {
+                from: None,
+                to: Some(decl),
+                backend,
+            };
             self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
         }
     }
@@ -122,7 +166,10 @@ impl<'a> Rules<'a> {
     fn reference_definition(&mut self, decl: &Decl) -> Option<Loc> {
         let key = decl.key();
         let form = decl.definition_form();
-        let found = self.references(&decl.name).iter().find(|d| d.key() == key && d.definition_form() == form);
+        let found = self
+            .references(&decl.name)
+            .iter()
+            .find(|d| d.key() == key && d.definition_form() == form);
         found.map(Decl::loc)
     }
 }

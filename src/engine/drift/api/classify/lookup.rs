@@ -25,11 +25,17 @@ pub fn call_candidates<'a>(rules: &Rules<'a>, call: &Call) -> Vec<&'a Decl> {
             .filter(|d| d.scope.ends_with(&call.qualifier))
             .collect();
     }
-    let own = rules.backend_funcs.get(call.name.as_str()).map_or(&[][..], Vec::as_slice);
+    let own = rules
+        .backend_funcs
+        .get(call.name.as_str())
+        .map_or(&[][..], Vec::as_slice);
     named
         .filter(|d| d.kind == DeclKind::Function)
         // The backend's own function in the same or a nearer enclosing namespace wins.
-        .filter(|d| !own.iter().any(|b| call.namespaces.starts_with(&b.scope) && b.scope.len() >= d.scope.len()))
+        .filter(|d| {
+            !own.iter()
+                .any(|b| call.namespaces.starts_with(&b.scope) && b.scope.len() >= d.scope.len())
+        })
         .collect()
 }
 
@@ -40,7 +46,12 @@ enum Found<'a> {
     Nothing,
 }
 
-fn lookup<'a>(upstream: &Index<'a>, own: &[&'a Decl], namespaces: &[String], name: &str) -> Found<'a> {
+fn lookup<'a>(
+    upstream: &Index<'a>,
+    own: &[&'a Decl],
+    namespaces: &[String],
+    name: &str,
+) -> Found<'a> {
     for depth in (0..=namespaces.len()).rev() {
         let scope = &namespaces[..depth];
         if let Some(decl) = own.iter().find(|d| d.scope == scope) {
@@ -56,11 +67,20 @@ fn lookup<'a>(upstream: &Index<'a>, own: &[&'a Decl], namespaces: &[String], nam
 impl<'a> Rules<'a> {
     pub(super) fn hidden_by_new_declarations(&mut self) {
         let backend = self.inputs.backend;
-        for call in backend.uses.calls.iter().filter(|c| !c.member && c.qualifier.is_empty()) {
-            let Some(own) = self.backend_funcs.get(call.name.as_str()) else { continue };
+        for call in backend
+            .uses
+            .calls
+            .iter()
+            .filter(|c| !c.member && c.qualifier.is_empty())
+        {
+            let Some(own) = self.backend_funcs.get(call.name.as_str()) else {
+                continue;
+            };
             let before = lookup(&self.from, own, &call.namespaces, &call.name);
             let after = lookup(&self.to, own, &call.namespaces, &call.name);
-            let (Found::Backend(mine), Found::Upstream(hider)) = (before, after) else { continue };
+            let (Found::Backend(mine), Found::Upstream(hider)) = (before, after) else {
+                continue;
+            };
             let what = match (hider.kind, hider.is_template) {
                 (DeclKind::Class, _) => "class",
                 (_, true) => "template",
@@ -70,12 +90,21 @@ impl<'a> Rules<'a> {
                 "the backend calls `{}(..)` unqualified from `{}`, meaning its own `{}` ({}); the new {what} `{}` in an enclosing namespace now hides it",
                 call.name,
                 call.namespaces.join("::"),
-                mine.key(),
+                if mine.scope.is_empty() { format!("::{}", mine.name) } else { mine.key() },
                 mine.loc(),
                 hider.key(),
             );
-            let sites = Sites { from: None, to: Some(hider), backend: Some(call.loc.clone()) };
-            self.push(finding(Kind::HiddenByNewDeclaration, hider.key(), message, sites));
+            let sites = Sites {
+                from: None,
+                to: Some(hider),
+                backend: Some(call.loc.clone()),
+            };
+            self.push(finding(
+                Kind::HiddenByNewDeclaration,
+                hider.key(),
+                message,
+                sites,
+            ));
         }
     }
 }

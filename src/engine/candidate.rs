@@ -1,0 +1,95 @@
+//! The overlay at a candidate pin, and the two drift checks run against it.
+//!
+//! Both drifts look at what a retarget to the candidate would make (core files rebuilt, local
+//! fixes carried), without writing anything: [`drift_api`] compares the upstream API the backend
+//! was written against with the candidate's, statically; [`drift_build`] exports that tree and
+//! builds it with the configured compiler.
+
+use super::base::Commits;
+use super::cache::{short, Cache, Remote};
+use super::config::Config;
+use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs};
+use super::drift::build::{self, BuildConfig, BuildReport, Confirmation};
+use super::error::Result;
+use super::merge::count_conflicts;
+use super::overlay::{export_tree, OverlayState};
+use super::project::Project;
+use super::sync;
+use super::FileMap;
+use git2::Oid;
+use std::path::Path;
+
+/// The overlay files a retarget to `pin` would make (the current overlay when `pin` is the pin).
+pub fn overlay_at(project: &Project, cache: &Cache, state: &OverlayState, pin: Oid) -> Result<FileMap> {
+    if pin == state.commits.pin {
+        return Ok(state.overlay.clone());
+    }
+    let target = Commits { pin, ..state.commits };
+    Ok(sync::plan(project, cache, state, target)?.overlay)
+}
+
+/// Resolves `--from` (default: the fork base, the API the backend was written against) and
+/// `--to` (default: the pin).
+pub fn api_range(cache: &Cache, state: &OverlayState, from: Option<&str>, to: Option<&str>) -> Result<(Oid, Oid)> {
+    let from = match from {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => state.commits.base,
+    };
+    let to = match to {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => state.commits.pin,
+    };
+    Ok((from, to))
+}
+
+/// Static API drift of the overlay's backend from `from` to `to`.
+///
+/// The overlay's own core files replace upstream's on both sides (at `to`, as a retarget would
+/// make them); a core file still holding conflict markers is left out, so the candidate's
+/// upstream version stands in for it.
+pub fn drift_api(project: &Project, cache: &Cache, state: &OverlayState, from: Oid, to: Oid) -> Result<ApiReport> {
+    let table = project.config.drift.get("api").and_then(|v| v.as_table()).cloned().unwrap_or_default();
+    let cfg: ApiConfig = Config::section(&table, "drift.api")?;
+    let prefix = project.config.overlay.backend_prefix.as_str();
+    let backend: FileMap = state.overlay.iter().filter(|(p, _)| p.starts_with(prefix)).map(|(p, b)| (p.clone(), b.clone())).collect();
+    let core = |files: &FileMap| -> FileMap {
+        files.iter().filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0).map(|(p, b)| (p.clone(), b.clone())).collect()
+    };
+    let from_overrides = if from == state.commits.pin { core(&state.overlay) } else { FileMap::new() };
+    let to_overrides = core(&overlay_at(project, cache, state, to)?);
+    let suppressions_path = project.records_dir().join(&cfg.suppressions);
+    let suppressions = if suppressions_path.is_file() { api::suppress::load(&suppressions_path)? } else { Vec::new() };
+    let inputs = DriftInputs { backend: &backend, from_overrides: &from_overrides, to_overrides: &to_overrides, suppressions: &suppressions };
+    api::drift_api(cache.repo(), from, to, &inputs, &cfg)
+}
+
+/// What `drift build` needs besides the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct BuildRequest<'a> {
+    pub compiler: Option<&'a str>,
+    pub jobs: Option<usize>,
+    pub arch: Option<&'a str>,
+}
+
+/// Exports the tree a retarget to `to` would make into `work/tree` and builds it in
+/// `work/build`; with `api`, also says which static findings the build confirmed.
+pub fn drift_build(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    to: Oid,
+    work: &Path,
+    request: &BuildRequest,
+    api: Option<&ApiReport>,
+) -> Result<(BuildReport, Option<Confirmation>)> {
+    let cfg: BuildConfig = Config::section(&project.config.build, "build")?;
+    let tree = work.join(format!("tree-{}", short(to)));
+    let overlay = overlay_at(project, cache, state, to)?;
+    export_tree(cache, to, &overlay, &tree)?;
+    let report = build::drift_build(&tree, &work.join(format!("build-{}", short(to))), &cfg, request.compiler, request.jobs, request.arch)?;
+    let confirmation = api.map(|api| {
+        let predicted: Vec<(String, String)> = api.findings.iter().filter(|f| f.suppressed.is_none()).map(|f| (f.kind.as_str().to_string(), f.symbol.clone())).collect();
+        build::confirm(&report, &predicted)
+    });
+    Ok((report, confirmation))
+}
