@@ -310,7 +310,10 @@ fn render_register(register: &crate::engine::register::Register, label: &str) ->
             .state()
             .map_or("*none*".to_string(), |s| format!("`{}`", s.as_str()));
         let link = entry.value("link").map_or("—".to_string(), link_cell);
-        let package = entry.value("package").map_or("—".to_string(), code_span);
+        // The package's file name: its folder is the same for all and would only widen the table.
+        let package = entry.value("package").map_or("—".to_string(), |p| {
+            code_span(p.rsplit('/').next().unwrap_or(p))
+        });
         text.push_str(&format!(
             "| {}. {} | {} | {state} | {link} | {package} |\n",
             entry.number,

@@ -74,6 +74,14 @@ fn merged_overrides(up: &Repository, fork_files: &FileMap, base: Oid, pin: Oid) 
     out
 }
 
+/// User and system time of this process so far (Linux), to measure on a busy machine.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// The drift kind a demo-world break is reported as (the world names a few more finely).
 fn expected_kind(world_kind: &str) -> &str {
     match world_kind {
@@ -221,8 +229,9 @@ fn real_mlx_rocm_backend() {
     let mut report: Option<ApiReport> = None;
     for run in 1..=3 {
         let start = Instant::now();
+        let cpu_start = cpu_seconds();
         report = Some(drift_api(&up, from, to, &inputs, &cfg).unwrap());
-        println!("run {run}: {:.3} s", start.elapsed().as_secs_f64());
+        println!("run {run}: {:.3} s wall, {:.3} s cpu", start.elapsed().as_secs_f64(), cpu_seconds() - cpu_start);
     }
     let from_files = collect_upstream(&up, from, &cfg).unwrap();
     let to_files = collect_upstream(&up, to, &cfg).unwrap();

@@ -173,7 +173,7 @@ impl<R: StepRunner> Session<'_, R> {
         let content = std::mem::take(&mut chapter.content);
         let scan = blocks::scan(&content);
         for error in &scan.errors {
-            self.problem(&file, error.line, &error.message, None);
+            self.problem(&file, error.line, &error.message);
         }
         let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
         for block in &scan.blocks {
@@ -194,7 +194,7 @@ impl<R: StepRunner> Session<'_, R> {
         let step = match self.build_step(file, block) {
             Ok(step) => step,
             Err(message) => {
-                self.problem(file, block.line, &message, None);
+                self.problem(file, block.line, &message);
                 return None;
             }
         };
@@ -280,7 +280,7 @@ impl<R: StepRunner> Session<'_, R> {
             "\n  note: fix what the step reports (run the command to see all of it), then build again; \
              if exit status {exit} is what this step should give, mark the block `expect={exit}`"
         ));
-        self.problem(&step.chapter, step.line, &message, None);
+        self.problem(&step.chapter, step.line, &message);
     }
 
     fn directive(&mut self, file: &Path, directive: &Directive) -> String {
@@ -292,16 +292,15 @@ impl<R: StepRunner> Session<'_, R> {
             Ok(text) => render::inert_markdown(&text),
             Err(message) => {
                 let message = format!("directive `{}` failed: {message}", directive.name);
-                self.problem(file, directive.line, &message, None);
+                self.problem(file, directive.line, &message);
                 String::new()
             }
         }
     }
 
-    fn problem(&mut self, file: &Path, line: usize, message: &str, check: Option<&str>) {
-        let tag = check.map_or("error".to_string(), |id| format!("error[{id}]"));
+    fn problem(&mut self, file: &Path, line: usize, message: &str) {
         self.problems
-            .push(format!("{tag}: {}:{line}: {message}", display(file)));
+            .push(format!("error: {}:{line}: {message}", display(file)));
     }
 
     /// Fails the run when any step, directive or book-wide finding did.

@@ -54,6 +54,9 @@ impl StepRunner for FakeRunner {
 
     fn directive(&self, name: &str, args: &[String]) -> Result<String, String> {
         match name {
+            "hostile" => Ok(
+                "| file |\n|---|\n| <script>alert(1)</script> {{#include /etc/passwd}} |\n".into(),
+            ),
             "register" => Ok(format!(
                 "| entry | state |\n|---|---|\n| 1 {} | proposed |\n",
                 args.join(" ")
@@ -243,6 +246,14 @@ fn directives_render_and_unknown_ones_fail_with_their_line() {
         err.contains("src/pin-bump.md:3: directive `nope` failed: unknown directive `nope`"),
         "{err}"
     );
+}
+
+#[test]
+fn raw_html_and_includes_from_directives_are_made_inert() {
+    let pre = ForkbookPreprocessor::new(FakeRunner::default());
+    let out = Fixture::new().run(&pre, "{{#forkbook hostile}}\n").unwrap();
+    assert!(out.contains("| &lt;script>alert(1)&lt;/script>"), "{out}");
+    assert!(!out.contains("{{#include"), "{out}");
 }
 
 #[test]

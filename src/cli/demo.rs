@@ -42,7 +42,9 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         ("the committed overlay reproduces byte for byte", vec!["sync".into(), "--check".into()]),
         ("core files against the pin plus the fork's change", vec!["residual".into()]),
         ("fork sync to F2 (dry run): a local fix collides with the fork", vec!["sync".into(), f2, "--check".into()]),
-        ("pin bump to pin 2 (dry run): core-file conflicts", vec!["retarget".into(), pin2, "--check".into()]),
+        ("pin bump to pin 2 (dry run): core-file conflicts", vec!["retarget".into(), pin2.clone(), "--check".into()]),
+        ("what the backend will fail to compile or link at pin 2", vec!["drift".into(), "api".into(), "--to".into(), pin2]),
+        ("everything a change must pass (hipcc steps skip here)", vec!["verify".into()]),
     ];
     for (what, args) in steps {
         writeln!(ctx.out, "\n== {what}\n$ forkbook {}", args.join(" "))?;
@@ -54,5 +56,6 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         writeln!(ctx.out, "(exit {code})")?;
     }
     writeln!(ctx.out, "\nnext: cd {} and try `forkbook retarget {}` for real", demo.root.display(), &world.pin2[..8])?;
+    writeln!(ctx.out, "      or `forkbook drift build --to {} --compiler c++` for the real build with the C++ compiler", &world.pin2[..8])?;
     Ok(OK)
 }

@@ -23,6 +23,7 @@ mod propose;
 mod residual;
 mod status;
 mod sync;
+mod verify;
 
 /// Exit status: the command ran and found nothing wrong.
 pub const OK: i32 = 0;
@@ -79,6 +80,8 @@ pub enum Command {
     Check(check::Args),
     Propose(propose::Args),
     Drift(drift::Args),
+    Verify(verify::Args),
+    Report(verify::ReportArgs),
     Demo(demo::Args),
     Book(book::Args),
     Mdbook(mdbook::Args),
@@ -186,6 +189,8 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::Book(args) => book::run(&args, ctx),
         Command::Mdbook(args) => mdbook::run(&args, ctx),
         Command::Drift(args) => drift::run(&args, ctx),
+        Command::Verify(args) => verify::run(&args, ctx),
+        Command::Report(args) => verify::run_report(&args, ctx),
         Command::Demo(args) => demo::run(&args, ctx),
     }
 }

@@ -23,9 +23,11 @@ pub mod propose;
 pub mod record;
 pub mod records;
 pub mod register;
+pub mod report;
 pub mod residual;
 pub mod status;
 pub mod sync;
+pub mod verify;
 
 pub use cache::Cache;
 pub use error::{Error, Result};

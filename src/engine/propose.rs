@@ -48,26 +48,28 @@ pub struct Package {
     pub file: String,
     /// Branch the package is pushed as (`propose/0002-free-pooled-buffers`).
     pub branch: String,
-    /// The package's commit in the object cache, whose parent is the fork commit.
+    /// The package's commit in the object cache; its parent is the fork commit, or the package
+    /// below it in its stack.
     pub commit: String,
     pub fork_commit: String,
     pub paths: Vec<String>,
-    /// Earlier packages whose patches touch the same lines.
+    /// Earlier packages this one is stacked on, because their changes touch the same lines.
     pub depends_on: Vec<u32>,
     pub pr_title: String,
     pub pr_body: String,
     /// The `git format-patch` style text.
     #[serde(skip)]
     pub patch: String,
-    /// Per path, the fork-side lines the change touches (with context), for dependencies.
-    #[serde(skip)]
-    touched: BTreeMap<String, Vec<Range<usize>>>,
 }
 
 /// One file's change: its content before and after the fix.
 type Change = (String, Image, Image);
 
 /// Builds the packages of `numbers` (every entry that applies to the fork when empty).
+///
+/// Packages whose changes touch the same lines (directly or through a third) form a stack:
+/// each is committed on top of the previous one of its stack, so the patches apply in order
+/// with `git am` and each branch holds what it needs.
 pub fn build(
     project: &Project,
     cache: &Cache,
@@ -75,22 +77,37 @@ pub fn build(
     register: &Register,
     numbers: &[u32],
 ) -> Result<Vec<Package>> {
-    let entries = chosen_entries(register, numbers)?;
-    let mut packages = Vec::new();
-    for entry in entries {
-        let package = build_one(project, cache, state, register, entry)
+    let fork = state.commits.fork;
+    let mut drafts = Vec::new();
+    for entry in chosen_entries(register, numbers)? {
+        let draft = draft(project, cache, state, register, entry)
             .map_err(|e| e.context(format!("entry {}", entry.number)))?;
+        drafts.push(draft);
+    }
+    let stacks = stacks(&drafts);
+    let mut packages: Vec<Package> = Vec::new();
+    for (draft, below) in drafts.iter().zip(&stacks) {
+        let parent = match below.last() {
+            Some(&i) => Oid::from_str(&packages[i].commit)?,
+            None => fork,
+        };
+        let depends_on = below.iter().map(|&i| drafts[i].entry.number).collect();
+        let package = package_on(cache, fork, parent, draft, depends_on)
+            .map_err(|e| e.context(format!("entry {}", draft.entry.number)))?;
         packages.push(package);
     }
-    link_dependencies(&mut packages);
     let summary = packages_summary(&packages);
-    for package in &mut packages {
-        let entry = register
-            .entry(package.number)
-            .expect("chosen from the register");
-        package.pr_body = pr_body(entry, package, &summary);
+    for (package, draft) in packages.iter_mut().zip(&drafts) {
+        package.pr_body = pr_body(draft.entry, package, &summary);
     }
     Ok(packages)
+}
+
+/// An entry's change, and the lines of the fork commit it touches.
+struct Draft<'a> {
+    entry: &'a Entry,
+    change: Vec<Change>,
+    touched: BTreeMap<String, Vec<Range<usize>>>,
 }
 
 fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a Entry>> {
@@ -116,16 +133,16 @@ fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a
     Ok(entries)
 }
 
-fn build_one(
+fn draft<'a>(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
     register: &Register,
-    entry: &Entry,
-) -> Result<Package> {
+    entry: &'a Entry,
+) -> Result<Draft<'a>> {
     let change = fix_change(project, state, register, entry)?;
     let fork = state.commits.fork;
-    let on_fork = carry_onto_fork(cache, fork, &change)?;
+    let on_fork = carry_onto(cache.repo(), fork, &change)?;
     if on_fork.iter().all(|(_, before, after)| before == after) {
         return Err(Error::new(format!(
             "fork commit `{}` already contains this change",
@@ -133,13 +150,32 @@ fn build_one(
         ))
         .with_note("mark the entry `merged` with the fork commit that contains it"));
     }
+    let touched = touched_lines(&on_fork);
+    Ok(Draft {
+        entry,
+        change,
+        touched,
+    })
+}
+
+/// The package of one draft, committed on `parent` (the fork commit, or the package below it
+/// in its stack) and verified against `parent`'s tree.
+fn package_on(
+    cache: &Cache,
+    fork: Oid,
+    parent: Oid,
+    draft: &Draft,
+    depends_on: Vec<u32>,
+) -> Result<Package> {
+    let entry = draft.entry;
+    let files = carry_onto(cache.repo(), parent, &draft.change)?;
     let name = format!("{:04}-{}", entry.number, slug(&entry.title));
-    let commit = commit_package(cache.repo(), fork, &on_fork, entry, &name)?;
+    let commit = commit_package(cache.repo(), parent, &files, entry, &name)?;
     let patch = format_patch(cache.repo(), commit)?;
-    verify(cache.repo(), fork, commit, &patch).with_context(|| {
+    verify(cache.repo(), parent, commit, &patch).with_context(|| {
         format!(
-            "the package `{name}.patch` does not apply to fork commit `{}`",
-            short(fork)
+            "the package `{name}.patch` does not apply to `{}`",
+            short(parent)
         )
     })?;
     Ok(Package {
@@ -151,16 +187,15 @@ fn build_one(
         branch: format!("propose/{name}"),
         commit: commit.to_string(),
         fork_commit: fork.to_string(),
-        paths: on_fork
+        paths: files
             .iter()
             .filter(|(_, b, a)| b != a)
             .map(|(p, _, _)| p.clone())
             .collect(),
-        depends_on: Vec::new(),
+        depends_on,
         pr_title: plain_title(&entry.title),
         pr_body: String::new(),
         patch,
-        touched: touched_lines(&on_fork),
     })
 }
 
@@ -225,8 +260,10 @@ fn files_change(
     Ok(change)
 }
 
-/// Each file's change carried onto the fork's version: merge(base = pre, ours = fork, theirs = post).
-fn carry_onto_fork(cache: &Cache, fork: Oid, change: &[Change]) -> Result<Vec<Change>> {
+/// Each file's change carried onto its version in `commit` (the fork commit or a package below
+/// in the stack): merge(base = pre, ours = that version, theirs = post).
+fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<Change>> {
+    let tree = repo.find_commit(commit)?.tree()?;
     let labels = Labels {
         ours: "fork",
         base: "before the fix",
@@ -234,7 +271,7 @@ fn carry_onto_fork(cache: &Cache, fork: Oid, change: &[Change]) -> Result<Vec<Ch
     };
     let mut out = Vec::new();
     for (path, pre, post) in change {
-        let on_fork = cache.read(fork, path)?;
+        let on_fork = read_blob(repo, &tree, path)?;
         let after = match (pre, post, &on_fork) {
             (_, None, None) => None,
             (_, None, Some(current)) if Some(current) == pre.as_ref() => None,
@@ -248,18 +285,40 @@ fn carry_onto_fork(cache: &Cache, fork: Oid, change: &[Change]) -> Result<Vec<Ch
     Ok(out)
 }
 
-fn merge_onto_fork(path: &str, pre: Option<&[u8]>, fork: &[u8], post: &[u8], labels: Labels) -> Result<Vec<u8>> {
+fn merge_onto_fork(
+    path: &str,
+    pre: Option<&[u8]>,
+    fork: &[u8],
+    post: &[u8],
+    labels: Labels,
+) -> Result<Vec<u8>> {
     if pre.is_some_and(|pre| count_conflicts(pre) > 0) {
         return Err(Error::new(format!("the fix resolves the base tree's conflict in `{path}`, which the fork does not have"))
             .with_note("a conflict resolution adapts the fork to the pin: mark the entry `retarget-only` with its cause"));
     }
     let merged = merge_file(pre, fork, post, path, labels)?;
     if merged.conflicts > 0 {
-        let regions = if merged.conflicts == 1 { "1 conflicting region".to_string() } else { format!("{} conflicting regions", merged.conflicts) };
-        return Err(Error::new(format!("the fix does not carry onto the fork's `{path}`: {regions}"))
-            .with_note("the fork changed the lines this fix touches; adapt the fix to the fork by hand"));
+        let regions = if merged.conflicts == 1 {
+            "1 conflicting region".to_string()
+        } else {
+            format!("{} conflicting regions", merged.conflicts)
+        };
+        return Err(Error::new(format!(
+            "the fix does not carry onto the fork's `{path}`: {regions}"
+        ))
+        .with_note(
+            "the fork changed the lines this fix touches; adapt the fix to the fork by hand",
+        ));
     }
     Ok(merged.content)
+}
+
+fn read_blob(repo: &Repository, tree: &git2::Tree, path: &str) -> Result<Image> {
+    match tree.get_path(Path::new(path)) {
+        Ok(entry) => Ok(Some(repo.find_blob(entry.id())?.content().to_vec())),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Commits the carried files on top of the fork commit and points `refs/forkbook/<branch>` at it.
@@ -378,7 +437,7 @@ fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> 
 }
 
 /// The fork-side line ranges each file's change touches, widened by the patch context.
-fn touched_lines(files: &[Change]) -> BTreeMap<String, Vec<Range<usize>>> {
+fn touched_lines(files: &[Change]) -> Touched {
     let mut touched = BTreeMap::new();
     for (path, before, after) in files {
         let before = String::from_utf8_lossy(before.as_deref().unwrap_or_default()).into_owned();
@@ -395,20 +454,39 @@ fn touched_lines(files: &[Change]) -> BTreeMap<String, Vec<Range<usize>>> {
     touched
 }
 
-/// A later package depends on an earlier one when their changes touch the same lines.
-fn link_dependencies(packages: &mut [Package]) {
-    for later in 0..packages.len() {
-        let depends: Vec<u32> = (0..later)
-            .filter(|&earlier| overlaps(&packages[earlier], &packages[later]))
-            .map(|e| packages[e].number)
-            .collect();
-        packages[later].depends_on = depends;
+/// For each draft, the earlier drafts of its stack, in order. Drafts whose touched lines overlap
+/// share a stack, and so do drafts linked through a third.
+fn stacks(drafts: &[Draft]) -> Vec<Vec<usize>> {
+    let mut group: Vec<usize> = (0..drafts.len()).collect();
+    for later in 0..drafts.len() {
+        for earlier in 0..later {
+            if overlaps(&drafts[earlier].touched, &drafts[later].touched) {
+                let (a, b) = (root(&group, earlier), root(&group, later));
+                group[b.max(a)] = a.min(b);
+            }
+        }
     }
+    (0..drafts.len())
+        .map(|i| {
+            (0..i)
+                .filter(|&j| root(&group, j) == root(&group, i))
+                .collect()
+        })
+        .collect()
 }
 
-fn overlaps(a: &Package, b: &Package) -> bool {
-    a.touched.iter().any(|(path, ranges)| {
-        b.touched.get(path).is_some_and(|other| {
+fn root(group: &[usize], mut i: usize) -> usize {
+    while group[i] != i {
+        i = group[i];
+    }
+    i
+}
+
+type Touched = BTreeMap<String, Vec<Range<usize>>>;
+
+fn overlaps(a: &Touched, b: &Touched) -> bool {
+    a.iter().any(|(path, ranges)| {
+        b.get(path).is_some_and(|other| {
             ranges
                 .iter()
                 .any(|r| other.iter().any(|o| r.start < o.end && o.start < r.end))
@@ -434,10 +512,13 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
         body.push_str(&format!("- `{path}`\n"));
     }
     if !package.depends_on.is_empty() {
-        body.push_str("\n### Depends on\n\nThis change touches the same lines as:\n\n");
+        body.push_str(
+            "\n### Stacked on\n\nThese changes touch the same lines, so this branch carries them \
+             first; merge them before this one:\n\n",
+        );
         for n in &package.depends_on {
             let (title, file) = others.get(n).cloned().unwrap_or_default();
-            body.push_str(&format!("- {title} (`{file}`): apply it first\n"));
+            body.push_str(&format!("- {title} (`{file}`)\n"));
         }
     }
     body.push_str(&format!(
@@ -565,35 +646,24 @@ fn package_path(project: &Project, out: &Path, entry: &Entry) -> Option<String> 
 mod tests {
     use super::*;
 
-    fn package(number: u32, path: &str, ranges: Vec<Range<usize>>) -> Package {
-        Package {
-            number,
-            title: String::new(),
-            state: None,
-            link: None,
-            file: String::new(),
-            branch: String::new(),
-            commit: String::new(),
-            fork_commit: String::new(),
-            paths: vec![path.into()],
-            depends_on: Vec::new(),
-            pr_title: String::new(),
-            pr_body: String::new(),
-            patch: String::new(),
+    fn draft<'a>(entry: &'a Entry, path: &str, ranges: Vec<Range<usize>>) -> Draft<'a> {
+        Draft {
+            entry,
+            change: Vec::new(),
             touched: BTreeMap::from([(path.to_string(), ranges)]),
         }
     }
 
     #[test]
-    fn packages_touching_the_same_lines_depend_on_the_earlier_one() {
-        let mut packages = vec![
-            package(1, "a.cpp", vec![10..17]),
-            package(2, "a.cpp", vec![40..47]),
-            package(3, "a.cpp", vec![15..20]),
-            package(4, "b.cpp", vec![10..17]),
+    fn drafts_touching_the_same_lines_stack_even_through_a_third() {
+        let entry = Entry::default();
+        let drafts = [
+            draft(&entry, "a.cpp", vec![10..17]),
+            draft(&entry, "a.cpp", vec![40..47]),
+            draft(&entry, "b.cpp", vec![10..17]),
+            draft(&entry, "a.cpp", vec![15..45]),
         ];
-        link_dependencies(&mut packages);
-        let depends: Vec<Vec<u32>> = packages.iter().map(|p| p.depends_on.clone()).collect();
-        assert_eq!(depends, [vec![], vec![], vec![1], vec![]]);
+        let stacks = stacks(&drafts);
+        assert_eq!(stacks, [vec![], vec![], vec![], vec![0, 1]]);
     }
 }

@@ -60,6 +60,7 @@ pub fn generate(dir: &Path, layout: Layout) -> Result<DemoProject> {
         }
     }
     write_register(&project)?;
+    explain_hooks(&project)?;
     Ok(demo)
 }
 
@@ -68,7 +69,10 @@ fn config_text(world: &World, layout: Layout) -> String {
     format!(
         "# The demo overlay: a miniature ROCm backend over a miniature MLX, made by `forkbook demo`.\n\
          [overlay]\ndir = \"patches-rocm\"\nlayout = \"{}\"\nbackend_prefix = \"mlx/backend/rocm/\"\ncore_files = [{core}]\n\n\
-         [fork]\nurl = \"{}\"\nbranch = \"rocm-support\"\n\n[upstream]\nurl = \"{}\"\nbranch = \"main\"\n",
+         [fork]\nurl = \"{}\"\nbranch = \"rocm-support\"\n\n[upstream]\nurl = \"{}\"\nbranch = \"main\"\n\n\
+         [build]\ncompiler = \"hipcc\"\n\n\
+         [[verify.steps]]\nname = \"ROCm build\"\ncommand = \"forkbook drift build\"\nrequires = [\"hipcc\", \"cmake\", \"forkbook\"]\n\n\
+         [[verify.steps]]\nname = \"generation smoke\"\ncommand = \"python3 test_generation.py\"\nrequires = [\"hipcc\"]\ngpu = true\n",
         layout.name(),
         world.fork.display(),
         world.upstream.display()
@@ -157,6 +161,17 @@ fn write_register(project: &Project) -> Result<()> {
         out.push_str(line);
     }
     crate::engine::fsutil::write_file(&path, out.as_bytes())
+}
+
+/// The overlay's README says why the fork's hook in the CUDA backend is not carried.
+fn explain_hooks(project: &Project) -> Result<()> {
+    let path = project.records_dir().join(records::README_FILE);
+    let text = std::fs::read_to_string(&path)?;
+    let note = "## Fork changes the overlay does not carry
+
+- `mlx/backend/cuda/eval.cpp`: the fork's ROCm device check in the CUDA backend; our build never compiles the CUDA backend.
+";
+    crate::engine::fsutil::write_file(&path, format!("{text}\n{note}").as_bytes())
 }
 
 const WHY: [&str; 4] = [

@@ -76,17 +76,10 @@ pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Resu
 /// Compares the upstream files at two commits against a backend. Pure: no history, no
 /// suppressions (see [`drift_api`] for both).
 pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig) -> ApiReport {
-    let t = std::time::Instant::now();
     let prep = sources::Prep::new(cfg, &[from, to], backend);
-    eprintln!("prep {:?}", t.elapsed());
     let backend_model = sources::backend_model(backend, &prep);
-    eprintln!("backend {:?}", t.elapsed());
-    let mut to_side = sources::upstream_side(to, cfg, &prep, None);
-    eprintln!("to {:?}", t.elapsed());
-    let mut from_side = sources::upstream_side(from, cfg, &prep, Some((to, &to_side)));
-    eprintln!("from {:?}", t.elapsed());
-    sources::compute_visible(&mut to_side, &backend_model, cfg);
-    sources::compute_visible(&mut from_side, &backend_model, cfg);
+    let to_side = sources::upstream_side(to, cfg, &prep, &backend_model, None);
+    let from_side = sources::upstream_side(from, cfg, &prep, &backend_model, Some((to, &to_side)));
     let inputs = classify::Inputs {
         cfg,
         from: &from_side,
@@ -96,7 +89,6 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
         prep: &prep,
     };
     let findings = classify::classify(&inputs);
-    eprintln!("classify {:?}", t.elapsed());
     ApiReport {
         from: String::new(),
         to: String::new(),

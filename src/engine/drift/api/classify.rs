@@ -9,7 +9,7 @@ use super::config::ApiConfig;
 use super::index::Index;
 use super::model::{qualify, Decl, DeclKind, Loc};
 use super::report::{Evidence, Finding, Kind};
-use super::sources::{reference_definitions, Backend, Prep, Side};
+use super::sources::{Backend, Prep, Side};
 use crate::engine::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -37,7 +37,6 @@ pub struct Rules<'a> {
     pub backend_defs: Index<'a>,
     pub backend_funcs: HashMap<&'a str, Vec<&'a Decl>>,
     findings: BTreeMap<(Kind, String), Finding>,
-    reference_cache: HashMap<String, Vec<Decl>>,
 }
 
 /// Runs every rule; findings come out sorted by kind and symbol.
@@ -53,7 +52,6 @@ pub fn classify(inputs: &Inputs) -> Vec<Finding> {
         backend_defs: Index::new(inputs.backend.decls.iter().filter(|d| d.has_body)),
         backend_funcs: inputs.backend.free_functions(),
         findings: BTreeMap::new(),
-        reference_cache: HashMap::new(),
     };
     rules.definitions();
     rules.stubs();
@@ -101,18 +99,6 @@ impl<'a> Rules<'a> {
 
     fn has_finding(&self, kind: Kind, symbol: &str) -> bool {
         self.findings.contains_key(&(kind, symbol.to_string()))
-    }
-
-    /// Definitions in the reference backends of `name`, parsed once per name.
-    fn references(&mut self, name: &str) -> &[Decl] {
-        let Rules {
-            inputs,
-            reference_cache,
-            ..
-        } = self;
-        reference_cache.entry(name.to_string()).or_insert_with(|| {
-            reference_definitions(inputs.to_files, inputs.cfg, inputs.prep, name)
-        })
     }
 
     /// Out-of-line definitions in the backend of upstream declarations that changed.

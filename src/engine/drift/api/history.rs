@@ -115,9 +115,7 @@ impl<'r> History<'r> {
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
-}
+use super::sources::contains;
 
 /// The upstream commit in `from..to` that introduced `text` into `path` (see
 /// [`History::introduced`]).

@@ -8,7 +8,8 @@ use super::model::{Decl, DeclKind};
 use super::syntax::{self, Blanking, StubUse};
 use super::uses::{self, Uses};
 use crate::engine::FileMap;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use super::model::Loc;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What one parsed file holds.
 #[derive(Debug, Clone, Default)]
@@ -189,25 +190,52 @@ impl Side {
     }
 }
 
-/// Parses the upstream side, reusing `reuse`'s result for every file with identical bytes.
+/// Parses the upstream side: the shared backend sources, and the headers the backend reaches
+/// through its includes (all headers when it includes none or `follow_includes` is off).
+/// Files with the same bytes as in `reuse` take its parse instead of a new one.
 pub fn upstream_side(
     files: &FileMap,
     cfg: &ApiConfig,
     prep: &Prep,
+    backend: &Backend,
     reuse: Option<(&FileMap, &Side)>,
 ) -> Side {
+    let in_scope = |p: &str| is_upstream_input(p, cfg) && !is_reference(p, cfg);
+    let headers: BTreeSet<&String> = files.keys().filter(|p| in_scope(p) && is_header(p)).collect();
+    let follow = cfg.follow_includes && !backend.includes.is_empty();
     let mut side = Side::default();
-    let mut todo: Vec<(&str, &[u8])> = Vec::new();
-    for (path, bytes) in files {
-        let in_scope = is_upstream_input(path, cfg) && !is_reference(path, cfg);
-        if !in_scope {
-            continue;
+    let mut wave: BTreeSet<String> = files.keys().filter(|p| in_scope(p) && !is_header(p)).cloned().collect();
+    if follow {
+        let seeds = backend.includes.iter().filter_map(|(from, include)| resolve_include(from, include, &headers));
+        wave.extend(seeds);
+    } else {
+        wave.extend(headers.iter().map(|p| p.to_string()));
+    }
+    // Breadth first: each wave is parsed on all cores, its includes make the next wave.
+    while !wave.is_empty() {
+        parse_wave(files, prep, reuse, &wave, &mut side);
+        let mut next = BTreeSet::new();
+        for path in wave.iter().filter(|p| is_header(p)) {
+            side.visible.insert(path.clone());
+            for include in side.files.get(path).map(|f| f.includes.as_slice()).unwrap_or_default() {
+                match resolve_include(path, include, &headers) {
+                    Some(found) if !side.files.contains_key(&found) => {
+                        next.insert(found);
+                    }
+                    _ => {}
+                }
+            }
         }
-        let same = reuse.and_then(|(other, parsed)| {
-            (other.get(path) == Some(bytes))
-                .then(|| parsed.files.get(path))
-                .flatten()
-        });
+        wave = next;
+    }
+    side
+}
+
+fn parse_wave(files: &FileMap, prep: &Prep, reuse: Option<(&FileMap, &Side)>, wave: &BTreeSet<String>, side: &mut Side) {
+    let mut todo: Vec<(&str, &[u8])> = Vec::new();
+    for path in wave {
+        let Some(bytes) = files.get(path) else { continue };
+        let same = reuse.and_then(|(other, parsed)| (other.get(path) == Some(bytes)).then(|| parsed.files.get(path)).flatten());
         match same {
             Some(facts) => {
                 side.files.insert(path.clone(), facts.clone());
@@ -218,7 +246,6 @@ pub fn upstream_side(
     for ((path, _), facts) in todo.iter().zip(read_all(&todo, prep)) {
         side.files.insert(path.to_string(), facts);
     }
-    side
 }
 
 /// Reference backends are parsed on demand (see [`reference_definitions`]).
@@ -228,31 +255,11 @@ fn is_reference(path: &str, cfg: &ApiConfig) -> bool {
         .any(|p| path.starts_with(p.as_str()))
 }
 
-/// Marks the headers reachable from the backend's includes.
-pub fn compute_visible(side: &mut Side, backend: &Backend, cfg: &ApiConfig) {
-    let headers: BTreeSet<&String> = side.files.keys().filter(|p| is_header(p)).collect();
-    if !cfg.follow_includes || backend.includes.is_empty() {
-        side.visible = headers.into_iter().cloned().collect();
-        return;
-    }
-    let mut queue: Vec<String> = Vec::new();
-    for (from, include) in &backend.includes {
-        queue.extend(resolve_include(from, include, &headers));
-    }
-    while let Some(path) = queue.pop() {
-        if !side.visible.insert(path.clone()) {
-            continue;
-        }
-        if let Some(facts) = side.files.get(&path) {
-            for include in &facts.includes {
-                queue.extend(resolve_include(&path, include, &headers));
-            }
-        }
-    }
-}
-
 /// An include resolves next to the including file first, then from the repository root.
 fn resolve_include(from: &str, include: &str, headers: &BTreeSet<&String>) -> Option<String> {
+    if include.contains(['<', '"']) {
+        return None;
+    }
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
     let beside = normalize(&format!("{dir}/{include}"));
     [beside, normalize(include)]
@@ -358,20 +365,52 @@ fn backend_part(files: &[(&str, &[u8])], prep: &Prep) -> Backend {
     part
 }
 
-/// Definitions named `name` in the reference backends (other GPU backends, the CPU backend):
-/// only files whose bytes mention the name are parsed.
+/// Where the reference backends (other GPU backends, the CPU backend) define each of `wanted`,
+/// by qualified name and definition form. Only files that mention a wanted name the way its
+/// out-of-line definition must spell it (`Event::error` for a member) are parsed, each once.
 pub fn reference_definitions(
     files: &FileMap,
     cfg: &ApiConfig,
     prep: &Prep,
-    name: &str,
-) -> Vec<Decl> {
-    let needle = name.as_bytes();
-    files
+    wanted: &[&Decl],
+) -> HashMap<(String, String), Loc> {
+    let needles: Vec<String> = wanted.iter().map(|d| definition_needle(d)).collect();
+    let mentions = |bytes: &[u8]| needles.iter().any(|n| contains(bytes, n.as_bytes()));
+    let todo: Vec<(&str, &[u8])> = files
         .iter()
-        .filter(|(p, _)| is_cpp(p) && is_reference(p, cfg))
-        .filter(|(_, b)| b.windows(needle.len()).any(|w| w == needle))
-        .flat_map(|(p, b)| read(p, b, prep, None).decls)
-        .filter(|d| d.has_body && d.name == name)
-        .collect()
+        .filter(|(p, b)| is_cpp(p) && is_reference(p, cfg) && mentions(b))
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let keys: HashSet<(String, String)> = wanted.iter().map(|d| (d.key(), d.definition_form())).collect();
+    let mut found = HashMap::new();
+    for facts in read_all(&todo, prep) {
+        for decl in facts.decls.iter().filter(|d| d.has_body) {
+            let key = (decl.key(), decl.definition_form());
+            if keys.contains(&key) {
+                found.entry(key).or_insert_with(|| decl.loc());
+            }
+        }
+    }
+    found
+}
+
+/// `Class::name` for a member (its definition must be qualified), `name` for a function.
+fn definition_needle(decl: &Decl) -> String {
+    match (decl.kind, decl.scope.last()) {
+        (DeclKind::Method | DeclKind::Constructor, Some(class)) => format!("{class}::{}", decl.name),
+        _ => decl.name.clone(),
+    }
+}
+
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else { return false };
+    let mut from = 0;
+    while let Some(offset) = haystack[from..].iter().position(|&b| b == first) {
+        let at = from + offset;
+        if haystack[at + 1..].starts_with(rest) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }

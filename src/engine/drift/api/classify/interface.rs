@@ -8,6 +8,7 @@
 //! last condition is the evidence: it keeps out functions that core code defines.
 
 use super::{finding, Rules, Sites};
+use crate::engine::drift::api::sources::reference_definitions;
 use crate::engine::drift::api::model::{qualify, Decl, DeclKind, Loc};
 use crate::engine::drift::api::report::Kind;
 use std::collections::BTreeMap;
@@ -130,46 +131,32 @@ impl<'a> Rules<'a> {
             .filter(|d| scopes.contains_key(&d.scope.join("::")))
             .collect();
         candidates.sort_by_key(|d| (d.key(), d.lines));
+        let mut pending = Vec::new();
         for decl in candidates {
             let key = decl.key();
             let form = decl.definition_form();
-            let existed = self
-                .from
-                .callables(&key)
-                .iter()
-                .any(|old| old.definition_form() == form);
+            let existed = self.from.callables(&key).iter().any(|old| old.definition_form() == form);
             let reported = self.has_finding(Kind::ChangedSignature, &key)
                 || self.has_finding(Kind::ConstructorChanged, &key);
-            if existed || reported || self.defined(decl, &stubbed) {
-                continue;
+            if !(existed || reported || self.defined(decl, &stubbed)) {
+                pending.push(decl);
             }
-            let Some(evidence) = self.reference_definition(decl) else {
+        }
+        let inputs = self.inputs;
+        let evidence = reference_definitions(inputs.to_files, inputs.cfg, inputs.prep, &pending);
+        for decl in pending {
+            let key = decl.key();
+            let Some(defined_at) = evidence.get(&(key.clone(), decl.definition_form())) else {
                 continue;
             };
             let message = format!(
-                "new `{}{}` must be defined by every backend ({} defines it); this backend does not",
+                "new `{}{}` must be defined by every backend ({defined_at} defines it); this backend does not",
                 decl.name,
                 decl.describe(),
-                evidence
             );
             let backend = scopes.get(&decl.scope.join("::")).cloned();
-            let sites = Sites {
-                from: None,
-                to: Some(decl),
-                backend,
-            };
+            let sites = Sites { from: None, to: Some(decl), backend };
             self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
         }
-    }
-
-    /// Where another backend defines `decl` with its signature.
-    fn reference_definition(&mut self, decl: &Decl) -> Option<Loc> {
-        let key = decl.key();
-        let form = decl.definition_form();
-        let found = self
-            .references(&decl.name)
-            .iter()
-            .find(|d| d.key() == key && d.definition_form() == form);
-        found.map(Decl::loc)
     }
 }

@@ -1,0 +1,192 @@
+//! `forkbook report`: the "ROCm overlay" section of a pin-bump or fork-sync PR, from live results.
+//!
+//! "Old" is the overlay as committed in the project's git history (`HEAD` by default, or the
+//! revision given), "new" the records in the work tree. The section says: pin or fork old to new;
+//! core files merged n of N and the conflicts, each with the fixes that resolve it; whether the
+//! residual changed, each hunk with its fix; the drift the move had to fix, each finding with the
+//! fix that touches its backend file; and the verify result.
+
+use super::base::CoreOutcome;
+use super::cache::Cache;
+use super::candidate;
+use super::error::{Context, Result};
+use super::overlay::{OverlayState, Records};
+use super::project::Project;
+use super::residual;
+use super::verify::{Outcome, Verification};
+use super::FileMap;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub old: Option<String>,
+    pub new: String,
+    pub pin_moved: bool,
+    pub fork_moved: bool,
+    pub core: Vec<(String, String)>,
+    pub conflicts: Vec<(String, Vec<String>)>,
+    pub residual_changed: Option<bool>,
+    pub residual: Vec<String>,
+    pub drift: Vec<String>,
+    pub verify: Vec<String>,
+    pub verify_failed: usize,
+}
+
+/// The overlay as committed at `rev` of the project's git repository, when there is one.
+pub fn committed_state(project: &Project, cache: &Cache, rev: &str) -> Result<Option<OverlayState>> {
+    let Ok(repo) = git2::Repository::discover(&project.root) else { return Ok(None) };
+    let Some(workdir) = repo.workdir() else { return Ok(None) };
+    let records = project.records_dir();
+    let rel = records.canonicalize().ok().and_then(|r| r.strip_prefix(workdir.canonicalize().ok()?).ok().map(|p| p.to_path_buf()));
+    let Some(rel) = rel else { return Ok(None) };
+    let Ok(commit) = repo.revparse_single(rev).and_then(|o| o.peel_to_commit()) else { return Ok(None) };
+    let tree = commit.tree()?;
+    let Ok(entry) = tree.get_path(&rel) else { return Ok(None) };
+    let sub = repo.find_tree(entry.id()).with_context(|| format!("`{}` at `{rev}` is not a folder", rel.display()))?;
+    let mut files = FileMap::new();
+    sub.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
+        if let (Ok(name), Ok(blob)) = (e.name(), e.to_object(&repo).and_then(|o| o.peel_to_blob())) {
+            files.insert(format!("{dir}{name}"), blob.content().to_vec());
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    let records = Records::from_files(project, files)?;
+    Ok(Some(OverlayState::from_records(project, cache, records)?))
+}
+
+/// Builds the report from the new state, the old one (if any) and a verification.
+pub fn report(project: &Project, cache: &Cache, new: &OverlayState, old: Option<&OverlayState>, verification: &Verification) -> Result<Report> {
+    let core = new.base.core.iter().map(|(p, o)| (p.clone(), outcome_name(o))).collect();
+    let conflicts = new
+        .base
+        .core
+        .iter()
+        .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)))
+        .map(|(path, _)| (path.clone(), fixes_touching(new, path)))
+        .collect();
+    let new_residual = residual::compute(new);
+    let residual_changed = old.map(|old| residual::compute(old).render_diff() != new_residual.render_diff());
+    let residual = new_residual
+        .hunks
+        .iter()
+        .map(|h| format!("`{}:{}` (-{} +{}): {}", h.file, h.line, h.removed, h.added, fix_list(&h.fixes)))
+        .collect();
+    let drift = match old {
+        Some(old) if old.commits.pin != new.commits.pin => {
+            let api = candidate::drift_api(project, cache, old, old.commits.pin, new.commits.pin)?;
+            api.findings
+                .iter()
+                .filter(|f| f.suppressed.is_none())
+                .map(|f| {
+                    let fixes = f.backend.as_ref().map(|loc| fixes_touching(new, &loc.path)).unwrap_or_default();
+                    let by = if fixes.is_empty() { "no fix yet".to_string() } else { fixes.join(", ") };
+                    format!("{} `{}`: {by}", f.kind.as_str(), f.symbol)
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    let verify = verification
+        .items
+        .iter()
+        .map(|i| match &i.outcome {
+            Outcome::Passed => format!("{}: passed", i.name),
+            Outcome::Failed(why) => format!("{}: FAILED ({why})", i.name),
+            Outcome::Skipped(why) => format!("{}: skipped ({why})", i.name),
+        })
+        .collect();
+    Ok(Report {
+        old: old.map(|o| o.commits.describe()),
+        new: new.commits.describe(),
+        pin_moved: old.is_some_and(|o| o.commits.pin != new.commits.pin),
+        fork_moved: old.is_some_and(|o| o.commits.fork != new.commits.fork),
+        core,
+        conflicts,
+        residual_changed,
+        residual,
+        drift,
+        verify,
+        verify_failed: verification.failed(),
+    })
+}
+
+fn outcome_name(o: &CoreOutcome) -> String {
+    match o {
+        CoreOutcome::Pin => "pin".into(),
+        CoreOutcome::Merged => "merged".into(),
+        CoreOutcome::Conflict(n) => format!("conflict ({n})"),
+        CoreOutcome::ForkOnly => "fork only".into(),
+        CoreOutcome::Absent => "absent".into(),
+    }
+}
+
+/// The fixes whose patches change `path`, as "fix N (title)".
+fn fixes_touching(state: &OverlayState, path: &str) -> Vec<String> {
+    state
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.changed_paths().contains(&path))
+        .map(|(i, s)| format!("fix {} ({})", i + 1, s.patch.title()))
+        .collect()
+}
+
+fn fix_list(fixes: &[usize]) -> String {
+    if fixes.is_empty() {
+        "no fix".into()
+    } else {
+        fixes.iter().map(|n| format!("fix {n}")).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl Report {
+    /// The section as Markdown, for a PR body or the technical report.
+    pub fn render_markdown(&self) -> String {
+        let mut out = String::from("## ROCm overlay\n\n");
+        match &self.old {
+            Some(old) if old != &self.new => {
+                let what = match (self.pin_moved, self.fork_moved) {
+                    (true, true) => "Pin and fork",
+                    (true, false) => "Pin",
+                    (false, true) => "Fork",
+                    _ => "Records",
+                };
+                out.push_str(&format!("{what}: {old} -> {}\n\n", self.new));
+            }
+            _ => out.push_str(&format!("Overlay at {} (no change to the recorded commits)\n\n", self.new)),
+        }
+        let clean = self.core.iter().filter(|(_, o)| !o.starts_with("conflict")).count();
+        out.push_str(&format!("Core files: {clean} of {} merged cleanly.", self.core.len()));
+        if self.conflicts.is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(" Conflicts:\n\n");
+            for (path, fixes) in &self.conflicts {
+                let by = if fixes.is_empty() { "UNRESOLVED".to_string() } else { format!("resolved by {}", fixes.join(", ")) };
+                out.push_str(&format!("- `{path}`: {by}\n"));
+            }
+        }
+        let changed = match self.residual_changed {
+            Some(true) => "changed",
+            Some(false) => "unchanged",
+            None => "first recorded",
+        };
+        out.push_str(&format!("\nResidual: {changed}, {} hunks.\n\n", self.residual.len()));
+        for hunk in &self.residual {
+            out.push_str(&format!("- {hunk}\n"));
+        }
+        if !self.drift.is_empty() {
+            out.push_str(&format!("\nAPI drift fixed by this change ({}):\n\n", self.drift.len()));
+            for finding in &self.drift {
+                out.push_str(&format!("- {finding}\n"));
+            }
+        }
+        let verdict = if self.verify_failed == 0 { "passed" } else { "FAILED" };
+        out.push_str(&format!("\nVerify: {verdict}.\n\n"));
+        for item in &self.verify {
+            out.push_str(&format!("- {item}\n"));
+        }
+        out
+    }
+}
+

@@ -1,0 +1,203 @@
+//! `forkbook verify`: everything a pin-bump or fork-sync change must pass, in one run.
+//!
+//! Every check of the catalogue, `sync --check`, the residual (each hunk owned by a fix), static
+//! drift from the fork base to the pin, and the steps `[verify]` names (the ROCm build, the
+//! generation smoke). A step whose tool or GPU is missing is skipped with the reason; it never
+//! counts as passed.
+
+use super::cache::Cache;
+use super::candidate;
+use super::check;
+use super::config::Config;
+use super::error::Result;
+use super::overlay::OverlayState;
+use super::project::Project;
+use super::residual;
+use super::sync;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `[verify]` in forkbook.toml.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerifyConfig {
+    pub steps: Vec<StepConfig>,
+}
+
+/// One configured verify step: a shell command run in the project root.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StepConfig {
+    pub name: String,
+    pub command: String,
+    /// Tools that must be on PATH (`hipcc`, `cmake`).
+    pub requires: Vec<String>,
+    /// Needs an AMD GPU (seen through `/dev/kfd` and `rocminfo`).
+    pub gpu: bool,
+    /// Seconds before the step is stopped and failed.
+    pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "status", content = "reason")]
+pub enum Outcome {
+    Passed,
+    Failed(String),
+    Skipped(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Item {
+    pub name: String,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// What it found, one line each.
+    pub details: Vec<String>,
+    pub millis: u128,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Verification {
+    pub commits: String,
+    pub items: Vec<Item>,
+}
+
+impl Verification {
+    pub fn failed(&self) -> usize {
+        self.items.iter().filter(|i| matches!(i.outcome, Outcome::Failed(_))).count()
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut out = format!("verify at {}\n", self.commits);
+        for item in &self.items {
+            let status = match &item.outcome {
+                Outcome::Passed => "passed".to_string(),
+                Outcome::Failed(why) => format!("FAILED: {why}"),
+                Outcome::Skipped(why) => format!("skipped: {why}"),
+            };
+            out.push_str(&format!("  {:<28} {status} ({} ms)\n", item.name, item.millis));
+            for detail in &item.details {
+                out.push_str(&format!("      {detail}\n"));
+            }
+        }
+        let skipped = self.items.iter().filter(|i| matches!(i.outcome, Outcome::Skipped(_))).count();
+        out.push_str(&format!("{} passed, {} failed, {skipped} skipped\n", self.items.len() - self.failed() - skipped, self.failed()));
+        out
+    }
+}
+
+/// Runs every verification of the overlay at its recorded commits.
+pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Verification> {
+    let cfg: VerifyConfig = Config::section(&project.config.verify, "verify")?;
+    let mut items = vec![
+        timed("checks", || checks(project, cache, state)),
+        timed("sync --check", || sync_check(project, cache, state)),
+        timed("residual", || residual_owned(state)),
+        timed("drift api (base to pin)", || drift(project, cache, state)),
+    ];
+    for step in &cfg.steps {
+        items.push(timed(&step.name, || Ok(run_step(step, &project.root))));
+    }
+    Ok(Verification { commits: state.commits.describe(), items })
+}
+
+fn timed(name: &str, f: impl FnOnce() -> Result<(Outcome, Vec<String>)>) -> Item {
+    let start = Instant::now();
+    let (outcome, details) = f().unwrap_or_else(|e| (Outcome::Failed(e.message()), e.note.into_iter().collect()));
+    Item { name: name.to_string(), outcome, details, millis: start.elapsed().as_millis() }
+}
+
+fn checks(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+    let facts = check::gather_facts(project, cache, state)?;
+    let findings = check::run_checks(&facts);
+    let errors = findings.iter().filter(|f| f.severity == check::Severity::Error).count();
+    let details = findings.iter().map(|f| f.render().lines().next().unwrap_or_default().to_string()).collect();
+    Ok((if errors == 0 { Outcome::Passed } else { Outcome::Failed(format!("{errors} errors")) }, details))
+}
+
+fn sync_check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+    let mismatches = sync::check(project, cache, state)?;
+    let details = mismatches.iter().map(|m| format!("{}: {}", m.path, m.why)).collect();
+    Ok((if mismatches.is_empty() { Outcome::Passed } else { Outcome::Failed(format!("{} records differ", mismatches.len())) }, details))
+}
+
+/// The residual passes when every hunk lies in a file some fix changes (patch layout) or the
+/// register names (checked by `residual-hunks-noted`); here: hunks without a fix.
+fn residual_owned(state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+    let residual = residual::compute(state);
+    let details: Vec<String> = residual.hunks.iter().map(|h| format!("{}:{} -{} +{} fixes {:?}", h.file, h.line, h.removed, h.added, h.fixes)).collect();
+    let orphans = residual.hunks.iter().filter(|h| h.fixes.is_empty() && !state.steps.is_empty()).count();
+    Ok((if orphans == 0 { Outcome::Passed } else { Outcome::Failed(format!("{orphans} hunks belong to no fix")) }, details))
+}
+
+fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+    let report = candidate::drift_api(project, cache, state, state.commits.base, state.commits.pin)?;
+    let details = report.findings.iter().filter(|f| f.suppressed.is_none()).map(|f| format!("{}: {}", f.kind.as_str(), f.symbol)).collect();
+    Ok((if report.breaks() == 0 { Outcome::Passed } else { Outcome::Failed(format!("{} breaks", report.breaks())) }, details))
+}
+
+/// Why a step cannot run on this machine, if it cannot.
+pub fn missing_requirement(requires: &[String], gpu: bool) -> Option<String> {
+    for tool in requires {
+        if which(tool).is_none() {
+            return Some(format!("`{tool}` is not on PATH"));
+        }
+    }
+    if gpu && !Path::new("/dev/kfd").exists() {
+        return Some("no AMD GPU (no /dev/kfd)".to_string());
+    }
+    None
+}
+
+/// The full path of `tool` on PATH.
+pub fn which(tool: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|p| p.is_file())
+}
+
+fn run_step(step: &StepConfig, root: &Path) -> (Outcome, Vec<String>) {
+    if let Some(why) = missing_requirement(&step.requires, step.gpu) {
+        return (Outcome::Skipped(why), Vec::new());
+    }
+    let timeout = Duration::from_secs(step.timeout.unwrap_or(3600));
+    match run_shell(&step.command, root, timeout) {
+        Ok((0, _)) => (Outcome::Passed, Vec::new()),
+        Ok((code, tail)) => (Outcome::Failed(format!("exit {code}")), tail),
+        Err(why) => (Outcome::Failed(why), Vec::new()),
+    }
+}
+
+/// Runs `sh -c command` with a timeout; returns the exit status and the output's last lines.
+pub fn run_shell(command: &str, dir: &Path, timeout: Duration) -> std::result::Result<(i32, Vec<String>), String> {
+    use std::process::{Command, Stdio};
+    let log_file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    let out_path = log_file.path().to_path_buf();
+    let log = log_file.reopen().map_err(|e| e.to_string())?;
+    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("failed to start `sh`: {e}"))?;
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("timed out after {} s", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = String::from_utf8_lossy(&std::fs::read(&out_path).unwrap_or_default()).into_owned();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let tail = lines[lines.len().saturating_sub(20)..].to_vec();
+    Ok((status.code().unwrap_or(-1), tail))
+}
