@@ -29,13 +29,20 @@ fn run(facts: &Facts) -> Vec<Finding> {
 
 fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
     let Some(link) = entry.field("link").filter(|l| !l.value.is_empty()) else {
-        let message = format!("entry {} applies to the fork but has no upstream link", entry.number);
+        let message = format!(
+            "entry {} applies to the fork but has no upstream link",
+            entry.number
+        );
         let note = format!(
             "send it with `forkbook propose {n}` and record the pull request with \
              `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue",
             n = entry.number
         );
-        return Some(CHECK.finding(file, Some(entry.line), message).with_note(note));
+        return Some(
+            CHECK
+                .finding(file, Some(entry.line), message)
+                .with_note(note),
+        );
     };
     if is_pull_request_of(&link.value, repos) {
         return None;
@@ -46,7 +53,11 @@ fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
         link.value,
         describe(repos)
     );
-    Some(CHECK.finding(file, Some(link.line), message).with_note("link the pull request itself, e.g. `https://github.com/OWNER/REPO/pull/12`"))
+    Some(
+        CHECK.finding(file, Some(link.line), message).with_note(
+            "link the pull request itself, e.g. `https://github.com/OWNER/REPO/pull/12`",
+        ),
+    )
 }
 
 /// Whether `link` is `<repo>/pull/<n>` (GitHub) or `<repo>/-/merge_requests/<n>` (GitLab) for
@@ -76,12 +87,18 @@ fn split_pull_request(link: &str) -> Option<(&str, &str)> {
         .split_once("/-/merge_requests/")
         .or_else(|| link.rsplit_once("/pull/"))?;
     let number = rest.split('/').next().unwrap_or("");
-    number.bytes().all(|b| b.is_ascii_digit()).then_some((repo, number))
+    number
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then_some((repo, number))
 }
 
 fn normalize_repo(repo: &str) -> String {
     let repo = repo.trim().trim_end_matches('/');
-    repo.strip_suffix(".git").unwrap_or(repo).replace("http://", "https://").to_ascii_lowercase()
+    repo.strip_suffix(".git")
+        .unwrap_or(repo)
+        .replace("http://", "https://")
+        .to_ascii_lowercase()
 }
 
 fn describe(repos: &Repos) -> String {
@@ -110,8 +127,14 @@ mod tests {
 
     #[test]
     fn pull_requests_of_fork_and_upstream_are_accepted() {
-        assert!(is_pull_request_of("https://github.com/NripeshN/mlx/pull/12", &repos()));
-        assert!(is_pull_request_of("https://github.com/ml-explore/mlx/pull/2700/files#diff", &repos()));
+        assert!(is_pull_request_of(
+            "https://github.com/NripeshN/mlx/pull/12",
+            &repos()
+        ));
+        assert!(is_pull_request_of(
+            "https://github.com/ml-explore/mlx/pull/2700/files#diff",
+            &repos()
+        ));
     }
 
     #[test]
@@ -129,8 +152,17 @@ mod tests {
 
     #[test]
     fn with_a_mirror_for_a_remote_any_pull_request_is_accepted_but_nothing_else() {
-        let repos = Repos { fork: None, upstream: Some("https://github.com/ml-explore/mlx".into()) };
-        assert!(is_pull_request_of("https://github.com/NripeshN/mlx/pull/12", &repos));
-        assert!(!is_pull_request_of("https://github.com/NripeshN/mlx/issues/12", &repos));
+        let repos = Repos {
+            fork: None,
+            upstream: Some("https://github.com/ml-explore/mlx".into()),
+        };
+        assert!(is_pull_request_of(
+            "https://github.com/NripeshN/mlx/pull/12",
+            &repos
+        ));
+        assert!(!is_pull_request_of(
+            "https://github.com/NripeshN/mlx/issues/12",
+            &repos
+        ));
     }
 }

@@ -31,25 +31,47 @@ fn run(facts: &Facts) -> Vec<Finding> {
 fn entry_state(entry: &Entry, file: &str, findings: &mut Vec<Finding>) {
     let Some(written) = entry.field("state") else {
         let message = format!("entry {} has no upstream state", entry.number);
-        findings.push(CHECK.finding(file, Some(entry.line), message).with_note(state_note()));
+        findings.push(
+            CHECK
+                .finding(file, Some(entry.line), message)
+                .with_note(state_note()),
+        );
         return;
     };
     let Some(state) = State::parse(&written.value) else {
-        let message = format!("entry {} has unknown state `{}`", entry.number, written.value);
-        findings.push(CHECK.finding(file, Some(written.line), message).with_note(state_note()));
+        let message = format!(
+            "entry {} has unknown state `{}`",
+            entry.number, written.value
+        );
+        findings.push(
+            CHECK
+                .finding(file, Some(written.line), message)
+                .with_note(state_note()),
+        );
         return;
     };
     // A missing link is `fix-link-present`'s finding, so it is reported once.
     for key in state.required_fields().iter().filter(|k| **k != "link") {
         if entry.value(key).is_none() {
-            let message = format!("entry {} is `{}` but has no `{key}`", entry.number, state.as_str());
+            let message = format!(
+                "entry {} is `{}` but has no `{key}`",
+                entry.number,
+                state.as_str()
+            );
             let note = format!("add `- {key}: …` to the entry's list ({})", field_help(key));
-            findings.push(CHECK.finding(file, Some(written.line), message).with_note(note));
+            findings.push(
+                CHECK
+                    .finding(file, Some(written.line), message)
+                    .with_note(note),
+            );
         }
     }
     if let (State::Merged, Some(commit)) = (state, entry.field("fork-commit")) {
         if !commit.value.is_empty() && !is_full_sha(&commit.value) {
-            let message = format!("entry {} names fork commit `{}`, not a full SHA", entry.number, commit.value);
+            let message = format!(
+                "entry {} names fork commit `{}`, not a full SHA",
+                entry.number, commit.value
+            );
             findings.push(CHECK.finding(file, Some(commit.line), message));
         }
     }

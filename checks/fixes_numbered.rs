@@ -17,8 +17,14 @@ pub(crate) const CHECK: Check = Check {
 fn run(facts: &Facts) -> Vec<Finding> {
     let Some(register) = &facts.register else {
         return vec![CHECK
-            .finding(facts.register_file(), None, "the `LOCAL_FIXES.md` register is missing")
-            .with_note("write one entry `## N. Title` per local fix, even when there are none yet")];
+            .finding(
+                facts.register_file(),
+                None,
+                "the `LOCAL_FIXES.md` register is missing",
+            )
+            .with_note(
+                "write one entry `## N. Title` per local fix, even when there are none yet",
+            )];
     };
     let mut findings: Vec<Finding> = register
         .problems
@@ -49,14 +55,20 @@ fn numbering(register: &Register, findings: &mut Vec<Finding>) {
 fn series_matches(register: &Register, series: &[SeriesPatch], findings: &mut Vec<Finding>) {
     for patch in series {
         if register.entry(patch.number).is_none() {
-            let message = format!("patch `{}` belongs to entry {}, which the register does not have", patch.file, patch.number);
+            let message = format!(
+                "patch `{}` belongs to entry {}, which the register does not have",
+                patch.file, patch.number
+            );
             findings.push(CHECK.finding(&register.file, None, message));
         }
     }
     for entry in &register.entries {
         let patches = series.iter().filter(|p| p.number == entry.number).count();
         if patches != 1 {
-            let message = format!("entry {} has {patches} patches in the series, expected 1", entry.number);
+            let message = format!(
+                "entry {} has {patches} patches in the series, expected 1",
+                entry.number
+            );
             findings.push(CHECK.finding(&register.file, Some(entry.line), message));
         }
     }

@@ -35,11 +35,20 @@ fn run(facts: &Facts) -> Vec<Finding> {
 /// Named by an entry, or mentioned in the README by full path or by a folder holding it
 /// (`` `python/` `` explains every hook under `python/`).
 fn explained(hook: &str, facts: &Facts) -> bool {
-    let in_readme = facts.readme.as_ref().is_some_and(|r| r.text.contains(hook) || folder_mentioned(&r.text, hook));
+    let in_readme = facts
+        .readme
+        .as_ref()
+        .is_some_and(|r| r.text.contains(hook) || folder_mentioned(&r.text, hook));
     let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
-    let in_register = facts.register.iter().flat_map(|r| &r.entries).flat_map(|e| &e.files).any(|named| {
-        named.name == hook || resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(hook)
-    });
+    let in_register = facts
+        .register
+        .iter()
+        .flat_map(|r| &r.entries)
+        .flat_map(|e| &e.files)
+        .any(|named| {
+            named.name == hook
+                || resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(hook)
+        });
     in_readme || in_register
 }
 

@@ -43,7 +43,11 @@ fn problem(entry: &Entry, named: &NamedFile, tree: &TreeFacts, prefix: &str) -> 
         Resolved::Ambiguous(paths) => Some(format!(
             "entry {n} names `{}`, which could be any of {}: write the path",
             named.name,
-            paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+            paths
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
         Resolved::NotFound => Some(format!(
             "entry {n} names `{}`, which is no file of the base tree or the overlay",

@@ -23,7 +23,11 @@ fn run(facts: &Facts) -> Vec<Finding> {
     }
     lock.mismatches
         .iter()
-        .map(|m| CHECK.finding(&lock.file, m.line, message(m)).with_note(NOTE))
+        .map(|m| {
+            CHECK
+                .finding(&lock.file, m.line, message(m))
+                .with_note(NOTE)
+        })
         .collect()
 }
 

@@ -27,7 +27,8 @@ fn run(facts: &Facts) -> Vec<Finding> {
     };
     if build.value.trim().is_empty() {
         let message = format!("`{}` records no upstream commit", build.file);
-        let note = "write the build's pin there as a full 40-character SHA, or unset `[overlay] pin_file`";
+        let note =
+            "write the build's pin there as a full 40-character SHA, or unset `[overlay] pin_file`";
         return vec![CHECK.finding(&build.file, None, message).with_note(note)];
     }
     let written = build.value.trim().to_ascii_lowercase();

@@ -105,6 +105,8 @@ pub struct Field {
     pub key: String,
     pub value: String,
     pub line: usize,
+    /// Last line of the list item (a value may run on over several lines).
+    pub end_line: usize,
 }
 
 /// A file an entry names, as written.

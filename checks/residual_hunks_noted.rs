@@ -34,14 +34,23 @@ fn problem(hunk: &ResidualHunk, register: &Register, facts: &Facts) -> Option<St
     let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
     let names_it = |number: &u32| {
         register.entry(*number).is_some_and(|entry| {
-            entry.files.iter().any(|named| resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(&hunk.file))
+            entry.files.iter().any(|named| {
+                resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(&hunk.file)
+            })
         })
     };
     if hunk.fixes.iter().any(names_it) {
         return None;
     }
     let fixes: Vec<String> = hunk.fixes.iter().map(|n| n.to_string()).collect();
-    let whose = if fixes.len() == 1 { "fix {}, whose entry does not" } else { "fixes {}, none of whose entries" };
+    let whose = if fixes.len() == 1 {
+        "fix {}, whose entry does not"
+    } else {
+        "fixes {}, none of whose entries"
+    };
     let whose = whose.replace("{}", &fixes.join(", "));
-    Some(format!("residual hunk at {place} belongs to {whose} name `{}`", hunk.file))
+    Some(format!(
+        "residual hunk at {place} belongs to {whose} name `{}`",
+        hunk.file
+    ))
 }

@@ -23,7 +23,11 @@ const REQUIRED: &[&str] = &[
 ];
 
 /// Keys whose value is a commit, written as a full 40-character SHA.
-const COMMITS: &[&str] = &["commit", "fork_upstream_merge_base", "retargeted_to_mlx_pin"];
+const COMMITS: &[&str] = &[
+    "commit",
+    "fork_upstream_merge_base",
+    "retargeted_to_mlx_pin",
+];
 
 fn run(facts: &Facts) -> Vec<Finding> {
     let Some(record) = &facts.upstream else {
@@ -57,7 +61,10 @@ fn missing_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
 fn duplicate_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
     for (index, line) in record.lines.iter().enumerate() {
         if let Some(first) = record.lines[..index].iter().find(|l| l.key == line.key) {
-            let message = format!("key `{}` given again (first at line {})", line.key, first.line);
+            let message = format!(
+                "key `{}` given again (first at line {})",
+                line.key, first.line
+            );
             findings.push(CHECK.finding(&record.file, Some(line.line), message));
         }
     }
@@ -80,5 +87,8 @@ fn bad_values(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
 
 /// A full lowercase hex SHA-1.
 pub(crate) fn is_full_sha(value: &str) -> bool {
-    value.len() == 40 && value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    value.len() == 40
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }

@@ -32,7 +32,14 @@ struct Options {
 }
 
 fn options() -> Options {
-    let mut o = Options { iters: 5, demo: false, real: None, cache: std::env::var_os("FORKBOOK_CACHE").map(PathBuf::from), book: false, to: None };
+    let mut o = Options {
+        iters: 5,
+        demo: false,
+        real: None,
+        cache: std::env::var_os("FORKBOOK_CACHE").map(PathBuf::from),
+        book: false,
+        to: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -68,15 +75,30 @@ struct Setup {
 
 impl Setup {
     fn read(name: &str, root: PathBuf, cache: PathBuf, tmp: tempfile::TempDir) -> Setup {
-        let project = Project::open(&root, &Overrides { cache: Some(cache.clone()), ..Overrides::default() }).expect("project");
+        let project = Project::open(
+            &root,
+            &Overrides {
+                cache: Some(cache.clone()),
+                ..Overrides::default()
+            },
+        )
+        .expect("project");
         let records = project.records_dir();
         let text = std::fs::read_to_string(records.join("UPSTREAM")).expect("UPSTREAM");
         let upstream = Upstream::parse(&text, "UPSTREAM").expect("UPSTREAM parses");
         let sha = |key| upstream.sha(key, "UPSTREAM").expect("recorded commit");
         let base = sha(keys::BASE);
-        let pin = if upstream.get(keys::PIN).is_some() { sha(keys::PIN) } else { base.clone() };
+        let pin = if upstream.get(keys::PIN).is_some() {
+            sha(keys::PIN)
+        } else {
+            base.clone()
+        };
         let config = &project.config.overlay;
-        assert_eq!(config.layout, forkbook::engine::config::Layout::Files, "the baselines read a files-layout overlay");
+        assert_eq!(
+            config.layout,
+            forkbook::engine::config::Layout::Files,
+            "the baselines read a files-layout overlay"
+        );
         Setup {
             name: name.into(),
             fork: sha(keys::COMMIT),
@@ -93,9 +115,16 @@ impl Setup {
 
     fn demo() -> (Setup, String) {
         let tmp = tempfile::tempdir().unwrap();
-        let demo = forkbook::engine::demo::project::generate(tmp.path(), forkbook::engine::config::Layout::Files).expect("demo");
+        let demo = forkbook::engine::demo::project::generate(
+            tmp.path(),
+            forkbook::engine::config::Layout::Files,
+        )
+        .expect("demo");
         let pin2 = demo.world.pin2.clone();
-        (Setup::read("demo", demo.root.clone(), demo.cache.clone(), tmp), pin2)
+        (
+            Setup::read("demo", demo.root.clone(), demo.cache.clone(), tmp),
+            pin2,
+        )
     }
 
     fn real(dir: &Path, cache: PathBuf) -> Setup {
@@ -107,14 +136,18 @@ impl Setup {
 
     /// forkbook ARGS in process against this project; returns the exit status.
     fn forkbook(&self, args: &[&str]) -> i32 {
-        let mut full: Vec<std::ffi::OsString> = vec!["forkbook".into(), "--root".into(), self.root.clone().into()];
+        let mut full: Vec<std::ffi::OsString> =
+            vec!["forkbook".into(), "--root".into(), self.root.clone().into()];
         full.push("--cache".into());
         full.push(self.cache.clone().into());
         full.extend(args.iter().map(|a| a.into()));
         let mut out = Vec::new();
         let code = forkbook::cli::run(full, &mut out);
         if code == 2 {
-            eprintln!("forkbook {args:?} failed:\n{}", String::from_utf8_lossy(&out));
+            eprintln!(
+                "forkbook {args:?} failed:\n{}",
+                String::from_utf8_lossy(&out)
+            );
         }
         code
     }
@@ -127,19 +160,41 @@ impl Setup {
     }
 
     fn cat_file(&self, commit: &str, path: &str) -> Vec<u8> {
-        let out = self.git().args(["cat-file", "blob", &format!("{commit}:{path}")]).output().unwrap();
+        let out = self
+            .git()
+            .args(["cat-file", "blob", &format!("{commit}:{path}")])
+            .output()
+            .unwrap();
         out.stdout
     }
 
     fn backend_paths(&self) -> Vec<String> {
-        let out = self.git().args(["ls-tree", "-r", "--name-only", &self.fork, "--", &self.prefix]).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+        let out = self
+            .git()
+            .args([
+                "ls-tree",
+                "-r",
+                "--name-only",
+                &self.fork,
+                "--",
+                &self.prefix,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 
     /// The core file as `git merge-file -p pin base fork` makes it, written into `dir`.
     fn merge_core(&self, path: &str, dir: &Path) -> PathBuf {
         let slot = path.replace('/', "__");
-        let sides = [("pin", &self.pin), ("base", &self.base), ("fork", &self.fork)];
+        let sides = [
+            ("pin", &self.pin),
+            ("base", &self.base),
+            ("fork", &self.fork),
+        ];
         let files: Vec<PathBuf> = sides
             .iter()
             .map(|(side, commit)| {
@@ -148,7 +203,12 @@ impl Setup {
                 file
             })
             .collect();
-        let merged = self.git().args(["merge-file", "-p"]).args(&files).output().unwrap();
+        let merged = self
+            .git()
+            .args(["merge-file", "-p"])
+            .args(&files)
+            .output()
+            .unwrap();
         let out = dir.join(slot);
         std::fs::write(&out, merged.stdout).unwrap();
         out
@@ -187,8 +247,18 @@ impl Setup {
         let lock = std::fs::read_to_string(self.records.join("overlay.lock")).unwrap();
         let listed: Vec<&str> = lock.lines().filter(|l| !l.starts_with('#')).collect();
         let hashed = String::from_utf8_lossy(&hashes.stdout).replace("  ./", "  ");
-        assert_eq!(hashed.lines().count(), listed.len(), "the baseline hashes every locked file");
-        Command::new("diff").arg("-r").arg(&base).arg(&tree).stdout(Stdio::null()).status().unwrap();
+        assert_eq!(
+            hashed.lines().count(),
+            listed.len(),
+            "the baseline hashes every locked file"
+        );
+        Command::new("diff")
+            .arg("-r")
+            .arg(&base)
+            .arg(&tree)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
         processes + 1
     }
 
@@ -199,7 +269,13 @@ impl Setup {
         for path in &self.core {
             let merged = self.merge_core(path, work.path());
             let overlay = self.records.join("tree").join(path);
-            Command::new("git").args(["diff", "--no-index", "--"]).arg(&merged).arg(&overlay).stdout(Stdio::null()).status().unwrap();
+            Command::new("git")
+                .args(["diff", "--no-index", "--"])
+                .arg(&merged)
+                .arg(&overlay)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
             processes += 5;
         }
         processes
@@ -209,8 +285,16 @@ impl Setup {
     /// backend source at the fork, one `git cat-file` each (no parsing at all: a lower bound).
     fn baseline_drift_reads(&self, to: &str) -> usize {
         let headers = |commit: &str| -> Vec<String> {
-            let out = self.git().args(["ls-tree", "-r", "--name-only", commit, "--", "mlx/"]).output().unwrap();
-            String::from_utf8_lossy(&out.stdout).lines().filter(|p| p.ends_with(".h") && !p.starts_with(&self.prefix)).map(str::to_string).collect()
+            let out = self
+                .git()
+                .args(["ls-tree", "-r", "--name-only", commit, "--", "mlx/"])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter(|p| p.ends_with(".h") && !p.starts_with(&self.prefix))
+                .map(str::to_string)
+                .collect()
         };
         let mut processes = 0;
         for commit in [self.pin.as_str(), to] {
@@ -272,10 +356,18 @@ fn print(rows: &[Row], iters: usize) {
     println!("| --- | --- | ---: | ---: | ---: |");
     for row in rows {
         let (base, ratio) = match row.baseline {
-            Some((d, n)) => (format!("{} ({n})", ms(d)), format!("{:.0}x", d.as_secs_f64() / row.forkbook.as_secs_f64())),
+            Some((d, n)) => (
+                format!("{} ({n})", ms(d)),
+                format!("{:.0}x", d.as_secs_f64() / row.forkbook.as_secs_f64()),
+            ),
             None => ("-".into(), "-".into()),
         };
-        println!("| {} | `{}` | {} | {base} | {ratio} |", row.world, row.what, ms(row.forkbook), );
+        println!(
+            "| {} | `{}` | {} | {base} | {ratio} |",
+            row.world,
+            row.what,
+            ms(row.forkbook),
+        );
     }
 }
 
@@ -287,29 +379,56 @@ fn measure(setup: &Setup, to: Option<&str>, book: bool, iters: usize, rows: &mut
     };
     let fb = median(iters, || run(&["sync", "--check"], &[0]));
     let bl = median(iters, || processes = setup.baseline_sync_check());
-    rows.push(Row { world: setup.name.clone(), what: "sync --check".into(), forkbook: fb, baseline: Some((bl, processes)) });
+    rows.push(Row {
+        world: setup.name.clone(),
+        what: "sync --check".into(),
+        forkbook: fb,
+        baseline: Some((bl, processes)),
+    });
 
     let fb = median(iters, || run(&["residual"], &[0, 1]));
     let bl = median(iters, || processes = setup.baseline_residual());
-    rows.push(Row { world: setup.name.clone(), what: "residual".into(), forkbook: fb, baseline: Some((bl, processes)) });
+    rows.push(Row {
+        world: setup.name.clone(),
+        what: "residual".into(),
+        forkbook: fb,
+        baseline: Some((bl, processes)),
+    });
 
     if let Some(to) = to {
         let args = ["drift", "api", "--from", &setup.pin, "--to", to];
         let fb = median(iters, || run(&args, &[0, 1]));
         let bl = median(iters, || processes = setup.baseline_drift_reads(to));
-        rows.push(Row { world: setup.name.clone(), what: format!("drift api --to {}", &to[..8]), forkbook: fb, baseline: Some((bl, processes)) });
+        rows.push(Row {
+            world: setup.name.clone(),
+            what: format!("drift api --to {}", &to[..8]),
+            forkbook: fb,
+            baseline: Some((bl, processes)),
+        });
     }
 
     let fb = median(iters, || run(&["check"], &[0, 1]));
-    rows.push(Row { world: setup.name.clone(), what: "check".into(), forkbook: fb, baseline: None });
+    rows.push(Row {
+        world: setup.name.clone(),
+        what: "check".into(),
+        forkbook: fb,
+        baseline: None,
+    });
 
     if book {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("book");
         copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("book"), &dir);
         let dir = dir.to_string_lossy().into_owned();
-        let fb = median(iters, || run(&["book", "build", "--dir", &dir, "--rerun"], &[0, 1]));
-        rows.push(Row { world: setup.name.clone(), what: "book build --rerun".into(), forkbook: fb, baseline: None });
+        let fb = median(iters, || {
+            run(&["book", "build", "--dir", &dir, "--rerun"], &[0, 1])
+        });
+        rows.push(Row {
+            world: setup.name.clone(),
+            what: "book build --rerun".into(),
+            forkbook: fb,
+            baseline: None,
+        });
     }
 }
 
@@ -321,7 +440,10 @@ fn main() {
         measure(&setup, Some(&pin2), o.book, o.iters, &mut rows);
     }
     if let Some(dir) = &o.real {
-        let cache = o.cache.clone().expect("--cache DIR or FORKBOOK_CACHE for the real overlay");
+        let cache = o
+            .cache
+            .clone()
+            .expect("--cache DIR or FORKBOOK_CACHE for the real overlay");
         let setup = Setup::real(dir, cache);
         measure(&setup, o.to.as_deref(), o.book, o.iters, &mut rows);
     }

@@ -77,16 +77,34 @@ fn which_state(now: &Snapshot, old: &Snapshot, new: &Snapshot) -> Result<&'stati
         return Ok("new");
     }
     let differs = |a: &Snapshot, b: &Snapshot| -> Vec<String> {
-        a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).take(5).cloned().collect()
+        a.keys()
+            .chain(b.keys())
+            .filter(|k| a.get(*k) != b.get(*k))
+            .take(5)
+            .cloned()
+            .collect()
     };
-    Err(format!("neither old nor new: differs from old at {:?}, from new at {:?}", differs(now, old), differs(now, new)))
+    Err(format!(
+        "neither old nor new: differs from old at {:?}, from new at {:?}",
+        differs(now, old),
+        differs(now, new)
+    ))
 }
 
 /// The forkbook binary with the demo's project and cache, and a clean environment for the hooks.
 fn forkbook(demo: &Demo, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbook"));
-    cmd.arg("--root").arg(demo.root()).arg("--cache").arg(&demo.demo.cache).args(args);
-    for var in ["FORKBOOK_FAIL_AFTER_WRITES", "FORKBOOK_LOCK_WAIT", "FORKBOOK_OFFLINE", "FORKBOOK_CACHE"] {
+    cmd.arg("--root")
+        .arg(demo.root())
+        .arg("--cache")
+        .arg(&demo.demo.cache)
+        .args(args);
+    for var in [
+        "FORKBOOK_FAIL_AFTER_WRITES",
+        "FORKBOOK_LOCK_WAIT",
+        "FORKBOOK_OFFLINE",
+        "FORKBOOK_CACHE",
+    ] {
         cmd.env_remove(var);
     }
     cmd.stdin(Stdio::null());
@@ -98,18 +116,31 @@ fn run(cmd: &mut Command) -> Output {
 }
 
 fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 /// One command interrupted at write N = 0, 1, 2, ... until it finishes: after every failure the
 /// watched folder is the old state or the new one, and no staging folder is left in its parent.
 /// `prepare` puts the world back before each try. Returns the number of failed tries.
-fn interrupt_at_every_write(demo: &Demo, args: &[&str], watched: &Path, prepare: &dyn Fn()) -> usize {
+fn interrupt_at_every_write(
+    demo: &Demo,
+    args: &[&str],
+    watched: &Path,
+    prepare: &dyn Fn(),
+) -> usize {
     prepare();
     let old = snapshot(watched);
     let reference = run(&mut forkbook(demo, args));
     let finished_code = reference.status.code().unwrap();
-    assert!(finished_code == 0 || finished_code == 1, "{args:?} must finish without the hook: {}", text(&reference));
+    assert!(
+        finished_code == 0 || finished_code == 1,
+        "{args:?} must finish without the hook: {}",
+        text(&reference)
+    );
     let new = snapshot(watched);
     assert_ne!(old, new, "{args:?} changes {}", watched.display());
     let parent = watched.parent().unwrap();
@@ -118,16 +149,37 @@ fn interrupt_at_every_write(demo: &Demo, args: &[&str], watched: &Path, prepare:
         prepare();
         let out = run(forkbook(demo, args).env("FORKBOOK_FAIL_AFTER_WRITES", n.to_string()));
         let now = snapshot(watched);
-        let state = which_state(&now, &old, &new).unwrap_or_else(|mix| panic!("{args:?} failing after {n} writes: {mix}"));
-        assert!(staging_left(parent).is_empty(), "{args:?} after {n} writes left {:?}", staging_left(parent));
+        let state = which_state(&now, &old, &new)
+            .unwrap_or_else(|mix| panic!("{args:?} failing after {n} writes: {mix}"));
+        assert!(
+            staging_left(parent).is_empty(),
+            "{args:?} after {n} writes left {:?}",
+            staging_left(parent)
+        );
         if out.status.code() == Some(2) {
-            assert!(text(&out).contains("injected failure"), "{args:?} after {n} writes: {}", text(&out));
-            assert_eq!(state, "old", "{args:?} failed after {n} writes yet swapped the new folder in");
+            assert!(
+                text(&out).contains("injected failure"),
+                "{args:?} after {n} writes: {}",
+                text(&out)
+            );
+            assert_eq!(
+                state, "old",
+                "{args:?} failed after {n} writes yet swapped the new folder in"
+            );
             failures += 1;
             continue;
         }
-        assert_eq!(out.status.code(), Some(finished_code), "{args:?} after {n} writes: {}", text(&out));
-        assert_eq!(state, "new", "{args:?} finished after {n} writes but the folder is not the new one");
+        assert_eq!(
+            out.status.code(),
+            Some(finished_code),
+            "{args:?} after {n} writes: {}",
+            text(&out)
+        );
+        assert_eq!(
+            state, "new",
+            "{args:?} finished after {n} writes but the folder is not the new one"
+        );
+        eprintln!("{args:?}: interrupted at writes 0..{n}: {failures} failures, each left the old folder; with {n} writes allowed it finished");
         return failures;
     }
     panic!("{args:?} never finished");
@@ -140,9 +192,14 @@ fn sync_interrupted_at_every_write_leaves_old_or_new_records() {
         let records = demo.records();
         let pristine = snapshot(&records);
         let f2 = demo.fork(2).to_string();
-        let failures = interrupt_at_every_write(&demo, &["sync", &f2], &records, &|| restore(&records, &pristine));
+        let failures = interrupt_at_every_write(&demo, &["sync", &f2], &records, &|| {
+            restore(&records, &pristine)
+        });
         // One write per record file plus the swap: the hook really cut the run at each of them.
-        assert!(failures > pristine.len() / 2, "{layout:?}: only {failures} interrupted runs");
+        assert!(
+            failures > pristine.len() / 2,
+            "{layout:?}: only {failures} interrupted runs"
+        );
     }
 }
 
@@ -153,8 +210,13 @@ fn retarget_interrupted_at_every_write_leaves_old_or_new_records() {
         let records = demo.records();
         let pristine = snapshot(&records);
         let pin2 = demo.demo.world.pin2.clone();
-        let failures = interrupt_at_every_write(&demo, &["retarget", &pin2], &records, &|| restore(&records, &pristine));
-        assert!(failures > pristine.len() / 2, "{layout:?}: only {failures} interrupted runs");
+        let failures = interrupt_at_every_write(&demo, &["retarget", &pin2], &records, &|| {
+            restore(&records, &pristine)
+        });
+        assert!(
+            failures > pristine.len() / 2,
+            "{layout:?}: only {failures} interrupted runs"
+        );
     }
 }
 
@@ -164,13 +226,20 @@ fn materialize_interrupted_at_every_write_leaves_old_or_new_folder() {
         let demo = Demo::new(layout);
         let out_dir = demo.tmp.path().join("out").join("materialized");
         let mut previous = Snapshot::new();
-        previous.insert("stale.txt".into(), b"from an earlier materialize\n".to_vec());
+        previous.insert(
+            "stale.txt".into(),
+            b"from an earlier materialize\n".to_vec(),
+        );
         previous.insert("mlx/".into(), Vec::new());
         previous.insert("mlx/fast.cpp".into(), b"// an older copy\n".to_vec());
         let args = ["materialize", "--out", out_dir.to_str().unwrap()];
-        let failures = interrupt_at_every_write(&demo, &args, &out_dir, &|| restore(&out_dir, &previous));
+        let failures =
+            interrupt_at_every_write(&demo, &args, &out_dir, &|| restore(&out_dir, &previous));
         assert!(failures > 5, "{layout:?}: only {failures} interrupted runs");
-        assert!(!out_dir.join("stale.txt").exists(), "the new folder replaces the old one whole");
+        assert!(
+            !out_dir.join("stale.txt").exists(),
+            "the new folder replaces the old one whole"
+        );
     }
 }
 
@@ -179,7 +248,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n.max(1)
     }
 }
@@ -200,17 +272,30 @@ fn killed_sync_leaves_old_or_new_records() {
     let mut seen = BTreeMap::new();
     for _ in 0..12 {
         restore(&records, &old);
-        let mut child = forkbook(&demo, &["sync", &f2]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_micros(rng.below(span_us + span_us / 4)));
+        let mut child = forkbook(&demo, &["sync", &f2])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(
+            rng.below(span_us + span_us / 4),
+        ));
         let pid = child.id();
         let _ = child.kill(); // SIGKILL
         let status = child.wait().unwrap();
-        let state = which_state(&snapshot(&records), &old, &new).unwrap_or_else(|mix| panic!("killed sync: {mix}"));
+        let state = which_state(&snapshot(&records), &old, &new)
+            .unwrap_or_else(|mix| panic!("killed sync: {mix}"));
         *seen.entry(state).or_insert(0) += 1;
         // A killed run cannot clean up after itself: what it may leave is its own staging
         // folder, never a touched records folder; the next run is not confused by it.
-        for leftover in staging_left(demo.root()) {
-            assert_eq!(leftover, format!(".patches-rocm.forkbook-new-{pid}"), "{status:?}");
+        let leftovers = staging_left(demo.root());
+        eprintln!("kill -9 of sync: {status:?} -> records {state}, leftovers {leftovers:?}");
+        for leftover in leftovers {
+            assert_eq!(
+                leftover,
+                format!(".patches-rocm.forkbook-new-{pid}"),
+                "{status:?}"
+            );
             std::fs::remove_dir_all(demo.root().join(leftover)).unwrap();
         }
     }
@@ -218,7 +303,11 @@ fn killed_sync_leaves_old_or_new_records() {
     restore(&records, &old);
     let again = run(&mut forkbook(&demo, &["sync", &f2]));
     assert_eq!(again.status.code(), Some(1), "{}", text(&again));
-    assert_eq!(snapshot(&records), new, "a run after the kills makes the same records");
+    assert_eq!(
+        snapshot(&records),
+        new,
+        "a run after the kills makes the same records"
+    );
 }
 
 /// Drops the capabilities that let root ignore file permissions, so a read-only folder is
@@ -228,7 +317,10 @@ fn without_dac_override(cmd: &mut Command) -> &mut Command {
     // SAFETY: prctl is async-signal-safe and touches only the child between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            for cap in [1 /* CAP_DAC_OVERRIDE */, 2 /* CAP_DAC_READ_SEARCH */] {
+            for cap in [
+                1, /* CAP_DAC_OVERRIDE */
+                2, /* CAP_DAC_READ_SEARCH */
+            ] {
                 if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
                     let err = std::io::Error::last_os_error();
                     // Not root, or no CAP_SETPCAP: plain permissions already apply.
@@ -258,8 +350,14 @@ fn read_only_project_folder_is_a_clear_error_and_changes_nothing() {
     set_mode(demo.root(), 0o755);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let message = text(&out);
-    assert!(message.contains("failed to create") && message.contains(demo.root().to_str().unwrap()), "{message}");
-    assert!(message.to_lowercase().contains("permission denied"), "the OS reason is shown: {message}");
+    assert!(
+        message.contains("failed to create") && message.contains(demo.root().to_str().unwrap()),
+        "{message}"
+    );
+    assert!(
+        message.to_lowercase().contains("permission denied"),
+        "the OS reason is shown: {message}"
+    );
     assert_eq!(snapshot(&records), old);
     assert!(staging_left(demo.root()).is_empty());
 }
@@ -273,11 +371,21 @@ fn read_only_materialize_target_parent_is_a_clear_error() {
     std::fs::create_dir(&out_dir).unwrap();
     std::fs::write(out_dir.join("keep.txt"), "old\n").unwrap();
     set_mode(&parent, 0o555);
-    let out = run(without_dac_override(&mut forkbook(&demo, &["materialize", "--out", out_dir.to_str().unwrap()])));
+    let out = run(without_dac_override(&mut forkbook(
+        &demo,
+        &["materialize", "--out", out_dir.to_str().unwrap()],
+    )));
     set_mode(&parent, 0o755);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains(parent.to_str().unwrap()), "{}", text(&out));
-    assert_eq!(std::fs::read_to_string(out_dir.join("keep.txt")).unwrap(), "old\n");
+    assert!(
+        text(&out).contains(parent.to_str().unwrap()),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("keep.txt")).unwrap(),
+        "old\n"
+    );
 }
 
 #[test]
@@ -289,12 +397,25 @@ fn a_second_sync_is_refused_while_one_holds_the_overlay() {
     let lock = forkbook::engine::fsutil::RunLock::acquire(demo.root(), "overlay").unwrap();
     let out = run(&mut forkbook(&demo, &["sync", &f2]));
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("another forkbook run is using the overlay"), "{}", text(&out));
-    assert!(text(&out).contains("FORKBOOK_LOCK_WAIT=1"), "the message says how to queue: {}", text(&out));
+    assert!(
+        text(&out).contains("another forkbook run is using the overlay"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("FORKBOOK_LOCK_WAIT=1"),
+        "the message says how to queue: {}",
+        text(&out)
+    );
     assert_eq!(snapshot(&records), old, "the refused run wrote nothing");
     drop(lock);
     let out = run(&mut forkbook(&demo, &["sync", &f2]));
-    assert_eq!(out.status.code(), Some(1), "once the lock is free the sync runs: {}", text(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "once the lock is free the sync runs: {}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -314,7 +435,10 @@ fn with_lock_wait_a_second_sync_queues_behind_the_first() {
     // time to plan (the records stay old and the child stays alive).
     for _ in 0..20 {
         std::thread::sleep(std::time::Duration::from_millis(50));
-        assert!(child.try_wait().unwrap().is_none(), "the queued sync ended while the lock was held");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the queued sync ended while the lock was held"
+        );
         assert_eq!(snapshot(&records), old);
     }
     drop(lock);

@@ -22,7 +22,10 @@ struct Dir(BTreeMap<Vec<u8>, Node>);
 
 #[derive(Clone)]
 enum Node {
-    File { mode: &'static str, bytes: Vec<u8> },
+    File {
+        mode: &'static str,
+        bytes: Vec<u8>,
+    },
     Dir(Dir),
     /// A gitlink (submodule entry) naming a commit that need not exist.
     Gitlink,
@@ -34,7 +37,11 @@ impl Dir {
         let parts: Vec<&[u8]> = match path.iter().position(|b| *b == b'/') {
             Some(_) if path.starts_with(BACKEND.as_bytes()) => {
                 let rest = &path[BACKEND.len()..];
-                let mut parts: Vec<&[u8]> = BACKEND.trim_end_matches('/').split('/').map(str::as_bytes).collect();
+                let mut parts: Vec<&[u8]> = BACKEND
+                    .trim_end_matches('/')
+                    .split('/')
+                    .map(str::as_bytes)
+                    .collect();
                 parts.push(rest);
                 parts
             }
@@ -43,7 +50,10 @@ impl Dir {
         };
         let mut dir = self;
         for part in &parts[..parts.len() - 1] {
-            let entry = dir.0.entry(part.to_vec()).or_insert_with(|| Node::Dir(Dir::default()));
+            let entry = dir
+                .0
+                .entry(part.to_vec())
+                .or_insert_with(|| Node::Dir(Dir::default()));
             dir = match entry {
                 Node::Dir(d) => d,
                 _ => panic!("not a folder"),
@@ -53,7 +63,13 @@ impl Dir {
     }
 
     fn file(&mut self, path: &str, bytes: impl Into<Vec<u8>>) {
-        self.put(path.as_bytes(), Node::File { mode: "100644", bytes: bytes.into() });
+        self.put(
+            path.as_bytes(),
+            Node::File {
+                mode: "100644",
+                bytes: bytes.into(),
+            },
+        );
     }
 
     /// Writes the tree as a raw object: `<mode> <name>\0<20-byte id>` per entry, in git's order.
@@ -63,14 +79,21 @@ impl Dir {
             let (mode, id, sort_key) = match node {
                 Node::File { mode, bytes } => (*mode, repo.blob(bytes).unwrap(), name.clone()),
                 Node::Dir(dir) => ("40000", dir.write(repo), [name.as_slice(), b"/"].concat()),
-                Node::Gitlink => ("160000", Oid::from_str("1234567890123456789012345678901234567890").unwrap(), name.clone()),
+                Node::Gitlink => (
+                    "160000",
+                    Oid::from_str("1234567890123456789012345678901234567890").unwrap(),
+                    name.clone(),
+                ),
             };
             entries.push((sort_key, mode, id));
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut raw = Vec::new();
         for (key, mode, id) in entries {
-            let name = key.strip_suffix(b"/").filter(|_| mode == "40000").unwrap_or(&key);
+            let name = key
+                .strip_suffix(b"/")
+                .filter(|_| mode == "40000")
+                .unwrap_or(&key);
             raw.extend_from_slice(mode.as_bytes());
             raw.push(b' ');
             raw.extend_from_slice(name);
@@ -83,17 +106,32 @@ impl Dir {
 
 fn commit(repo: &Repository, tree: &Dir, parent: Option<Oid>, message: &str) -> Oid {
     let tree = repo.find_tree(tree.write(repo)).unwrap();
-    let who = Signature::new("Hostile Fork", "fork@example.com", &Time::new(1_700_000_000, 0)).unwrap();
-    let parents: Vec<git2::Commit> = parent.map(|p| repo.find_commit(p).unwrap()).into_iter().collect();
+    let who = Signature::new(
+        "Hostile Fork",
+        "fork@example.com",
+        &Time::new(1_700_000_000, 0),
+    )
+    .unwrap();
+    let parents: Vec<git2::Commit> = parent
+        .map(|p| repo.find_commit(p).unwrap())
+        .into_iter()
+        .collect();
     let parents: Vec<&git2::Commit> = parents.iter().collect();
-    repo.commit(None, &who, &who, message, &tree, &parents).unwrap()
+    repo.commit(None, &who, &who, message, &tree, &parents)
+        .unwrap()
 }
 
 /// The tiny upstream: a root CMake file, a core CMake file with CRLF line ends, one source.
 fn upstream_tree() -> Dir {
     let mut dir = Dir::default();
-    dir.file("CMakeLists.txt", "cmake_minimum_required(VERSION 3.20)\nproject(mini)\nadd_subdirectory(mlx)\n");
-    dir.file("mlx/CMakeLists.txt", "add_library(mlx core.cpp)\r\ntarget_include_directories(mlx PUBLIC .)\r\n");
+    dir.file(
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.20)\nproject(mini)\nadd_subdirectory(mlx)\n",
+    );
+    dir.file(
+        "mlx/CMakeLists.txt",
+        "add_library(mlx core.cpp)\r\ntarget_include_directories(mlx PUBLIC .)\r\n",
+    );
     dir.file("mlx/core.cpp", "int core() { return 1; }\n");
     dir
 }
@@ -105,7 +143,10 @@ fn fork_f1() -> Dir {
         "mlx/CMakeLists.txt",
         "add_library(mlx core.cpp)\r\nif(MLX_BUILD_ROCM)\r\n  add_subdirectory(backend/rocm)\r\nendif()\r\ntarget_include_directories(mlx PUBLIC .)\r\n",
     );
-    dir.file("mlx/backend/rocm/CMakeLists.txt", "target_sources(mlx PRIVATE eval.cpp)\n");
+    dir.file(
+        "mlx/backend/rocm/CMakeLists.txt",
+        "target_sources(mlx PRIVATE eval.cpp)\n",
+    );
     dir.file("mlx/backend/rocm/eval.cpp", "void eval() {}\n");
     dir
 }
@@ -124,12 +165,18 @@ impl World {
         let upstream = Repository::init_bare(tmp.path().join("upstream.git")).unwrap();
         let fork = Repository::init_bare(tmp.path().join("fork.git")).unwrap();
         let pin = commit(&upstream, &upstream_tree(), None, "upstream: the pin");
-        upstream.reference("refs/heads/main", pin, true, "test").unwrap();
+        upstream
+            .reference("refs/heads/main", pin, true, "test")
+            .unwrap();
         // The same tree and signature give the same commit id in the fork's repository.
-        assert_eq!(commit(&fork, &upstream_tree(), None, "upstream: the pin"), pin);
+        assert_eq!(
+            commit(&fork, &upstream_tree(), None, "upstream: the pin"),
+            pin
+        );
         let f1 = commit(&fork, &f1_tree, Some(pin), "fork: F1");
         let f2 = commit(&fork, &f2_tree, Some(f1), "fork: F2");
-        fork.reference("refs/heads/rocm-support", f2, true, "test").unwrap();
+        fork.reference("refs/heads/rocm-support", f2, true, "test")
+            .unwrap();
         World { tmp, pin, f1, f2 }
     }
 
@@ -153,7 +200,12 @@ impl World {
 
     /// `forkbook --root ROOT --cache CACHE ARGS`, in process: (exit status, everything printed).
     fn run(&self, root: &Path, args: &[&str]) -> (i32, String) {
-        let mut full: Vec<std::ffi::OsString> = vec!["forkbook".into(), "--root".into(), root.into(), "--cache".into()];
+        let mut full: Vec<std::ffi::OsString> = vec![
+            "forkbook".into(),
+            "--root".into(),
+            root.into(),
+            "--cache".into(),
+        ];
         full.push(self.root().join("cache.git").into());
         full.extend(args.iter().map(|a| a.into()));
         let mut out = Vec::new();
@@ -185,17 +237,29 @@ fn written_outside(before: &[String], after: &[String], allowed: &[&str]) -> Vec
     after
         .iter()
         .filter(|p| !before.contains(p))
-        .filter(|p| !allowed.iter().any(|a| p.as_str() == *a || p.starts_with(&format!("{a}/"))))
+        .filter(|p| {
+            !allowed
+                .iter()
+                .any(|a| p.as_str() == *a || p.starts_with(&format!("{a}/")))
+        })
         .cloned()
         .collect()
 }
 
 /// Names the hostile entries aim at; none may ever appear anywhere.
-const ESCAPE_NAMES: [&str; 4] = ["escaped.txt", "forkbook-hostile-abs", "post-checkout", "config-from-fork"];
+const ESCAPE_NAMES: [&str; 4] = [
+    "escaped.txt",
+    "forkbook-hostile-abs",
+    "post-checkout",
+    "config-from-fork",
+];
 
 fn assert_nothing_escaped(world: &World) {
     for path in paths_below(world.root()) {
-        assert!(!ESCAPE_NAMES.iter().any(|n| path.ends_with(n)), "`{path}` was written");
+        assert!(
+            !ESCAPE_NAMES.iter().any(|n| path.ends_with(n)),
+            "`{path}` was written"
+        );
     }
     assert!(!Path::new("/tmp/forkbook-hostile-abs").exists());
 }
@@ -210,36 +274,87 @@ fn assert_refused(name: &str, entry: &[u8], node: Node, shown: &str, why: &str) 
         let fresh = world.project(&format!("fresh-{layout}"), layout);
         let project = world.project(&format!("synced-{layout}"), layout);
         let before = paths_below(world.root());
-        let (code, out) = world.run(&fresh, &["init", "--fork", &world.f2.to_string(), "--pin", &world.pin.to_string()]);
+        let (code, out) = world.run(
+            &fresh,
+            &[
+                "init",
+                "--fork",
+                &world.f2.to_string(),
+                "--pin",
+                &world.pin.to_string(),
+            ],
+        );
         assert_eq!(code, 2, "{name} ({layout}): init must refuse: {out}");
-        assert!(out.contains(shown), "{name} ({layout}): the message names `{shown}`: {out}");
-        assert!(out.contains(why), "{name} ({layout}): the message says `{why}`: {out}");
-        assert!(!fresh.join("patches-rocm").exists(), "{name}: a refused init writes no records");
+        assert!(
+            out.contains(shown),
+            "{name} ({layout}): the message names `{shown}`: {out}"
+        );
+        assert!(
+            out.contains(why),
+            "{name} ({layout}): the message says `{why}`: {out}"
+        );
+        assert!(
+            !fresh.join("patches-rocm").exists(),
+            "{name}: a refused init writes no records"
+        );
 
-        let (code, out) = world.run(&project, &["init", "--fork", &world.f1.to_string(), "--pin", &world.pin.to_string()]);
+        let (code, out) = world.run(
+            &project,
+            &[
+                "init",
+                "--fork",
+                &world.f1.to_string(),
+                "--pin",
+                &world.pin.to_string(),
+            ],
+        );
         assert_eq!(code, 0, "{name}: init at the clean F1: {out}");
-        let records = std::fs::read_dir(project.join("patches-rocm")).unwrap().count();
+        let records = std::fs::read_dir(project.join("patches-rocm"))
+            .unwrap()
+            .count();
         let upstream = std::fs::read(project.join("patches-rocm/UPSTREAM")).unwrap();
         let (code, out) = world.run(&project, &["sync", &world.f2.to_string()]);
         assert_eq!(code, 2, "{name} ({layout}): sync must refuse: {out}");
         assert!(out.contains(shown), "{name} ({layout}): {out}");
-        assert_eq!(std::fs::read(project.join("patches-rocm/UPSTREAM")).unwrap(), upstream, "{name}: records untouched");
-        assert_eq!(std::fs::read_dir(project.join("patches-rocm")).unwrap().count(), records);
+        assert_eq!(
+            std::fs::read(project.join("patches-rocm/UPSTREAM")).unwrap(),
+            upstream,
+            "{name}: records untouched"
+        );
+        assert_eq!(
+            std::fs::read_dir(project.join("patches-rocm"))
+                .unwrap()
+                .count(),
+            records
+        );
 
         let after = paths_below(world.root());
-        let allowed = [format!("synced-{layout}/patches-rocm"), "cache.git".to_string()];
+        let allowed = [
+            format!("synced-{layout}/patches-rocm"),
+            "cache.git".to_string(),
+        ];
         let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-        assert_eq!(written_outside(&before, &after, &allowed), Vec::<String>::new(), "{name} ({layout})");
+        assert_eq!(
+            written_outside(&before, &after, &allowed),
+            Vec::<String>::new(),
+            "{name} ({layout})"
+        );
         assert_nothing_escaped(&world);
     }
 }
 
 fn file(bytes: &str) -> Node {
-    Node::File { mode: "100644", bytes: bytes.as_bytes().to_vec() }
+    Node::File {
+        mode: "100644",
+        bytes: bytes.as_bytes().to_vec(),
+    }
 }
 
 fn link(target: &str) -> Node {
-    Node::File { mode: "120000", bytes: target.as_bytes().to_vec() }
+    Node::File {
+        mode: "120000",
+        bytes: target.as_bytes().to_vec(),
+    }
 }
 
 fn folder(name: &str, node: Node) -> Node {
@@ -251,44 +366,113 @@ fn folder(name: &str, node: Node) -> Node {
 #[test]
 fn dot_dot_entry_is_refused() {
     let entry = b"mlx/backend/rocm/..";
-    assert_refused("..", entry, folder("escaped.txt", file("out\n")), "mlx/backend/rocm/..`", "`..` component");
+    assert_refused(
+        "..",
+        entry,
+        folder("escaped.txt", file("out\n")),
+        "mlx/backend/rocm/..`",
+        "`..` component",
+    );
 }
 
 #[test]
 fn absolute_looking_names_are_refused() {
     let entry = b"mlx/backend/rocm//tmp/forkbook-hostile-abs";
-    assert_refused("absolute", entry, file("abs\n"), "mlx/backend/rocm//tmp/forkbook-hostile-abs", "empty or `.` component");
+    assert_refused(
+        "absolute",
+        entry,
+        file("abs\n"),
+        "mlx/backend/rocm//tmp/forkbook-hostile-abs",
+        "empty or `.` component",
+    );
     let entry = b"mlx/backend/rocm/..\\..\\escaped.txt";
-    assert_refused("backslash", entry, file("win\n"), "escaped.txt", "backslash");
+    assert_refused(
+        "backslash",
+        entry,
+        file("win\n"),
+        "escaped.txt",
+        "backslash",
+    );
     let entry = b"mlx/backend/rocm/.";
-    assert_refused("dot", entry, folder("escaped.txt", file("dot\n")), "mlx/backend/rocm/.`", "`.` component");
+    assert_refused(
+        "dot",
+        entry,
+        folder("escaped.txt", file("dot\n")),
+        "mlx/backend/rocm/.`",
+        "`.` component",
+    );
 }
 
 #[test]
 fn dot_git_components_are_refused() {
     let entry = b"mlx/backend/rocm/.git";
-    assert_refused(".git", entry, folder("config-from-fork", file("[core]\n")), "mlx/backend/rocm/.git`", "`.git` component");
+    assert_refused(
+        ".git",
+        entry,
+        folder("config-from-fork", file("[core]\n")),
+        "mlx/backend/rocm/.git`",
+        "`.git` component",
+    );
     let entry = b"mlx/backend/rocm/.GIT";
-    let hooks = folder("hooks", folder("post-checkout", file("#!/bin/sh\nrm -rf ~\n")));
-    assert_refused(".GIT", entry, hooks, "mlx/backend/rocm/.GIT`", "`.git` component");
+    let hooks = folder(
+        "hooks",
+        folder("post-checkout", file("#!/bin/sh\nrm -rf ~\n")),
+    );
+    assert_refused(
+        ".GIT",
+        entry,
+        hooks,
+        "mlx/backend/rocm/.GIT`",
+        "`.git` component",
+    );
 }
 
 #[test]
 fn links_are_refused_and_escaping_ones_say_so() {
     let entry = b"mlx/backend/rocm/escape";
-    assert_refused("escaping link", entry, link("../../../../etc/passwd"), "mlx/backend/rocm/escape", "leads outside");
+    assert_refused(
+        "escaping link",
+        entry,
+        link("../../../../etc/passwd"),
+        "mlx/backend/rocm/escape",
+        "leads outside",
+    );
     let entry = b"mlx/backend/rocm/abs-link";
-    assert_refused("absolute link", entry, link("/etc/passwd"), "mlx/backend/rocm/abs-link", "leads outside");
+    assert_refused(
+        "absolute link",
+        entry,
+        link("/etc/passwd"),
+        "mlx/backend/rocm/abs-link",
+        "leads outside",
+    );
     let entry = b"mlx/backend/rocm/alias.cpp";
-    assert_refused("inner link", entry, link("eval.cpp"), "mlx/backend/rocm/alias.cpp", "links are not supported");
+    assert_refused(
+        "inner link",
+        entry,
+        link("eval.cpp"),
+        "mlx/backend/rocm/alias.cpp",
+        "links are not supported",
+    );
 }
 
 #[test]
 fn line_breaks_in_names_are_refused() {
     let entry = b"mlx/backend/rocm/bad\nname.cpp";
-    assert_refused("newline", entry, file("x\n"), "mlx/backend/rocm/bad\\nname.cpp", "NUL or line break");
+    assert_refused(
+        "newline",
+        entry,
+        file("x\n"),
+        "mlx/backend/rocm/bad\\nname.cpp",
+        "NUL or line break",
+    );
     let entry = b"mlx/backend/rocm/bad\rname.cpp";
-    assert_refused("carriage return", entry, file("x\n"), "mlx/backend/rocm/bad\\rname.cpp", "NUL or line break");
+    assert_refused(
+        "carriage return",
+        entry,
+        file("x\n"),
+        "mlx/backend/rocm/bad\\rname.cpp",
+        "NUL or line break",
+    );
 }
 
 #[test]
@@ -302,18 +486,33 @@ fn nul_in_a_name_cannot_be_written_and_is_refused_by_the_path_check() {
     assert!(builder.insert("bad\0name.cpp", blob, 0o100644).is_err());
     let err = check_relative("mlx/backend/rocm/bad\0name.cpp").unwrap_err();
     assert!(err.message().contains("NUL or line break"), "{err}");
-    assert!(err.message().contains("bad\\0name.cpp"), "the name is shown escaped: {err}");
+    assert!(
+        err.message().contains("bad\\0name.cpp"),
+        "the name is shown escaped: {err}"
+    );
 }
 
 #[test]
 fn non_utf8_names_are_refused() {
     let entry = b"mlx/backend/rocm/caf\xe9.cpp";
-    assert_refused("non-UTF-8 name", entry, file("x\n"), "non-UTF-8 file name under `mlx/backend/rocm/`", "non-UTF-8");
+    assert_refused(
+        "non-UTF-8 name",
+        entry,
+        file("x\n"),
+        "non-UTF-8 file name under `mlx/backend/rocm/`",
+        "non-UTF-8",
+    );
 }
 
 #[test]
 fn submodules_are_refused() {
-    assert_refused("submodule", b"mlx/backend/rocm/third_party", Node::Gitlink, "mlx/backend/rocm/third_party", "submodule");
+    assert_refused(
+        "submodule",
+        b"mlx/backend/rocm/third_party",
+        Node::Gitlink,
+        "mlx/backend/rocm/third_party",
+        "submodule",
+    );
 }
 
 /// Awkward but legitimate contents, by backend path.
@@ -328,10 +527,22 @@ fn odd_files() -> Vec<(&'static str, Vec<u8>)> {
     }
     vec![
         ("mlx/backend/rocm/big.bin", big),
-        ("mlx/backend/rocm/kernel.hsaco", b"\x7fELF\x02\x01\x01\0\0\0\0\0\xff\xfe\x00binary\0\0".to_vec()),
-        ("mlx/backend/rocm/crlf.cpp", b"int a;\r\nint b;\r\nint c;\r\n".to_vec()),
-        ("mlx/backend/rocm/no_newline.cpp", b"int last_line_without_newline;".to_vec()),
-        ("mlx/backend/rocm/latin1.cpp", b"// caf\xe9 \xff\xfe not UTF-8\nint x;\n".to_vec()),
+        (
+            "mlx/backend/rocm/kernel.hsaco",
+            b"\x7fELF\x02\x01\x01\0\0\0\0\0\xff\xfe\x00binary\0\0".to_vec(),
+        ),
+        (
+            "mlx/backend/rocm/crlf.cpp",
+            b"int a;\r\nint b;\r\nint c;\r\n".to_vec(),
+        ),
+        (
+            "mlx/backend/rocm/no_newline.cpp",
+            b"int last_line_without_newline;".to_vec(),
+        ),
+        (
+            "mlx/backend/rocm/latin1.cpp",
+            b"// caf\xe9 \xff\xfe not UTF-8\nint x;\n".to_vec(),
+        ),
         ("mlx/backend/rocm/empty.cpp", Vec::new()),
     ]
 }
@@ -377,7 +588,16 @@ fn odd_contents_are_carried_byte_for_byte_through_init_and_sync() {
     let before = paths_below(world.root());
     for layout in ["patch", "files"] {
         let project = world.project(layout, layout);
-        let (code, out) = world.run(&project, &["init", "--fork", &world.f1.to_string(), "--pin", &world.pin.to_string()]);
+        let (code, out) = world.run(
+            &project,
+            &[
+                "init",
+                "--fork",
+                &world.f1.to_string(),
+                "--pin",
+                &world.pin.to_string(),
+            ],
+        );
         assert_eq!(code, 0, "{layout}: {out}");
         let (code, out) = world.run(&project, &["sync", "--check"]);
         assert_eq!(code, 0, "{layout}: {out}");
@@ -393,7 +613,10 @@ fn odd_contents_are_carried_byte_for_byte_through_init_and_sync() {
             assert_eq!(code, 0, "{layout}: {out}");
             let written = read_all(&mat, "");
             for (path, bytes) in &files {
-                assert!(written.get(*path) == Some(bytes), "{layout} after {step}: `{path}` is not carried byte for byte");
+                assert!(
+                    written.get(*path) == Some(bytes),
+                    "{layout} after {step}: `{path}` is not carried byte for byte"
+                );
             }
             // The core file is the fork's, CRLF line ends and all (pin = base: the merge is exact).
             let hook = b"add_library(mlx core.cpp)\r\nif(MLX_BUILD_ROCM)\r\n  add_subdirectory(backend/rocm)\r\nendif()\r\ntarget_include_directories(mlx PUBLIC .)\r\n";
@@ -401,21 +624,37 @@ fn odd_contents_are_carried_byte_for_byte_through_init_and_sync() {
             if layout == "files" {
                 let tree = read_all(&project.join("patches-rocm/tree"), "");
                 for (path, bytes) in &files {
-                    assert!(tree.get(*path) == Some(bytes), "files layout record of `{path}` after {step}");
+                    assert!(
+                        tree.get(*path) == Some(bytes),
+                        "files layout record of `{path}` after {step}"
+                    );
                 }
             }
             let lock = std::fs::read_to_string(project.join("patches-rocm/overlay.lock")).unwrap();
             let big = &files[0].1;
-            assert!(lock.contains(&format!("{}  mlx/backend/rocm/big.bin", forkbook::engine::records::sha256_hex(big))), "{lock}");
+            assert!(
+                lock.contains(&format!(
+                    "{}  mlx/backend/rocm/big.bin",
+                    forkbook::engine::records::sha256_hex(big)
+                )),
+                "{lock}"
+            );
         }
     }
     let after = paths_below(world.root());
     let allowed = ["patch", "files", "cache.git"];
-    assert_eq!(written_outside(&before, &after, &allowed), Vec::<String>::new());
+    assert_eq!(
+        written_outside(&before, &after, &allowed),
+        Vec::<String>::new()
+    );
     for layout in ["patch", "files"] {
         let unexpected: Vec<String> = paths_below(&world.root().join(layout))
             .into_iter()
-            .filter(|p| !["forkbook.toml", "patches-rocm", "materialized"].iter().any(|a| p == a || p.starts_with(&format!("{a}/"))))
+            .filter(|p| {
+                !["forkbook.toml", "patches-rocm", "materialized"]
+                    .iter()
+                    .any(|a| p == a || p.starts_with(&format!("{a}/")))
+            })
             .collect();
         assert_eq!(unexpected, Vec::<String>::new(), "{layout}");
     }
@@ -426,12 +665,25 @@ fn odd_contents_are_carried_byte_for_byte_through_init_and_sync() {
 fn a_local_fix_on_a_crlf_file_survives_a_sync_that_changes_other_lines() {
     let world = World::new(with_odd(odd_files()), with_odd(odd_files_f2()));
     let project = world.project("files", "files");
-    let (code, out) = world.run(&project, &["init", "--fork", &world.f1.to_string(), "--pin", &world.pin.to_string()]);
+    let (code, out) = world.run(
+        &project,
+        &[
+            "init",
+            "--fork",
+            &world.f1.to_string(),
+            "--pin",
+            &world.pin.to_string(),
+        ],
+    );
     assert_eq!(code, 0, "{out}");
     // A local fix in the files layout: the record's whole file is edited.
     let crlf = project.join("patches-rocm/tree/mlx/backend/rocm/crlf.cpp");
     std::fs::write(&crlf, b"int A; // local fix\r\nint b;\r\nint c;\r\n").unwrap();
     let (code, out) = world.run(&project, &["sync", &world.f2.to_string()]);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(std::fs::read(&crlf).unwrap(), b"int A; // local fix\r\nint b;\r\nint c;\r\nint d;\r\n", "{out}");
+    assert_eq!(
+        std::fs::read(&crlf).unwrap(),
+        b"int A; // local fix\r\nint b;\r\nint c;\r\nint d;\r\n",
+        "{out}"
+    );
 }

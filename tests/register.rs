@@ -91,8 +91,10 @@ fn a_files_field_wins_over_paths_mentioned_in_passing() {
 
 #[test]
 fn malformed_parts_become_findings_with_file_and_line() {
-    let mut facts = Facts::default();
-    facts.register = Some(register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER));
+    let facts = Facts {
+        register: Some(register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER)),
+        ..Facts::default()
+    };
     let numbered = run("fixes-numbered", &facts);
     let places: Vec<(Option<usize>, &str)> = numbered
         .iter()
@@ -194,7 +196,11 @@ fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
         "+## 2. Keep the device hook\n",
         "-Status: sent upstream as PR #12.\n",
     ] {
-        assert!(migration.diff.contains(line), "{line} not in {}", migration.diff);
+        assert!(
+            migration.diff.contains(line),
+            "{line} not in {}",
+            migration.diff
+        );
     }
 }
 
@@ -213,9 +219,11 @@ fn an_older_register_is_reported_and_a_migrated_one_is_left_alone() {
 #[test]
 fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
     let text = register::migrate(OLDER, "LOCAL_FIXES.md", None).text;
-    let mut facts = Facts::default();
+    let mut facts = Facts {
+        register: Some(register::parse("LOCAL_FIXES.md", &text)),
+        ..Facts::default()
+    };
     facts.repos.fork = Some("https://github.com/NripeshN/mlx".into());
-    facts.register = Some(register::parse("LOCAL_FIXES.md", &text));
     let before: Vec<String> = run("fix-link-present", &facts)
         .into_iter()
         .map(|f| f.message)
@@ -270,14 +278,8 @@ fn the_demo_register_passes_every_check_in_both_layouts() {
             "{layout:?}:\n{}",
             errors(&findings).join("\n")
         );
-        // The demo fork hooks into the CUDA backend, which the overlay leaves out.
-        let warned: Vec<&str> = findings.iter().map(|f| f.message.as_str()).collect();
-        assert!(
-            warned
-                .iter()
-                .all(|m| m.contains("`mlx/backend/cuda/eval.cpp`")),
-            "{warned:?}"
-        );
+        // Warnings too: the demo README explains the fork's hook into the CUDA backend.
+        assert!(findings.is_empty(), "{findings:#?}");
     }
 }
 
@@ -311,7 +313,7 @@ fn check_command_reports_findings_as_text_and_json_with_exit_status() {
     let demo = common::Demo::new(Layout::Patch);
     let (code, out) = demo.run(&["check"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.ends_with("0 errors, 1 warnings from 11 checks\n`forkbook check --explain ID` says why a check exists and how to fix what it found\n"), "{out}");
+    assert_eq!(out, "all 11 checks passed\n");
     let path = demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replace("## 3. ", "## 5. ")).unwrap();
@@ -319,7 +321,11 @@ fn check_command_reports_findings_as_text_and_json_with_exit_status() {
     assert_eq!(code, 1, "{out}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     // Entry 5 where 3 should be, and the series' patch 3 without its entry.
-    assert_eq!(report["errors"], 3, "{out}");
+    assert_eq!(
+        (report["errors"].as_u64(), report["warnings"].as_u64()),
+        (Some(3), Some(0)),
+        "{out}"
+    );
     let first = &report["findings"][0];
     assert_eq!(first["check"], "fixes-numbered");
     assert_eq!(first["file"], "patches-rocm/LOCAL_FIXES.md");
@@ -373,4 +379,79 @@ fn fixes_migrate_shows_the_diff_and_writes_only_when_asked() {
     assert_eq!(register::parse("f", &written).entries.len(), 4);
     let (_, again) = demo.run(&["fixes", "migrate"]);
     assert!(again.contains("nothing to migrate"), "{again}");
+}
+
+/// Registers made of random pieces of register syntax: parsing, migrating and editing never
+/// panic, and an edit keeps the rest of the text.
+#[test]
+fn random_registers_never_panic() {
+    const PIECES: &[&str] = &[
+        "## ",
+        "# ",
+        "### ",
+        "1. ",
+        "12. ",
+        "**",
+        "- state: ",
+        "- link: ",
+        "- files: ",
+        "`a.cpp`",
+        "`mlx/x.h`",
+        "\n",
+        "\n\n",
+        " ",
+        "Status: ",
+        "sent upstream as PR #3",
+        ". ",
+        "é",
+        "—",
+        "\r\n",
+        "> ",
+        "```\n",
+        "* ",
+        "Files: ",
+        "merged in abcdef1",
+        "Not upstreamed",
+        ":",
+        "<",
+        "[x](https://github.com/o/r/pull/1)",
+        "\t",
+        "2. ",
+        "Fix 4",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut with_entries = 0;
+    for _ in 0..100000 {
+        let start = if next() % 2 == 0 { "## 1. Start\n" } else { "" };
+        let text: String = std::iter::once(start)
+            .chain((0..next() % 40).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]))
+            .collect();
+        let parsed = register::parse("f", &text);
+        let _ = register::migrate(&text, "f", Some("https://github.com/o/r"));
+        if let Some(entry) = parsed.entries.first() {
+            with_entries += 1;
+            let edited =
+                register::record_link(&text, entry.number, "https://github.com/o/r/pull/9")
+                    .unwrap();
+            let again = register::parse("f", &edited);
+            let entry = again.entry(entry.number).unwrap();
+            if entry.field("link").is_some() && parsed.entries[0].problems.is_empty() {
+                assert_eq!(
+                    entry.value("link"),
+                    Some("https://github.com/o/r/pull/9"),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+    assert!(
+        with_entries > 100,
+        "the pieces make entries: {with_entries}"
+    );
 }

@@ -16,10 +16,17 @@ use std::collections::BTreeMap;
 /// `UPSTREAM`: a parsed record renders to text that parses to the same pairs, the rendering is
 /// stable after one round, and an update lands where `get` finds it.
 pub fn upstream(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(parsed) = Upstream::parse(text, "UPSTREAM") else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(parsed) = Upstream::parse(text, "UPSTREAM") else {
+        return;
+    };
     for (_, key, _) in parsed.pairs() {
-        assert!(!key.is_empty() && !key.contains(char::is_whitespace), "key {key:?}");
+        assert!(
+            !key.is_empty() && !key.contains(char::is_whitespace),
+            "key {key:?}"
+        );
         assert!(parsed.get(key).is_some());
         let _ = parsed.sha(key, "UPSTREAM");
     }
@@ -30,17 +37,27 @@ pub fn upstream(data: &[u8]) {
     let mut updated = again;
     let sha = "0123456789abcdef0123456789abcdef01234567";
     updated.set("commit", sha);
-    let reread = Upstream::parse(&updated.render(), "UPSTREAM").expect("an updated UPSTREAM parses");
+    let reread =
+        Upstream::parse(&updated.render(), "UPSTREAM").expect("an updated UPSTREAM parses");
     assert_eq!(reread.sha("commit", "UPSTREAM").ok().as_deref(), Some(sha));
 }
 
 /// `overlay.lock`: every path it accepts passes the path check, and it round-trips.
 pub fn lock(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(parsed) = Lock::parse(text, "overlay.lock") else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(parsed) = Lock::parse(text, "overlay.lock") else {
+        return;
+    };
     for (path, hash) in &parsed.files {
         check_relative(path).expect("the lock only holds checked paths");
-        assert!(hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        assert!(
+            hash.len() == 64
+                && hash
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
     }
     let again = Lock::parse(&parsed.render(), "overlay.lock").expect("a rendered lock parses");
     assert_eq!(again, parsed);
@@ -50,21 +67,45 @@ pub fn lock(data: &[u8]) {
 /// The README counts block: after `write_into`, `stated` reads back exactly the numbers written,
 /// whatever the README held before (the checker compares those numbers).
 pub fn counts(data: &[u8]) {
-    let Ok(readme) = std::str::from_utf8(data) else { return };
+    let Ok(readme) = std::str::from_utf8(data) else {
+        return;
+    };
     let _ = Counts::stated(readme);
-    let counts = Counts { backend_files: 106, core_files: 15, local_fixes: 9 };
+    let counts = Counts {
+        backend_files: 106,
+        core_files: 15,
+        local_fixes: 9,
+    };
     let written = counts.write_into(readme);
     let stated = Counts::stated(&written).expect("a README with a written block has a block");
-    let values: Vec<(&str, Option<usize>)> = stated.iter().map(|(_, name, value)| (name.as_str(), *value)).collect();
-    assert_eq!(values, [("backend files", Some(106)), ("core files", Some(15)), ("local fixes", Some(9))], "{written:?}");
-    assert_eq!(counts.write_into(&written), written, "writing the same counts again changes nothing");
+    let values: Vec<(&str, Option<usize>)> = stated
+        .iter()
+        .map(|(_, name, value)| (name.as_str(), *value))
+        .collect();
+    assert_eq!(
+        values,
+        [
+            ("backend files", Some(106)),
+            ("core files", Some(15)),
+            ("local fixes", Some(9))
+        ],
+        "{written:?}"
+    );
+    assert_eq!(
+        counts.write_into(&written),
+        written,
+        "writing the same counts again changes nothing"
+    );
 }
 
 /// Pre-images the patch target applies patches to.
 fn patch_pre_images() -> FileMap {
     let mut pre = FileMap::new();
     pre.insert("a.txt".into(), b"one\ntwo\nthree\n".to_vec());
-    pre.insert("mlx/backend/rocm/eval.cpp".into(), b"void eval() {\n  run();\n}\n".to_vec());
+    pre.insert(
+        "mlx/backend/rocm/eval.cpp".into(),
+        b"void eval() {\n  run();\n}\n".to_vec(),
+    );
     pre.insert("bin.dat".into(), b"\0\x01\x02\xff".to_vec());
     pre
 }
@@ -79,8 +120,12 @@ fn memory_repo() -> git2::Repository {
 /// Patches: every path `touched` returns passes the path check, and applying the patch (strictly)
 /// changes only those paths.
 pub fn patch(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(paths) = patch::touched(text, "fuzz.patch") else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(paths) = patch::touched(text, "fuzz.patch") else {
+        return;
+    };
     for path in &paths {
         check_relative(path).expect("touched paths are checked");
     }
@@ -88,7 +133,10 @@ pub fn patch(data: &[u8]) {
     let pre = patch_pre_images();
     if let Ok(post) = patch::apply(&repo, text, "fuzz.patch", &pre) {
         for path in post.keys() {
-            assert!(paths.contains(path), "apply wrote `{path}`, which the patch does not name");
+            assert!(
+                paths.contains(path),
+                "apply wrote `{path}`, which the patch does not name"
+            );
         }
     }
 }
@@ -96,20 +144,37 @@ pub fn patch(data: &[u8]) {
 /// `LOCAL_FIXES.md`: parsing never fails or panics; every entry found can be looked up and
 /// edited, and the edited register still has that entry.
 pub fn register(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let parsed = register::parse("LOCAL_FIXES.md", text);
     let lines = text.lines().count().max(1);
     for entry in &parsed.entries {
-        assert!(entry.line >= 1 && entry.line <= entry.end_line.max(entry.line) && entry.line <= lines + 1);
+        assert!(
+            entry.line >= 1
+                && entry.line <= entry.end_line.max(entry.line)
+                && entry.line <= lines + 1
+        );
         assert!(parsed.entry(entry.number).is_some());
     }
     if let Some(first) = parsed.entries.first() {
         let number = first.number;
-        if let Ok(edited) = register::record_link(text, number, "https://github.com/NripeshN/mlx/pull/1") {
-            assert!(register::parse("LOCAL_FIXES.md", &edited).entry(number).is_some(), "entry {number} lost by record_link");
+        if let Ok(edited) =
+            register::record_link(text, number, "https://github.com/NripeshN/mlx/pull/1")
+        {
+            assert!(
+                register::parse("LOCAL_FIXES.md", &edited)
+                    .entry(number)
+                    .is_some(),
+                "entry {number} lost by record_link"
+            );
         }
     }
-    let _ = register::migrate(text, "LOCAL_FIXES.md", Some("https://github.com/NripeshN/mlx"));
+    let _ = register::migrate(
+        text,
+        "LOCAL_FIXES.md",
+        Some("https://github.com/NripeshN/mlx"),
+    );
 }
 
 /// Compiler and CMake logs: parsing never panics, and the paths it reports never climb out.
@@ -124,7 +189,10 @@ pub fn compiler_log(data: &[u8]) {
     }
     for line in text.lines().take(64) {
         if let Some(path) = log::normalize(line) {
-            assert!(!path.split('/').any(|p| p == ".." || p == "."), "normalize({line:?}) = {path:?}");
+            assert!(
+                !path.split('/').any(|p| p == ".." || p == "."),
+                "normalize({line:?}) = {path:?}"
+            );
         }
     }
 }
@@ -145,10 +213,15 @@ pub fn nm(data: &[u8]) {
 /// Book chapters: blocks found are where they say they are, info strings parse or give a
 /// message, substitution never panics, and escaped text holds no markup.
 pub fn book(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let scan = blocks::scan(text);
     for block in &scan.blocks {
-        assert!(text.get(block.range.clone()).is_some(), "block range on a char boundary");
+        assert!(
+            text.get(block.range.clone()).is_some(),
+            "block range on a char boundary"
+        );
         assert_eq!(block.line, blocks::line_of(text, block.range.start));
     }
     for line in text.lines().take(64) {
@@ -158,7 +231,10 @@ pub fn book(data: &[u8]) {
     let mut missing = Vec::new();
     let _ = blocks::substitute(text, &vars, &mut missing);
     let escaped = render::escape(text);
-    assert!(!escaped.contains(['<', '>', '"', '\'', '{', '}']), "markup left in {escaped:?}");
+    assert!(
+        !escaped.contains(['<', '>', '"', '\'', '{', '}']),
+        "markup left in {escaped:?}"
+    );
     assert!(!render::inert_markdown(text).contains("{{"));
 }
 

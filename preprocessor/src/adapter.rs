@@ -171,7 +171,7 @@ impl<R: StepRunner> Session<'_, R> {
         };
         let file = self.src.join(source);
         let content = std::mem::take(&mut chapter.content);
-        let scan = blocks::scan(&content);
+        let scan = blocks::scan(&content, &self.vars);
         for error in &scan.errors {
             self.problem(&file, error.line, &error.message);
         }

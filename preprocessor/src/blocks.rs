@@ -86,8 +86,9 @@ pub fn markdown_options() -> Options {
         | Options::ENABLE_HEADING_ATTRIBUTES
 }
 
-/// Finds the step blocks and directives of a chapter.
-pub fn scan(content: &str) -> Scan {
+/// Finds the step blocks and directives of a chapter. Variables in info strings are filled in
+/// from `vars` first, so an annotation can follow a variable (`requires={{compiler}}`).
+pub fn scan(content: &str, vars: &BTreeMap<String, String>) -> Scan {
     let mut scan = Scan::default();
     let mut code: Vec<Range<usize>> = Vec::new();
     let mut open: Option<(Range<usize>, String)> = None;
@@ -104,7 +105,7 @@ pub fn scan(content: &str) -> Scan {
             Event::Text(text) if open.is_some() => body.push_str(&text),
             Event::End(TagEnd::CodeBlock) => {
                 if let Some((range, info)) = open.take() {
-                    add_block(&mut scan, content, range, &info, &body);
+                    add_block(&mut scan, content, range, &info, &body, vars);
                 }
             }
             Event::Code(_) | Event::Html(_) | Event::InlineHtml(_) => code.push(range),
@@ -115,9 +116,23 @@ pub fn scan(content: &str) -> Scan {
     scan
 }
 
-fn add_block(scan: &mut Scan, content: &str, range: Range<usize>, info: &str, body: &str) {
+fn add_block(
+    scan: &mut Scan,
+    content: &str,
+    range: Range<usize>,
+    info: &str,
+    body: &str,
+    vars: &BTreeMap<String, String>,
+) {
     let line = line_of(content, range.start);
-    match parse_info(info) {
+    let mut missing = Vec::new();
+    let info = substitute(info, vars, &mut missing);
+    if let Some(name) = missing.first() {
+        let message = format!("undefined variable `{name}` in the block's annotations");
+        scan.errors.push(SourceError { line, message });
+        return;
+    }
+    match parse_info(&info) {
         Ok(None) => {}
         Ok(Some((kind, attrs))) => {
             let indent = line_prefix(content, range.start);
@@ -165,13 +180,7 @@ fn apply_attr(attrs: &mut Attrs, kind: StepKind, token: &str) -> Result<(), Stri
                 .map_err(|_| format!("`expect={v}` is not an exit status"))?
         }
         ("timeout", Some(v)) => attrs.timeout = Some(parse_seconds(v)?),
-        ("requires", Some(v)) if !v.is_empty() => {
-            attrs.requires = v
-                .split('+')
-                .filter(|t| !t.is_empty())
-                .map(str::to_string)
-                .collect()
-        }
+        ("requires", Some(v)) if !v.is_empty() => attrs.requires.extend(split_tools(v)),
         _ => {
             return Err(format!(
                 "unknown block attribute `{token}` (known: gate, expect=N, timeout=S, \
@@ -180,6 +189,21 @@ fn apply_attr(attrs: &mut Attrs, kind: StepKind, token: &str) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+/// `hipcc+cmake` is two tools, `g++` one: a `+` separates only where a name follows it.
+fn split_tools(value: &str) -> Vec<String> {
+    let mut tools = vec![String::new()];
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        let separates = c == '+' && chars.peek().is_some_and(|n| n.is_ascii_alphanumeric());
+        match tools.last_mut() {
+            Some(tool) if !separates => tool.push(c),
+            _ => tools.push(String::new()),
+        }
+    }
+    tools.retain(|t| !t.is_empty());
+    tools
 }
 
 fn parse_seconds(value: &str) -> Result<Duration, String> {
@@ -305,7 +329,7 @@ mod tests {
 
     #[test]
     fn finds_steps_with_exact_lines_and_attributes() {
-        let scan = scan(CHAPTER);
+        let scan = scan(CHAPTER, &BTreeMap::new());
         assert!(scan.errors.is_empty(), "{:?}", scan.errors);
         assert_eq!(scan.blocks.len(), 2);
         let first = &scan.blocks[0];
@@ -324,7 +348,7 @@ mod tests {
 
     #[test]
     fn finds_directives_outside_code_only() {
-        let scan = scan(CHAPTER);
+        let scan = scan(CHAPTER, &BTreeMap::new());
         assert_eq!(scan.directives.len(), 1);
         let d = &scan.directives[0];
         assert_eq!(
@@ -336,10 +360,26 @@ mod tests {
 
     #[test]
     fn unknown_attribute_is_an_error_with_its_line() {
-        let scan = scan("text\n\n```forkbook,gaet\nforkbook status\n```\n");
+        let scan = scan(
+            "text\n\n```forkbook,gaet\nforkbook status\n```\n",
+            &BTreeMap::new(),
+        );
         assert_eq!(scan.errors.len(), 1);
         assert_eq!(scan.errors[0].line, 3);
         assert!(scan.errors[0].message.contains("`gaet`"));
+    }
+
+    #[test]
+    fn annotations_take_variables() {
+        let vars = BTreeMap::from([("compiler".to_string(), "clang++".to_string())]);
+        assert_eq!(split_tools("g+++cmake"), ["g++", "cmake"]);
+        let scan = scan(
+            "```forkbook,requires={{compiler}}+cmake\nforkbook x\n```\n",
+            &vars,
+        );
+        assert_eq!(scan.blocks[0].attrs.requires, ["clang++", "cmake"]);
+        let scan = super::scan("```forkbook,requires={{nope}}\nforkbook x\n```\n", &vars);
+        assert!(scan.errors[0].message.contains("undefined variable `nope`"));
     }
 
     #[test]
@@ -367,7 +407,10 @@ mod tests {
 
     #[test]
     fn block_in_a_list_keeps_its_indentation() {
-        let scan = scan("1. step\n\n   ```forkbook\n   forkbook status\n   ```\n");
+        let scan = scan(
+            "1. step\n\n   ```forkbook\n   forkbook status\n   ```\n",
+            &BTreeMap::new(),
+        );
         assert_eq!(scan.blocks[0].indent, "   ");
     }
 }

@@ -2,8 +2,9 @@
 //! depends on (the step's text after substitution, its kind and attributes, the runner's
 //! fingerprint, this crate's version).
 //!
-//! Only results that met their expected exit status are stored, so a failing step is always run
-//! again; a forced rerun ignores what is stored and overwrites it.
+//! Every result is stored but a failing gated step's, so a failing gate always reflects a fresh
+//! run (the user may have fixed something no fingerprint sees), while previews that report
+//! conflicts or breaks are not run again for nothing. A forced rerun ignores what is stored.
 
 use crate::{Fingerprint, Step, StepOutcome};
 use serde::{Deserialize, Serialize};
@@ -76,8 +77,8 @@ impl StepCache {
         })
     }
 
-    /// Stores a result that met its expectation. Failing to write only costs a rerun next time,
-    /// so errors are returned for the caller to mention, not to fail the build.
+    /// Stores a result, unless it is a failing gated step's. Failing to write only costs a rerun
+    /// next time, so errors are returned for the caller to mention, not to fail the build.
     pub fn put(&self, key: &str, step: &Step, outcome: &StepOutcome) -> std::io::Result<()> {
         let StepOutcome::Ran {
             exit,
@@ -87,7 +88,7 @@ impl StepCache {
         else {
             return Ok(());
         };
-        if *exit != step.attrs.expect {
+        if step.attrs.gate && *exit != step.attrs.expect {
             return Ok(());
         }
         let entry = Entry {
@@ -119,6 +120,7 @@ mod tests {
             command: command.into(),
             attrs: Attrs {
                 expect,
+                gate: true,
                 ..Default::default()
             },
             chapter: "src/a.md".into(),
@@ -154,14 +156,18 @@ mod tests {
     }
 
     #[test]
-    fn stores_only_expected_results_and_rerun_misses() {
-        let dir = std::env::temp_dir().join(format!("forkbook-cache-test-{}", std::process::id()));
+    fn stores_all_but_failing_gates_and_rerun_misses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cache");
         let cache = StepCache::new(&dir, false);
         cache.put("ok", &step("a", 0), &ran(0)).unwrap();
         cache.put("bad", &step("a", 0), &ran(1)).unwrap();
         assert_eq!(cache.get("ok"), Some(ran(0)));
         assert_eq!(cache.get("bad"), None);
+        let mut preview = step("a", 0);
+        preview.attrs.gate = false;
+        cache.put("preview", &preview, &ran(1)).unwrap();
+        assert_eq!(cache.get("preview"), Some(ran(1)));
         assert_eq!(StepCache::new(&dir, true).get("ok"), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -75,7 +75,7 @@ fn print_human(
             let depends: Vec<String> = p.depends_on.iter().map(|n| n.to_string()).collect();
             writeln!(
                 ctx.out,
-                "  touches the same lines as entry {}",
+                "  stacked on entry {} (their changes touch the same lines)",
                 depends.join(", ")
             )?;
         }

@@ -55,7 +55,21 @@ pub fn drift_api(project: &Project, cache: &Cache, state: &OverlayState, from: O
     let core = |files: &FileMap| -> FileMap {
         files.iter().filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0).map(|(p, b)| (p.clone(), b.clone())).collect()
     };
-    let from_overrides = if from == state.commits.pin { core(&state.overlay) } else { FileMap::new() };
+    // The fork's own core headers stand on the `from` side too, so what the fork itself declares
+    // does not look new at `to`.
+    let from_overrides = if from == state.commits.pin {
+        core(&state.overlay)
+    } else if from == state.commits.base {
+        let mut fork_core = FileMap::new();
+        for path in &state.core_files {
+            if let Some(bytes) = cache.read(state.commits.fork, path)? {
+                fork_core.insert(path.clone(), bytes);
+            }
+        }
+        fork_core
+    } else {
+        FileMap::new()
+    };
     let to_overrides = core(&overlay_at(project, cache, state, to)?);
     let suppressions_path = project.records_dir().join(&cfg.suppressions);
     let suppressions = if suppressions_path.is_file() { api::suppress::load(&suppressions_path)? } else { Vec::new() };

@@ -585,7 +585,7 @@ pub fn push(cache: &Cache, remote: &str, package: &Package) -> Result<()> {
     let mut rejected: Option<String> = None;
     {
         let mut callbacks = git2::RemoteCallbacks::new();
-        callbacks.credentials(|url, user, allowed| credentials(url, user, allowed));
+        callbacks.credentials(credentials);
         callbacks.push_update_reference(|name, status| {
             if let Some(status) = status {
                 rejected = Some(format!("`{name}`: {status}"));
@@ -646,11 +646,11 @@ fn package_path(project: &Project, out: &Path, entry: &Entry) -> Option<String> 
 mod tests {
     use super::*;
 
-    fn draft<'a>(entry: &'a Entry, path: &str, ranges: Vec<Range<usize>>) -> Draft<'a> {
+    fn draft<'a>(entry: &'a Entry, path: &str, lines: Range<usize>) -> Draft<'a> {
         Draft {
             entry,
             change: Vec::new(),
-            touched: BTreeMap::from([(path.to_string(), ranges)]),
+            touched: BTreeMap::from([(path.to_string(), vec![lines])]),
         }
     }
 
@@ -658,12 +658,13 @@ mod tests {
     fn drafts_touching_the_same_lines_stack_even_through_a_third() {
         let entry = Entry::default();
         let drafts = [
-            draft(&entry, "a.cpp", vec![10..17]),
-            draft(&entry, "a.cpp", vec![40..47]),
-            draft(&entry, "b.cpp", vec![10..17]),
-            draft(&entry, "a.cpp", vec![15..45]),
+            draft(&entry, "a.cpp", 10..17),
+            draft(&entry, "a.cpp", 40..47),
+            draft(&entry, "b.cpp", 10..17),
+            draft(&entry, "a.cpp", 15..45),
         ];
         let stacks = stacks(&drafts);
-        assert_eq!(stacks, [vec![], vec![], vec![], vec![0, 1]]);
+        // The fourth links the first two, so the second is stacked on the first as well.
+        assert_eq!(stacks, [vec![], vec![0], vec![], vec![0, 1]]);
     }
 }

@@ -230,12 +230,21 @@ impl Draft {
             return;
         }
         if key == "files" {
-            let files = item_files(block, item, text, lines);
+            let files = item_files(block, item.clone(), text, lines);
             self.declared_files
                 .get_or_insert_with(Vec::new)
                 .extend(files);
         }
-        self.entry.fields.push(Field { key, value, line });
+        let source = text[item.clone()].trim_end();
+        let end_line = lines
+            .line(item.start + source.len().saturating_sub(1))
+            .max(line);
+        self.entry.fields.push(Field {
+            key,
+            value,
+            line,
+            end_line,
+        });
     }
 }
 

@@ -29,6 +29,7 @@ fn field(key: &str, value: &str, line: usize) -> Field {
         key: key.into(),
         value: value.into(),
         line,
+        end_line: line,
     }
 }
 
@@ -182,7 +183,10 @@ pub fn healthy() -> Facts {
                 line: 9,
             }]),
         }),
-        fork_hooks: vec!["mlx/backend/cuda/eval.cpp".into(), "python/src/rocm.cpp".into()],
+        fork_hooks: vec![
+            "mlx/backend/cuda/eval.cpp".into(),
+            "python/src/rocm.cpp".into(),
+        ],
         repos: Repos {
             fork: Some("https://github.com/NripeshN/mlx".into()),
             upstream: Some("https://github.com/ml-explore/mlx".into()),

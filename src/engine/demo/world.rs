@@ -68,19 +68,19 @@ pub enum BuildFailure {
 /// The six breaks, in the order of the upstream commits that introduce them.
 pub const BREAKS: [Break; 6] = [
     Break {
-        kind: "changed-return-type",
+        kind: "changed-signature",
         symbol: "mlx::core::collapse_contiguous_dims",
         shows_as: BuildFailure::CompileError,
         backend_file: "mlx/backend/rocm/copy.cpp",
     },
     Break {
-        kind: "changed-constructor",
+        kind: "constructor-changed",
         symbol: "mlx::core::allocator::Buffer::Buffer",
         shows_as: BuildFailure::CompileError,
         backend_file: "mlx/backend/rocm/allocator.cpp",
     },
     Break {
-        kind: "changed-parameters",
+        kind: "changed-signature",
         symbol: "mlx::core::array::set_data",
         shows_as: BuildFailure::CompileError,
         backend_file: "mlx/backend/rocm/kernels.cpp",
@@ -92,7 +92,7 @@ pub const BREAKS: [Break; 6] = [
         backend_file: "mlx/backend/rocm/primitives.cpp",
     },
     Break {
-        kind: "missing-backend-member",
+        kind: "missing-backend-definition",
         symbol: "mlx::core::Event::is_signaled",
         shows_as: BuildFailure::Undefined,
         backend_file: "mlx/backend/rocm/event.cpp",

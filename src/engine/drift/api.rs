@@ -2,8 +2,8 @@
 //! commit, predicted from the headers without a compiler.
 //!
 //! The upstream headers at both commits and the backend's sources are parsed with
-//! tree-sitter-cpp (after blanking macros it cannot read, see [`syntax`]). The rules in
-//! [`classify`] compare the declarations the backend can see (the include closure of its
+//! tree-sitter-cpp (after blanking macros it cannot read, see `syntax`). The rules in
+//! `classify` compare the declarations the backend can see (the include closure of its
 //! sources) with what it calls, constructs and defines. Each finding names the upstream commit
 //! that introduced it ([`history`]); checked-in suppressions ([`suppress`]) mark the ones a
 //! person judged harmless.
@@ -27,7 +27,7 @@ mod tests;
 pub use config::ApiConfig;
 pub use history::introduced_by;
 pub use model::Loc;
-pub use report::{ApiReport, CommitRef, Finding, Kind, ParseStats};
+pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use suppress::Suppression;
 
 use crate::engine::error::{Context, Result};
@@ -110,19 +110,19 @@ fn error_files(
     from: &sources::Side,
     to: &sources::Side,
     backend: &sources::Backend,
-) -> Vec<(String, usize)> {
-    fn label(
-        side: &'static str,
-        list: Vec<(String, usize)>,
-    ) -> impl Iterator<Item = (String, usize)> {
-        list.into_iter()
-            .map(move |(path, n)| (format!("{side}:{path}"), n))
-    }
-    let mut out: Vec<(String, usize)> = label("from", from.error_files())
+) -> Vec<FileErrors> {
+    let label = |side: &'static str, list: Vec<(String, usize)>| {
+        list.into_iter().map(move |(path, error_nodes)| FileErrors {
+            side,
+            path,
+            error_nodes,
+        })
+    };
+    let mut out: Vec<FileErrors> = label("from", from.error_files())
         .chain(label("to", to.error_files()))
         .chain(label("backend", backend.error_files.clone()))
         .collect();
-    out.sort();
+    out.sort_by(|a, b| (a.side, &a.path).cmp(&(b.side, &b.path)));
     out
 }
 

@@ -41,14 +41,21 @@ pub fn set_fields(text: &str, number: u32, fields: &[(&str, &str)]) -> Result<St
         bail!("the register has no entry {number}");
     };
     let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
+    let mut replaced = Vec::new();
     let mut added = Vec::new();
     for (key, value) in fields {
         match entry.field(key) {
-            Some(field) => lines[field.line - 1] = replace_value(&lines[field.line - 1], value),
+            Some(field) => replaced.push((field, *value)),
             None => added.push(format!("- {key}: {value}\n")),
         }
     }
+    // Bottom up, so earlier line numbers stay true: the insertion after the last field first.
     insert_fields(&mut lines, entry, added);
+    replaced.sort_by_key(|(field, _)| std::cmp::Reverse(field.line));
+    for (field, value) in replaced {
+        let line = replace_value(&lines[field.line - 1], value);
+        lines.splice(field.line - 1..field.end_line.min(lines.len()), [line]);
+    }
     Ok(lines.concat())
 }
 
@@ -72,7 +79,7 @@ fn insert_fields(lines: &mut Vec<String>, entry: &Entry, added: Vec<String>) {
     if added.is_empty() {
         return;
     }
-    let last_field = entry.fields.iter().map(|f| f.line).max();
+    let last_field = entry.fields.iter().map(|f| f.end_line).max();
     let at = last_field.unwrap_or(entry.end_line).min(lines.len());
     if let Some(line) = lines.get_mut(at.wrapping_sub(1)) {
         if !line.ends_with('\n') {
@@ -82,6 +89,11 @@ fn insert_fields(lines: &mut Vec<String>, entry: &Entry, added: Vec<String>) {
     let mut block = added;
     if last_field.is_none() {
         block.insert(0, "\n".to_string());
+    }
+    // Text right after the new lines would run on into the last new item: keep it apart.
+    let next = lines.get(at).map(|l| l.trim_start());
+    if next.is_some_and(|l| !l.is_empty() && !l.starts_with(['-', '*', '+'])) {
+        block.push("\n".to_string());
     }
     lines.splice(at..at, block);
 }

@@ -22,7 +22,13 @@ struct Scope {
     names: Vec<String>,
     class: Option<String>,
     template: bool,
+    /// Scopes entered so far; the walk gives up below [`MAX_DEPTH`].
+    depth: usize,
 }
+
+/// Real code nests namespaces, classes and conditionals a few levels deep; a file nesting
+/// hundreds (or ERROR nodes inside ERROR nodes) is not worth a stack overflow.
+const MAX_DEPTH: usize = 200;
 
 /// All declarations of a file, in source order.
 pub fn declarations(src: &Source, root: Node) -> Vec<Decl> {
@@ -64,8 +70,15 @@ pub fn includes(src: &Source, root: Node) -> Vec<String> {
 }
 
 fn walk(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
+    if scope.depth > MAX_DEPTH {
+        return;
+    }
+    let inner = Scope {
+        depth: scope.depth + 1,
+        ..scope.clone()
+    };
     for child in named_children(node) {
-        visit(src, child, scope, out);
+        visit(src, child, &inner, out);
     }
 }
 
@@ -76,6 +89,7 @@ fn visit(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
                 names: scope.names.clone(),
                 class: None,
                 template: false,
+                depth: scope.depth,
             };
             match node.child_by_field_name("name") {
                 Some(name) => inner.names.extend(split_path(text(name, src.parsed))),
@@ -143,6 +157,7 @@ fn class(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
         names,
         class: Some(last.clone()),
         template: false,
+        depth: scope.depth,
     };
     walk(src, body, &inner, out);
 }

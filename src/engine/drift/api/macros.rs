@@ -14,12 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MacroDef {
     pub name: String,
+    /// `#define NAME(..)` rather than `#define NAME ..`.
+    pub function_like: bool,
     pub params: Vec<String>,
     /// The body's tokens (identifiers, `::`, and single punctuation bytes).
     pub body: Vec<String>,
 }
 
-/// The function-like macros a file defines.
+/// The macros a file defines.
 pub fn definitions(src: &[u8]) -> Vec<MacroDef> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -59,7 +61,13 @@ fn parse_define(directive: &[u8]) -> Option<MacroDef> {
             .position(|w| w == name.as_bytes())?
         + name.len();
     if directive.get(name_end) != Some(&b'(') {
-        return None;
+        let body: Vec<String> = it.cloned().collect();
+        return Some(MacroDef {
+            name,
+            function_like: false,
+            params: Vec::new(),
+            body,
+        });
     }
     it.next(); // `(`
     let mut params = Vec::new();
@@ -72,6 +80,7 @@ fn parse_define(directive: &[u8]) -> Option<MacroDef> {
     }
     Some(MacroDef {
         name,
+        function_like: true,
         params,
         body: it.cloned().collect(),
     })
@@ -105,6 +114,18 @@ fn tokens(text: &[u8]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Object-like macros that expand to nothing or to an attribute (`#define MLX_API`,
+/// `#define MLX_NOINLINE __attribute__((noinline))`): noise in a declaration, blanked.
+pub fn is_attribute_like(def: &MacroDef) -> bool {
+    if def.function_like {
+        return false;
+    }
+    let first = def.body.first().map(String::as_str);
+    let second = def.body.get(1).map(String::as_str);
+    matches!(first, None | Some("__attribute__" | "__declspec"))
+        || (first == Some("[") && second == Some("["))
 }
 
 /// Macros that define members of the class passed as their first argument: `param :: member (`
@@ -160,7 +181,11 @@ mod tests {
     fn definer_macros_are_learned_through_other_macros() {
         let src = b"#define NO_GPU_MULTI(func) \\\n  void func::eval_gpu(const std::vector<array>& in, std::vector<array>& out) { \\\n    throw 1; }\n#define USE_FALLBACK(func) bool func::use_fallback(Stream s) { return true; } \\\n  NO_GPU_MULTI(func)\n#define PLAIN(x) (x + 1)\n#define OBJECT (1)\n";
         let defs = definitions(src);
-        let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+        let names: Vec<&str> = defs
+            .iter()
+            .filter(|d| d.function_like)
+            .map(|d| d.name.as_str())
+            .collect();
         assert_eq!(names, ["NO_GPU_MULTI", "USE_FALLBACK", "PLAIN"]);
         let learned = definers(&defs);
         assert_eq!(
@@ -172,5 +197,16 @@ mod tests {
             Some(&vec!["eval_gpu".to_string(), "use_fallback".to_string()])
         );
         assert_eq!(learned.get("PLAIN"), None);
+    }
+
+    #[test]
+    fn attribute_macros_are_told_from_value_macros() {
+        let src = b"#define MLX_API\n#define NOINLINE __attribute__((noinline))\n#define DEPRECATED [[deprecated]]\n#define SIZE 4\n#define F(x) x\n";
+        let attributes: Vec<String> = definitions(src)
+            .into_iter()
+            .filter(is_attribute_like)
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(attributes, ["MLX_API", "NOINLINE", "DEPRECATED"]);
     }
 }

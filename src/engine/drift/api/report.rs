@@ -88,9 +88,17 @@ pub struct ParseStats {
     pub to_error_nodes: usize,
     pub backend_files: usize,
     pub backend_error_nodes: usize,
-    /// Every file that kept ERROR nodes (`from:`, `to:` or `backend:` and its path), with the
-    /// count: where a finding may have been missed.
-    pub error_files: Vec<(String, usize)>,
+    /// Every file that kept ERROR nodes: where a finding may have been missed.
+    pub error_files: Vec<FileErrors>,
+}
+
+/// A file tree-sitter could not fully parse, even after blanking.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileErrors {
+    /// `from`, `to` (upstream at either commit) or `backend`.
+    pub side: &'static str,
+    pub path: String,
+    pub error_nodes: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -4,11 +4,11 @@
 use super::config::ApiConfig;
 use super::extract::{self, Source};
 use super::macros;
+use super::model::Loc;
 use super::model::{Decl, DeclKind};
 use super::syntax::{self, Blanking, StubUse};
 use super::uses::{self, Uses};
 use crate::engine::FileMap;
-use super::model::Loc;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What one parsed file holds.
@@ -20,6 +20,9 @@ pub struct FileFacts {
     /// ERROR and MISSING nodes left after blanking: how much of the file may have been missed.
     pub errors: usize,
 }
+
+/// Larger files are generated data, not an API; they are not parsed.
+const MAX_FILE_BYTES: usize = 8 << 20;
 
 const HEADER_EXTS: &[&str] = &["h", "hpp", "hh", "hxx", "cuh", "inl", "ipp"];
 const SOURCE_EXTS: &[&str] = &["cpp", "cc", "cxx", "cu", "hip"];
@@ -58,23 +61,34 @@ pub struct Prep {
 
 impl Prep {
     pub fn new(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-        let mut statement = BTreeSet::new();
+        let mut defs = Vec::new();
         for files in upstream {
             for (_, bytes) in files.iter().filter(|(p, _)| is_upstream_input(p, cfg)) {
-                statement.extend(macros::definitions(bytes).into_iter().map(|d| d.name));
+                defs.extend(macros::definitions(bytes));
             }
         }
         let mut backend_defs = Vec::new();
         for (_, bytes) in backend.iter().filter(|(p, _)| is_cpp(p)) {
             backend_defs.extend(macros::definitions(bytes));
         }
-        statement.extend(backend_defs.iter().map(|d| d.name.clone()));
         let mut stubs = macros::definers(&backend_defs);
         for (name, members) in &cfg.stub_macros {
             stubs.insert(name.clone(), members.clone());
         }
+        defs.extend(backend_defs);
+        let mut blank = cfg.blank_set();
+        blank.extend(
+            defs.iter()
+                .filter(|d| macros::is_attribute_like(d))
+                .map(|d| d.name.clone()),
+        );
+        let statement = defs
+            .into_iter()
+            .filter(|d| d.function_like)
+            .map(|d| d.name)
+            .collect();
         Prep {
-            blank: cfg.blank_set(),
+            blank,
             statement,
             stubs,
         }
@@ -83,6 +97,13 @@ impl Prep {
 
 /// Parses one file: blanking, tree-sitter, declarations, includes and (when asked) uses.
 pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> FileFacts {
+    if bytes.len() > MAX_FILE_BYTES {
+        // Counted as one error, so the report's list of unparsed files names it.
+        return FileFacts {
+            errors: 1,
+            ..FileFacts::default()
+        };
+    }
     let blanking = Blanking {
         blank: &prep.blank,
         statement: &prep.statement,
@@ -201,12 +222,22 @@ pub fn upstream_side(
     reuse: Option<(&FileMap, &Side)>,
 ) -> Side {
     let in_scope = |p: &str| is_upstream_input(p, cfg) && !is_reference(p, cfg);
-    let headers: BTreeSet<&String> = files.keys().filter(|p| in_scope(p) && is_header(p)).collect();
+    let headers: BTreeSet<&String> = files
+        .keys()
+        .filter(|p| in_scope(p) && is_header(p))
+        .collect();
     let follow = cfg.follow_includes && !backend.includes.is_empty();
     let mut side = Side::default();
-    let mut wave: BTreeSet<String> = files.keys().filter(|p| in_scope(p) && !is_header(p)).cloned().collect();
+    let mut wave: BTreeSet<String> = files
+        .keys()
+        .filter(|p| in_scope(p) && !is_header(p))
+        .cloned()
+        .collect();
     if follow {
-        let seeds = backend.includes.iter().filter_map(|(from, include)| resolve_include(from, include, &headers));
+        let seeds = backend
+            .includes
+            .iter()
+            .filter_map(|(from, include)| resolve_include(from, include, &headers));
         wave.extend(seeds);
     } else {
         wave.extend(headers.iter().map(|p| p.to_string()));
@@ -217,7 +248,12 @@ pub fn upstream_side(
         let mut next = BTreeSet::new();
         for path in wave.iter().filter(|p| is_header(p)) {
             side.visible.insert(path.clone());
-            for include in side.files.get(path).map(|f| f.includes.as_slice()).unwrap_or_default() {
+            for include in side
+                .files
+                .get(path)
+                .map(|f| f.includes.as_slice())
+                .unwrap_or_default()
+            {
                 match resolve_include(path, include, &headers) {
                     Some(found) if !side.files.contains_key(&found) => {
                         next.insert(found);
@@ -231,11 +267,23 @@ pub fn upstream_side(
     side
 }
 
-fn parse_wave(files: &FileMap, prep: &Prep, reuse: Option<(&FileMap, &Side)>, wave: &BTreeSet<String>, side: &mut Side) {
+fn parse_wave(
+    files: &FileMap,
+    prep: &Prep,
+    reuse: Option<(&FileMap, &Side)>,
+    wave: &BTreeSet<String>,
+    side: &mut Side,
+) {
     let mut todo: Vec<(&str, &[u8])> = Vec::new();
     for path in wave {
-        let Some(bytes) = files.get(path) else { continue };
-        let same = reuse.and_then(|(other, parsed)| (other.get(path) == Some(bytes)).then(|| parsed.files.get(path)).flatten());
+        let Some(bytes) = files.get(path) else {
+            continue;
+        };
+        let same = reuse.and_then(|(other, parsed)| {
+            (other.get(path) == Some(bytes))
+                .then(|| parsed.files.get(path))
+                .flatten()
+        });
         match same {
             Some(facts) => {
                 side.files.insert(path.clone(), facts.clone());
@@ -381,7 +429,10 @@ pub fn reference_definitions(
         .filter(|(p, b)| is_cpp(p) && is_reference(p, cfg) && mentions(b))
         .map(|(p, b)| (p.as_str(), b.as_slice()))
         .collect();
-    let keys: HashSet<(String, String)> = wanted.iter().map(|d| (d.key(), d.definition_form())).collect();
+    let keys: HashSet<(String, String)> = wanted
+        .iter()
+        .map(|d| (d.key(), d.definition_form()))
+        .collect();
     let mut found = HashMap::new();
     for facts in read_all(&todo, prep) {
         for decl in facts.decls.iter().filter(|d| d.has_body) {
@@ -397,13 +448,17 @@ pub fn reference_definitions(
 /// `Class::name` for a member (its definition must be qualified), `name` for a function.
 fn definition_needle(decl: &Decl) -> String {
     match (decl.kind, decl.scope.last()) {
-        (DeclKind::Method | DeclKind::Constructor, Some(class)) => format!("{class}::{}", decl.name),
+        (DeclKind::Method | DeclKind::Constructor, Some(class)) => {
+            format!("{class}::{}", decl.name)
+        }
         _ => decl.name.clone(),
     }
 }
 
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else { return false };
+    let Some((&first, rest)) = needle.split_first() else {
+        return false;
+    };
     let mut from = 0;
     while let Some(offset) = haystack[from..].iter().position(|&b| b == first) {
         let at = from + offset;

@@ -197,6 +197,12 @@ fn a_new_primitive_without_eval_gpu_is_reported() {
         one(Kind::MissingEvalGpu, "mlx::core::GatherQMM::eval_gpu")
     );
     assert_eq!(report.findings[0].to.as_ref().map(|l| l.line), Some(23));
+    // The backend place is its stub list, where `NO_GPU(GatherQMM)` would go.
+    let backend = report.findings[0]
+        .backend
+        .as_ref()
+        .map(|l| (l.path.as_str(), l.line));
+    assert_eq!(backend, Some(("mlx/backend/rocm/primitives.cpp", 5)));
 }
 
 #[test]
@@ -451,4 +457,122 @@ fn blanked_macros_leave_no_parse_errors() {
         (0, 0)
     );
     assert_eq!(report.parse.backend_files, 1);
+}
+
+#[test]
+fn deeply_nested_backend_code_is_read_without_overflowing_the_stack() {
+    let depth = 20_000;
+    let nested = format!("{}1{}", "(".repeat(depth), ")".repeat(depth));
+    let chain = vec!["n"; depth].join(" + ");
+    let backend = format!(
+        "#include \"mlx/array.h\"\nnamespace mlx::core::rocm {{\nint f(int n) {{ return {nested} + {chain}; }}\nvoid g(array& out, allocator::Buffer b) {{ out.set_data(b); }}\n}}\n"
+    );
+    let to = ARRAY_H.replace(
+        "void set_data(allocator::Buffer buf);",
+        "void set_data(allocator::Buffer buf, Deleter d);",
+    );
+    let report = run(
+        &[("mlx/array.h", ARRAY_H)],
+        &[("mlx/array.h", &to)],
+        &[("mlx/backend/rocm/deep.cpp", &backend)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::ChangedSignature, "mlx::core::array::set_data")
+    );
+}
+
+#[test]
+fn non_utf8_and_binary_files_are_survived() {
+    let backend: &[(&str, &str)] = &[(
+        "mlx/backend/rocm/ok.cpp",
+        "namespace mlx::core { void f(); }\n",
+    )];
+    let mut backend = files(backend);
+    backend.insert(
+        "mlx/backend/rocm/bad.cpp".to_string(),
+        vec![0xff, 0xfe, 0x00, b'{', 0x80, b'\n'],
+    );
+    let from = files(&[("mlx/array.h", ARRAY_H)]);
+    let report = analyze(&from, &from, &backend, &ApiConfig::default());
+    assert_eq!(found(&report), vec![]);
+    assert_eq!(report.parse.backend_files, 2);
+}
+
+#[test]
+fn a_removed_member_the_backend_defines_or_an_enumerator_it_names_is_reported() {
+    let to = EVENT_H.replace("  void signal(Stream stream);\n", "");
+    let report = run(
+        &[("mlx/event.h", EVENT_H)],
+        &[("mlx/event.h", &to)],
+        &[("mlx/backend/rocm/event.cpp", ROCM_EVENT)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::RemovedDeclaration, "mlx::core::Event::signal")
+    );
+
+    let from = "namespace mlx::core {\nenum class Reduce { Sum, Prod, Max };\n}\n";
+    let to = "namespace mlx::core {\nenum class Reduce { Sum, Max };\n}\n";
+    let backend = "#include \"mlx/reduce.h\"\nnamespace mlx::core::rocm {\nint f(Reduce r) {\n  switch (r) { case Reduce::Prod: return 1; default: return 0; }\n}\n}\n";
+    let report = run(
+        &[("mlx/reduce.h", from)],
+        &[("mlx/reduce.h", to)],
+        &[("mlx/backend/rocm/reduce.cpp", backend)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::RemovedDeclaration, "mlx::core::Reduce::Prod")
+    );
+    assert_eq!(report.findings[0].backend.as_ref().map(|l| l.line), Some(4));
+}
+
+#[test]
+fn the_report_renders_each_place_and_the_count() {
+    let to = ARRAY_H.replace(
+        "void set_data(allocator::Buffer buf);",
+        "void set_data(allocator::Buffer buf, Deleter d);",
+    );
+    let backend = "#include \"mlx/array.h\"\nnamespace mlx::core::rocm {\nvoid fill(array& out, allocator::Buffer buf) {\n  out.set_data(buf);\n}\n}\n";
+    let report = run(
+        &[("mlx/array.h", ARRAY_H)],
+        &[("mlx/array.h", &to)],
+        &[("mlx/backend/rocm/fill.cpp", backend)],
+    );
+    let text = report.render_text();
+    assert!(
+        text.contains("changed-signature: `mlx::core::array::set_data`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("backend  mlx/backend/rocm/fill.cpp:4"),
+        "{text}"
+    );
+    assert!(text.contains("to       mlx/array.h:7"), "{text}");
+    assert!(text.contains("1 break(s), 0 suppressed"), "{text}");
+}
+
+#[test]
+fn a_function_of_a_namespace_the_call_is_not_in_is_not_its_target() {
+    let from = "namespace mlx::core::fast {\narray rope(const array& x, int dims);\n}\n";
+    let to =
+        "namespace mlx::core::fast {\narray rope(const array& x, int dims, bool traditional);\n}\n";
+    // `rope` here is the backend's own kernel helper, reached from `mlx::core::rocm`.
+    let backend = "#include \"mlx/fast.h\"\nnamespace mlx::core::rocm {\nvoid run(const array& x) { rope(x, 64); }\n}\n";
+    let report = run(
+        &[("mlx/fast.h", from)],
+        &[("mlx/fast.h", to)],
+        &[("mlx/backend/rocm/rope.cpp", backend)],
+    );
+    assert_eq!(found(&report), vec![]);
+    let qualified = backend.replace("rope(x, 64)", "fast::rope(x, 64)");
+    let report = run(
+        &[("mlx/fast.h", from)],
+        &[("mlx/fast.h", to)],
+        &[("mlx/backend/rocm/rope.cpp", &qualified)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::ChangedSignature, "mlx::core::fast::rope")
+    );
 }

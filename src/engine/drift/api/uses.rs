@@ -46,7 +46,7 @@ pub struct Uses {
 /// Collects the uses in one backend file.
 pub fn collect(src: &Source, root: Node, uses: &mut Uses) {
     let mut walker = Walker { src, uses };
-    walker.node(root, &mut Vec::new(), false);
+    walker.walk(root);
 }
 
 struct Walker<'s, 'u> {
@@ -62,35 +62,39 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn node(&mut self, node: Node, namespaces: &mut Vec<String>, in_body: bool) {
-        match node.kind() {
-            "namespace_definition" => {
-                let pushed = match node.child_by_field_name("name") {
-                    Some(name) => split_path(text(name, self.src.parsed)),
-                    None => vec!["(anonymous)".to_string()],
-                };
-                let depth = namespaces.len();
-                namespaces.extend(pushed);
-                if let Some(body) = node.child_by_field_name("body") {
-                    self.node(body, namespaces, in_body);
+    /// Visits every node without recursion (expressions nest as deep as a file wants), each
+    /// with the namespaces around it (an index into `paths`) and whether it is in a body.
+    fn walk(&mut self, root: Node) {
+        let mut paths: Vec<Vec<String>> = vec![Vec::new()];
+        let mut stack = vec![(root, 0usize, false)];
+        while let Some((node, path, in_body)) = stack.pop() {
+            let mut inner_path = path;
+            match node.kind() {
+                "namespace_definition" => {
+                    let mut namespaces = paths[path].clone();
+                    match node.child_by_field_name("name") {
+                        Some(name) => namespaces.extend(split_path(text(name, self.src.parsed))),
+                        None => namespaces.push("(anonymous)".to_string()),
+                    }
+                    paths.push(namespaces);
+                    inner_path = paths.len() - 1;
                 }
-                namespaces.truncate(depth);
-                return;
+                "call_expression" => self.call(node, &paths[path]),
+                "declaration" if in_body => self.local_declaration(node),
+                "new_expression" => self.typed_construct(node, "type", "arguments"),
+                "compound_literal_expression" => self.typed_construct(node, "type", "value"),
+                "identifier" | "type_identifier" | "namespace_identifier" | "field_identifier" => {
+                    let name = text(node, self.src.parsed).to_string();
+                    let loc = self.loc(node);
+                    self.uses.names.entry(name).or_insert(loc);
+                }
+                _ => {}
             }
-            "call_expression" => self.call(node, namespaces),
-            "declaration" if in_body => self.local_declaration(node),
-            "new_expression" => self.typed_construct(node, "type", "arguments"),
-            "compound_literal_expression" => self.typed_construct(node, "type", "value"),
-            "identifier" | "type_identifier" | "namespace_identifier" | "field_identifier" => {
-                let name = text(node, self.src.parsed).to_string();
-                let loc = self.loc(node);
-                self.uses.names.entry(name).or_insert(loc);
+            let in_body = in_body || node.kind() == "compound_statement";
+            // Reversed, so children come off the stack in source order.
+            for child in named_children(node).into_iter().rev() {
+                stack.push((child, inner_path, in_body));
             }
-            _ => {}
-        }
-        let in_body = in_body || node.kind() == "compound_statement";
-        for child in named_children(node) {
-            self.node(child, namespaces, in_body);
         }
     }
 

@@ -8,9 +8,9 @@
 //! last condition is the evidence: it keeps out functions that core code defines.
 
 use super::{finding, Rules, Sites};
-use crate::engine::drift::api::sources::reference_definitions;
 use crate::engine::drift::api::model::{qualify, Decl, DeclKind, Loc};
 use crate::engine::drift::api::report::Kind;
+use crate::engine::drift::api::sources::reference_definitions;
 use std::collections::BTreeMap;
 
 impl<'a> Rules<'a> {
@@ -63,17 +63,29 @@ impl<'a> Rules<'a> {
             if !self.from.callables(&key).is_empty() || self.defined(eval, &stubbed) {
                 continue;
             }
-            let stubs: Vec<&str> = self.inputs.prep.stubs.keys().map(String::as_str).collect();
+            let configured = &self.inputs.cfg.stub_macros;
+            let stubs: Vec<&str> = configured.keys().map(String::as_str).collect();
             let message = format!(
                 "new primitive `{}` declares `eval_gpu`; the backend neither defines `{}::eval_gpu` nor stubs it ({})",
                 class.name,
                 class.name,
                 stubs.join(", ")
             );
+            // Where the backend stubs the primitives it does not implement: where a stub goes.
+            let stub_list = self
+                .inputs
+                .backend
+                .stubs
+                .iter()
+                .find(|(_, s)| configured.contains_key(&s.macro_name));
+            let backend = stub_list.map(|(path, stub)| Loc {
+                path: path.clone(),
+                line: stub.line,
+            });
             let sites = Sites {
                 from: None,
                 to: Some(eval),
-                backend: None,
+                backend,
             };
             let mut found = finding(Kind::MissingEvalGpu, key, message, sites);
             // `void eval_gpu(..) override;` reads the same in every primitive; the class does not.
@@ -135,7 +147,11 @@ impl<'a> Rules<'a> {
         for decl in candidates {
             let key = decl.key();
             let form = decl.definition_form();
-            let existed = self.from.callables(&key).iter().any(|old| old.definition_form() == form);
+            let existed = self
+                .from
+                .callables(&key)
+                .iter()
+                .any(|old| old.definition_form() == form);
             let reported = self.has_finding(Kind::ChangedSignature, &key)
                 || self.has_finding(Kind::ConstructorChanged, &key);
             if !(existed || reported || self.defined(decl, &stubbed)) {
@@ -155,7 +171,11 @@ impl<'a> Rules<'a> {
                 decl.describe(),
             );
             let backend = scopes.get(&decl.scope.join("::")).cloned();
-            let sites = Sites { from: None, to: Some(decl), backend };
+            let sites = Sites {
+                from: None,
+                to: Some(decl),
+                backend,
+            };
             self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
         }
     }

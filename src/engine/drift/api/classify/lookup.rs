@@ -29,8 +29,12 @@ pub fn call_candidates<'a>(rules: &Rules<'a>, call: &Call) -> Vec<&'a Decl> {
         .backend_funcs
         .get(call.name.as_str())
         .map_or(&[][..], Vec::as_slice);
+    let api_namespace = rules.inputs.cfg.namespace_path();
     named
         .filter(|d| d.kind == DeclKind::Function)
+        // Ordinary lookup sees enclosing namespaces; argument-dependent lookup reaches the
+        // API namespace itself, where the types the backend passes live.
+        .filter(|d| call.namespaces.starts_with(&d.scope) || d.scope == api_namespace)
         // The backend's own function in the same or a nearer enclosing namespace wins.
         .filter(|d| {
             !own.iter()
