@@ -324,3 +324,54 @@ fn propose_command_writes_pushes_and_records() {
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("entry 3 is `kept-local`"), "{text}");
 }
+
+/// Writes a one-chapter book rendering the register into the demo project.
+fn register_book(demo: &Demo) -> std::path::PathBuf {
+    let dir = demo.root().join("book");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let toml =
+        "[book]\ntitle = \"register\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\n";
+    std::fs::write(dir.join("book.toml"), toml).unwrap();
+    std::fs::write(
+        dir.join("src/SUMMARY.md"),
+        "# Summary\n\n- [Register](register.md)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/register.md"),
+        "# The register\n\n{{#forkbook register}}\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn the_book_fails_on_a_missing_link_and_passes_once_record_adds_it() {
+    let demo = Demo::new(Layout::Patch);
+    let book = register_book(&demo);
+    let book = book.to_str().unwrap();
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("- link: https://github.com/NripeshN/mlx/pull/102\n", ""),
+    )
+    .unwrap();
+    let (code, out) = demo.run(&["book", "build", "--dir", book]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("fix-link-present")
+            && out.contains("entry 4 applies to the fork but has no upstream link"),
+        "{out}"
+    );
+    let url = "https://github.com/NripeshN/mlx/pull/150";
+    let (code, out) = demo.run(&["propose", "--record", "4", url]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = demo.run(&["book", "build", "--dir", book]);
+    assert_eq!(code, 0, "{out}");
+    let html = std::fs::read_to_string(demo.root().join("book/book/register.html")).unwrap();
+    assert!(
+        html.contains(url),
+        "the register table shows the recorded link"
+    );
+}

@@ -427,7 +427,7 @@ fn random_registers_never_panic() {
         seed
     };
     let mut with_entries = 0;
-    for _ in 0..100000 {
+    for _ in 0..3000 {
         let start = if next() % 2 == 0 { "## 1. Start\n" } else { "" };
         let text: String = std::iter::once(start)
             .chain((0..next() % 40).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]))
@@ -453,5 +453,119 @@ fn random_registers_never_panic() {
     assert!(
         with_entries > 100,
         "the pieces make entries: {with_entries}"
+    );
+}
+
+/// Renders the demo's findings of one check as `file:line: message`.
+fn found(demo: &common::Demo, check: &str) -> Vec<String> {
+    findings_of(demo)
+        .into_iter()
+        .filter(|f| f.check == check)
+        .map(|f| {
+            format!(
+                "{}:{}: {}",
+                f.file,
+                f.line.map_or(String::new(), |l| l.to_string()),
+                f.message
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_build_pin_the_readme_counts_and_the_lock_are_read_from_the_project() {
+    let demo = common::Demo::new(Layout::Patch);
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("[overlay]\n", "[overlay]\npin_file = \"cmake/pin.cmake\"\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(demo.root().join("cmake")).unwrap();
+    let pin_file = demo.root().join("cmake/pin.cmake");
+    let world = &demo.demo.world;
+    std::fs::write(
+        &pin_file,
+        format!("# the MLX commit we build\nset(MLX_PIN {})\n", world.pin2),
+    )
+    .unwrap();
+    assert_eq!(
+        found(&demo, "pin-matches-build"),
+        [format!("cmake/pin.cmake:2: the build uses pin `{}` but `patches-rocm/UPSTREAM` records `{}` (line 5)", world.pin2, world.pin1)]
+    );
+    std::fs::write(&pin_file, format!("set(MLX_PIN {})\n", world.pin1)).unwrap();
+    assert!(found(&demo, "pin-matches-build").is_empty());
+
+    let readme = demo.records().join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("- local fixes: 4"))
+        .expect("the demo's count")
+        + 1;
+    std::fs::write(
+        &readme,
+        text.replace("- local fixes: 4", "- local fixes: 3"),
+    )
+    .unwrap();
+    assert_eq!(
+        found(&demo, "readme-counts"),
+        [format!(
+            "patches-rocm/README.md:{line}: the README states 3 local fixes, the overlay has 4"
+        )]
+    );
+
+    let lock = demo.records().join("overlay.lock");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    let (line, entry) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.ends_with("  mlx/fast.cpp"))
+        .unwrap();
+    std::fs::write(
+        &lock,
+        text.replace(entry, &format!("{}  mlx/fast.cpp", "0".repeat(64))),
+    )
+    .unwrap();
+    assert_eq!(
+        found(&demo, "overlay-matches-lock"),
+        [format!(
+            "patches-rocm/overlay.lock:{}: `mlx/fast.cpp` differs from its locked hash",
+            line + 1
+        )]
+    );
+}
+
+#[test]
+fn a_core_fix_named_wrongly_is_caught_by_the_residual_and_both_file_checks() {
+    let demo = common::Demo::new(Layout::Patch);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("Files: `mlx/fast.cpp`"), "{text}");
+    std::fs::write(
+        &path,
+        text.replace("Files: `mlx/fast.cpp`", "Files: `mlx/device.cpp`"),
+    )
+    .unwrap();
+    let residual = found(&demo, "residual-hunks-noted");
+    assert_eq!(residual.len(), 1, "{residual:?}");
+    assert!(
+        residual[0].starts_with("patches-rocm/LOCAL_FIXES.md:: residual hunk at `mlx/fast.cpp:"),
+        "{residual:?}"
+    );
+    assert!(
+        residual[0].ends_with("belongs to fix 1, whose entry does not name `mlx/fast.cpp`"),
+        "{residual:?}"
+    );
+    assert_eq!(
+        found(&demo, "differing-file-named"),
+        ["patches-rocm/LOCAL_FIXES.md:: `mlx/fast.cpp` differs from the base tree but no entry names it"]
+    );
+    let named = found(&demo, "named-file-differs");
+    assert!(
+        named[0]
+            .ends_with("entry 1 names `mlx/device.cpp`, which does not differ from the base tree"),
+        "{named:?}"
     );
 }

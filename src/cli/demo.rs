@@ -55,6 +55,21 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         ctx.out.write_all(&buf)?;
         writeln!(ctx.out, "(exit {code})")?;
     }
+    let book = demo.root.join("book");
+    crate::book::write_sources(&book)?;
+    let vars = [format!("candidate_pin={}", world.pin2), format!("candidate_fork={}", world.fork_commits[1])];
+    writeln!(ctx.out, "\n== the executable book: every step above, run live and embedded\n$ forkbook book build --var {} --var {}", vars[0], vars[1])?;
+    let mut full: Vec<std::ffi::OsString> = vec!["forkbook".into(), "--root".into(), root.clone().into(), "--cache".into(), cache.clone().into()];
+    full.extend(["book", "build", "--dir"].map(Into::into));
+    full.push(book.clone().into());
+    for var in &vars {
+        full.push("--var".into());
+        full.push(var.into());
+    }
+    let mut buf = Vec::new();
+    let code = super::run(full, &mut buf);
+    ctx.out.write_all(&buf)?;
+    writeln!(ctx.out, "(exit {code}); open {}", book.join("book/index.html").display())?;
     writeln!(ctx.out, "\nnext: cd {} and try `forkbook retarget {}` for real", demo.root.display(), &world.pin2[..8])?;
     writeln!(ctx.out, "      or `forkbook drift build --to {} --compiler c++` for the real build with the C++ compiler", &world.pin2[..8])?;
     Ok(OK)

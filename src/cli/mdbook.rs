@@ -47,7 +47,8 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
                 Ok(PROBLEMS)
             }
             None if e.to_string().contains("parse the input") => {
-                Err(Error::new(format!("{e:#}")).with_note(
+                let cause = e.root_cause().to_string();
+                Err(Error::new(format!("failed to read mdbook's input on stdin: {cause}")).with_note(
                     "`forkbook mdbook` is run by mdbook with the book on stdin; build with `forkbook book build`",
                 ))
             }

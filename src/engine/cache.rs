@@ -239,7 +239,7 @@ impl Cache {
             return Ok(None);
         }
         if entry.filemode() == 0o120000 {
-            return Err(link_error(commit, path, &self.repo.find_blob(entry.id())?.content().to_vec()));
+            return Err(link_error(commit, path, self.repo.find_blob(entry.id())?.content()));
         }
         Ok(Some(self.repo.find_blob(entry.id())?.content().to_vec()))
     }

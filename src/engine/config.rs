@@ -70,7 +70,7 @@ impl Default for OverlayConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct RemoteConfig {
     /// A URL or a local path (a mirror).
@@ -78,25 +78,14 @@ pub struct RemoteConfig {
     pub branch: String,
 }
 
-impl Default for RemoteConfig {
-    fn default() -> Self {
-        RemoteConfig { url: String::new(), branch: String::new() }
-    }
-}
-
 impl Config {
     /// The configuration for the MLX ROCm overlay.
     pub fn mlx_rocm() -> Config {
-        let mut config = Config::default();
-        config.fork = RemoteConfig {
-            url: "https://github.com/NripeshN/mlx".into(),
-            branch: "rocm-support".into(),
-        };
-        config.upstream = RemoteConfig {
-            url: "https://github.com/ml-explore/mlx".into(),
-            branch: "main".into(),
-        };
-        config
+        Config {
+            fork: RemoteConfig { url: "https://github.com/NripeshN/mlx".into(), branch: "rocm-support".into() },
+            upstream: RemoteConfig { url: "https://github.com/ml-explore/mlx".into(), branch: "main".into() },
+            ..Config::default()
+        }
     }
 
     /// Reads `forkbook.toml`; sections left out keep the MLX ROCm defaults.

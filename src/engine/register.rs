@@ -208,7 +208,12 @@ impl Draft {
     fn field_item(&mut self, item: Range<usize>, block: &Block, text: &str, lines: &Lines) {
         let line = lines.line(item.start);
         let number = self.entry.number;
-        let Some((key, value)) = split_field(&text[item.clone()]) else {
+        // The field is the item's first paragraph; blocks nested below it are not its value.
+        let source = first_paragraph(&text[item.clone()]);
+        let end_line = lines
+            .line(item.start + source.len().saturating_sub(1))
+            .max(line);
+        let Some((key, value)) = split_field(source) else {
             let message = format!("entry {number}: list item is not a `key: value` field");
             self.entry.problems.push(Problem { line, message });
             return;
@@ -235,10 +240,6 @@ impl Draft {
                 .get_or_insert_with(Vec::new)
                 .extend(files);
         }
-        let source = text[item.clone()].trim_end();
-        let end_line = lines
-            .line(item.start + source.len().saturating_sub(1))
-            .max(line);
         self.entry.fields.push(Field {
             key,
             value,
@@ -277,6 +278,24 @@ fn is_field_list(block: &Block, text: &str) -> bool {
     block.items.iter().any(|item| {
         split_field(&text[item.clone()]).is_some_and(|(key, _)| KNOWN_KEYS.contains(&key.as_str()))
     })
+}
+
+/// The first paragraph of a list item's source: its first line and the lines that continue it,
+/// up to a blank line or a line that starts another block.
+fn first_paragraph(item: &str) -> &str {
+    let mut end = 0;
+    for (index, line) in item.split_inclusive('\n').enumerate() {
+        let start = line.trim_start();
+        let new_block = start.is_empty()
+            || start.starts_with(['#', '>', '-', '*', '+', '|'])
+            || start.starts_with("```")
+            || start.starts_with("~~~");
+        if index > 0 && new_block {
+            break;
+        }
+        end += line.len();
+    }
+    item[..end].trim_end()
 }
 
 /// `- key: value` (one item's source) as a normalized key and a cleaned value.

@@ -90,9 +90,9 @@ pub fn report(project: &Project, cache: &Cache, new: &OverlayState, old: Option<
         .items
         .iter()
         .map(|i| match &i.outcome {
-            Outcome::Passed => format!("{}: passed", i.name),
-            Outcome::Failed(why) => format!("{}: FAILED ({why})", i.name),
-            Outcome::Skipped(why) => format!("{}: skipped ({why})", i.name),
+            Outcome::Passed => format!("`{}`: passed", i.name),
+            Outcome::Failed(why) => format!("`{}`: FAILED ({why})", i.name),
+            Outcome::Skipped(why) => format!("`{}`: skipped ({why})", i.name),
         })
         .collect();
     Ok(Report {
