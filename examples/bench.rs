@@ -431,6 +431,7 @@ fn measure(setup: &Setup, to: Option<&str>, book: bool, iters: usize, rows: &mut
             world: setup.name.clone(),
             what: format!("drift api --to {}", &to[..8]),
             forkbook: fb,
+            exit: last.get(),
             baseline: Some((bl, processes)),
         });
     }
@@ -456,6 +457,7 @@ fn measure(setup: &Setup, to: Option<&str>, book: bool, iters: usize, rows: &mut
             world: setup.name.clone(),
             what: "book build --rerun".into(),
             forkbook: fb,
+            exit: last.get(),
             baseline: None,
         });
     }

@@ -216,7 +216,8 @@ pub fn book(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let scan = blocks::scan(text);
+    let vars: BTreeMap<String, String> = [("pin".to_string(), "{{pin}}".to_string()), ("compiler".to_string(), "c++".to_string())].into();
+    let scan = blocks::scan(text, &vars);
     for block in &scan.blocks {
         assert!(
             text.get(block.range.clone()).is_some(),
@@ -227,7 +228,6 @@ pub fn book(data: &[u8]) {
     for line in text.lines().take(64) {
         let _ = blocks::parse_info(line);
     }
-    let vars: BTreeMap<String, String> = [("pin".to_string(), "{{pin}}".to_string())].into();
     let mut missing = Vec::new();
     let _ = blocks::substitute(text, &vars, &mut missing);
     let escaped = render::escape(text);

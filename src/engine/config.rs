@@ -97,7 +97,7 @@ impl Config {
 
     pub fn parse(text: &str) -> Result<Config> {
         let mut config: Config = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
             let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
             Error::new(format!("{at}{}", e.message().trim_end_matches('.')))
                 .with_note("see README.md, section `forkbook.toml`, for the keys")

@@ -182,7 +182,19 @@ impl RunLock {
             file.lock().with_context(|| format!("failed to lock `{}`", dir.display()))?;
             return Ok(RunLock { _file: file });
         }
-        match file.try_lock() {
+        // A child process forked by another thread can hold the lock for the moment between its
+        // fork and exec (it shares the open file); give such a moment time to pass.
+        let mut tries = 0;
+        let result = loop {
+            match file.try_lock() {
+                Err(std::fs::TryLockError::WouldBlock) if tries < 25 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other,
+            }
+        };
+        match result {
             Ok(()) => Ok(RunLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::new(format!(
                 "another forkbook run is using the {what} `{}`",

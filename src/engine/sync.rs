@@ -366,14 +366,9 @@ fn count_entries(files: &FileMap) -> usize {
     count_entries_in(&String::from_utf8_lossy(text))
 }
 
-/// Numbered headings of a LOCAL_FIXES.md text.
+/// The entries of a LOCAL_FIXES.md text, as the register parser reads them.
 pub fn count_entries_in(text: &str) -> usize {
-    text.lines()
-        .filter(|l| {
-            let t = l.trim_start_matches('#').trim_start();
-            l.starts_with('#') && t.split('.').next().is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .count()
+    super::register::parse(records::FIXES_FILE, text).entries.len()
 }
 
 /// Writes the planned records in one swap, holding the overlay's run lock.

@@ -142,7 +142,7 @@ fn write_register(project: &Project) -> Result<()> {
     let text = std::fs::read_to_string(&path)?;
     let states = [
         "- state: kept-local\n- reason: the fork keeps a different guard; ours matches our build's device check\n- issue: https://github.com/example/app/issues/7\n",
-        "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/101\n- package: propose/0002-free-pooled-buffers-when-the-allocator-is-destroyed.patch\n",
+        "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/101\n- package: propose/0002-free-pooled-buffers-when-the-allocator-is.patch\n",
         "- state: kept-local\n- reason: a compiler workaround for one architecture; not for the fork\n- issue: https://github.com/example/app/issues/9\n",
         "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/102\n- package: propose/0004-synchronize-the-stream-before-finalize-returns.patch\n",
     ];
