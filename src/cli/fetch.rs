@@ -30,14 +30,21 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         fork.push(project.config.fork.branch.clone());
         upstream.push(project.config.upstream.branch.clone());
     }
+    let mut fetched = Vec::new();
     for (remote, revs) in [(Remote::Fork, &fork), (Remote::Upstream, &upstream)] {
         let revs: Vec<&str> = revs.iter().map(String::as_str).collect();
         if revs.is_empty() {
             continue;
         }
         for (rev, oid) in revs.iter().zip(cache.fetch(remote, &revs)?) {
-            writeln!(ctx.out, "{:<9} {rev} -> {} {}", remote.name(), short(oid), cache.summary(oid))?;
+            fetched.push(serde_json::json!({ "remote": remote.name(), "rev": rev, "commit": oid.to_string() }));
+            if !ctx.json {
+                writeln!(ctx.out, "{:<9} {rev} -> {} {}", remote.name(), short(oid), cache.summary(oid))?;
+            }
         }
+    }
+    if ctx.json {
+        ctx.print_json(&fetched)?;
     }
     Ok(OK)
 }

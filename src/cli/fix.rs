@@ -32,8 +32,12 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             let (project, cache, state) = ctx.load()?;
             let edited = read_tree(from)?;
             let recorded = add_fix(&project, &cache, &state, title, &edited)?;
-            writeln!(ctx.out, "recorded fix {} touching {}", recorded.number, recorded.paths.join(", "))?;
-            writeln!(ctx.out, "note: fill in its state in {}", project.record_name("LOCAL_FIXES.md"))?;
+            if ctx.json {
+                ctx.print_json(&serde_json::json!({ "number": recorded.number, "paths": recorded.paths }))?;
+            } else {
+                writeln!(ctx.out, "recorded fix {} touching {}", recorded.number, recorded.paths.join(", "))?;
+                writeln!(ctx.out, "note: fill in its state in {}", project.record_name("LOCAL_FIXES.md"))?;
+            }
             Ok(OK)
         }
     }

@@ -23,7 +23,11 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let cache = Cache::open(&project)?;
     let request = InitRequest { fork: args.fork.clone(), pin: args.pin.clone(), core_files: args.core.clone() };
     let planned = init(&project, &cache, &request)?;
-    writeln!(ctx.out, "initialized {} at {}", project.record_name(""), crate::engine::base::Commits::describe(&planned.new))?;
-    super::sync::print_core(ctx, &planned)?;
+    if ctx.json {
+        ctx.print_json(&planned)?;
+    } else {
+        writeln!(ctx.out, "initialized {} at {}", project.record_name(""), planned.new.describe())?;
+        super::sync::print_core(ctx, &planned)?;
+    }
     Ok(if planned.conflicts() > 0 { PROBLEMS } else { OK })
 }

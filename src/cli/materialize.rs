@@ -28,7 +28,11 @@ pub struct ExportArgs {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (_project, _cache, state) = ctx.load()?;
     materialize(&state.overlay, &args.out)?;
-    writeln!(ctx.out, "wrote {} files to {}", state.overlay.len(), args.out.display())?;
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "files": state.overlay.len(), "out": args.out }))?;
+    } else {
+        writeln!(ctx.out, "wrote {} files to {}", state.overlay.len(), args.out.display())?;
+    }
     Ok(OK)
 }
 
@@ -46,6 +50,10 @@ pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
         crate::engine::sync::plan(&project, &cache, &state, target)?.overlay
     };
     let laid = export_tree(&cache, commit, &overlay, &args.dest)?;
+    if ctx.json {
+        ctx.print_json(&serde_json::json!({ "commit": commit.to_string(), "overlay_files": laid, "dest": args.dest }))?;
+        return Ok(OK);
+    }
     writeln!(ctx.out, "wrote upstream {} with {laid} overlay files to {}", crate::engine::cache::short(commit), args.dest.display())?;
     Ok(OK)
 }
