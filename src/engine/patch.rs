@@ -65,7 +65,36 @@ pub fn render(repo: &Repository, pre: &FileMap, post: &FileMap) -> Result<String
         text.extend_from_slice(line.content());
         true
     })?;
-    String::from_utf8(text).map_err(|_| Error::new("the patch is not UTF-8 text").with_note("non-UTF-8 changes are written as binary patches only when git treats the file as binary"))
+    let text = String::from_utf8(text).map_err(|_| Error::new("the patch is not UTF-8 text").with_note("non-UTF-8 changes are written as binary patches only when git treats the file as binary"))?;
+    Ok(quote_spaced_paths(&text))
+}
+
+/// libgit2 writes `diff --git a/x y b/x y` unquoted but cannot read it back for an added or
+/// deleted file; git's C-style quoting (`"a/x y"`), which both git and libgit2 read, removes the
+/// ambiguity.
+fn quote_spaced_paths(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let quoted = if let Some(rest) = body.strip_prefix("diff --git a/") {
+            let half = rest.len().saturating_sub(3) / 2;
+            let (old, new) = (&rest[..half], rest.get(half + 3..).unwrap_or(""));
+            (old.contains(' ') && rest.get(half..half + 3) == Some(" b/") && old == new)
+                .then(|| format!("diff --git \"a/{old}\" \"b/{old}\""))
+        } else if let Some(path) = body.strip_prefix("--- a/").or_else(|| body.strip_prefix("+++ b/")) {
+            path.contains(' ').then(|| format!("{}\"{}/{path}\"", &body[..4], &body[4..5]))
+        } else {
+            None
+        };
+        match quoted {
+            Some(q) if !body.contains('"') => {
+                out.push_str(&q);
+                out.push_str(&line[body.len()..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// The paths a patch touches (old and new names), each checked: patches are untrusted text.
@@ -146,5 +175,23 @@ mod tests {
         let text = "diff --git a/../../etc/passwd b/../../etc/passwd\n--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n";
         let err = touched(text, "evil.patch").unwrap_err();
         assert!(err.message().contains(".."), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod space_tests {
+    use super::*;
+
+    #[test]
+    fn a_path_with_spaces_round_trips() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(tmp.path()).unwrap();
+        let pre: FileMap = [("dir/a b.cpp".to_string(), b"x\n".to_vec())].into();
+        let post: FileMap = [("dir/a b.cpp".to_string(), b"y\n".to_vec())].into();
+        let text = render(&repo, &pre, &post).unwrap();
+        assert_eq!(apply(&repo, &text, "t.patch", &pre).unwrap(), post, "{text}");
+        let added: FileMap = [("dir/new file.h".to_string(), b"z\n".to_vec())].into();
+        let text = render(&repo, &FileMap::new(), &added).unwrap();
+        assert_eq!(apply(&repo, &text, "t.patch", &FileMap::new()).unwrap(), added, "{text}");
     }
 }
