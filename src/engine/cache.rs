@@ -11,6 +11,7 @@ use super::paths::{check_relative, link_stays_inside};
 use super::project::Project;
 use super::FileMap;
 use git2::{ObjectType, Oid, Repository};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Which upstream a revision belongs to.
@@ -290,6 +291,60 @@ impl Cache {
             }
         }
         Ok(())
+    }
+
+    /// The whole tree of `commit` for an export: regular files, plus links that stay inside
+    /// the tree (path -> target). Links that leave it are refused; submodules are skipped.
+    pub fn export_entries(&self, commit: Oid) -> Result<(FileMap, BTreeMap<String, String>)> {
+        let tree = self.repo.find_commit(commit)?.tree()?;
+        let mut files = FileMap::new();
+        let mut links = BTreeMap::new();
+        let mut failure = None;
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            let Ok(name) = std::str::from_utf8(entry.name_bytes()) else {
+                failure = Some(Error::new(format!("commit `{}` has a non-UTF-8 file name under `{dir}`", short(commit))));
+                return git2::TreeWalkResult::Abort;
+            };
+            let path = format!("{dir}{name}");
+            if let Err(e) = check_relative(&path) {
+                failure = Some(e.context(format!("in commit `{}`", short(commit))));
+                return git2::TreeWalkResult::Abort;
+            }
+            let read = |id| self.repo.find_blob(id).map(|b| b.content().to_vec());
+            match (entry.kind(), entry.filemode()) {
+                (Some(ObjectType::Blob), 0o120000) => match read(entry.id()) {
+                    Ok(target) => {
+                        let target = String::from_utf8_lossy(&target).into_owned();
+                        if link_stays_inside(&path, &target) {
+                            links.insert(path, target);
+                        } else {
+                            failure = Some(link_error(commit, &path, target.as_bytes()));
+                            return git2::TreeWalkResult::Abort;
+                        }
+                    }
+                    Err(e) => {
+                        failure = Some(e.into());
+                        return git2::TreeWalkResult::Abort;
+                    }
+                },
+                (Some(ObjectType::Blob), _) => match read(entry.id()) {
+                    Ok(bytes) => {
+                        files.insert(path, bytes);
+                    }
+                    Err(e) => {
+                        failure = Some(e.into());
+                        return git2::TreeWalkResult::Abort;
+                    }
+                },
+                _ => {}
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .or_else(|e| if failure.is_some() { Ok(()) } else { Err(e) })?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok((files, links)),
+        }
     }
 
     /// Paths changed between two commits (added, modified or deleted), outside `exclude_prefix`.

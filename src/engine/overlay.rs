@@ -245,14 +245,24 @@ pub fn materialize(overlay: &FileMap, out: &std::path::Path) -> Result<()> {
 }
 
 /// Writes the upstream tree at `commit` with `overlay` laid over it into `dest`.
+///
+/// Upstream's own links are written as links when they stay inside the tree (MLX has one,
+/// `CLAUDE.md -> AGENTS.md`); submodules are left out. The overlay's files are plain files.
 pub fn export_tree(cache: &Cache, commit: git2::Oid, overlay: &FileMap, dest: &std::path::Path) -> Result<usize> {
-    let mut files = cache.files_under(commit, "")?;
+    let (mut files, links) = cache.export_entries(commit)?;
     let count = overlay.len();
     for (path, bytes) in overlay {
         files.insert(path.clone(), bytes.clone());
     }
     let staged = super::fsutil::StagedDir::new(dest)?;
     super::fsutil::write_tree(staged.path(), &files)?;
+    for (path, target) in links.iter().filter(|(p, _)| !overlay.contains_key(*p)) {
+        let at = staged.path().join(path);
+        if let Some(parent) = at.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::os::unix::fs::symlink(target, &at).with_context(|| format!("failed to write link `{path}`"))?;
+    }
     staged.commit()?;
     Ok(count)
 }

@@ -1,8 +1,9 @@
 //! What backend code uses: the functions it calls, the classes it constructs, and every name
 //! it mentions, each with its place and the namespaces around it.
 //!
-//! This is syntax only. A call is known by its spelled name (`f`, `ns::f`, `x.f`) and its
-//! argument count; the analysis matches those against the upstream declarations.
+//! This is syntax only. A call is known by its spelled name (`f`, `ns::f`, `x.f`), its
+//! argument count and what the statement around it does with the result ([`ResultUse`]); the
+//! analysis matches those against the upstream declarations.
 
 use super::extract::{split_path, strip_template_args, Source};
 use super::model::Loc;
@@ -21,7 +22,23 @@ pub struct Call {
     pub args: usize,
     /// Namespaces enclosing the call, outermost first.
     pub namespaces: Vec<String>,
+    pub result: ResultUse,
     pub loc: Loc,
+}
+
+/// What the code around a call does with its result, as far as a changed return type matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultUse {
+    /// The initializer of a structured binding with this many names
+    /// (`auto [shape, strides] = f(..)`, also `auto&`, `const auto&` and `auto [..]{f(..)}`).
+    Structured(usize),
+    /// The initializer of one variable whose type is deduced (`auto r = f(..)`,
+    /// `const auto& r = f(..)`, `decltype(auto) r = f(..)`, `auto r{f(..)}`).
+    Deduced,
+    /// A statement of its own (`f(..);` or `(void)f(..);`).
+    Discarded,
+    /// Anything else: passed on, returned, assigned to a named type, member-accessed.
+    Other,
 }
 
 /// An object of a named class built with arguments (`Buffer b(p)`, `new Buffer(p)`,
@@ -45,13 +62,20 @@ pub struct Uses {
 
 /// Collects the uses in one backend file.
 pub fn collect(src: &Source, root: Node, uses: &mut Uses) {
-    let mut walker = Walker { src, uses };
+    let mut walker = Walker {
+        src,
+        uses,
+        result_uses: HashMap::new(),
+    };
     walker.walk(root);
 }
 
 struct Walker<'s, 'u> {
     src: &'s Source<'s>,
     uses: &'u mut Uses,
+    /// Result uses of call nodes (by node id), noted when their statement is visited, which
+    /// comes before the call itself.
+    result_uses: HashMap<usize, ResultUse>,
 }
 
 impl Walker<'_, '_> {
@@ -80,7 +104,13 @@ impl Walker<'_, '_> {
                     inner_path = paths.len() - 1;
                 }
                 "call_expression" => self.call(node, &paths[path]),
-                "declaration" if in_body => self.local_declaration(node),
+                "declaration" => {
+                    self.deduced_declaration(node);
+                    if in_body {
+                        self.local_declaration(node);
+                    }
+                }
+                "expression_statement" => self.discarded(node),
                 "new_expression" => self.typed_construct(node, "type", "arguments"),
                 "compound_literal_expression" => self.typed_construct(node, "type", "value"),
                 "identifier" | "type_identifier" | "namespace_identifier" | "field_identifier" => {
@@ -127,8 +157,61 @@ impl Walker<'_, '_> {
             member,
             args,
             namespaces: namespaces.to_vec(),
+            result: self
+                .result_uses
+                .remove(&node.id())
+                .unwrap_or(ResultUse::Other),
             loc: self.loc(node),
         });
+    }
+
+    /// Notes the calls that initialize `auto` variables and structured bindings.
+    fn deduced_declaration(&mut self, node: Node) {
+        let deduced = node
+            .child_by_field_name("type")
+            .is_some_and(|ty| matches!(text(ty, self.src.parsed), "auto" | "decltype(auto)"));
+        if !deduced {
+            return;
+        }
+        let mut cursor = node.walk();
+        let declarators: Vec<Node> = node
+            .children_by_field_name("declarator", &mut cursor)
+            .filter(|d| d.kind() == "init_declarator")
+            .collect();
+        for declarator in declarators {
+            let (Some(target), Some(value)) = (
+                declarator.child_by_field_name("declarator"),
+                declarator.child_by_field_name("value"),
+            ) else {
+                continue;
+            };
+            let Some(call) = initializing_call(value) else {
+                continue;
+            };
+            if let Some(result) = binding_of(target) {
+                self.result_uses.insert(call.id(), result);
+            }
+        }
+    }
+
+    /// Notes a call that is the whole statement, or cast to `void`.
+    fn discarded(&mut self, node: Node) {
+        let Some(mut expression) = node.named_child(0) else {
+            return;
+        };
+        if expression.kind() == "cast_expression" {
+            let to_void = expression
+                .child_by_field_name("type")
+                .is_some_and(|ty| text(ty, self.src.parsed) == "void");
+            match expression.child_by_field_name("value") {
+                Some(value) if to_void => expression = value,
+                _ => return,
+            }
+        }
+        if expression.kind() == "call_expression" {
+            self.result_uses
+                .insert(expression.id(), ResultUse::Discarded);
+        }
     }
 
     /// `std::make_shared<T>(args)` and `std::make_unique<T>(args)` construct a `T`.
@@ -211,6 +294,43 @@ impl Walker<'_, '_> {
             args,
             loc,
         });
+    }
+}
+
+/// The call an initializer consists of: `= f(..)`, `{f(..)}` or `(f(..))`.
+fn initializing_call(value: Node) -> Option<Node> {
+    let value = match value.kind() {
+        "initializer_list" | "argument_list" => {
+            let items = named_children(value);
+            match items.as_slice() {
+                [only] => *only,
+                _ => return None,
+            }
+        }
+        _ => value,
+    };
+    (value.kind() == "call_expression").then_some(value)
+}
+
+/// What a declarator of a deduced type makes of its initializer: a structured binding of so
+/// many names, or one variable (by value or reference; `auto*` wants a pointer, so it is not
+/// covered).
+fn binding_of(target: Node) -> Option<ResultUse> {
+    let target = if target.kind() == "reference_declarator" {
+        target.named_child(0)?
+    } else {
+        target
+    };
+    match target.kind() {
+        "structured_binding_declarator" => {
+            let names = named_children(target)
+                .iter()
+                .filter(|n| n.kind() == "identifier")
+                .count();
+            Some(ResultUse::Structured(names))
+        }
+        "identifier" => Some(ResultUse::Deduced),
+        _ => None,
     }
 }
 
