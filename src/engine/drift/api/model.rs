@@ -95,9 +95,18 @@ impl Decl {
     /// against `self`: same result type and the same argument types, up to const and
     /// reference (a parameter now by value, a new defaulted trailing parameter are fine).
     pub fn call_compatible(&self, new: &Decl, args: usize) -> bool {
+        self.same_result(new) && self.accepts_same_arguments(new, args)
+    }
+
+    /// The caller's arguments still fit `new`; the result type is not looked at.
+    pub fn accepts_same_arguments(&self, new: &Decl, args: usize) -> bool {
         new.fits(args)
-            && call_form(&self.ret) == call_form(&new.ret)
             && (self.variadic || new.variadic || same_call_params(&self.params, &new.params, args))
+    }
+
+    /// The same result type, up to const and reference.
+    pub fn same_result(&self, new: &Decl) -> bool {
+        call_form(&self.ret) == call_form(&new.ret)
     }
 
     /// The signature an out-of-line definition must repeat exactly.
@@ -162,6 +171,35 @@ pub fn call_form(ty: &str) -> &str {
     ty.strip_prefix("const ").unwrap_or(ty)
 }
 
+/// How many elements a structured binding of a `std::tuple<..>` or `std::pair<..>` (or a
+/// reference to one) takes; `None` for any other type, whose binding rules (public members,
+/// `std::array`, user tuple-likes) are not modelled.
+pub fn tuple_arity(ty: &str) -> Option<usize> {
+    let ty = call_form(ty.trim());
+    let ty = ty.strip_prefix("std::").unwrap_or(ty);
+    let args = ty
+        .strip_prefix("tuple<")
+        .or_else(|| ty.strip_prefix("pair<"))?
+        .strip_suffix('>')?;
+    if args.trim().is_empty() {
+        return Some(0);
+    }
+    let mut depth = 0i32;
+    let mut count = 1;
+    for c in args.chars() {
+        match c {
+            '<' | '(' | '[' | '{' => depth += 1,
+            '>' | ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => count += 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return None; // `tuple<A> > ..`: not one template type
+        }
+    }
+    (depth == 0).then_some(count)
+}
+
 /// A parameter type as a definition must repeat it: top-level `const` on a by-value
 /// parameter is not part of the signature.
 fn definition_param(ty: &str) -> String {
@@ -209,6 +247,17 @@ mod tests {
         assert!(!old.call_compatible(&decl("void", &[("const Shape&", false), ("int", false)]), 1));
         assert!(!old.call_compatible(&decl("int", &[("const Shape&", false)]), 1));
         assert!(!old.call_compatible(&decl("void", &[("Strides", false)]), 1));
+    }
+
+    #[test]
+    fn tuple_arity_counts_top_level_elements() {
+        let arity = |ty| tuple_arity(ty);
+        assert_eq!(arity("std::tuple<bool,bool,Shape,std::vector<Strides>>"), Some(4));
+        assert_eq!(arity("std::pair<Shape, Strides>"), Some(2));
+        assert_eq!(arity("const std::tuple<std::map<int,int>,int>&"), Some(2));
+        assert_eq!(arity("std::tuple<>"), Some(0));
+        assert_eq!(arity("Shape"), None);
+        assert_eq!(arity("std::array<int,3>"), None);
     }
 
     #[test]
