@@ -3,6 +3,10 @@
 fn main() {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr();
-    let code = forkbook::cli::run_split(std::env::args_os().collect(), &mut stdout, Some(&mut stderr));
+    let code = forkbook::cli::run_split(
+        std::env::args_os().collect(),
+        &mut stdout,
+        Some(&mut stderr),
+    );
     std::process::exit(code);
 }

@@ -379,7 +379,10 @@ fn the_project_book_builds_against_the_demo_world() {
 fn stock_mdbook_builds_and_tests_through_forkbook_mdbook() {
     let Some(mdbook) = forkbook::book::find_on_path("mdbook") else {
         // CI installs it (.ci/run), so there a missing mdbook is a failure, not a skip.
-        assert!(std::env::var_os("CI").is_none(), "`mdbook` is not on PATH in CI: .ci/run must install it");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`mdbook` is not on PATH in CI: .ci/run must install it"
+        );
         eprintln!("`mdbook` is not on PATH: `cargo install mdbook --version 0.5.4 --locked` to run this test");
         return;
     };

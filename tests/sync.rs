@@ -28,7 +28,11 @@ fn sync_check_catches_a_tampered_record_and_writes_nothing() {
         let (code, out) = demo.run(&["sync", "--check"]);
         assert_eq!(code, 1, "{out}");
         assert!(out.contains("patches-rocm/overlay.lock"), "{out}");
-        assert_eq!(std::fs::read_to_string(&lock).unwrap(), text, "--check wrote nothing");
+        assert_eq!(
+            std::fs::read_to_string(&lock).unwrap(),
+            text,
+            "--check wrote nothing"
+        );
     }
 }
 
@@ -53,16 +57,26 @@ fn sync_to_a_fork_commit_that_changes_the_lines_of_a_fix_conflicts_named_by_the_
         assert_eq!(code, 1, "{layout:?}: {out}");
         assert!(out.contains("mlx/backend/rocm/eval.cpp: CONFLICT"), "{out}");
         if layout == Layout::Patch {
-            assert!(out.contains("fix 4 (0004-synchronize-the-stream-before-finalize-returns.patch): CONFLICT"), "{out}");
+            assert!(
+                out.contains(
+                    "fix 4 (0004-synchronize-the-stream-before-finalize-returns.patch): CONFLICT"
+                ),
+                "{out}"
+            );
         }
         assert!(out.contains("mlx/backend/rocm/softmax.cpp: added"), "{out}");
         let eval = demo.materialized("mlx/backend/rocm/eval.cpp");
         assert!(eval.contains("<<<<<<< new base (fork "), "{eval}");
-        assert!(eval.contains("local fix 4"), "the local side is kept inside the markers");
+        assert!(
+            eval.contains("local fix 4"),
+            "the local side is kept inside the markers"
+        );
         assert!(demo.read("UPSTREAM").contains(&format!("commit: {f2}")));
         // The core fix and the local-only file are carried untouched.
         assert!(demo.materialized("mlx/fast.cpp").contains("Local fix 1"));
-        assert!(demo.materialized("mlx/backend/rocm/local_workaround.hpp").contains("Local-only"));
+        assert!(demo
+            .materialized("mlx/backend/rocm/local_workaround.hpp")
+            .contains("Local-only"));
     }
 }
 
@@ -76,11 +90,23 @@ fn sync_reports_a_fix_the_fork_now_contains_and_removes_a_file_the_fork_deleted(
         if layout == Layout::Patch {
             assert!(out.contains("fix 2 (0002-free-pooled-buffers-when-the-allocator-is.patch): already in the new base: droppable"), "{out}");
         }
-        assert!(out.contains("mlx/backend/rocm/allocator.cpp: contained"), "{out}");
-        assert!(out.contains("mlx/backend/rocm/old_copy.cpp: removed"), "{out}");
+        assert!(
+            out.contains("mlx/backend/rocm/allocator.cpp: contained"),
+            "{out}"
+        );
+        assert!(
+            out.contains("mlx/backend/rocm/old_copy.cpp: removed"),
+            "{out}"
+        );
         let lock = demo.read("overlay.lock");
-        assert!(!lock.contains("old_copy.cpp"), "the deleted file left the lock");
-        assert!(lock.contains("local_workaround.hpp"), "the local-only file stays");
+        assert!(
+            !lock.contains("old_copy.cpp"),
+            "the deleted file left the lock"
+        );
+        assert!(
+            lock.contains("local_workaround.hpp"),
+            "the local-only file stays"
+        );
     }
 }
 
@@ -92,8 +118,14 @@ fn sync_keeps_a_locally_modified_file_the_fork_deletes_as_a_conflict() {
     std::fs::write(&path, text).unwrap();
     let (code, out) = demo.run(&["sync", demo.fork(3)]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("old_copy.cpp: CONFLICT") && out.contains("deletes a file the overlay changes"), "{out}");
-    assert!(demo.materialized("mlx/backend/rocm/old_copy.cpp").contains("// local change"));
+    assert!(
+        out.contains("old_copy.cpp: CONFLICT")
+            && out.contains("deletes a file the overlay changes"),
+        "{out}"
+    );
+    assert!(demo
+        .materialized("mlx/backend/rocm/old_copy.cpp")
+        .contains("// local change"));
 }
 
 #[test]
@@ -106,9 +138,17 @@ fn retarget_merges_core_files_and_reports_the_conflicting_one() {
         assert!(out.contains("mlx/device.cpp: CONFLICT"), "{out}");
         assert!(out.contains("core files: 3 of 4 merged cleanly"), "{out}");
         let device = demo.materialized("mlx/device.cpp");
-        assert!(device.contains("<<<<<<< pin ") && device.contains(">>>>>>> fork "), "{device}");
-        assert!(demo.read("UPSTREAM").contains(&format!("retargeted_to_mlx_pin: {pin2}")));
-        assert!(demo.materialized("mlx/fast.cpp").contains("Local fix 1"), "core fix carried");
+        assert!(
+            device.contains("<<<<<<< pin ") && device.contains(">>>>>>> fork "),
+            "{device}"
+        );
+        assert!(demo
+            .read("UPSTREAM")
+            .contains(&format!("retargeted_to_mlx_pin: {pin2}")));
+        assert!(
+            demo.materialized("mlx/fast.cpp").contains("Local fix 1"),
+            "core fix carried"
+        );
         // The records now reproduce at the new commits.
         let (code, out) = demo.run(&["sync", "--check"]);
         assert_eq!(code, 0, "{out}");
@@ -155,7 +195,14 @@ fn revision_that_looks_like_an_option_is_refused() {
 #[test]
 fn missing_object_offline_names_the_fetch_command() {
     let demo = Demo::new(Layout::Patch);
-    let (code, out) = demo.run(&["--offline", "retarget", "0123456789abcdef0123456789abcdef01234567"]);
+    let (code, out) = demo.run(&[
+        "--offline",
+        "retarget",
+        "0123456789abcdef0123456789abcdef01234567",
+    ]);
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("forkbook fetch --upstream 0123456789abcdef0123456789abcdef01234567"), "{out}");
+    assert!(
+        out.contains("forkbook fetch --upstream 0123456789abcdef0123456789abcdef01234567"),
+        "{out}"
+    );
 }

@@ -10,7 +10,12 @@ use std::process::Command;
 fn verify_runs_configured_steps_and_skips_those_it_cannot_run_with_the_reason() {
     let demo = Demo::new(Layout::Patch);
     let config = demo.root().join("forkbook.toml");
-    let text = std::fs::read_to_string(&config).unwrap().split("[[verify.steps]]").next().unwrap().to_string();
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .split("[[verify.steps]]")
+        .next()
+        .unwrap()
+        .to_string();
     let steps = "[[verify.steps]]\nname = \"needs a missing tool\"\ncommand = \"true\"\nrequires = [\"forkbook-no-such-tool\"]\n\n\
                  [[verify.steps]]\nname = \"fails\"\ncommand = \"echo boom; exit 3\"\n\n\
                  [[verify.steps]]\nname = \"passes\"\ncommand = \"true\"\n";
@@ -18,8 +23,16 @@ fn verify_runs_configured_steps_and_skips_those_it_cannot_run_with_the_reason() 
     let (code, out) = demo.run(&["verify"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("sync --check                 passed"), "{out}");
-    assert!(out.contains("needs a missing tool         skipped: `forkbook-no-such-tool` is not on PATH"), "{out}");
-    assert!(out.contains("fails                        FAILED: exit 3") && out.contains("boom"), "{out}");
+    assert!(
+        out.contains(
+            "needs a missing tool         skipped: `forkbook-no-such-tool` is not on PATH"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("fails                        FAILED: exit 3") && out.contains("boom"),
+        "{out}"
+    );
     assert!(out.contains("passes                       passed"), "{out}");
     assert!(out.contains("5 passed, 1 failed, 1 skipped"), "{out}");
 }
@@ -32,8 +45,14 @@ fn verify_fails_after_a_retarget_that_leaves_drift_unfixed() {
     assert_eq!(code, 1, "{out}");
     let (code, out) = demo.run(&["verify"]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("drift api (base to pin)      FAILED: 6 breaks"), "{out}");
-    assert!(out.contains("missing-eval-gpu: mlx::core::GatherQMM::eval_gpu"), "{out}");
+    assert!(
+        out.contains("drift api (base to pin)      FAILED: 6 breaks"),
+        "{out}"
+    );
+    assert!(
+        out.contains("missing-eval-gpu: mlx::core::GatherQMM::eval_gpu"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -47,9 +66,15 @@ fn drift_api_lists_each_break_with_its_commit_and_json() {
     assert_eq!(findings.len(), 6, "{out}");
     for (kind, symbol, commit) in &demo.demo.world.breaks {
         let short_symbol = symbol.rsplit("::").next().unwrap();
-        let found = findings.iter().find(|f| f["symbol"].as_str().unwrap().contains(short_symbol));
+        let found = findings
+            .iter()
+            .find(|f| f["symbol"].as_str().unwrap().contains(short_symbol));
         let found = found.unwrap_or_else(|| panic!("{kind} {symbol} not reported: {out}"));
-        assert_eq!(found["introduced_by"]["sha"].as_str().map(|s| &s[..10]), Some(&commit[..10]), "{kind}");
+        assert_eq!(
+            found["introduced_by"]["sha"].as_str().map(|s| &s[..10]),
+            Some(&commit[..10]),
+            "{kind}"
+        );
     }
 }
 
@@ -57,7 +82,15 @@ fn drift_api_lists_each_break_with_its_commit_and_json() {
 fn report_names_the_pin_move_the_conflict_and_its_state() {
     let demo = Demo::new(Layout::Patch);
     let git = |args: &[&str]| {
-        let status = Command::new("git").args(args).current_dir(demo.root()).env("GIT_AUTHOR_NAME", "t").env("GIT_AUTHOR_EMAIL", "t@t").env("GIT_COMMITTER_NAME", "t").env("GIT_COMMITTER_EMAIL", "t@t").status().unwrap();
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(demo.root())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
         assert!(status.success());
     };
     git(&["init", "-q"]);
@@ -68,7 +101,10 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
     let (_, out) = demo.run(&["report", "--pr-body"]);
     assert!(out.starts_with("## ROCm overlay"), "{out}");
     assert!(out.contains(&format!("Pin: fork 4f39b0dc (base 9f83916f) on pin 9f83916f -> fork 4f39b0dc (base 9f83916f) on pin {}", &pin2[..8])), "{out}");
-    assert!(out.contains("Core files: 3 of 4 merged cleanly. Conflicts:"), "{out}");
+    assert!(
+        out.contains("Core files: 3 of 4 merged cleanly. Conflicts:"),
+        "{out}"
+    );
     assert!(out.contains("- `mlx/device.cpp`: UNRESOLVED"), "{out}");
     assert!(out.contains("API drift fixed by this change (6)"), "{out}");
     assert!(out.contains("Verify: FAILED."), "{out}");

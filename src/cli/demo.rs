@@ -23,32 +23,83 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         None => std::env::temp_dir().join(format!("forkbook-demo-{}", std::process::id())),
     };
     if dir.join("project").exists() {
-        return Err(crate::engine::Error::new(format!("`{}` already holds a demo", dir.display()))
-            .with_note("pass a new folder, or remove that one"));
+        return Err(
+            crate::engine::Error::new(format!("`{}` already holds a demo", dir.display()))
+                .with_note("pass a new folder, or remove that one"),
+        );
     }
-    let layout = if args.layout == "files" { Layout::Files } else { Layout::Patch };
+    let layout = if args.layout == "files" {
+        Layout::Files
+    } else {
+        Layout::Patch
+    };
     let demo = generate(&dir, layout)?;
     let world = &demo.world;
     writeln!(ctx.out, "demo world in {}", dir.display())?;
-    writeln!(ctx.out, "  upstream {} (pin 1 {}, candidate pin 2 {})", world.upstream.display(), &world.pin1[..8], &world.pin2[..8])?;
-    writeln!(ctx.out, "  fork     {} (F1..F4: {})", world.fork.display(), world.fork_commits.iter().map(|c| &c[..8]).collect::<Vec<_>>().join(" "))?;
-    writeln!(ctx.out, "  project  {} ({} layout, 4 local fixes)", demo.root.display(), layout.name())?;
+    writeln!(
+        ctx.out,
+        "  upstream {} (pin 1 {}, candidate pin 2 {})",
+        world.upstream.display(),
+        &world.pin1[..8],
+        &world.pin2[..8]
+    )?;
+    writeln!(
+        ctx.out,
+        "  fork     {} (F1..F4: {})",
+        world.fork.display(),
+        world
+            .fork_commits
+            .iter()
+            .map(|c| &c[..8])
+            .collect::<Vec<_>>()
+            .join(" ")
+    )?;
+    writeln!(
+        ctx.out,
+        "  project  {} ({} layout, 4 local fixes)",
+        demo.root.display(),
+        layout.name()
+    )?;
     let root = demo.root.to_string_lossy().into_owned();
     let cache = demo.cache.to_string_lossy().into_owned();
     let f2 = world.fork_commits[1].clone();
     let pin2 = world.pin2.clone();
     let steps: Vec<(&str, Vec<String>)> = vec![
         ("the overlay at a glance", vec!["status".into()]),
-        ("the committed overlay reproduces byte for byte", vec!["sync".into(), "--check".into()]),
-        ("core files against the pin plus the fork's change", vec!["residual".into()]),
-        ("fork sync to F2 (dry run): a local fix collides with the fork", vec!["sync".into(), f2, "--check".into()]),
-        ("pin bump to pin 2 (dry run): core-file conflicts", vec!["retarget".into(), pin2.clone(), "--check".into()]),
-        ("what the backend will fail to compile or link at pin 2", vec!["drift".into(), "api".into(), "--to".into(), pin2]),
-        ("everything a change must pass (hipcc steps skip here)", vec!["verify".into()]),
+        (
+            "the committed overlay reproduces byte for byte",
+            vec!["sync".into(), "--check".into()],
+        ),
+        (
+            "core files against the pin plus the fork's change",
+            vec!["residual".into()],
+        ),
+        (
+            "fork sync to F2 (dry run): a local fix collides with the fork",
+            vec!["sync".into(), f2, "--check".into()],
+        ),
+        (
+            "pin bump to pin 2 (dry run): core-file conflicts",
+            vec!["retarget".into(), pin2.clone(), "--check".into()],
+        ),
+        (
+            "what the backend will fail to compile or link at pin 2",
+            vec!["drift".into(), "api".into(), "--to".into(), pin2],
+        ),
+        (
+            "everything a change must pass (hipcc steps skip here)",
+            vec!["verify".into()],
+        ),
     ];
     for (what, args) in steps {
         writeln!(ctx.out, "\n== {what}\n$ forkbook {}", args.join(" "))?;
-        let mut full: Vec<std::ffi::OsString> = vec!["forkbook".into(), "--root".into(), root.clone().into(), "--cache".into(), cache.clone().into()];
+        let mut full: Vec<std::ffi::OsString> = vec![
+            "forkbook".into(),
+            "--root".into(),
+            root.clone().into(),
+            "--cache".into(),
+            cache.clone().into(),
+        ];
         full.extend(args.into_iter().map(Into::into));
         let mut buf = Vec::new();
         let code = super::run(full, &mut buf);
@@ -57,9 +108,18 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     }
     let book = demo.root.join("book");
     crate::book::write_sources(&book)?;
-    let vars = [format!("candidate_pin={}", world.pin2), format!("candidate_fork={}", world.fork_commits[1])];
+    let vars = [
+        format!("candidate_pin={}", world.pin2),
+        format!("candidate_fork={}", world.fork_commits[1]),
+    ];
     writeln!(ctx.out, "\n== the executable book: every step above, run live and embedded\n$ forkbook book build --var {} --var {}", vars[0], vars[1])?;
-    let mut full: Vec<std::ffi::OsString> = vec!["forkbook".into(), "--root".into(), root.clone().into(), "--cache".into(), cache.clone().into()];
+    let mut full: Vec<std::ffi::OsString> = vec![
+        "forkbook".into(),
+        "--root".into(),
+        root.clone().into(),
+        "--cache".into(),
+        cache.clone().into(),
+    ];
     full.extend(["book", "build", "--dir"].map(Into::into));
     full.push(book.clone().into());
     for var in &vars {
@@ -69,8 +129,17 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let mut buf = Vec::new();
     let code = super::run(full, &mut buf);
     ctx.out.write_all(&buf)?;
-    writeln!(ctx.out, "(exit {code}); open {}", book.join("book/index.html").display())?;
-    writeln!(ctx.out, "\nnext: cd {} and try `forkbook retarget {}` for real", demo.root.display(), &world.pin2[..8])?;
+    writeln!(
+        ctx.out,
+        "(exit {code}); open {}",
+        book.join("book/index.html").display()
+    )?;
+    writeln!(
+        ctx.out,
+        "\nnext: cd {} and try `forkbook retarget {}` for real",
+        demo.root.display(),
+        &world.pin2[..8]
+    )?;
     writeln!(ctx.out, "      or `forkbook drift build --to {} --compiler c++` for the real build with the C++ compiler", &world.pin2[..8])?;
     Ok(OK)
 }

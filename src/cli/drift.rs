@@ -59,21 +59,52 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             }
             Ok(if report.breaks() > 0 { PROBLEMS } else { OK })
         }
-        DriftCommand::Build { to, compiler, jobs, arch, work, with_api } => {
+        DriftCommand::Build {
+            to,
+            compiler,
+            jobs,
+            arch,
+            work,
+            with_api,
+        } => {
             let (from, to) = candidate::api_range(&cache, &state, None, to.as_deref())?;
-            let api = if *with_api { Some(candidate::drift_api(&project, &cache, &state, from, to)?) } else { None };
-            let work = work.clone().unwrap_or_else(|| cache.dir().with_file_name("forkbook-drift-build"));
-            let request = BuildRequest { compiler: compiler.as_deref(), jobs: *jobs, arch: arch.as_deref() };
-            let (report, confirmation) = candidate::drift_build(&project, &cache, &state, to, &work, &request, api.as_ref())?;
+            let api = if *with_api {
+                Some(candidate::drift_api(&project, &cache, &state, from, to)?)
+            } else {
+                None
+            };
+            let work = work
+                .clone()
+                .unwrap_or_else(|| cache.dir().with_file_name("forkbook-drift-build"));
+            let request = BuildRequest {
+                compiler: compiler.as_deref(),
+                jobs: *jobs,
+                arch: arch.as_deref(),
+            };
+            let (report, confirmation) = candidate::drift_build(
+                &project,
+                &cache,
+                &state,
+                to,
+                &work,
+                &request,
+                api.as_ref(),
+            )?;
             if ctx.json {
-                ctx.print_json(&serde_json::json!({ "build": report, "confirmation": confirmation }))?;
+                ctx.print_json(
+                    &serde_json::json!({ "build": report, "confirmation": confirmation }),
+                )?;
             } else {
                 write!(ctx.out, "{}", report.render_text())?;
                 if let Some(confirmation) = &confirmation {
                     write!(ctx.out, "\n{}", confirmation.render_text())?;
                 }
             }
-            Ok(if report.problems().is_empty() { OK } else { PROBLEMS })
+            Ok(if report.problems().is_empty() {
+                OK
+            } else {
+                PROBLEMS
+            })
         }
     }
 }

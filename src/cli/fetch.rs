@@ -25,7 +25,11 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         if let Ok(records) = Records::read(&project) {
             let u = &records.upstream;
             fork.extend(u.get(keys::COMMIT).map(str::to_string));
-            upstream.extend([keys::BASE, keys::PIN].iter().filter_map(|k| u.get(k).map(str::to_string)));
+            upstream.extend(
+                [keys::BASE, keys::PIN]
+                    .iter()
+                    .filter_map(|k| u.get(k).map(str::to_string)),
+            );
         }
         fork.push(project.config.fork.branch.clone());
         upstream.push(project.config.upstream.branch.clone());
@@ -39,7 +43,13 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         for (rev, oid) in revs.iter().zip(cache.fetch(remote, &revs)?) {
             fetched.push(serde_json::json!({ "remote": remote.name(), "rev": rev, "commit": oid.to_string() }));
             if !ctx.json {
-                writeln!(ctx.out, "{:<9} {rev} -> {} {}", remote.name(), short(oid), cache.summary(oid))?;
+                writeln!(
+                    ctx.out,
+                    "{:<9} {rev} -> {} {}",
+                    remote.name(),
+                    short(oid),
+                    cache.summary(oid)
+                )?;
             }
         }
     }

@@ -33,10 +33,21 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             let edited = read_tree(from)?;
             let recorded = add_fix(&project, &cache, &state, title, &edited)?;
             if ctx.json {
-                ctx.print_json(&serde_json::json!({ "number": recorded.number, "paths": recorded.paths }))?;
+                ctx.print_json(
+                    &serde_json::json!({ "number": recorded.number, "paths": recorded.paths }),
+                )?;
             } else {
-                writeln!(ctx.out, "recorded fix {} touching {}", recorded.number, recorded.paths.join(", "))?;
-                writeln!(ctx.out, "note: fill in its state in {}", project.record_name("LOCAL_FIXES.md"))?;
+                writeln!(
+                    ctx.out,
+                    "recorded fix {} touching {}",
+                    recorded.number,
+                    recorded.paths.join(", ")
+                )?;
+                writeln!(
+                    ctx.out,
+                    "note: fill in its state in {}",
+                    project.record_name("LOCAL_FIXES.md")
+                )?;
             }
             Ok(OK)
         }

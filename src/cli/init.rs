@@ -21,13 +21,26 @@ pub struct Args {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let project = ctx.project()?;
     let cache = Cache::open(&project)?;
-    let request = InitRequest { fork: args.fork.clone(), pin: args.pin.clone(), core_files: args.core.clone() };
+    let request = InitRequest {
+        fork: args.fork.clone(),
+        pin: args.pin.clone(),
+        core_files: args.core.clone(),
+    };
     let planned = init(&project, &cache, &request)?;
     if ctx.json {
         ctx.print_json(&planned)?;
     } else {
-        writeln!(ctx.out, "initialized {} at {}", project.record_name(""), planned.new.describe())?;
+        writeln!(
+            ctx.out,
+            "initialized {} at {}",
+            project.record_name(""),
+            planned.new.describe()
+        )?;
         super::sync::print_core(ctx, &planned)?;
     }
-    Ok(if planned.conflicts() > 0 { PROBLEMS } else { OK })
+    Ok(if planned.conflicts() > 0 {
+        PROBLEMS
+    } else {
+        OK
+    })
 }

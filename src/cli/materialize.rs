@@ -31,7 +31,12 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "files": state.overlay.len(), "out": args.out }))?;
     } else {
-        writeln!(ctx.out, "wrote {} files to {}", state.overlay.len(), args.out.display())?;
+        writeln!(
+            ctx.out,
+            "wrote {} files to {}",
+            state.overlay.len(),
+            args.out.display()
+        )?;
     }
     Ok(OK)
 }
@@ -46,7 +51,10 @@ pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
     let overlay = if commit == state.commits.pin {
         state.overlay
     } else {
-        let target = crate::engine::base::Commits { pin: commit, ..state.commits };
+        let target = crate::engine::base::Commits {
+            pin: commit,
+            ..state.commits
+        };
         crate::engine::sync::plan(&project, &cache, &state, target)?.overlay
     };
     let laid = export_tree(&cache, commit, &overlay, &args.dest)?;
@@ -54,6 +62,11 @@ pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
         ctx.print_json(&serde_json::json!({ "commit": commit.to_string(), "overlay_files": laid, "dest": args.dest }))?;
         return Ok(OK);
     }
-    writeln!(ctx.out, "wrote upstream {} with {laid} overlay files to {}", crate::engine::cache::short(commit), args.dest.display())?;
+    writeln!(
+        ctx.out,
+        "wrote upstream {} with {laid} overlay files to {}",
+        crate::engine::cache::short(commit),
+        args.dest.display()
+    )?;
     Ok(OK)
 }

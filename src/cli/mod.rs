@@ -140,7 +140,11 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let (code, text) = if e.use_stderr() { (FAILED, e.render().to_string()) } else { (OK, e.render().to_string()) };
+            let (code, text) = if e.use_stderr() {
+                (FAILED, e.render().to_string())
+            } else {
+                (OK, e.render().to_string())
+            };
             match err {
                 Some(err) if code != OK => {
                     let _ = write!(err, "{text}");
@@ -153,7 +157,11 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
         }
     };
     let json = cli.global.json;
-    let mut ctx = Ctx { out, global: cli.global, json };
+    let mut ctx = Ctx {
+        out,
+        global: cli.global,
+        json,
+    };
     match dispatch(cli.command, &mut ctx) {
         Ok(code) => code,
         Err(e) => {

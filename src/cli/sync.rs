@@ -47,13 +47,24 @@ pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
         return run_check(ctx);
     }
     let project = ctx.project()?;
-    let rev = args.rev.clone().unwrap_or_else(|| format!("fork/{}", project.config.fork.branch));
-    let target = Target { fork: Some(rev), pin: None, allow_fork_ahead: args.allow_fork_ahead };
+    let rev = args
+        .rev
+        .clone()
+        .unwrap_or_else(|| format!("fork/{}", project.config.fork.branch));
+    let target = Target {
+        fork: Some(rev),
+        pin: None,
+        allow_fork_ahead: args.allow_fork_ahead,
+    };
     run_move(ctx, target, args.check, args.out.as_ref())
 }
 
 pub fn run_retarget(args: &RetargetArgs, ctx: &mut Ctx) -> Result<i32> {
-    let target = Target { fork: None, pin: Some(args.rev.clone()), allow_fork_ahead: args.allow_fork_ahead };
+    let target = Target {
+        fork: None,
+        pin: Some(args.rev.clone()),
+        allow_fork_ahead: args.allow_fork_ahead,
+    };
     run_move(ctx, target, args.check, args.out.as_ref())
 }
 
@@ -71,11 +82,20 @@ fn run_check(ctx: &mut Ctx) -> Result<i32> {
             state.commits.describe()
         )?;
     } else {
-        writeln!(ctx.out, "sync --check: {} records differ from what {} gives:", mismatches.len(), state.commits.describe())?;
+        writeln!(
+            ctx.out,
+            "sync --check: {} records differ from what {} gives:",
+            mismatches.len(),
+            state.commits.describe()
+        )?;
         for m in &mismatches {
             writeln!(ctx.out, "  {}: {}", m.path, m.why)?;
         }
-        writeln!(ctx.out, "\nnote: run `forkbook sync {}` to rewrite them, and review the diff", short(state.commits.fork))?;
+        writeln!(
+            ctx.out,
+            "\nnote: run `forkbook sync {}` to rewrite them, and review the diff",
+            short(state.commits.fork)
+        )?;
     }
     Ok(if mismatches.is_empty() { OK } else { PROBLEMS })
 }
@@ -95,14 +115,28 @@ fn run_move(ctx: &mut Ctx, target: Target, dry_run: bool, out: Option<&PathBuf>)
     } else {
         print_move(ctx, &planned, dry_run)?;
     }
-    Ok(if planned.conflicts() > 0 { PROBLEMS } else { OK })
+    Ok(if planned.conflicts() > 0 {
+        PROBLEMS
+    } else {
+        OK
+    })
 }
 
 fn print_move(ctx: &mut Ctx, planned: &Move, dry_run: bool) -> Result<()> {
     let verb = if dry_run { "would move" } else { "moved" };
-    writeln!(ctx.out, "{verb} {} -> {}", planned.old.describe(), planned.new.describe())?;
+    writeln!(
+        ctx.out,
+        "{verb} {} -> {}",
+        planned.old.describe(),
+        planned.new.describe()
+    )?;
     print_core(ctx, planned)?;
-    let base_conflicts: Vec<&str> = planned.core.iter().filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_))).map(|(p, _)| p.as_str()).collect();
+    let base_conflicts: Vec<&str> = planned
+        .core
+        .iter()
+        .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)))
+        .map(|(p, _)| p.as_str())
+        .collect();
     for (path, outcome) in &planned.files {
         if *outcome == FileOutcome::Taken && base_conflicts.contains(&path.as_str()) {
             continue;
@@ -113,7 +147,10 @@ fn print_move(ctx: &mut Ctx, planned: &Move, dry_run: bool) -> Result<()> {
             FileOutcome::Removed => "removed (deleted by the fork)".to_string(),
             FileOutcome::Merged => "merged (local fix carried)".to_string(),
             FileOutcome::Kept => "kept (local fix; base unchanged)".to_string(),
-            FileOutcome::Contained => "contained: the new base already holds the local change (its fix is droppable)".to_string(),
+            FileOutcome::Contained => {
+                "contained: the new base already holds the local change (its fix is droppable)"
+                    .to_string()
+            }
             FileOutcome::LocalOnly => "kept (local-only file)".to_string(),
             FileOutcome::Conflict { regions, fix, why } => {
                 let by = fix.map(|n| format!(", fix {n}")).unwrap_or_default();
@@ -126,13 +163,21 @@ fn print_move(ctx: &mut Ctx, planned: &Move, dry_run: bool) -> Result<()> {
         let line = match &fix.outcome {
             FixOutcome::Unchanged => "applies as before".to_string(),
             FixOutcome::Carried => "carried onto the new base".to_string(),
-            FixOutcome::Droppable => "already in the new base: droppable (mark it merged and remove its patch)".to_string(),
+            FixOutcome::Droppable => {
+                "already in the new base: droppable (mark it merged and remove its patch)"
+                    .to_string()
+            }
             FixOutcome::Conflict { paths } => format!("CONFLICT in {}", paths.join(", ")),
         };
         writeln!(ctx.out, "  fix {} ({}): {line}", fix.number, fix.patch)?;
     }
     if !planned.hooks_outside.is_empty() {
-        writeln!(ctx.out, "fork changes outside the overlay ({}): {}", planned.hooks_outside.len(), planned.hooks_outside.join(", "))?;
+        writeln!(
+            ctx.out,
+            "fork changes outside the overlay ({}): {}",
+            planned.hooks_outside.len(),
+            planned.hooks_outside.join(", ")
+        )?;
     }
     let conflicts = planned.conflicts();
     if conflicts > 0 {
@@ -144,8 +189,21 @@ fn print_move(ctx: &mut Ctx, planned: &Move, dry_run: bool) -> Result<()> {
 
 /// The core files and how the base tree made each.
 pub fn print_core(ctx: &mut Ctx, planned: &Move) -> Result<()> {
-    let merged = planned.core.iter().filter(|(_, o)| matches!(o, CoreOutcome::Merged | CoreOutcome::Pin | CoreOutcome::ForkOnly)).count();
-    writeln!(ctx.out, "core files: {merged} of {} merged cleanly", planned.core.len())?;
+    let merged = planned
+        .core
+        .iter()
+        .filter(|(_, o)| {
+            matches!(
+                o,
+                CoreOutcome::Merged | CoreOutcome::Pin | CoreOutcome::ForkOnly
+            )
+        })
+        .count();
+    writeln!(
+        ctx.out,
+        "core files: {merged} of {} merged cleanly",
+        planned.core.len()
+    )?;
     for (path, outcome) in &planned.core {
         if let CoreOutcome::Conflict(n) = outcome {
             writeln!(ctx.out, "  {path}: CONFLICT ({n} regions, pin vs fork)")?;

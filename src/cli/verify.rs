@@ -29,7 +29,11 @@ pub fn run(_args: &Args, ctx: &mut Ctx) -> Result<i32> {
     } else {
         write!(ctx.out, "{}", verification.render_text())?;
     }
-    Ok(if verification.failed() == 0 { OK } else { PROBLEMS })
+    Ok(if verification.failed() == 0 {
+        OK
+    } else {
+        PROBLEMS
+    })
 }
 
 pub fn run_report(args: &ReportArgs, ctx: &mut Ctx) -> Result<i32> {
@@ -42,5 +46,9 @@ pub fn run_report(args: &ReportArgs, ctx: &mut Ctx) -> Result<i32> {
     } else {
         write!(ctx.out, "{}", report.render_markdown())?;
     }
-    Ok(if args.pr_body || report.verify_failed == 0 { OK } else { PROBLEMS })
+    Ok(if args.pr_body || report.verify_failed == 0 {
+        OK
+    } else {
+        PROBLEMS
+    })
 }

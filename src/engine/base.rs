@@ -24,7 +24,12 @@ pub struct Commits {
 
 impl Commits {
     pub fn describe(&self) -> String {
-        format!("fork {} (base {}) on pin {}", short(self.fork), short(self.base), short(self.pin))
+        format!(
+            "fork {} (base {}) on pin {}",
+            short(self.fork),
+            short(self.base),
+            short(self.pin)
+        )
     }
 }
 
@@ -64,18 +69,42 @@ impl BaseTree {
 }
 
 /// Builds B from the cache: the fork's files under `backend_prefix` plus each of `core_files`.
-pub fn build(cache: &Cache, commits: Commits, core_files: &[String], backend_prefix: &str) -> Result<BaseTree> {
+pub fn build(
+    cache: &Cache,
+    commits: Commits,
+    core_files: &[String],
+    backend_prefix: &str,
+) -> Result<BaseTree> {
     let mut files = cache
         .files_under(commits.fork, backend_prefix)
-        .with_context(|| format!("failed to read the backend `{backend_prefix}` of fork commit `{}`", short(commits.fork)))?;
-    let labels = (format!("pin {}", short(commits.pin)), format!("base {}", short(commits.base)), format!("fork {}", short(commits.fork)));
-    let labels = Labels { ours: &labels.0, base: &labels.1, theirs: &labels.2 };
+        .with_context(|| {
+            format!(
+                "failed to read the backend `{backend_prefix}` of fork commit `{}`",
+                short(commits.fork)
+            )
+        })?;
+    let labels = (
+        format!("pin {}", short(commits.pin)),
+        format!("base {}", short(commits.base)),
+        format!("fork {}", short(commits.fork)),
+    );
+    let labels = Labels {
+        ours: &labels.0,
+        base: &labels.1,
+        theirs: &labels.2,
+    };
     let mut core = Vec::new();
     for path in core_files {
         let base = cache.read(commits.base, path)?;
         let pin = cache.read(commits.pin, path)?;
         let fork = cache.read(commits.fork, path)?;
-        let (content, outcome) = merge_core(path, base.as_deref(), pin.as_deref(), fork.as_deref(), labels)?;
+        let (content, outcome) = merge_core(
+            path,
+            base.as_deref(),
+            pin.as_deref(),
+            fork.as_deref(),
+            labels,
+        )?;
         if let Some(content) = content {
             files.insert(path.clone(), content);
         }
@@ -93,7 +122,11 @@ pub fn merge_core(
     labels: Labels,
 ) -> Result<(Option<Vec<u8>>, CoreOutcome)> {
     if fork == base {
-        let outcome = if pin.is_some() { CoreOutcome::Pin } else { CoreOutcome::Absent };
+        let outcome = if pin.is_some() {
+            CoreOutcome::Pin
+        } else {
+            CoreOutcome::Absent
+        };
         return Ok((pin.map(<[u8]>::to_vec), outcome));
     }
     match (base, pin, fork) {
@@ -104,7 +137,10 @@ pub fn merge_core(
         _ => {
             let merged = merge_file(base, pin.unwrap_or(b""), fork.unwrap_or(b""), path, labels)?;
             if merged.conflicts > 0 {
-                Ok((Some(merged.content), CoreOutcome::Conflict(merged.conflicts)))
+                Ok((
+                    Some(merged.content),
+                    CoreOutcome::Conflict(merged.conflicts),
+                ))
             } else {
                 Ok((Some(merged.content), CoreOutcome::Merged))
             }

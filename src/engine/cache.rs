@@ -44,11 +44,14 @@ impl Cache {
     /// configured URLs. Holds the cache's run lock until dropped.
     pub fn open(project: &Project) -> Result<Cache> {
         let dir = project.cache_dir();
-        std::fs::create_dir_all(&dir).with_context(|| format!("failed to create the object cache `{}`", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("failed to create the object cache `{}`", dir.display()))?;
         let lock = RunLock::acquire(&dir, "object cache")?;
         let repo = match Repository::open_bare(&dir) {
             Ok(repo) => repo,
-            Err(_) => Repository::init_bare(&dir).with_context(|| format!("failed to create the object cache `{}`", dir.display()))?,
+            Err(_) => Repository::init_bare(&dir).with_context(|| {
+                format!("failed to create the object cache `{}`", dir.display())
+            })?,
         };
         let config = &project.config;
         let cache = Cache {
@@ -85,7 +88,11 @@ impl Cache {
             Ok(existing) if existing.url().ok() == Some(url.as_str()) => Ok(()),
             Ok(_) => Ok(self.repo.remote_set_url(remote.name(), &url)?),
             Err(_) => {
-                self.repo.remote_with_fetch(remote.name(), &url, &format!("+refs/heads/*:refs/remotes/{}/*", remote.name()))?;
+                self.repo.remote_with_fetch(
+                    remote.name(),
+                    &url,
+                    &format!("+refs/heads/*:refs/remotes/{}/*", remote.name()),
+                )?;
                 Ok(())
             }
         }
@@ -95,8 +102,11 @@ impl Cache {
     /// revision is still missing, fetches every branch and tag of that remote.
     pub fn fetch(&self, remote: Remote, revs: &[&str]) -> Result<Vec<Oid>> {
         if self.offline {
-            return Err(Error::new(format!("refusing to fetch `{}` in offline mode", remote.name()))
-                .with_note("drop `--offline` (or FORKBOOK_OFFLINE) to let forkbook fetch"));
+            return Err(Error::new(format!(
+                "refusing to fetch `{}` in offline mode",
+                remote.name()
+            ))
+            .with_note("drop `--offline` (or FORKBOOK_OFFLINE) to let forkbook fetch"));
         }
         for rev in revs {
             refuse_option_like(rev)?;
@@ -122,8 +132,9 @@ impl Cache {
         let mut found = Vec::new();
         for rev in revs {
             let oid = self.find(rev).ok_or_else(|| {
-                Error::new(format!("`{rev}` is not in the {name} `{url}`"))
-                    .with_note(format!("check the revision, or the `[{name}] url` in forkbook.toml"))
+                Error::new(format!("`{rev}` is not in the {name} `{url}`")).with_note(format!(
+                    "check the revision, or the `[{name}] url` in forkbook.toml"
+                ))
             })?;
             self.keep(oid)?;
             found.push(oid);
@@ -134,11 +145,22 @@ impl Cache {
     /// A mirror on this machine is not copied: its object folder becomes an alternate of the
     /// cache (read in place, in process) and its refs are mirrored as remote-tracking refs. This
     /// is instant, and tolerates mirrors that lack objects no wanted commit needs.
-    fn link_mirror(&self, remote: Remote, mirror: &Path, branch: &str, revs: &[&str]) -> Result<Vec<Oid>> {
+    fn link_mirror(
+        &self,
+        remote: Remote,
+        mirror: &Path,
+        branch: &str,
+        revs: &[&str],
+    ) -> Result<Vec<Oid>> {
         let name = remote.name();
         let source = Repository::open_bare(mirror)
             .or_else(|_| Repository::open(mirror))
-            .with_context(|| format!("`{}` (the {name} URL) is not a git repository", mirror.display()))?;
+            .with_context(|| {
+                format!(
+                    "`{}` (the {name} URL) is not a git repository",
+                    mirror.display()
+                )
+            })?;
         let objects = source.path().join("objects");
         let alternates = self.repo.path().join("objects/info/alternates");
         let line = objects.to_string_lossy().into_owned();
@@ -151,7 +173,13 @@ impl Cache {
         let resolve = |rev: &str| {
             [format!("refs/heads/{rev}"), rev.to_string()]
                 .iter()
-                .find_map(|c| source.revparse_single(c).ok().and_then(|o| o.peel_to_commit().ok()).map(|c| c.id()))
+                .find_map(|c| {
+                    source
+                        .revparse_single(c)
+                        .ok()
+                        .and_then(|o| o.peel_to_commit().ok())
+                        .map(|c| c.id())
+                })
         };
         let mut found = Vec::new();
         for rev in std::iter::once(&branch).chain(revs.iter()) {
@@ -159,11 +187,21 @@ impl Cache {
                 if *rev == branch {
                     continue;
                 }
-                return Err(Error::new(format!("`{rev}` is not in the {name} `{}`", mirror.display()))
-                    .with_note(format!("check the revision, or the `[{name}] url` in forkbook.toml")));
+                return Err(Error::new(format!(
+                    "`{rev}` is not in the {name} `{}`",
+                    mirror.display()
+                ))
+                .with_note(format!(
+                    "check the revision, or the `[{name}] url` in forkbook.toml"
+                )));
             };
             if !is_hex(rev) {
-                self.repo.reference(&format!("refs/remotes/{name}/{rev}"), oid, true, "forkbook: mirror")?;
+                self.repo.reference(
+                    &format!("refs/remotes/{name}/{rev}"),
+                    oid,
+                    true,
+                    "forkbook: mirror",
+                )?;
             }
             self.keep(oid)?;
             found.push(oid);
@@ -176,7 +214,12 @@ impl Cache {
 
     /// Pins a commit with a ref, so that it stays in the cache whatever the remotes do.
     fn keep(&self, oid: Oid) -> Result<()> {
-        self.repo.reference(&format!("refs/forkbook/keep/{oid}"), oid, true, "forkbook: recorded commit")?;
+        self.repo.reference(
+            &format!("refs/forkbook/keep/{oid}"),
+            oid,
+            true,
+            "forkbook: recorded commit",
+        )?;
         Ok(())
     }
 
@@ -210,7 +253,10 @@ impl Cache {
                 remote.name(),
                 self.dir.display()
             ))
-            .with_note(format!("run `forkbook fetch --{} {rev}` (online, or with a mirror as the URL)", remote.name())));
+            .with_note(format!(
+                "run `forkbook fetch --{} {rev}` (online, or with a mirror as the URL)",
+                remote.name()
+            )));
         }
         Ok(self.fetch(remote, &[rev])?[0])
     }
@@ -225,7 +271,9 @@ impl Cache {
         if self.offline {
             return None;
         }
-        self.fetch(remote, &[branch.as_str()]).ok().map(|oids| oids[0])
+        self.fetch(remote, &[branch.as_str()])
+            .ok()
+            .map(|oids| oids[0])
     }
 
     /// The file at `path` in `commit`, or `None` when the commit has no such file.
@@ -240,7 +288,11 @@ impl Cache {
             return Ok(None);
         }
         if entry.filemode() == 0o120000 {
-            return Err(link_error(commit, path, self.repo.find_blob(entry.id())?.content()));
+            return Err(link_error(
+                commit,
+                path,
+                self.repo.find_blob(entry.id())?.content(),
+            ));
         }
         Ok(Some(self.repo.find_blob(entry.id())?.content().to_vec()))
     }
@@ -256,7 +308,9 @@ impl Cache {
             return Ok(files);
         }
         let sub = match tree.get_path(Path::new(dir)) {
-            Ok(entry) if entry.kind() == Some(ObjectType::Tree) => self.repo.find_tree(entry.id())?,
+            Ok(entry) if entry.kind() == Some(ObjectType::Tree) => {
+                self.repo.find_tree(entry.id())?
+            }
             Ok(_) => return Ok(FileMap::new()),
             Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(FileMap::new()),
             Err(e) => return Err(e.into()),
@@ -265,13 +319,23 @@ impl Cache {
         Ok(files)
     }
 
-    fn collect(&self, commit: Oid, tree: &git2::Tree, prefix: &str, files: &mut FileMap) -> Result<()> {
+    fn collect(
+        &self,
+        commit: Oid,
+        tree: &git2::Tree,
+        prefix: &str,
+        files: &mut FileMap,
+    ) -> Result<()> {
         for entry in tree.iter() {
             let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
-                Error::new(format!("commit `{}` has a non-UTF-8 file name under `{prefix}`", short(commit)))
+                Error::new(format!(
+                    "commit `{}` has a non-UTF-8 file name under `{prefix}`",
+                    short(commit)
+                ))
             })?;
             let path = format!("{prefix}{name}");
-            check_relative(&path).map_err(|e| e.context(format!("in commit `{}`", short(commit))))?;
+            check_relative(&path)
+                .map_err(|e| e.context(format!("in commit `{}`", short(commit))))?;
             match (entry.kind(), entry.filemode()) {
                 (Some(ObjectType::Tree), _) => {
                     let sub = self.repo.find_tree(entry.id())?;
@@ -285,8 +349,11 @@ impl Cache {
                     files.insert(path, self.repo.find_blob(entry.id())?.content().to_vec());
                 }
                 _ => {
-                    return Err(Error::new(format!("commit `{}` has a submodule at `{path}`", short(commit)))
-                        .with_note("submodules cannot be vendored; remove it from the backend folder"))
+                    return Err(Error::new(format!(
+                        "commit `{}` has a submodule at `{path}`",
+                        short(commit)
+                    ))
+                    .with_note("submodules cannot be vendored; remove it from the backend folder"))
                 }
             }
         }
@@ -302,7 +369,10 @@ impl Cache {
         let mut failure = None;
         tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
             let Ok(name) = std::str::from_utf8(entry.name_bytes()) else {
-                failure = Some(Error::new(format!("commit `{}` has a non-UTF-8 file name under `{dir}`", short(commit))));
+                failure = Some(Error::new(format!(
+                    "commit `{}` has a non-UTF-8 file name under `{dir}`",
+                    short(commit)
+                )));
                 return git2::TreeWalkResult::Abort;
             };
             let path = format!("{dir}{name}");
@@ -367,7 +437,13 @@ impl Cache {
     }
 
     pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Oid> {
-        self.repo.merge_base(a, b).with_context(|| format!("no common history between `{}` and `{}`", short(a), short(b)))
+        self.repo.merge_base(a, b).with_context(|| {
+            format!(
+                "no common history between `{}` and `{}`",
+                short(a),
+                short(b)
+            )
+        })
     }
 
     /// Whether `ancestor` is reachable from `descendant`.
@@ -376,7 +452,11 @@ impl Cache {
     }
 
     pub fn summary(&self, commit: Oid) -> String {
-        self.repo.find_commit(commit).ok().and_then(|c| c.summary().ok().flatten().map(str::to_string)).unwrap_or_default()
+        self.repo
+            .find_commit(commit)
+            .ok()
+            .and_then(|c| c.summary().ok().flatten().map(str::to_string))
+            .unwrap_or_default()
     }
 }
 
@@ -389,16 +469,26 @@ fn fetch_options() -> git2::FetchOptions<'static> {
 
 fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {
     let target = String::from_utf8_lossy(target);
-    let why = if link_stays_inside(path, &target) { "links are not supported in an overlay" } else { "the link leads outside the overlay" };
-    Error::new(format!("refusing link `{path}` -> `{}` in commit `{}`: {why}", target.escape_debug(), short(commit)))
-        .with_note("ask the fork to replace the link by the file it names")
+    let why = if link_stays_inside(path, &target) {
+        "links are not supported in an overlay"
+    } else {
+        "the link leads outside the overlay"
+    };
+    Error::new(format!(
+        "refusing link `{path}` -> `{}` in commit `{}`: {why}",
+        target.escape_debug(),
+        short(commit)
+    ))
+    .with_note("ask the fork to replace the link by the file it names")
 }
 
 /// A revision starting with `-` would be read as an option by tools downstream: refuse it.
 pub fn refuse_option_like(rev: &str) -> Result<()> {
     if rev.starts_with('-') || rev.is_empty() || rev.contains(char::is_whitespace) {
-        return Err(Error::new(format!("`{}` is not a revision", rev.escape_debug()))
-            .with_note("give a commit SHA, a branch, or `fork/BRANCH` / `upstream/BRANCH`"));
+        return Err(
+            Error::new(format!("`{}` is not a revision", rev.escape_debug()))
+                .with_note("give a commit SHA, a branch, or `fork/BRANCH` / `upstream/BRANCH`"),
+        );
     }
     Ok(())
 }
@@ -427,5 +517,7 @@ fn absolute_url(url: &str) -> String {
     if url.contains("://") || url.contains('@') {
         return url.to_string();
     }
-    std::fs::canonicalize(url).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| url.to_string())
+    std::fs::canonicalize(url)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| url.to_string())
 }

@@ -20,17 +20,30 @@ use git2::Oid;
 use std::path::Path;
 
 /// The overlay files a retarget to `pin` would make (the current overlay when `pin` is the pin).
-pub fn overlay_at(project: &Project, cache: &Cache, state: &OverlayState, pin: Oid) -> Result<FileMap> {
+pub fn overlay_at(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    pin: Oid,
+) -> Result<FileMap> {
     if pin == state.commits.pin {
         return Ok(state.overlay.clone());
     }
-    let target = Commits { pin, ..state.commits };
+    let target = Commits {
+        pin,
+        ..state.commits
+    };
     Ok(sync::plan(project, cache, state, target)?.overlay)
 }
 
 /// Resolves `--from` (default: the fork base, the API the backend was written against) and
 /// `--to` (default: the pin).
-pub fn api_range(cache: &Cache, state: &OverlayState, from: Option<&str>, to: Option<&str>) -> Result<(Oid, Oid)> {
+pub fn api_range(
+    cache: &Cache,
+    state: &OverlayState,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<(Oid, Oid)> {
     let from = match from {
         Some(rev) => cache.commit(rev, Remote::Upstream)?,
         None => state.commits.base,
@@ -47,13 +60,34 @@ pub fn api_range(cache: &Cache, state: &OverlayState, from: Option<&str>, to: Op
 /// The overlay's own core files replace upstream's on both sides (at `to`, as a retarget would
 /// make them); a core file still holding conflict markers is left out, so the candidate's
 /// upstream version stands in for it.
-pub fn drift_api(project: &Project, cache: &Cache, state: &OverlayState, from: Oid, to: Oid) -> Result<ApiReport> {
-    let table = project.config.drift.get("api").and_then(|v| v.as_table()).cloned().unwrap_or_default();
+pub fn drift_api(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    from: Oid,
+    to: Oid,
+) -> Result<ApiReport> {
+    let table = project
+        .config
+        .drift
+        .get("api")
+        .and_then(|v| v.as_table())
+        .cloned()
+        .unwrap_or_default();
     let cfg: ApiConfig = Config::section(&table, "drift.api")?;
     let prefix = project.config.overlay.backend_prefix.as_str();
-    let backend: FileMap = state.overlay.iter().filter(|(p, _)| p.starts_with(prefix)).map(|(p, b)| (p.clone(), b.clone())).collect();
+    let backend: FileMap = state
+        .overlay
+        .iter()
+        .filter(|(p, _)| p.starts_with(prefix))
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect();
     let core = |files: &FileMap| -> FileMap {
-        files.iter().filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0).map(|(p, b)| (p.clone(), b.clone())).collect()
+        files
+            .iter()
+            .filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0)
+            .map(|(p, b)| (p.clone(), b.clone()))
+            .collect()
     };
     // The fork's own core headers stand on the `from` side too, so what the fork itself declares
     // does not look new at `to`.
@@ -72,8 +106,17 @@ pub fn drift_api(project: &Project, cache: &Cache, state: &OverlayState, from: O
     };
     let to_overrides = core(&overlay_at(project, cache, state, to)?);
     let suppressions_path = project.records_dir().join(&cfg.suppressions);
-    let suppressions = if suppressions_path.is_file() { api::suppress::load(&suppressions_path)? } else { Vec::new() };
-    let inputs = DriftInputs { backend: &backend, from_overrides: &from_overrides, to_overrides: &to_overrides, suppressions: &suppressions };
+    let suppressions = if suppressions_path.is_file() {
+        api::suppress::load(&suppressions_path)?
+    } else {
+        Vec::new()
+    };
+    let inputs = DriftInputs {
+        backend: &backend,
+        from_overrides: &from_overrides,
+        to_overrides: &to_overrides,
+        suppressions: &suppressions,
+    };
     api::drift_api(cache.repo(), from, to, &inputs, &cfg)
 }
 
@@ -100,9 +143,21 @@ pub fn drift_build(
     let tree = work.join(format!("tree-{}", short(to)));
     let overlay = overlay_at(project, cache, state, to)?;
     export_tree(cache, to, &overlay, &tree)?;
-    let report = build::drift_build(&tree, &work.join(format!("build-{}", short(to))), &cfg, request.compiler, request.jobs, request.arch)?;
+    let report = build::drift_build(
+        &tree,
+        &work.join(format!("build-{}", short(to))),
+        &cfg,
+        request.compiler,
+        request.jobs,
+        request.arch,
+    )?;
     let confirmation = api.map(|api| {
-        let predicted: Vec<(String, String)> = api.findings.iter().filter(|f| f.suppressed.is_none()).map(|f| (f.kind.as_str().to_string(), f.symbol.clone())).collect();
+        let predicted: Vec<(String, String)> = api
+            .findings
+            .iter()
+            .filter(|f| f.suppressed.is_none())
+            .map(|f| (f.kind.as_str().to_string(), f.symbol.clone()))
+            .collect();
         build::confirm(&report, &predicted)
     });
     Ok((report, confirmation))

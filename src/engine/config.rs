@@ -82,8 +82,14 @@ impl Config {
     /// The configuration for the MLX ROCm overlay.
     pub fn mlx_rocm() -> Config {
         Config {
-            fork: RemoteConfig { url: "https://github.com/NripeshN/mlx".into(), branch: "rocm-support".into() },
-            upstream: RemoteConfig { url: "https://github.com/ml-explore/mlx".into(), branch: "main".into() },
+            fork: RemoteConfig {
+                url: "https://github.com/NripeshN/mlx".into(),
+                branch: "rocm-support".into(),
+            },
+            upstream: RemoteConfig {
+                url: "https://github.com/ml-explore/mlx".into(),
+                branch: "main".into(),
+            },
             ..Config::default()
         }
     }
@@ -124,7 +130,10 @@ impl Config {
     }
 
     /// A typed view of one of the helper sections (`drift`, `build`, `verify`).
-    pub fn section<T: serde::de::DeserializeOwned + Default>(table: &toml::Table, name: &str) -> Result<T> {
+    pub fn section<T: serde::de::DeserializeOwned + Default>(
+        table: &toml::Table,
+        name: &str,
+    ) -> Result<T> {
         if table.is_empty() {
             return Ok(T::default());
         }

@@ -3,5 +3,5 @@
 //!
 //! [`world`] makes the two repositories (a miniature MLX upstream and a miniature ROCm fork).
 
-pub mod world;
 pub mod project;
+pub mod world;

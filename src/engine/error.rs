@@ -19,7 +19,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(message: impl Into<String>) -> Error {
-        Error { chain: vec![message.into()], note: None }
+        Error {
+            chain: vec![message.into()],
+            note: None,
+        }
     }
 
     /// Adds the hint shown in a `note:` paragraph.

@@ -28,19 +28,25 @@ fn injected_failure() -> Result<()> {
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     injected_failure()?;
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
+        fs::create_dir_all(parent)
+            .with_context(|| format!("failed to create `{}`", parent.display()))?;
     }
     fs::write(path, bytes).with_context(|| format!("failed to write `{}`", path.display()))
 }
 
 /// Replaces one file in a single rename, so readers see the old bytes or the new, never half.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let temp = path.with_file_name(format!(".{name}.forkbook-new-{}", std::process::id()));
     write_file(&temp, bytes)?;
-    fs::rename(&temp, path).with_context(|| format!("failed to replace `{}`", path.display())).inspect_err(|_| {
-        let _ = fs::remove_file(&temp);
-    })
+    fs::rename(&temp, path)
+        .with_context(|| format!("failed to replace `{}`", path.display()))
+        .inspect_err(|_| {
+            let _ = fs::remove_file(&temp);
+        })
 }
 
 /// Writes every file of `files` below `dir` (paths checked first).
@@ -63,14 +69,18 @@ pub fn read_tree(dir: &Path) -> Result<FileMap> {
 }
 
 fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
-    let entries = fs::read_dir(dir).with_context(|| format!("failed to read folder `{}`", dir.display()))?;
+    let entries =
+        fs::read_dir(dir).with_context(|| format!("failed to read folder `{}`", dir.display()))?;
     let mut entries: Vec<_> = entries.collect::<std::io::Result<_>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let name = entry.file_name();
         let Some(name) = name.to_str() else {
-            return Err(Error::new(format!("`{}` has a name that is not UTF-8", entry.path().display()))
-                .with_note("rename it; overlay paths must be UTF-8"));
+            return Err(Error::new(format!(
+                "`{}` has a name that is not UTF-8",
+                entry.path().display()
+            ))
+            .with_note("rename it; overlay paths must be UTF-8"));
         };
         let rel = format!("{prefix}{name}");
         check_relative(&rel).map_err(|e| e.context(format!("in `{}`", dir.display())))?;
@@ -78,13 +88,22 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
         if kind.is_symlink() {
             let target = fs::read_link(entry.path())?;
             let stays = super::paths::link_stays_inside(&rel, &target.to_string_lossy());
-            let why = if stays { "links are not supported in an overlay" } else { "the link leads outside the overlay" };
-            return Err(Error::new(format!("refusing link `{}` -> `{}`: {why}", entry.path().display(), target.display()))
-                .with_note("replace the link by the file it names"));
+            let why = if stays {
+                "links are not supported in an overlay"
+            } else {
+                "the link leads outside the overlay"
+            };
+            return Err(Error::new(format!(
+                "refusing link `{}` -> `{}`: {why}",
+                entry.path().display(),
+                target.display()
+            ))
+            .with_note("replace the link by the file it names"));
         } else if kind.is_dir() {
             read_tree_into(&entry.path(), &format!("{rel}/"), files)?;
         } else {
-            let bytes = fs::read(entry.path()).with_context(|| format!("failed to read `{}`", entry.path().display()))?;
+            let bytes = fs::read(entry.path())
+                .with_context(|| format!("failed to read `{}`", entry.path().display()))?;
             files.insert(rel, bytes);
         }
     }
@@ -102,15 +121,27 @@ pub struct StagedDir {
 
 impl StagedDir {
     pub fn new(target: &Path) -> Result<StagedDir> {
-        let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        fs::create_dir_all(parent).with_context(|| format!("failed to create `{}`", parent.display()))?;
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let parent = target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        fs::create_dir_all(parent)
+            .with_context(|| format!("failed to create `{}`", parent.display()))?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let staging = parent.join(format!(".{name}.forkbook-new-{}", std::process::id()));
         if staging.exists() {
             fs::remove_dir_all(&staging)?;
         }
-        fs::create_dir(&staging).with_context(|| format!("failed to create `{}`", staging.display()))?;
-        Ok(StagedDir { staging, target: target.to_path_buf(), done: false })
+        fs::create_dir(&staging)
+            .with_context(|| format!("failed to create `{}`", staging.display()))?;
+        Ok(StagedDir {
+            staging,
+            target: target.to_path_buf(),
+            done: false,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -121,13 +152,16 @@ impl StagedDir {
     pub fn commit(mut self) -> Result<()> {
         injected_failure()?;
         if self.target.exists() {
-            exchange(&self.staging, &self.target)
-                .with_context(|| format!("failed to swap the new `{}` in", self.target.display()))?;
-            fs::remove_dir_all(&self.staging)
-                .with_context(|| format!("failed to remove the old copy `{}`", self.staging.display()))?;
+            exchange(&self.staging, &self.target).with_context(|| {
+                format!("failed to swap the new `{}` in", self.target.display())
+            })?;
+            fs::remove_dir_all(&self.staging).with_context(|| {
+                format!("failed to remove the old copy `{}`", self.staging.display())
+            })?;
         } else {
-            fs::rename(&self.staging, &self.target)
-                .with_context(|| format!("failed to move the new `{}` in", self.target.display()))?;
+            fs::rename(&self.staging, &self.target).with_context(|| {
+                format!("failed to move the new `{}` in", self.target.display())
+            })?;
         }
         self.done = true;
         Ok(())
@@ -150,7 +184,13 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     let b = CString::new(b.as_os_str().as_bytes())?;
     // SAFETY: both are valid NUL-terminated paths; AT_FDCWD resolves them like open(2) does.
     let rc = unsafe {
-        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
     };
     if rc == 0 {
         Ok(())
@@ -177,9 +217,11 @@ impl RunLock {
     /// Takes the lock on `dir` (the folder itself, so no lock file is left behind), or says who
     /// holds it. `FORKBOOK_LOCK_WAIT=1` waits instead of refusing.
     pub fn acquire(dir: &Path, what: &str) -> Result<RunLock> {
-        let file = File::open(dir).with_context(|| format!("failed to open `{}` to lock it", dir.display()))?;
+        let file = File::open(dir)
+            .with_context(|| format!("failed to open `{}` to lock it", dir.display()))?;
         if std::env::var_os("FORKBOOK_LOCK_WAIT").is_some() {
-            file.lock().with_context(|| format!("failed to lock `{}`", dir.display()))?;
+            file.lock()
+                .with_context(|| format!("failed to lock `{}`", dir.display()))?;
             return Ok(RunLock { _file: file });
         }
         // A child process forked by another thread can hold the lock for the moment between its
@@ -223,7 +265,11 @@ mod tests {
         staged.commit().unwrap();
         assert!(!target.join("old.txt").exists());
         assert_eq!(fs::read_to_string(target.join("new.txt")).unwrap(), "new");
-        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1, "no staging folder left");
+        assert_eq!(
+            fs::read_dir(tmp.path()).unwrap().count(),
+            1,
+            "no staging folder left"
+        );
     }
 
     #[test]

@@ -25,8 +25,11 @@ pub struct InitRequest {
 pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<Move> {
     let dir = project.records_dir();
     if dir.join(records::UPSTREAM_FILE).exists() {
-        return Err(Error::new(format!("`{}` already exists", project.record_name(records::UPSTREAM_FILE)))
-            .with_note("use `forkbook sync` or `forkbook retarget` to move an existing overlay"));
+        return Err(Error::new(format!(
+            "`{}` already exists",
+            project.record_name(records::UPSTREAM_FILE)
+        ))
+        .with_note("use `forkbook sync` or `forkbook retarget` to move an existing overlay"));
     }
     let fork = cache.commit(&request.fork, Remote::Fork)?;
     let pin = match &request.pin {
@@ -34,14 +37,20 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
         None => {
             let tip = match cache.branch_tip(Remote::Upstream) {
                 Some(tip) => tip,
-                None => cache.fetch(Remote::Upstream, &[project.config.upstream.branch.as_str()])?[0],
+                None => {
+                    cache.fetch(Remote::Upstream, &[project.config.upstream.branch.as_str()])?[0]
+                }
             };
             cache.merge_base(fork, tip)?
         }
     };
     let base = cache.merge_base(fork, pin)?;
     let commits = Commits { fork, base, pin };
-    let core_files = if request.core_files.is_empty() { project.config.overlay.core_files.clone() } else { request.core_files.clone() };
+    let core_files = if request.core_files.is_empty() {
+        project.config.overlay.core_files.clone()
+    } else {
+        request.core_files.clone()
+    };
     let state = empty_state(project, cache, commits, core_files)?;
     let planned = sync::plan(project, cache, &state, commits)?;
     let _lock = RunLock::acquire(&project.root, "overlay")?;
@@ -52,8 +61,18 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
 }
 
 /// The state of an overlay that has only its first records: B with no fixes.
-fn empty_state(project: &Project, cache: &Cache, commits: Commits, core_files: Vec<String>) -> Result<OverlayState> {
-    let base = super::base::build(cache, commits, &core_files, &project.config.overlay.backend_prefix)?;
+fn empty_state(
+    project: &Project,
+    cache: &Cache,
+    commits: Commits,
+    core_files: Vec<String>,
+) -> Result<OverlayState> {
+    let base = super::base::build(
+        cache,
+        commits,
+        &core_files,
+        &project.config.overlay.backend_prefix,
+    )?;
     let mut upstream = Upstream::default();
     upstream.set(keys::SOURCE, &project.canonical_urls.0);
     upstream.set(keys::BRANCH, &project.config.fork.branch);
@@ -63,13 +82,37 @@ fn empty_state(project: &Project, cache: &Cache, commits: Commits, core_files: V
     upstream.set(keys::LICENSE, "MIT (upstream's LICENSE)");
     upstream.set(keys::LOCAL_FIXES, records::FIXES_FILE);
     let mut files = FileMap::new();
-    files.insert(records::UPSTREAM_FILE.into(), upstream.render().into_bytes());
-    files.insert(records::FIXES_FILE.into(), FIXES_TEMPLATE.as_bytes().to_vec());
+    files.insert(
+        records::UPSTREAM_FILE.into(),
+        upstream.render().into_bytes(),
+    );
+    files.insert(
+        records::FIXES_FILE.into(),
+        FIXES_TEMPLATE.as_bytes().to_vec(),
+    );
     files.insert(records::README_FILE.into(), readme(project).into_bytes());
     let layout = project.config.overlay.layout;
-    let tree = if layout == Layout::Files { base.files.clone() } else { FileMap::new() };
-    let records = Records { upstream, lock: None, files, patches: Vec::new(), tree };
-    Ok(OverlayState { layout, commits, records, core_files, overlay: base.files.clone(), base, steps: Vec::new() })
+    let tree = if layout == Layout::Files {
+        base.files.clone()
+    } else {
+        FileMap::new()
+    };
+    let records = Records {
+        upstream,
+        lock: None,
+        files,
+        patches: Vec::new(),
+        tree,
+    };
+    Ok(OverlayState {
+        layout,
+        commits,
+        records,
+        core_files,
+        overlay: base.files.clone(),
+        base,
+        steps: Vec::new(),
+    })
 }
 
 const FIXES_TEMPLATE: &str = "# Local fixes\n\nEvery difference between the overlay and the base tree (the pin plus the fork's change) is one numbered entry here, with its upstream state.\n";

@@ -32,21 +32,39 @@ fn ensure_libgit2_initialized() {
 ///
 /// Identical sides and one-sided changes short-cut, as git does; otherwise libgit2 merges with
 /// standard conflict style. All three inputs carry the same `path`, which libgit2 requires.
-pub fn merge_file(base: Option<&[u8]>, ours: &[u8], theirs: &[u8], path: &str, labels: Labels) -> Result<Merged> {
+pub fn merge_file(
+    base: Option<&[u8]>,
+    ours: &[u8],
+    theirs: &[u8],
+    path: &str,
+    labels: Labels,
+) -> Result<Merged> {
     if ours == theirs || base == Some(theirs) {
-        return Ok(Merged { content: ours.to_vec(), conflicts: 0 });
+        return Ok(Merged {
+            content: ours.to_vec(),
+            conflicts: 0,
+        });
     }
     if base == Some(ours) {
-        return Ok(Merged { content: theirs.to_vec(), conflicts: 0 });
+        return Ok(Merged {
+            content: theirs.to_vec(),
+            conflicts: 0,
+        });
     }
     ensure_libgit2_initialized();
     let base = base.unwrap_or(b"");
     let (a, o, t) = (input(base, path), input(ours, path), input(theirs, path));
     let mut opts = git2::MergeFileOptions::new();
-    opts.ancestor_label(labels.base).our_label(labels.ours).their_label(labels.theirs);
+    opts.ancestor_label(labels.base)
+        .our_label(labels.ours)
+        .their_label(labels.theirs);
     let result = git2::merge_file(&a, &o, &t, Some(&mut opts))?;
     let content = result.content().to_vec();
-    let conflicts = if result.is_automergeable() { 0 } else { count_conflicts(&content).max(1) };
+    let conflicts = if result.is_automergeable() {
+        0
+    } else {
+        count_conflicts(&content).max(1)
+    };
     Ok(Merged { content, conflicts })
 }
 
@@ -58,14 +76,21 @@ fn input<'a>(content: &'a [u8], path: &str) -> git2::MergeFileInput<'a> {
 
 /// Counts `<<<<<<< ` lines (conflict regions) in merged content.
 pub fn count_conflicts(content: &[u8]) -> usize {
-    content.split(|&b| b == b'\n').filter(|line| line.starts_with(b"<<<<<<< ") || *line == b"<<<<<<<").count()
+    content
+        .split(|&b| b == b'\n')
+        .filter(|line| line.starts_with(b"<<<<<<< ") || *line == b"<<<<<<<")
+        .count()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const LABELS: Labels = Labels { ours: "pin 2222222", base: "base 1111111", theirs: "fork 3333333" };
+    const LABELS: Labels = Labels {
+        ours: "pin 2222222",
+        base: "base 1111111",
+        theirs: "fork 3333333",
+    };
 
     #[test]
     fn disjoint_changes_merge_cleanly() {
@@ -82,7 +107,10 @@ mod tests {
         let m = merge_file(Some(b"x\n"), b"ours\n", b"theirs\n", "f.cpp", LABELS).unwrap();
         assert_eq!(m.conflicts, 1);
         let text = String::from_utf8(m.content).unwrap();
-        assert_eq!(text, "<<<<<<< pin 2222222\nours\n=======\ntheirs\n>>>>>>> fork 3333333\n");
+        assert_eq!(
+            text,
+            "<<<<<<< pin 2222222\nours\n=======\ntheirs\n>>>>>>> fork 3333333\n"
+        );
     }
 
     #[test]
@@ -91,18 +119,36 @@ mod tests {
         let base = b"int f();\nint g();\nint h();\n";
         let ours = b"int f(int);\nint g();\nint h();\n";
         let theirs = b"int f(long);\nint g();\nint h(void);\n";
-        for (name, bytes) in [("ours", &ours[..]), ("base", &base[..]), ("theirs", &theirs[..])] {
+        for (name, bytes) in [
+            ("ours", &ours[..]),
+            ("base", &base[..]),
+            ("theirs", &theirs[..]),
+        ] {
             std::fs::write(tmp.path().join(name), bytes).unwrap();
         }
         let status = std::process::Command::new("git")
-            .args(["merge-file", "-L", LABELS.ours, "-L", LABELS.base, "-L", LABELS.theirs, "ours", "base", "theirs"])
+            .args([
+                "merge-file",
+                "-L",
+                LABELS.ours,
+                "-L",
+                LABELS.base,
+                "-L",
+                LABELS.theirs,
+                "ours",
+                "base",
+                "theirs",
+            ])
             .current_dir(tmp.path())
             .status()
             .unwrap();
         assert_eq!(status.code(), Some(1), "git reports one conflict");
         let expected = std::fs::read(tmp.path().join("ours")).unwrap();
         let m = merge_file(Some(base), ours, theirs, "f.cpp", LABELS).unwrap();
-        assert_eq!(String::from_utf8_lossy(&m.content), String::from_utf8_lossy(&expected));
+        assert_eq!(
+            String::from_utf8_lossy(&m.content),
+            String::from_utf8_lossy(&expected)
+        );
         assert_eq!(m.conflicts, 1);
     }
 }

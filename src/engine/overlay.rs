@@ -48,7 +48,12 @@ impl PatchFile {
 
     /// The `Subject:` of the header without its `[PATCH]` tag.
     pub fn title(&self) -> String {
-        let subject = self.header().lines().find_map(|l| l.strip_prefix("Subject:")).unwrap_or("").trim();
+        let subject = self
+            .header()
+            .lines()
+            .find_map(|l| l.strip_prefix("Subject:"))
+            .unwrap_or("")
+            .trim();
         match subject.strip_prefix('[').and_then(|s| s.split_once(']')) {
             Some((_, rest)) => rest.trim().to_string(),
             None => subject.to_string(),
@@ -83,16 +88,20 @@ impl Records {
         let text = |name: &str| -> Result<Option<String>> {
             match files.get(name) {
                 None => Ok(None),
-                Some(bytes) => String::from_utf8(bytes.clone())
-                    .map(Some)
-                    .map_err(|_| Error::new(format!("`{}` is not UTF-8", project.record_name(name)))),
+                Some(bytes) => String::from_utf8(bytes.clone()).map(Some).map_err(|_| {
+                    Error::new(format!("`{}` is not UTF-8", project.record_name(name)))
+                }),
             }
         };
         let upstream_text = text(records::UPSTREAM_FILE)?.ok_or_else(|| {
-            Error::new(format!("no `{}`", project.record_name(records::UPSTREAM_FILE)))
-                .with_note("it records the fork commit and the pin; `forkbook init` writes one")
+            Error::new(format!(
+                "no `{}`",
+                project.record_name(records::UPSTREAM_FILE)
+            ))
+            .with_note("it records the fork commit and the pin; `forkbook init` writes one")
         })?;
-        let upstream = Upstream::parse(&upstream_text, &project.record_name(records::UPSTREAM_FILE))?;
+        let upstream =
+            Upstream::parse(&upstream_text, &project.record_name(records::UPSTREAM_FILE))?;
         let lock = text(records::LOCK_FILE)?
             .map(|t| Lock::parse(&t, &project.record_name(records::LOCK_FILE)))
             .transpose()?;
@@ -101,15 +110,25 @@ impl Records {
         for (path, bytes) in &files {
             if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
                 if name.ends_with(".patch") {
-                    let text = String::from_utf8(bytes.clone())
-                        .map_err(|_| Error::new(format!("`{}` is not UTF-8", project.record_name(path))))?;
-                    patches.push(PatchFile { name: name.to_string(), text });
+                    let text = String::from_utf8(bytes.clone()).map_err(|_| {
+                        Error::new(format!("`{}` is not UTF-8", project.record_name(path)))
+                    })?;
+                    patches.push(PatchFile {
+                        name: name.to_string(),
+                        text,
+                    });
                 }
             } else if let Some(rel) = path.strip_prefix(&format!("{TREE_DIR}/")) {
                 tree.insert(rel.to_string(), bytes.clone());
             }
         }
-        Ok(Records { upstream, lock, files, patches, tree })
+        Ok(Records {
+            upstream,
+            lock,
+            files,
+            patches,
+            tree,
+        })
     }
 
     /// The recorded commits, resolved in the cache (fetched when missing and online).
@@ -140,7 +159,11 @@ pub struct FixStep {
 impl FixStep {
     /// The files this fix really changes.
     pub fn changed_paths(&self) -> Vec<&str> {
-        self.post.iter().filter(|(p, post)| self.pre.get(*p) != Some(post)).map(|(p, _)| p.as_str()).collect()
+        self.post
+            .iter()
+            .filter(|(p, post)| self.pre.get(*p) != Some(post))
+            .map(|(p, _)| p.as_str())
+            .collect()
     }
 }
 
@@ -163,16 +186,33 @@ impl OverlayState {
         OverlayState::from_records(project, cache, Records::read(project)?)
     }
 
-    pub fn from_records(project: &Project, cache: &Cache, records: Records) -> Result<OverlayState> {
+    pub fn from_records(
+        project: &Project,
+        cache: &Cache,
+        records: Records,
+    ) -> Result<OverlayState> {
         let commits = records.commits(project, cache)?;
         let layout = project.config.overlay.layout;
         let core_files = core_files(project, &records, layout);
-        let base = base::build(cache, commits, &core_files, &project.config.overlay.backend_prefix)?;
+        let base = base::build(
+            cache,
+            commits,
+            &core_files,
+            &project.config.overlay.backend_prefix,
+        )?;
         let (overlay, steps) = match layout {
             Layout::Patch => replay(cache, &base.files, &records.patches, project)?,
             Layout::Files => (records.tree.clone(), Vec::new()),
         };
-        Ok(OverlayState { layout, commits, records, core_files, base, overlay, steps })
+        Ok(OverlayState {
+            layout,
+            commits,
+            records,
+            core_files,
+            base,
+            overlay,
+            steps,
+        })
     }
 
     /// Paths where the overlay differs from B, with both sides.
@@ -181,7 +221,10 @@ impl OverlayState {
     }
 
     pub fn backend_count(&self, prefix: &str) -> usize {
-        self.overlay.keys().filter(|p| p.starts_with(prefix)).count()
+        self.overlay
+            .keys()
+            .filter(|p| p.starts_with(prefix))
+            .count()
     }
 }
 
@@ -207,32 +250,58 @@ pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<S
         (Layout::Patch, Some(lock)) => lock.files.keys().cloned().collect(),
         (Layout::Patch, None) => Vec::new(),
     };
-    listed.into_iter().filter(|p| !p.starts_with(prefix.as_str())).collect()
+    listed
+        .into_iter()
+        .filter(|p| !p.starts_with(prefix.as_str()))
+        .collect()
 }
 
 /// Applies the series to B in order, keeping each step's images.
-pub fn replay(cache: &Cache, base: &FileMap, patches: &[PatchFile], project: &Project) -> Result<(FileMap, Vec<FixStep>)> {
+pub fn replay(
+    cache: &Cache,
+    base: &FileMap,
+    patches: &[PatchFile],
+    project: &Project,
+) -> Result<(FileMap, Vec<FixStep>)> {
     let mut state = base.clone();
     let mut steps = Vec::new();
     for (i, patch_file) in patches.iter().enumerate() {
         let name = project.record_name(&format!("{PATCHES_DIR}/{}", patch_file.name));
         if patch_file.number() != Some(i + 1) {
-            return Err(Error::new(format!("`{name}` is out of sequence: expected a name starting `{:04}-`", i + 1))
-                .with_note("patches are numbered from 0001 without gaps, one per LOCAL_FIXES.md entry"));
+            return Err(Error::new(format!(
+                "`{name}` is out of sequence: expected a name starting `{:04}-`",
+                i + 1
+            ))
+            .with_note(
+                "patches are numbered from 0001 without gaps, one per LOCAL_FIXES.md entry",
+            ));
         }
         let paths = patch::touched(&patch_file.text, &name)?;
-        let pre: BTreeMap<String, Image> = paths.iter().map(|p| (p.clone(), state.get(p).cloned())).collect();
-        let pre_files: FileMap = pre.iter().filter_map(|(p, c)| Some((p.clone(), c.clone()?))).collect();
+        let pre: BTreeMap<String, Image> = paths
+            .iter()
+            .map(|p| (p.clone(), state.get(p).cloned()))
+            .collect();
+        let pre_files: FileMap = pre
+            .iter()
+            .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
+            .collect();
         let applied = patch::apply(cache.repo(), &patch_file.text, &name, &pre_files)
             .with_context(|| format!("while materializing {}", project.record_name("")))?;
-        let post: BTreeMap<String, Image> = paths.iter().map(|p| (p.clone(), applied.get(p).cloned())).collect();
+        let post: BTreeMap<String, Image> = paths
+            .iter()
+            .map(|p| (p.clone(), applied.get(p).cloned()))
+            .collect();
         for (path, content) in &post {
             match content {
                 Some(bytes) => state.insert(path.clone(), bytes.clone()),
                 None => state.remove(path),
             };
         }
-        steps.push(FixStep { patch: patch_file.clone(), pre, post });
+        steps.push(FixStep {
+            patch: patch_file.clone(),
+            pre,
+            post,
+        });
     }
     Ok((state, steps))
 }
@@ -248,7 +317,12 @@ pub fn materialize(overlay: &FileMap, out: &std::path::Path) -> Result<()> {
 ///
 /// Upstream's own links are written as links when they stay inside the tree (MLX has one,
 /// `CLAUDE.md -> AGENTS.md`); submodules are left out. The overlay's files are plain files.
-pub fn export_tree(cache: &Cache, commit: git2::Oid, overlay: &FileMap, dest: &std::path::Path) -> Result<usize> {
+pub fn export_tree(
+    cache: &Cache,
+    commit: git2::Oid,
+    overlay: &FileMap,
+    dest: &std::path::Path,
+) -> Result<usize> {
     let (mut files, links) = cache.export_entries(commit)?;
     let count = overlay.len();
     for (path, bytes) in overlay {
@@ -261,7 +335,8 @@ pub fn export_tree(cache: &Cache, commit: git2::Oid, overlay: &FileMap, dest: &s
         if let Some(parent) = at.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::os::unix::fs::symlink(target, &at).with_context(|| format!("failed to write link `{path}`"))?;
+        std::os::unix::fs::symlink(target, &at)
+            .with_context(|| format!("failed to write link `{path}`"))?;
     }
     staged.commit()?;
     Ok(count)

@@ -30,7 +30,11 @@ struct Node {
 impl Node {
     fn insert(&mut self, path: &str, blob: Oid) {
         match path.split_once('/') {
-            Some((dir, rest)) => self.dirs.entry(dir.to_string()).or_default().insert(rest, blob),
+            Some((dir, rest)) => self
+                .dirs
+                .entry(dir.to_string())
+                .or_default()
+                .insert(rest, blob),
             None => {
                 self.blobs.insert(path.to_string(), blob);
             }
@@ -81,8 +85,12 @@ fn quote_spaced_paths(text: &str) -> String {
             let (old, new) = (&rest[..half], rest.get(half + 3..).unwrap_or(""));
             (old.contains(' ') && rest.get(half..half + 3) == Some(" b/") && old == new)
                 .then(|| format!("diff --git \"a/{old}\" \"b/{old}\""))
-        } else if let Some(path) = body.strip_prefix("--- a/").or_else(|| body.strip_prefix("+++ b/")) {
-            path.contains(' ').then(|| format!("{}\"{}/{path}\"", &body[..4], &body[4..5]))
+        } else if let Some(path) = body
+            .strip_prefix("--- a/")
+            .or_else(|| body.strip_prefix("+++ b/"))
+        {
+            path.contains(' ')
+                .then(|| format!("{}\"{}/{path}\"", &body[..4], &body[4..5]))
         } else {
             None
         };
@@ -104,7 +112,9 @@ pub fn touched(patch: &str, name: &str) -> Result<Vec<String>> {
     for delta in diff.deltas() {
         for file in [delta.old_file(), delta.new_file()] {
             let Some(path) = file.path() else { continue };
-            let path = path.to_str().ok_or_else(|| Error::new(format!("`{name}` names a non-UTF-8 path")))?;
+            let path = path
+                .to_str()
+                .ok_or_else(|| Error::new(format!("`{name}` names a non-UTF-8 path")))?;
             if path == "/dev/null" {
                 continue;
             }
@@ -118,7 +128,8 @@ pub fn touched(patch: &str, name: &str) -> Result<Vec<String>> {
 }
 
 fn parse<'a>(patch: &str, name: &str) -> Result<Diff<'a>> {
-    Diff::from_buffer(patch.as_bytes()).with_context(|| format!("`{name}` is not a patch git can read"))
+    Diff::from_buffer(patch.as_bytes())
+        .with_context(|| format!("`{name}` is not a patch git can read"))
 }
 
 /// Applies `patch` to the pre-images in `pre` and returns the post-images of every touched path
@@ -145,7 +156,10 @@ mod tests {
     use super::*;
 
     fn map(items: &[(&str, &str)]) -> FileMap {
-        items.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect()
+        items
+            .iter()
+            .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+            .collect()
     }
 
     #[test]
@@ -157,7 +171,10 @@ mod tests {
         let text = render(&repo, &pre, &post).unwrap();
         assert!(text.contains("new file mode"), "{text}");
         assert!(text.contains("deleted file mode"), "{text}");
-        assert_eq!(touched(&text, "t.patch").unwrap(), ["a/gone.h", "a/new.h", "a/x.cpp"]);
+        assert_eq!(
+            touched(&text, "t.patch").unwrap(),
+            ["a/gone.h", "a/new.h", "a/x.cpp"]
+        );
         assert_eq!(apply(&repo, &text, "t.patch", &pre).unwrap(), post);
     }
 
@@ -165,9 +182,23 @@ mod tests {
     fn mismatched_context_is_an_error_not_fuzz() {
         let tmp = tempfile::tempdir().unwrap();
         let repo = Repository::init_bare(tmp.path()).unwrap();
-        let text = render(&repo, &map(&[("f", "a\nb\nc\n")]), &map(&[("f", "a\nB\nc\n")])).unwrap();
-        let err = apply(&repo, &text, "0001-fix.patch", &map(&[("f", "a\nb\nchanged\n")])).unwrap_err();
-        assert!(err.message().contains("`0001-fix.patch` does not apply"), "{err}");
+        let text = render(
+            &repo,
+            &map(&[("f", "a\nb\nc\n")]),
+            &map(&[("f", "a\nB\nc\n")]),
+        )
+        .unwrap();
+        let err = apply(
+            &repo,
+            &text,
+            "0001-fix.patch",
+            &map(&[("f", "a\nb\nchanged\n")]),
+        )
+        .unwrap_err();
+        assert!(
+            err.message().contains("`0001-fix.patch` does not apply"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -189,9 +220,17 @@ mod space_tests {
         let pre: FileMap = [("dir/a b.cpp".to_string(), b"x\n".to_vec())].into();
         let post: FileMap = [("dir/a b.cpp".to_string(), b"y\n".to_vec())].into();
         let text = render(&repo, &pre, &post).unwrap();
-        assert_eq!(apply(&repo, &text, "t.patch", &pre).unwrap(), post, "{text}");
+        assert_eq!(
+            apply(&repo, &text, "t.patch", &pre).unwrap(),
+            post,
+            "{text}"
+        );
         let added: FileMap = [("dir/new file.h".to_string(), b"z\n".to_vec())].into();
         let text = render(&repo, &FileMap::new(), &added).unwrap();
-        assert_eq!(apply(&repo, &text, "t.patch", &FileMap::new()).unwrap(), added, "{text}");
+        assert_eq!(
+            apply(&repo, &text, "t.patch", &FileMap::new()).unwrap(),
+            added,
+            "{text}"
+        );
     }
 }

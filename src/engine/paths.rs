@@ -70,7 +70,20 @@ mod tests {
 
     #[test]
     fn hostile_paths_are_refused() {
-        for bad in ["../x", "a/../../x", "/etc/passwd", "a/.git/config", ".GIT/hooks/x", "a//b", "a/./b", "a\nb", "a\0b", "C:/x", "a\\..\\b", ""] {
+        for bad in [
+            "../x",
+            "a/../../x",
+            "/etc/passwd",
+            "a/.git/config",
+            ".GIT/hooks/x",
+            "a//b",
+            "a/./b",
+            "a\nb",
+            "a\0b",
+            "C:/x",
+            "a\\..\\b",
+            "",
+        ] {
             assert!(check_relative(bad).is_err(), "{bad:?} was accepted");
         }
     }

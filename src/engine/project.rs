@@ -21,7 +21,9 @@ impl Overrides {
     /// Fills what the caller left empty from `FORKBOOK_*` environment variables.
     pub fn with_env(mut self) -> Overrides {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        self.cache = self.cache.or_else(|| var("FORKBOOK_CACHE").map(PathBuf::from));
+        self.cache = self
+            .cache
+            .or_else(|| var("FORKBOOK_CACHE").map(PathBuf::from));
         self.fork_url = self.fork_url.or_else(|| var("FORKBOOK_FORK_URL"));
         self.upstream_url = self.upstream_url.or_else(|| var("FORKBOOK_UPSTREAM_URL"));
         self.offline |= var("FORKBOOK_OFFLINE").is_some_and(|v| v != "0");
@@ -43,7 +45,11 @@ impl Project {
     /// Opens the project at `root`; a missing `forkbook.toml` means the MLX ROCm defaults.
     pub fn open(root: &Path, overrides: &Overrides) -> Result<Project> {
         let path = root.join(CONFIG_FILE);
-        let mut config = if path.exists() { Config::load(&path)? } else { Config::mlx_rocm() };
+        let mut config = if path.exists() {
+            Config::load(&path)?
+        } else {
+            Config::mlx_rocm()
+        };
         let canonical_urls = (config.fork.url.clone(), config.upstream.url.clone());
         if let Some(url) = &overrides.fork_url {
             config.fork.url = url.clone();
@@ -51,7 +57,12 @@ impl Project {
         if let Some(url) = &overrides.upstream_url {
             config.upstream.url = url.clone();
         }
-        Ok(Project { root: root.to_path_buf(), config, overrides: overrides.clone(), canonical_urls })
+        Ok(Project {
+            root: root.to_path_buf(),
+            config,
+            overrides: overrides.clone(),
+            canonical_urls,
+        })
     }
 
     /// The nearest folder at or above `start` that holds `forkbook.toml`.

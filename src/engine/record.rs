@@ -23,7 +23,13 @@ pub struct Recorded {
 }
 
 /// Records `edited` (a whole materialized overlay, edited) as the next local fix.
-pub fn add_fix(project: &Project, cache: &Cache, state: &OverlayState, title: &str, edited: &FileMap) -> Result<Recorded> {
+pub fn add_fix(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    title: &str,
+    edited: &FileMap,
+) -> Result<Recorded> {
     let changes = differences(&state.overlay, edited);
     if changes.is_empty() {
         return Err(Error::new("the edited folder equals the overlay: there is nothing to record")
@@ -31,15 +37,22 @@ pub fn add_fix(project: &Project, cache: &Cache, state: &OverlayState, title: &s
     }
     let title = title.trim();
     if title.is_empty() || title.contains('\n') {
-        return Err(Error::new("a fix needs a one-line title").with_note("pass `--title \"what it fixes\"`"));
+        return Err(Error::new("a fix needs a one-line title")
+            .with_note("pass `--title \"what it fixes\"`"));
     }
     let number = fix_count(state) + 1;
     let paths: Vec<String> = changes.iter().map(|(p, _, _)| p.clone()).collect();
     let mut files = state.records.files.clone();
     match state.layout {
         Layout::Patch => {
-            let pre: FileMap = changes.iter().filter_map(|(p, before, _)| Some((p.clone(), before.clone()?))).collect();
-            let post: FileMap = changes.iter().filter_map(|(p, _, after)| Some((p.clone(), after.clone()?))).collect();
+            let pre: FileMap = changes
+                .iter()
+                .filter_map(|(p, before, _)| Some((p.clone(), before.clone()?)))
+                .collect();
+            let post: FileMap = changes
+                .iter()
+                .filter_map(|(p, _, after)| Some((p.clone(), after.clone()?)))
+                .collect();
             let diff = patch::render(cache.repo(), &pre, &post)?;
             let name = format!("{number:04}-{}.patch", slug(title));
             let text = format!("From: forkbook <forkbook@localhost>\nSubject: [PATCH] {title}\n\nLocal fix {number} of LOCAL_FIXES.md.\n---\n{diff}");
@@ -55,13 +68,23 @@ pub fn add_fix(project: &Project, cache: &Cache, state: &OverlayState, title: &s
             }
         }
     }
-    let register = files.get(records::FIXES_FILE).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
-    files.insert(records::FIXES_FILE.into(), append_entry(&register, number, title, &paths).into_bytes());
+    let register = files
+        .get(records::FIXES_FILE)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    files.insert(
+        records::FIXES_FILE.into(),
+        append_entry(&register, number, title, &paths).into_bytes(),
+    );
     let records = Records::from_files(project, files)?;
     let new_state = OverlayState::from_records(project, cache, records)?;
     let planned = sync::plan(project, cache, &new_state, new_state.commits)?;
     sync::write(project, &planned)?;
-    Ok(Recorded { number, paths, planned })
+    Ok(Recorded {
+        number,
+        paths,
+        planned,
+    })
 }
 
 /// Fixes so far: patches in the patch layout, register entries in the files layout.
@@ -69,7 +92,12 @@ fn fix_count(state: &OverlayState) -> usize {
     match state.layout {
         Layout::Patch => state.records.patches.len(),
         Layout::Files => {
-            let text = state.records.files.get(records::FIXES_FILE).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+            let text = state
+                .records
+                .files
+                .get(records::FIXES_FILE)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
             sync::count_entries_in(&text)
         }
     }
@@ -77,15 +105,28 @@ fn fix_count(state: &OverlayState) -> usize {
 
 /// A new register entry; the author fills in its state.
 fn append_entry(register: &str, number: usize, title: &str, paths: &[String]) -> String {
-    let files = paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
-    let sep = if register.ends_with("\n\n") || register.is_empty() { "" } else if register.ends_with('\n') { "\n" } else { "\n\n" };
+    let files = paths
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sep = if register.ends_with("\n\n") || register.is_empty() {
+        ""
+    } else if register.ends_with('\n') {
+        "\n"
+    } else {
+        "\n\n"
+    };
     format!("{register}{sep}## {number}. {title}\n\nFiles: {files}\n\nTODO: why this fix exists.\n\n- state: TODO (retarget-only, proposed, merged or kept-local)\n")
 }
 
 /// A file-name slug: lowercase words joined by `-`, at most 48 characters.
 pub fn slug(title: &str) -> String {
     let mut out = String::new();
-    for word in title.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+    for word in title
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         if out.len() + word.len() + 1 > 48 {
             break;
         }

@@ -47,14 +47,27 @@ impl Upstream {
                 continue;
             }
             let Some((key, value)) = line.split_once(':') else {
-                return Err(Error::new(format!("{file}:{}: expected `key: value`, found `{}`", n + 1, line.escape_debug()))
-                    .with_note("each line of UPSTREAM is `key: value`, a blank line or a `#` comment"));
+                return Err(Error::new(format!(
+                    "{file}:{}: expected `key: value`, found `{}`",
+                    n + 1,
+                    line.escape_debug()
+                ))
+                .with_note(
+                    "each line of UPSTREAM is `key: value`, a blank line or a `#` comment",
+                ));
             };
             let key = key.trim();
             if key.is_empty() || key.contains(char::is_whitespace) {
-                return Err(Error::new(format!("{file}:{}: `{}` is not a key", n + 1, key.escape_debug())));
+                return Err(Error::new(format!(
+                    "{file}:{}: `{}` is not a key",
+                    n + 1,
+                    key.escape_debug()
+                )));
             }
-            lines.push(UpstreamLine::Pair { key: key.to_string(), value: value.trim().to_string() });
+            lines.push(UpstreamLine::Pair {
+                key: key.to_string(),
+                value: value.trim().to_string(),
+            });
         }
         Ok(Upstream { lines })
     }
@@ -72,12 +85,18 @@ impl Upstream {
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs().into_iter().find(|(_, k, _)| *k == key).map(|(_, _, v)| v)
+        self.pairs()
+            .into_iter()
+            .find(|(_, k, _)| *k == key)
+            .map(|(_, _, v)| v)
     }
 
     /// The 1-based line of `key`, for messages.
     pub fn line_of(&self, key: &str) -> Option<usize> {
-        self.pairs().into_iter().find(|(_, k, _)| *k == key).map(|(l, _, _)| l)
+        self.pairs()
+            .into_iter()
+            .find(|(_, k, _)| *k == key)
+            .map(|(l, _, _)| l)
     }
 
     /// Sets `key` in place, or appends it after the last pair.
@@ -90,8 +109,18 @@ impl Upstream {
                 }
             }
         }
-        let at = self.lines.iter().rposition(|l| matches!(l, UpstreamLine::Pair { .. })).map_or(self.lines.len(), |i| i + 1);
-        self.lines.insert(at, UpstreamLine::Pair { key: key.to_string(), value: value.to_string() });
+        let at = self
+            .lines
+            .iter()
+            .rposition(|l| matches!(l, UpstreamLine::Pair { .. }))
+            .map_or(self.lines.len(), |i| i + 1);
+        self.lines.insert(
+            at,
+            UpstreamLine::Pair {
+                key: key.to_string(),
+                value: value.to_string(),
+            },
+        );
     }
 
     pub fn render(&self) -> String {
@@ -116,7 +145,10 @@ impl Upstream {
         };
         let line = self.line_of(key).unwrap_or(0);
         if value.len() != 40 || !value.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(Error::new(format!("{file}:{line}: `{key}` must be a full 40-hex SHA, found `{}`", value.escape_debug())));
+            return Err(Error::new(format!(
+                "{file}:{line}: `{key}` must be a full 40-hex SHA, found `{}`",
+                value.escape_debug()
+            )));
         }
         Ok(value.to_ascii_lowercase())
     }
@@ -137,7 +169,12 @@ pub struct Lock {
 
 impl Lock {
     pub fn of(files: &FileMap) -> Lock {
-        Lock { files: files.iter().map(|(p, b)| (p.clone(), sha256_hex(b))).collect() }
+        Lock {
+            files: files
+                .iter()
+                .map(|(p, b)| (p.clone(), sha256_hex(b)))
+                .collect(),
+        }
     }
 
     pub fn parse(text: &str, file: &str) -> Result<Lock> {
@@ -147,15 +184,29 @@ impl Lock {
                 continue;
             }
             let Some((hash, path)) = line.split_once("  ") else {
-                return Err(Error::new(format!("{file}:{}: expected `<sha256>  <path>`", n + 1))
-                    .with_note("regenerate the lock with `forkbook sync` at the recorded commits"));
+                return Err(
+                    Error::new(format!("{file}:{}: expected `<sha256>  <path>`", n + 1)).with_note(
+                        "regenerate the lock with `forkbook sync` at the recorded commits",
+                    ),
+                );
             };
             if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Error::new(format!("{file}:{}: `{}` is not a SHA-256", n + 1, hash.escape_debug())));
+                return Err(Error::new(format!(
+                    "{file}:{}: `{}` is not a SHA-256",
+                    n + 1,
+                    hash.escape_debug()
+                )));
             }
-            super::paths::check_relative(path).map_err(|e| e.context(format!("{file}:{}", n + 1)))?;
-            if files.insert(path.to_string(), hash.to_ascii_lowercase()).is_some() {
-                return Err(Error::new(format!("{file}:{}: `{path}` is listed twice", n + 1)));
+            super::paths::check_relative(path)
+                .map_err(|e| e.context(format!("{file}:{}", n + 1)))?;
+            if files
+                .insert(path.to_string(), hash.to_ascii_lowercase())
+                .is_some()
+            {
+                return Err(Error::new(format!(
+                    "{file}:{}: `{path}` is listed twice",
+                    n + 1
+                )));
             }
         }
         Ok(Lock { files })
@@ -172,7 +223,8 @@ impl Lock {
     /// Paths whose hash differs, or that only one side has: (path, locked, actual).
     pub fn mismatches(&self, actual: &Lock) -> Vec<(String, Option<String>, Option<String>)> {
         let mut out = Vec::new();
-        let paths: std::collections::BTreeSet<&String> = self.files.keys().chain(actual.files.keys()).collect();
+        let paths: std::collections::BTreeSet<&String> =
+            self.files.keys().chain(actual.files.keys()).collect();
         for path in paths {
             let (a, b) = (self.files.get(path), actual.files.get(path));
             if a != b {
@@ -223,10 +275,21 @@ impl Counts {
         let block = self.render_block();
         match (readme.find(COUNTS_BEGIN), readme.find(COUNTS_END)) {
             (Some(a), Some(b)) if b > a => {
-                format!("{}{}{}", &readme[..a], block, &readme[b + COUNTS_END.len()..])
+                format!(
+                    "{}{}{}",
+                    &readme[..a],
+                    block,
+                    &readme[b + COUNTS_END.len()..]
+                )
             }
             _ => {
-                let sep = if readme.is_empty() || readme.ends_with("\n\n") { "" } else if readme.ends_with('\n') { "\n" } else { "\n\n" };
+                let sep = if readme.is_empty() || readme.ends_with("\n\n") {
+                    ""
+                } else if readme.ends_with('\n') {
+                    "\n"
+                } else {
+                    "\n\n"
+                };
                 format!("{readme}{sep}{block}\n")
             }
         }
@@ -253,15 +316,41 @@ mod tests {
         u.set(keys::COMMIT, &"a".repeat(40));
         u.set(keys::PIN, &"b".repeat(40));
         let text = u.render();
-        let order: Vec<&str> = text.lines().filter_map(|l| l.split_once(':').map(|p| p.0)).collect();
-        assert_eq!(order, ["source", "branch", "commit", "# a comment", "fork_upstream_merge_base", "license", "extra_key", "retargeted_to_mlx_pin"].iter().filter(|k| !k.starts_with('#')).copied().collect::<Vec<_>>());
+        let order: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split_once(':').map(|p| p.0))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "source",
+                "branch",
+                "commit",
+                "# a comment",
+                "fork_upstream_merge_base",
+                "license",
+                "extra_key",
+                "retargeted_to_mlx_pin"
+            ]
+            .iter()
+            .filter(|k| !k.starts_with('#'))
+            .copied()
+            .collect::<Vec<_>>()
+        );
         assert!(text.contains("extra_key: kept\nretargeted_to_mlx_pin: bbbb"));
     }
 
     #[test]
     fn malformed_upstream_names_file_and_line() {
-        let err = Upstream::parse("source: x\nthis line has no colon\n", "patches-rocm/UPSTREAM").unwrap_err();
-        assert!(err.message().starts_with("patches-rocm/UPSTREAM:2:"), "{err}");
+        let err = Upstream::parse(
+            "source: x\nthis line has no colon\n",
+            "patches-rocm/UPSTREAM",
+        )
+        .unwrap_err();
+        assert!(
+            err.message().starts_with("patches-rocm/UPSTREAM:2:"),
+            "{err}"
+        );
         let u = Upstream::parse("commit: 1234\n", "UPSTREAM").unwrap();
         let err = u.sha("commit", "UPSTREAM").unwrap_err();
         assert!(err.message().contains("UPSTREAM:1"), "{err}");
@@ -278,7 +367,10 @@ mod tests {
         files.insert("a.cpp".into(), b"int b;\n".to_vec());
         files.remove("b/c.h");
         let mism = lock.mismatches(&Lock::of(&files));
-        assert_eq!(mism.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["a.cpp", "b/c.h"]);
+        assert_eq!(
+            mism.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(),
+            ["a.cpp", "b/c.h"]
+        );
     }
 
     #[test]
@@ -290,9 +382,15 @@ mod tests {
     #[test]
     fn counts_block_is_replaced_in_place() {
         let readme = "# Overlay\n\nIntro.\n\n<!-- forkbook:counts -->\n- backend files: 1\n<!-- /forkbook:counts -->\n\nMore.\n";
-        let counts = Counts { backend_files: 106, core_files: 15, local_fixes: 9 };
+        let counts = Counts {
+            backend_files: 106,
+            core_files: 15,
+            local_fixes: 9,
+        };
         let new = counts.write_into(readme);
-        assert!(new.starts_with("# Overlay\n\nIntro.\n\n<!-- forkbook:counts -->\n- backend files: 106\n"));
+        assert!(new.starts_with(
+            "# Overlay\n\nIntro.\n\n<!-- forkbook:counts -->\n- backend files: 106\n"
+        ));
         assert!(new.ends_with("<!-- /forkbook:counts -->\n\nMore.\n"));
         let stated = Counts::stated(&new).unwrap();
         assert_eq!(stated[1], (7, "core files".to_string(), Some(15)));

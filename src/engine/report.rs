@@ -33,19 +33,38 @@ pub struct Report {
 }
 
 /// The overlay as committed at `rev` of the project's git repository, when there is one.
-pub fn committed_state(project: &Project, cache: &Cache, rev: &str) -> Result<Option<OverlayState>> {
-    let Ok(repo) = git2::Repository::discover(&project.root) else { return Ok(None) };
-    let Some(workdir) = repo.workdir() else { return Ok(None) };
+pub fn committed_state(
+    project: &Project,
+    cache: &Cache,
+    rev: &str,
+) -> Result<Option<OverlayState>> {
+    let Ok(repo) = git2::Repository::discover(&project.root) else {
+        return Ok(None);
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
     let records = project.records_dir();
-    let rel = records.canonicalize().ok().and_then(|r| r.strip_prefix(workdir.canonicalize().ok()?).ok().map(|p| p.to_path_buf()));
+    let rel = records.canonicalize().ok().and_then(|r| {
+        r.strip_prefix(workdir.canonicalize().ok()?)
+            .ok()
+            .map(|p| p.to_path_buf())
+    });
     let Some(rel) = rel else { return Ok(None) };
-    let Ok(commit) = repo.revparse_single(rev).and_then(|o| o.peel_to_commit()) else { return Ok(None) };
+    let Ok(commit) = repo.revparse_single(rev).and_then(|o| o.peel_to_commit()) else {
+        return Ok(None);
+    };
     let tree = commit.tree()?;
-    let Ok(entry) = tree.get_path(&rel) else { return Ok(None) };
-    let sub = repo.find_tree(entry.id()).with_context(|| format!("`{}` at `{rev}` is not a folder", rel.display()))?;
+    let Ok(entry) = tree.get_path(&rel) else {
+        return Ok(None);
+    };
+    let sub = repo
+        .find_tree(entry.id())
+        .with_context(|| format!("`{}` at `{rev}` is not a folder", rel.display()))?;
     let mut files = FileMap::new();
     sub.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
-        if let (Ok(name), Ok(blob)) = (e.name(), e.to_object(&repo).and_then(|o| o.peel_to_blob())) {
+        if let (Ok(name), Ok(blob)) = (e.name(), e.to_object(&repo).and_then(|o| o.peel_to_blob()))
+        {
             files.insert(format!("{dir}{name}"), blob.content().to_vec());
         }
         git2::TreeWalkResult::Ok
@@ -55,8 +74,19 @@ pub fn committed_state(project: &Project, cache: &Cache, rev: &str) -> Result<Op
 }
 
 /// Builds the report from the new state, the old one (if any) and a verification.
-pub fn report(project: &Project, cache: &Cache, new: &OverlayState, old: Option<&OverlayState>, verification: &Verification) -> Result<Report> {
-    let core = new.base.core.iter().map(|(p, o)| (p.clone(), outcome_name(o))).collect();
+pub fn report(
+    project: &Project,
+    cache: &Cache,
+    new: &OverlayState,
+    old: Option<&OverlayState>,
+    verification: &Verification,
+) -> Result<Report> {
+    let core = new
+        .base
+        .core
+        .iter()
+        .map(|(p, o)| (p.clone(), outcome_name(o)))
+        .collect();
     let conflicts = new
         .base
         .core
@@ -65,11 +95,21 @@ pub fn report(project: &Project, cache: &Cache, new: &OverlayState, old: Option<
         .map(|(path, _)| (path.clone(), fixes_touching(new, path)))
         .collect();
     let new_residual = residual::compute(new);
-    let residual_changed = old.map(|old| residual::compute(old).render_diff() != new_residual.render_diff());
+    let residual_changed =
+        old.map(|old| residual::compute(old).render_diff() != new_residual.render_diff());
     let residual = new_residual
         .hunks
         .iter()
-        .map(|h| format!("`{}:{}` (-{} +{}): {}", h.file, h.line, h.removed, h.added, fix_list(&h.fixes)))
+        .map(|h| {
+            format!(
+                "`{}:{}` (-{} +{}): {}",
+                h.file,
+                h.line,
+                h.removed,
+                h.added,
+                fix_list(&h.fixes)
+            )
+        })
         .collect();
     let drift = match old {
         Some(old) if old.commits.pin != new.commits.pin => {
@@ -78,8 +118,16 @@ pub fn report(project: &Project, cache: &Cache, new: &OverlayState, old: Option<
                 .iter()
                 .filter(|f| f.suppressed.is_none())
                 .map(|f| {
-                    let fixes = f.backend.as_ref().map(|loc| fixes_touching(new, &loc.path)).unwrap_or_default();
-                    let by = if fixes.is_empty() { "no fix yet".to_string() } else { fixes.join(", ") };
+                    let fixes = f
+                        .backend
+                        .as_ref()
+                        .map(|loc| fixes_touching(new, &loc.path))
+                        .unwrap_or_default();
+                    let by = if fixes.is_empty() {
+                        "no fix yet".to_string()
+                    } else {
+                        fixes.join(", ")
+                    };
                     format!("{} `{}`: {by}", f.kind.as_str(), f.symbol)
                 })
                 .collect()
@@ -135,7 +183,11 @@ fn fix_list(fixes: &[usize]) -> String {
     if fixes.is_empty() {
         "no fix".into()
     } else {
-        fixes.iter().map(|n| format!("fix {n}")).collect::<Vec<_>>().join(", ")
+        fixes
+            .iter()
+            .map(|n| format!("fix {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -153,16 +205,30 @@ impl Report {
                 };
                 out.push_str(&format!("{what}: {old} -> {}\n\n", self.new));
             }
-            _ => out.push_str(&format!("Overlay at {} (no change to the recorded commits)\n\n", self.new)),
+            _ => out.push_str(&format!(
+                "Overlay at {} (no change to the recorded commits)\n\n",
+                self.new
+            )),
         }
-        let clean = self.core.iter().filter(|(_, o)| !o.starts_with("conflict")).count();
-        out.push_str(&format!("Core files: {clean} of {} merged cleanly.", self.core.len()));
+        let clean = self
+            .core
+            .iter()
+            .filter(|(_, o)| !o.starts_with("conflict"))
+            .count();
+        out.push_str(&format!(
+            "Core files: {clean} of {} merged cleanly.",
+            self.core.len()
+        ));
         if self.conflicts.is_empty() {
             out.push('\n');
         } else {
             out.push_str(" Conflicts:\n\n");
             for (path, fixes) in &self.conflicts {
-                let by = if fixes.is_empty() { "UNRESOLVED".to_string() } else { format!("resolved by {}", fixes.join(", ")) };
+                let by = if fixes.is_empty() {
+                    "UNRESOLVED".to_string()
+                } else {
+                    format!("resolved by {}", fixes.join(", "))
+                };
                 out.push_str(&format!("- `{path}`: {by}\n"));
             }
         }
@@ -171,17 +237,27 @@ impl Report {
             Some(false) => "unchanged",
             None => "first recorded",
         };
-        out.push_str(&format!("\nResidual: {changed}, {} hunks.\n\n", self.residual.len()));
+        out.push_str(&format!(
+            "\nResidual: {changed}, {} hunks.\n\n",
+            self.residual.len()
+        ));
         for hunk in &self.residual {
             out.push_str(&format!("- {hunk}\n"));
         }
         if !self.drift.is_empty() {
-            out.push_str(&format!("\nAPI drift fixed by this change ({}):\n\n", self.drift.len()));
+            out.push_str(&format!(
+                "\nAPI drift fixed by this change ({}):\n\n",
+                self.drift.len()
+            ));
             for finding in &self.drift {
                 out.push_str(&format!("- {finding}\n"));
             }
         }
-        let verdict = if self.verify_failed == 0 { "passed" } else { "FAILED" };
+        let verdict = if self.verify_failed == 0 {
+            "passed"
+        } else {
+            "FAILED"
+        };
         out.push_str(&format!("\nVerify: {verdict}.\n\n"));
         for item in &self.verify {
             out.push_str(&format!("- {item}\n"));
@@ -189,4 +265,3 @@ impl Report {
         out
     }
 }
-

@@ -48,12 +48,31 @@ impl Residual {
 
     pub fn render_text(&self) -> String {
         if self.hunks.is_empty() {
-            return format!("residual: {} core files equal the pin plus the fork's change\n", self.files);
+            return format!(
+                "residual: {} core files equal the pin plus the fork's change\n",
+                self.files
+            );
         }
-        let mut out = format!("residual: {} hunks in {} of {} core files\n", self.hunks.len(), self.touched_files(), self.files);
+        let mut out = format!(
+            "residual: {} hunks in {} of {} core files\n",
+            self.hunks.len(),
+            self.touched_files(),
+            self.files
+        );
         for h in &self.hunks {
-            let fixes = if h.fixes.is_empty() { "no fix".to_string() } else { h.fixes.iter().map(|n| format!("fix {n}")).collect::<Vec<_>>().join(", ") };
-            out.push_str(&format!("  {}:{}  -{} +{}  ({fixes})\n", h.file, h.line, h.removed, h.added));
+            let fixes = if h.fixes.is_empty() {
+                "no fix".to_string()
+            } else {
+                h.fixes
+                    .iter()
+                    .map(|n| format!("fix {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            out.push_str(&format!(
+                "  {}:{}  -{} +{}  ({fixes})\n",
+                h.file, h.line, h.removed, h.added
+            ));
         }
         out
     }
@@ -67,15 +86,31 @@ impl Residual {
 
 /// Compares every core file of the overlay with B, line by line.
 pub fn compute(state: &OverlayState) -> Residual {
-    compute_parts(&state.core_files, &state.base.files, &state.overlay, &state.steps)
+    compute_parts(
+        &state.core_files,
+        &state.base.files,
+        &state.overlay,
+        &state.steps,
+    )
 }
 
 /// [`compute`] from its parts, for a move that has no [`OverlayState`] yet.
-pub fn compute_parts(core_files: &[String], base: &FileMap, overlay: &FileMap, steps: &[FixStep]) -> Residual {
+pub fn compute_parts(
+    core_files: &[String],
+    base: &FileMap,
+    overlay: &FileMap,
+    steps: &[FixStep],
+) -> Residual {
     let mut hunks = Vec::new();
     for path in core_files {
-        let before = base.get(path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
-        let after = overlay.get(path).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+        let before = base
+            .get(path)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        let after = overlay
+            .get(path)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
         if before == after {
             continue;
         }
@@ -89,10 +124,21 @@ pub fn compute_parts(core_files: &[String], base: &FileMap, overlay: &FileMap, s
         for group in diff.grouped_ops(3) {
             let (mut removed, mut added) = (0, 0);
             let mut text = String::new();
-            let first = group.first().map(|op| op.new_range().start + 1).unwrap_or(1);
-            let old_range = group.first().unwrap().old_range().start..group.last().unwrap().old_range().end;
-            let new_range = group.first().unwrap().new_range().start..group.last().unwrap().new_range().end;
-            text.push_str(&format!("@@ -{},{} +{},{} @@\n", old_range.start + 1, old_range.len(), new_range.start + 1, new_range.len()));
+            let first = group
+                .first()
+                .map(|op| op.new_range().start + 1)
+                .unwrap_or(1);
+            let old_range =
+                group.first().unwrap().old_range().start..group.last().unwrap().old_range().end;
+            let new_range =
+                group.first().unwrap().new_range().start..group.last().unwrap().new_range().end;
+            text.push_str(&format!(
+                "@@ -{},{} +{},{} @@\n",
+                old_range.start + 1,
+                old_range.len(),
+                new_range.start + 1,
+                new_range.len()
+            ));
             for op in &group {
                 for change in diff.iter_changes(op) {
                     let sign = match change.tag() {
@@ -113,8 +159,18 @@ pub fn compute_parts(core_files: &[String], base: &FileMap, overlay: &FileMap, s
                     }
                 }
             }
-            hunks.push(Hunk { file: path.clone(), line: first, removed, added, fixes: fixes.clone(), text });
+            hunks.push(Hunk {
+                file: path.clone(),
+                line: first,
+                removed,
+                added,
+                fixes: fixes.clone(),
+                text,
+            });
         }
     }
-    Residual { files: core_files.len(), hunks }
+    Residual {
+        files: core_files.len(),
+        hunks,
+    }
 }

@@ -65,7 +65,10 @@ impl Status {
             self.differing_files
         );
         if !self.core_conflicts.is_empty() {
-            out.push_str(&format!("conflicts in the base tree: {}\n", self.core_conflicts.join(", ")));
+            out.push_str(&format!(
+                "conflicts in the base tree: {}\n",
+                self.core_conflicts.join(", ")
+            ));
         }
         for fix in &self.local_fixes {
             out.push_str(&format!("fix      {fix}\n"));
@@ -73,4 +76,3 @@ impl Status {
         out
     }
 }
-

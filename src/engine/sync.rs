@@ -50,7 +50,11 @@ pub enum FileOutcome {
     /// Only the overlay has it (a local-only backend file).
     LocalOnly,
     /// Markers left in; `fix` names the local fix in the patch layout.
-    Conflict { regions: usize, fix: Option<usize>, why: String },
+    Conflict {
+        regions: usize,
+        fix: Option<usize>,
+        why: String,
+    },
 }
 
 /// What happened to one local fix (patch layout).
@@ -63,7 +67,9 @@ pub enum FixOutcome {
     Carried,
     /// The new base already contains it: the patch is empty and the entry can be dropped.
     Droppable,
-    Conflict { paths: Vec<String> },
+    Conflict {
+        paths: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -111,8 +117,28 @@ fn ser_commits<S: serde::Serializer>(c: &Commits, s: S) -> std::result::Result<S
 impl Move {
     /// Conflict regions left anywhere (base-tree conflicts and carried-fix conflicts).
     pub fn conflicts(&self) -> usize {
-        let in_files: usize = self.files.values().map(|o| if let FileOutcome::Conflict { regions, .. } = o { *regions } else { 0 }).sum();
-        let in_base: usize = self.core.iter().map(|(_, o)| if let base::CoreOutcome::Conflict(n) = o { *n } else { 0 }).sum();
+        let in_files: usize = self
+            .files
+            .values()
+            .map(|o| {
+                if let FileOutcome::Conflict { regions, .. } = o {
+                    *regions
+                } else {
+                    0
+                }
+            })
+            .sum();
+        let in_base: usize = self
+            .core
+            .iter()
+            .map(|(_, o)| {
+                if let base::CoreOutcome::Conflict(n) = o {
+                    *n
+                } else {
+                    0
+                }
+            })
+            .sum();
         in_files + in_base
     }
 }
@@ -132,7 +158,11 @@ pub fn resolve_target(cache: &Cache, old: Commits, target: &Target) -> Result<Co
         old.base
     } else {
         let upstream_tip = cache.branch_tip(Remote::Upstream).unwrap_or(pin);
-        let tip = if cache.is_ancestor(pin, upstream_tip)? { upstream_tip } else { pin };
+        let tip = if cache.is_ancestor(pin, upstream_tip)? {
+            upstream_tip
+        } else {
+            pin
+        };
         cache.merge_base(fork, tip)?
     };
     if !cache.is_ancestor(base, pin)? && !target.allow_fork_ahead {
@@ -165,7 +195,16 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
     let mut hooks_outside = cache.changed_paths(new.base, new.fork, prefix)?;
     hooks_outside.retain(|p| !state.core_files.contains(p));
     let records = render_records(project, state, new, &new_base.files, &overlay, &fixes)?;
-    Ok(Move { old: state.commits, new, core: new_base.core, files, fixes, hooks_outside, overlay, records })
+    Ok(Move {
+        old: state.commits,
+        new,
+        core: new_base.core,
+        files,
+        fixes,
+        hooks_outside,
+        overlay,
+        records,
+    })
 }
 
 struct MoveLabels {
@@ -176,18 +215,33 @@ struct MoveLabels {
 impl MoveLabels {
     fn new(old: Commits, new: Commits) -> MoveLabels {
         let name = |c: Commits| format!("fork {} pin {}", short(c.fork), short(c.pin));
-        MoveLabels { new_base: format!("new base ({})", name(new)), old_base: format!("old base ({})", name(old)) }
+        MoveLabels {
+            new_base: format!("new base ({})", name(new)),
+            old_base: format!("old base ({})", name(old)),
+        }
     }
 }
 
 /// Files layout: each path is merge(new B, old B, overlay).
-fn carry_files(state: &OverlayState, new_base: &BaseTree, labels: &MoveLabels) -> Result<(FileMap, BTreeMap<String, FileOutcome>)> {
+fn carry_files(
+    state: &OverlayState,
+    new_base: &BaseTree,
+    labels: &MoveLabels,
+) -> Result<(FileMap, BTreeMap<String, FileOutcome>)> {
     let old_base = &state.base.files;
     let mut overlay = FileMap::new();
     let mut outcomes = BTreeMap::new();
-    let paths: std::collections::BTreeSet<&String> = old_base.keys().chain(new_base.files.keys()).chain(state.overlay.keys()).collect();
+    let paths: std::collections::BTreeSet<&String> = old_base
+        .keys()
+        .chain(new_base.files.keys())
+        .chain(state.overlay.keys())
+        .collect();
     for path in paths {
-        let (b0, b1, local) = (old_base.get(path), new_base.files.get(path), state.overlay.get(path));
+        let (b0, b1, local) = (
+            old_base.get(path),
+            new_base.files.get(path),
+            state.overlay.get(path),
+        );
         let (content, outcome) = carry_one(path, b0, b1, local, labels, "overlay")?;
         if let Some(content) = content {
             overlay.insert(path.clone(), content);
@@ -219,7 +273,11 @@ fn carry_one(
         return Ok((b1.cloned(), outcome));
     }
     if b0 == b1 {
-        let outcome = if b0.is_none() { FileOutcome::LocalOnly } else { FileOutcome::Kept };
+        let outcome = if b0.is_none() {
+            FileOutcome::LocalOnly
+        } else {
+            FileOutcome::Kept
+        };
         return Ok((local.cloned(), Some(outcome)));
     }
     if local == b1 {
@@ -236,12 +294,23 @@ fn carry_one(
         b1.map_or(&b""[..], Vec::as_slice),
         local.map_or(&b""[..], Vec::as_slice),
         path,
-        Labels { ours: &labels.new_base, base: &labels.old_base, theirs: local_label },
+        Labels {
+            ours: &labels.new_base,
+            base: &labels.old_base,
+            theirs: local_label,
+        },
     )?;
     if merged.conflicts == 0 {
         return Ok((Some(merged.content), Some(FileOutcome::Merged)));
     }
-    Ok((Some(merged.content), Some(FileOutcome::Conflict { regions: merged.conflicts, fix: None, why: why.to_string() })))
+    Ok((
+        Some(merged.content),
+        Some(FileOutcome::Conflict {
+            regions: merged.conflicts,
+            fix: None,
+            why: why.to_string(),
+        }),
+    ))
 }
 
 /// Patch layout: replays every fix over the new base, merging where the base moved under it.
@@ -250,7 +319,6 @@ fn carry_patches(
     state: &OverlayState,
     new_base: &BaseTree,
     labels: &MoveLabels,
-
 ) -> Result<(FileMap, BTreeMap<String, FileOutcome>, Vec<FixReport>)> {
     let mut current = new_base.files.clone();
     let mut outcomes = BTreeMap::new();
@@ -275,13 +343,31 @@ fn carry_patches(
             let pre_now = current.get(path).cloned();
             let base_moved = &pre_now != old_pre;
             moved |= base_moved;
-            let (post_now, outcome) = carry_one(path, old_pre.as_ref(), pre_now.as_ref(), old_post.as_ref(), labels, &fix_label)?;
+            let (post_now, outcome) = carry_one(
+                path,
+                old_pre.as_ref(),
+                pre_now.as_ref(),
+                old_post.as_ref(),
+                labels,
+                &fix_label,
+            )?;
             if let Some(FileOutcome::Conflict { regions, why, .. }) = outcome {
                 conflicted.push(path.clone());
-                outcomes.insert(path.clone(), FileOutcome::Conflict { regions, fix: Some(number), why });
+                outcomes.insert(
+                    path.clone(),
+                    FileOutcome::Conflict {
+                        regions,
+                        fix: Some(number),
+                        why,
+                    },
+                );
             } else if base_moved && old_pre != old_post {
                 // Equal sides mean the new base already holds the fix's change.
-                let outcome = if post_now == pre_now { FileOutcome::Contained } else { FileOutcome::Merged };
+                let outcome = if post_now == pre_now {
+                    FileOutcome::Contained
+                } else {
+                    FileOutcome::Merged
+                };
                 outcomes.insert(path.clone(), outcome);
             }
             new_pre.insert(path.clone(), pre_now);
@@ -303,14 +389,29 @@ fn carry_patches(
             FixOutcome::Unchanged
         };
         let text = rewrite_patch(cache, &step.patch, &new_pre, &new_post)?;
-        reports.push(FixReport { number, patch: step.patch.name.clone(), title: step.patch.title(), outcome, text });
+        reports.push(FixReport {
+            number,
+            patch: step.patch.name.clone(),
+            title: step.patch.title(),
+            outcome,
+            text,
+        });
     }
     Ok((current, outcomes, reports))
 }
 
 /// The patch file again, its header kept and its diff made against the new chain.
-fn rewrite_patch(cache: &Cache, old: &PatchFile, pre: &BTreeMap<String, Image>, post: &BTreeMap<String, Image>) -> Result<String> {
-    let only = |m: &BTreeMap<String, Image>| -> FileMap { m.iter().filter_map(|(p, c)| Some((p.clone(), c.clone()?))).collect() };
+fn rewrite_patch(
+    cache: &Cache,
+    old: &PatchFile,
+    pre: &BTreeMap<String, Image>,
+    post: &BTreeMap<String, Image>,
+) -> Result<String> {
+    let only = |m: &BTreeMap<String, Image>| -> FileMap {
+        m.iter()
+            .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
+            .collect()
+    };
     let diff = patch::render(cache.repo(), &only(pre), &only(post))?;
     Ok(format!("{}{}", old.header(), diff))
 }
@@ -326,7 +427,10 @@ fn render_records(
 ) -> Result<FileMap> {
     let mut files = state.records.files.clone();
     for fix in fixes {
-        files.insert(format!("{PATCHES_DIR}/{}", fix.patch), fix.text.clone().into_bytes());
+        files.insert(
+            format!("{PATCHES_DIR}/{}", fix.patch),
+            fix.text.clone().into_bytes(),
+        );
     }
     let mut upstream = state.records.upstream.clone();
     upstream.set(keys::COMMIT, &new.fork.to_string());
@@ -334,8 +438,14 @@ fn render_records(
     if new.pin != new.base || upstream.get(keys::PIN).is_some() {
         upstream.set(keys::PIN, &new.pin.to_string());
     }
-    files.insert(records::UPSTREAM_FILE.into(), upstream.render().into_bytes());
-    files.insert(records::LOCK_FILE.into(), Lock::of(overlay).render().into_bytes());
+    files.insert(
+        records::UPSTREAM_FILE.into(),
+        upstream.render().into_bytes(),
+    );
+    files.insert(
+        records::LOCK_FILE.into(),
+        Lock::of(overlay).render().into_bytes(),
+    );
     match state.layout {
         Layout::Files => {
             files.retain(|p, _| !p.starts_with(&format!("{TREE_DIR}/")));
@@ -351,24 +461,40 @@ fn render_records(
     }
     let prefix = &project.config.overlay.backend_prefix;
     let counts = Counts {
-        backend_files: overlay.keys().filter(|p| p.starts_with(prefix.as_str())).count(),
-        core_files: overlay.keys().filter(|p| !p.starts_with(prefix.as_str())).count(),
+        backend_files: overlay
+            .keys()
+            .filter(|p| p.starts_with(prefix.as_str()))
+            .count(),
+        core_files: overlay
+            .keys()
+            .filter(|p| !p.starts_with(prefix.as_str()))
+            .count(),
         local_fixes: count_entries(&files),
     };
-    let readme = files.get(records::README_FILE).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
-    files.insert(records::README_FILE.into(), counts.write_into(&readme).into_bytes());
+    let readme = files
+        .get(records::README_FILE)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    files.insert(
+        records::README_FILE.into(),
+        counts.write_into(&readme).into_bytes(),
+    );
     Ok(files)
 }
 
 /// Entries of LOCAL_FIXES.md: headings that start with a number (`## 3. Title`).
 fn count_entries(files: &FileMap) -> usize {
-    let Some(text) = files.get(records::FIXES_FILE) else { return 0 };
+    let Some(text) = files.get(records::FIXES_FILE) else {
+        return 0;
+    };
     count_entries_in(&String::from_utf8_lossy(text))
 }
 
 /// The entries of a LOCAL_FIXES.md text, as the register parser reads them.
 pub fn count_entries_in(text: &str) -> usize {
-    super::register::parse(records::FIXES_FILE, text).entries.len()
+    super::register::parse(records::FIXES_FILE, text)
+        .entries
+        .len()
 }
 
 /// Writes the planned records in one swap, holding the overlay's run lock.
@@ -396,11 +522,17 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
             (None, Some(_)) => "not produced by forkbook at the recorded commits",
             _ => "differs from what the recorded commits and fixes give",
         };
-        out.push(Mismatch { path: project.record_name(&path), why: why.into() });
+        out.push(Mismatch {
+            path: project.record_name(&path),
+            why: why.into(),
+        });
     }
     if let Some(lock) = &state.records.lock {
         for (path, _, _) in lock.mismatches(&Lock::of(&state.overlay)) {
-            out.push(Mismatch { path, why: "materialized file does not match overlay.lock".into() });
+            out.push(Mismatch {
+                path,
+                why: "materialized file does not match overlay.lock".into(),
+            });
         }
     }
     Ok(out)

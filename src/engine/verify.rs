@@ -65,7 +65,10 @@ pub struct Verification {
 
 impl Verification {
     pub fn failed(&self) -> usize {
-        self.items.iter().filter(|i| matches!(i.outcome, Outcome::Failed(_))).count()
+        self.items
+            .iter()
+            .filter(|i| matches!(i.outcome, Outcome::Failed(_)))
+            .count()
     }
 
     pub fn render_text(&self) -> String {
@@ -76,13 +79,24 @@ impl Verification {
                 Outcome::Failed(why) => format!("FAILED: {why}"),
                 Outcome::Skipped(why) => format!("skipped: {why}"),
             };
-            out.push_str(&format!("  {:<28} {status} ({} ms)\n", item.name, item.millis));
+            out.push_str(&format!(
+                "  {:<28} {status} ({} ms)\n",
+                item.name, item.millis
+            ));
             for detail in &item.details {
                 out.push_str(&format!("      {detail}\n"));
             }
         }
-        let skipped = self.items.iter().filter(|i| matches!(i.outcome, Outcome::Skipped(_))).count();
-        out.push_str(&format!("{} passed, {} failed, {skipped} skipped\n", self.items.len() - self.failed() - skipped, self.failed()));
+        let skipped = self
+            .items
+            .iter()
+            .filter(|i| matches!(i.outcome, Outcome::Skipped(_)))
+            .count();
+        out.push_str(&format!(
+            "{} passed, {} failed, {skipped} skipped\n",
+            self.items.len() - self.failed() - skipped,
+            self.failed()
+        ));
         out
     }
 }
@@ -99,42 +113,115 @@ pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<
     for step in &cfg.steps {
         items.push(timed(&step.name, || Ok(run_step(step, &project.root))));
     }
-    Ok(Verification { commits: state.commits.describe(), items })
+    Ok(Verification {
+        commits: state.commits.describe(),
+        items,
+    })
 }
 
 fn timed(name: &str, f: impl FnOnce() -> Result<(Outcome, Vec<String>)>) -> Item {
     let start = Instant::now();
-    let (outcome, details) = f().unwrap_or_else(|e| (Outcome::Failed(e.message()), e.note.into_iter().collect()));
-    Item { name: name.to_string(), outcome, details, millis: start.elapsed().as_millis() }
+    let (outcome, details) =
+        f().unwrap_or_else(|e| (Outcome::Failed(e.message()), e.note.into_iter().collect()));
+    Item {
+        name: name.to_string(),
+        outcome,
+        details,
+        millis: start.elapsed().as_millis(),
+    }
 }
 
-fn checks(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+fn checks(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+) -> Result<(Outcome, Vec<String>)> {
     let facts = check::gather_facts(project, cache, state)?;
     let findings = check::run_checks(&facts);
-    let errors = findings.iter().filter(|f| f.severity == check::Severity::Error).count();
-    let details = findings.iter().map(|f| f.render().lines().next().unwrap_or_default().to_string()).collect();
-    Ok((if errors == 0 { Outcome::Passed } else { Outcome::Failed(format!("{errors} errors")) }, details))
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == check::Severity::Error)
+        .count();
+    let details = findings
+        .iter()
+        .map(|f| f.render().lines().next().unwrap_or_default().to_string())
+        .collect();
+    Ok((
+        if errors == 0 {
+            Outcome::Passed
+        } else {
+            Outcome::Failed(format!("{errors} errors"))
+        },
+        details,
+    ))
 }
 
-fn sync_check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+fn sync_check(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+) -> Result<(Outcome, Vec<String>)> {
     let mismatches = sync::check(project, cache, state)?;
-    let details = mismatches.iter().map(|m| format!("{}: {}", m.path, m.why)).collect();
-    Ok((if mismatches.is_empty() { Outcome::Passed } else { Outcome::Failed(format!("{} records differ", mismatches.len())) }, details))
+    let details = mismatches
+        .iter()
+        .map(|m| format!("{}: {}", m.path, m.why))
+        .collect();
+    Ok((
+        if mismatches.is_empty() {
+            Outcome::Passed
+        } else {
+            Outcome::Failed(format!("{} records differ", mismatches.len()))
+        },
+        details,
+    ))
 }
 
 /// The residual passes when every hunk lies in a file some fix changes (patch layout) or the
 /// register names (checked by `residual-hunks-noted`); here: hunks without a fix.
 fn residual_owned(state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
     let residual = residual::compute(state);
-    let details: Vec<String> = residual.hunks.iter().map(|h| format!("{}:{} -{} +{} fixes {:?}", h.file, h.line, h.removed, h.added, h.fixes)).collect();
-    let orphans = residual.hunks.iter().filter(|h| h.fixes.is_empty() && !state.steps.is_empty()).count();
-    Ok((if orphans == 0 { Outcome::Passed } else { Outcome::Failed(format!("{orphans} hunks belong to no fix")) }, details))
+    let details: Vec<String> = residual
+        .hunks
+        .iter()
+        .map(|h| {
+            format!(
+                "{}:{} -{} +{} fixes {:?}",
+                h.file, h.line, h.removed, h.added, h.fixes
+            )
+        })
+        .collect();
+    let orphans = residual
+        .hunks
+        .iter()
+        .filter(|h| h.fixes.is_empty() && !state.steps.is_empty())
+        .count();
+    Ok((
+        if orphans == 0 {
+            Outcome::Passed
+        } else {
+            Outcome::Failed(format!("{orphans} hunks belong to no fix"))
+        },
+        details,
+    ))
 }
 
 fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
-    let report = candidate::drift_api(project, cache, state, state.commits.base, state.commits.pin)?;
-    let details = report.findings.iter().filter(|f| f.suppressed.is_none()).map(|f| format!("{}: {}", f.kind.as_str(), f.symbol)).collect();
-    Ok((if report.breaks() == 0 { Outcome::Passed } else { Outcome::Failed(format!("{} breaks", report.breaks())) }, details))
+    let report =
+        candidate::drift_api(project, cache, state, state.commits.base, state.commits.pin)?;
+    let details = report
+        .findings
+        .iter()
+        .filter(|f| f.suppressed.is_none())
+        .map(|f| format!("{}: {}", f.kind.as_str(), f.symbol))
+        .collect();
+    Ok((
+        if report.breaks() == 0 {
+            Outcome::Passed
+        } else {
+            Outcome::Failed(format!("{} breaks", report.breaks()))
+        },
+        details,
+    ))
 }
 
 /// Why a step cannot run on this machine, if it cannot.
@@ -153,7 +240,9 @@ pub fn missing_requirement(requires: &[String], gpu: bool) -> Option<String> {
 /// The full path of `tool` on PATH.
 pub fn which(tool: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(tool))
+        .find(|p| p.is_file())
 }
 
 fn run_step(step: &StepConfig, root: &Path) -> (Outcome, Vec<String>) {
@@ -169,7 +258,11 @@ fn run_step(step: &StepConfig, root: &Path) -> (Outcome, Vec<String>) {
 }
 
 /// Runs `sh -c command` with a timeout; returns the exit status and the output's last lines.
-pub fn run_shell(command: &str, dir: &Path, timeout: Duration) -> std::result::Result<(i32, Vec<String>), String> {
+pub fn run_shell(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+) -> std::result::Result<(i32, Vec<String>), String> {
     use std::process::{Command, Stdio};
     let log_file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
     let out_path = log_file.path().to_path_buf();

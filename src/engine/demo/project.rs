@@ -18,7 +18,12 @@ use crate::engine::{records, FileMap};
 use std::path::{Path, PathBuf};
 
 /// The core files the demo overlay carries.
-pub const CORE_FILES: [&str; 4] = ["CMakeLists.txt", "mlx/CMakeLists.txt", "mlx/device.cpp", "mlx/fast.cpp"];
+pub const CORE_FILES: [&str; 4] = [
+    "CMakeLists.txt",
+    "mlx/CMakeLists.txt",
+    "mlx/device.cpp",
+    "mlx/fast.cpp",
+];
 
 /// A demo world plus an overlay project on it.
 pub struct DemoProject {
@@ -34,7 +39,12 @@ impl DemoProject {
     }
 
     pub fn overrides(&self) -> Overrides {
-        Overrides { cache: Some(self.cache.clone()), fork_url: None, upstream_url: None, offline: false }
+        Overrides {
+            cache: Some(self.cache.clone()),
+            fork_url: None,
+            upstream_url: None,
+            offline: false,
+        }
     }
 }
 
@@ -43,14 +53,19 @@ pub fn generate(dir: &Path, layout: Layout) -> Result<DemoProject> {
     let world = world::generate(&dir.join("world"))?;
     let root = dir.join("project");
     let cache = dir.join("cache.git");
-    std::fs::create_dir_all(&root).with_context(|| format!("failed to create `{}`", root.display()))?;
+    std::fs::create_dir_all(&root)
+        .with_context(|| format!("failed to create `{}`", root.display()))?;
     std::fs::write(root.join("forkbook.toml"), config_text(&world, layout))?;
     std::fs::write(root.join(".gitignore"), "/materialized/\n")?;
     let demo = DemoProject { world, root, cache };
     let project = demo.open()?;
     {
         let cache = Cache::open(&project)?;
-        let request = InitRequest { fork: demo.world.fork_commits[0].clone(), pin: Some(demo.world.pin1.clone()), core_files: Vec::new() };
+        let request = InitRequest {
+            fork: demo.world.fork_commits[0].clone(),
+            pin: Some(demo.world.pin1.clone()),
+            core_files: Vec::new(),
+        };
         init(&project, &cache, &request)?;
         for (title, edit) in FIXES {
             let state = OverlayState::load(&project, &cache)?;
@@ -65,7 +80,11 @@ pub fn generate(dir: &Path, layout: Layout) -> Result<DemoProject> {
 }
 
 fn config_text(world: &World, layout: Layout) -> String {
-    let core = CORE_FILES.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ");
+    let core = CORE_FILES
+        .iter()
+        .map(|f| format!("\"{f}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         "# The demo overlay: a miniature ROCm backend over a miniature MLX, made by `forkbook demo`.\n\
          [overlay]\ndir = \"patches-rocm\"\nlayout = \"{}\"\nbackend_prefix = \"mlx/backend/rocm/\"\ncore_files = [{core}]\n\n\
@@ -83,10 +102,22 @@ type Edit = fn(&DemoProject, &Cache, &mut FileMap) -> Result<()>;
 
 /// The four local fixes, in order, each with the edit that makes it.
 const FIXES: [(&str, Edit); 4] = [
-    ("Keep the ROCm fast path behind its own availability check", fix_core_fast),
-    ("Free pooled buffers when the allocator is destroyed", fix_allocator_like_the_fork),
-    ("Add a local workaround header for the gfx90a compiler", fix_local_only_file),
-    ("Synchronize the stream before finalize returns", fix_eval_lines_the_fork_changes),
+    (
+        "Keep the ROCm fast path behind its own availability check",
+        fix_core_fast,
+    ),
+    (
+        "Free pooled buffers when the allocator is destroyed",
+        fix_allocator_like_the_fork,
+    ),
+    (
+        "Add a local workaround header for the gfx90a compiler",
+        fix_local_only_file,
+    ),
+    (
+        "Synchronize the stream before finalize returns",
+        fix_eval_lines_the_fork_changes,
+    ),
 ];
 
 /// A core-file fix: a comment and a guard line added to `mlx/fast.cpp`.
@@ -99,10 +130,19 @@ fn fix_core_fast(_: &DemoProject, _: &Cache, files: &mut FileMap) -> Result<()> 
 }
 
 /// A backend fix the fork merges later: exactly fork commit F3's change to the allocator.
-fn fix_allocator_like_the_fork(demo: &DemoProject, cache: &Cache, files: &mut FileMap) -> Result<()> {
+fn fix_allocator_like_the_fork(
+    demo: &DemoProject,
+    cache: &Cache,
+    files: &mut FileMap,
+) -> Result<()> {
     let path = "mlx/backend/rocm/allocator.cpp";
-    let f3 = cache.commit(&demo.world.fork_commits[2], crate::engine::cache::Remote::Fork)?;
-    let content = cache.read(f3, path)?.ok_or_else(|| Error::new(format!("fork commit F3 has no `{path}`")))?;
+    let f3 = cache.commit(
+        &demo.world.fork_commits[2],
+        crate::engine::cache::Remote::Fork,
+    )?;
+    let content = cache
+        .read(f3, path)?
+        .ok_or_else(|| Error::new(format!("fork commit F3 has no `{path}`")))?;
     files.insert(path.into(), content);
     Ok(())
 }
@@ -110,15 +150,25 @@ fn fix_allocator_like_the_fork(demo: &DemoProject, cache: &Cache, files: &mut Fi
 /// A backend file only the overlay has.
 fn fix_local_only_file(_: &DemoProject, _: &Cache, files: &mut FileMap) -> Result<()> {
     let text = "// Local-only: gfx90a miscompiles the fused path at -O3; keep it out until the compiler is fixed.\n#pragma once\n\n#define MLX_ROCM_AVOID_FUSED_GFX90A 1\n";
-    files.insert("mlx/backend/rocm/local_workaround.hpp".into(), text.as_bytes().to_vec());
+    files.insert(
+        "mlx/backend/rocm/local_workaround.hpp".into(),
+        text.as_bytes().to_vec(),
+    );
     Ok(())
 }
 
 /// A backend fix on the very lines fork commit F2 changes: syncing to F2 conflicts here.
-fn fix_eval_lines_the_fork_changes(demo: &DemoProject, cache: &Cache, files: &mut FileMap) -> Result<()> {
+fn fix_eval_lines_the_fork_changes(
+    demo: &DemoProject,
+    cache: &Cache,
+    files: &mut FileMap,
+) -> Result<()> {
     let path = "mlx/backend/rocm/eval.cpp";
     let text = text_of(files, path)?;
-    let f2 = cache.commit(&demo.world.fork_commits[1], crate::engine::cache::Remote::Fork)?;
+    let f2 = cache.commit(
+        &demo.world.fork_commits[1],
+        crate::engine::cache::Remote::Fork,
+    )?;
     let theirs = String::from_utf8_lossy(&cache.read(f2, path)?.unwrap_or_default()).into_owned();
     let line = text
         .lines()
@@ -126,13 +176,18 @@ fn fix_eval_lines_the_fork_changes(demo: &DemoProject, cache: &Cache, files: &mu
         .position(|(a, b)| a != b)
         .ok_or_else(|| Error::new(format!("fork commit F2 does not change `{path}`")))?;
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines[line] = format!("{}  // local fix 4: synchronize before returning", lines[line]);
+    lines[line] = format!(
+        "{}  // local fix 4: synchronize before returning",
+        lines[line]
+    );
     files.insert(path.into(), format!("{}\n", lines.join("\n")).into_bytes());
     Ok(())
 }
 
 fn text_of(files: &FileMap, path: &str) -> Result<String> {
-    let bytes = files.get(path).ok_or_else(|| Error::new(format!("the demo overlay has no `{path}`")))?;
+    let bytes = files
+        .get(path)
+        .ok_or_else(|| Error::new(format!("the demo overlay has no `{path}`")))?;
     Ok(String::from_utf8_lossy(bytes).into_owned())
 }
 

@@ -4,12 +4,27 @@
 //! Uses are matched by spelled name, qualifier and argument count (there is no type checker
 //! here), so a rule reports a call only when every upstream overload it could reach breaks:
 //! an overloaded name the backend may be calling through an unchanged overload stays quiet.
+//!
+//! A function whose arguments still fit but whose return type changed breaks a call only
+//! where the call site depends on the type ([`result_fits`]):
+//! - `auto [a, b] = f(..)` (also `auto&`, `const auto&`, `auto [..]{f(..)}`) breaks exactly
+//!   when the new type is not a `std::tuple` or `std::pair` of as many elements as there are
+//!   names: `std::array`, structs with public members and user tuple-likes are always
+//!   reported, and the bound names' new element types are not followed into their uses;
+//! - `auto r = f(..)` (by value or reference, or `decltype(auto)`) and a discarded `f(..);`
+//!   or `(void)f(..);` do not break by themselves (unless the new type is `void` where a
+//!   variable is initialized); what the code later does with `r` is not checked, so
+//!   `r.first` on a result that is no longer a pair goes unreported;
+//! - every other use (an argument, `return f(..)`, `Shape s = f(..)`, `f(..).first`) breaks,
+//!   as with no type checker nothing else can be told apart.
 
 use super::config::ApiConfig;
 use super::index::Index;
+use super::model::{call_form, tuple_arity};
 use super::model::{qualify, Decl, DeclKind, Loc};
 use super::report::{Evidence, Finding, Kind};
 use super::sources::{Backend, Prep, Side};
+use super::uses::{Call, ResultUse};
 use crate::engine::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -234,7 +249,8 @@ impl<'a> Rules<'a> {
         self.push(finding(kind, key, message, sites));
     }
 
-    /// Calls of upstream functions and members whose every reachable overload broke.
+    /// Calls of upstream functions and members whose every reachable overload broke: the
+    /// arguments no longer fit, or the result changed in a way the call site notices.
     fn calls(&mut self) {
         let backend = self.inputs.backend;
         for call in &backend.uses.calls {
@@ -256,7 +272,7 @@ impl<'a> Rules<'a> {
             let mut broken = Vec::new();
             for old in &fitting {
                 let news = self.to.callables(&old.key());
-                if news.iter().any(|new| old.call_compatible(new, call.args)) {
+                if news.iter().any(|new| still_compiles(old, new, call)) {
                     break;
                 }
                 broken.push((*old, news));
@@ -269,7 +285,7 @@ impl<'a> Rules<'a> {
         }
     }
 
-    fn report_call(&mut self, old: &'a Decl, news: &[&'a Decl], call: &super::uses::Call) {
+    fn report_call(&mut self, old: &'a Decl, news: &[&'a Decl], call: &Call) {
         let key = old.key();
         let spelled = qualify(&call.qualifier, &call.name);
         let how = if call.member {
@@ -286,7 +302,7 @@ impl<'a> Rules<'a> {
             None => (Kind::RemovedDeclaration, format!("the backend calls {how} with {} argument(s); upstream no longer declares `{key}`", call.args)),
             Some(new) => (
                 Kind::ChangedSignature,
-                format!("the backend calls {how} with {} argument(s): `{}{}` became `{}{}`", call.args, old.name, old.describe(), new.name, new.describe()),
+                format!("the backend calls {how} with {} argument(s){}: `{}{}` became `{}{}`", call.args, binding_note(old, new, call), old.name, old.describe(), new.name, new.describe()),
             ),
         };
         self.push(finding(kind, key, message, sites));
@@ -400,6 +416,38 @@ impl<'a> Rules<'a> {
                 sites,
             ));
         }
+    }
+}
+
+/// Whether `call`, written against `old`, still compiles against `new`: its arguments fit,
+/// and the result type is the same or changed in a way the call site does not notice.
+fn still_compiles(old: &Decl, new: &Decl, call: &Call) -> bool {
+    old.accepts_same_arguments(new, call.args)
+        && (old.same_result(new) || result_fits(call.result, &new.ret))
+}
+
+/// Whether a call site using the result as `result` compiles with a result of type `ret`
+/// (see the module doc for what is covered).
+fn result_fits(result: ResultUse, ret: &str) -> bool {
+    match result {
+        ResultUse::Structured(names) => tuple_arity(ret) == Some(names),
+        ResultUse::Deduced => call_form(ret) != "void",
+        ResultUse::Discarded => true,
+        ResultUse::Other => false,
+    }
+}
+
+/// `, binding 3 names` when a structured binding meets a changed result type, so the message
+/// says why the call breaks.
+fn binding_note(old: &Decl, new: &Decl, call: &Call) -> String {
+    match call.result {
+        ResultUse::Structured(names) if !old.same_result(new) => {
+            let elements = tuple_arity(&new.ret).map_or("not a tuple or pair".to_string(), |n| {
+                format!("{n} element(s)")
+            });
+            format!(" binding {names} name(s) (the new result: {elements})")
+        }
+        _ => String::new(),
     }
 }
 

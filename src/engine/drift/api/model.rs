@@ -252,7 +252,10 @@ mod tests {
     #[test]
     fn tuple_arity_counts_top_level_elements() {
         let arity = |ty| tuple_arity(ty);
-        assert_eq!(arity("std::tuple<bool,bool,Shape,std::vector<Strides>>"), Some(4));
+        assert_eq!(
+            arity("std::tuple<bool,bool,Shape,std::vector<Strides>>"),
+            Some(4)
+        );
         assert_eq!(arity("std::pair<Shape, Strides>"), Some(2));
         assert_eq!(arity("const std::tuple<std::map<int,int>,int>&"), Some(2));
         assert_eq!(arity("std::tuple<>"), Some(0));
