@@ -2,7 +2,7 @@
 
 use super::{Ctx, OK};
 use crate::engine::config::Layout;
-use crate::engine::demo::project::generate;
+use crate::engine::demo::project::{generate, DemoProject};
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -60,10 +60,10 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         demo.root.display(),
         layout.name()
     )?;
-    let root = demo.root.to_string_lossy().into_owned();
-    let cache = demo.cache.to_string_lossy().into_owned();
     let f2 = world.fork_commits[1].clone();
     let pin2 = world.pin2.clone();
+    let book = demo.root.join("book");
+    crate::book::write_sources(&book)?;
     let steps: Vec<(&str, Vec<String>)> = vec![
         ("the overlay at a glance", vec!["status".into()]),
         (
@@ -76,7 +76,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         ),
         (
             "fork sync to F2 (dry run): a local fix collides with the fork",
-            vec!["sync".into(), f2, "--check".into()],
+            vec!["sync".into(), f2.clone(), "--check".into()],
         ),
         (
             "pin bump to pin 2 (dry run): core-file conflicts",
@@ -84,54 +84,34 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         ),
         (
             "what the backend will fail to compile or link at pin 2",
-            vec!["drift".into(), "api".into(), "--to".into(), pin2],
+            vec!["drift".into(), "api".into(), "--to".into(), pin2.clone()],
         ),
         (
             "everything a change must pass (hipcc steps skip here)",
             vec!["verify".into()],
         ),
+        (
+            "the executable book: every step above, run live and embedded",
+            vec![
+                "book".into(),
+                "build".into(),
+                "--dir".into(),
+                book.to_string_lossy().into_owned(),
+                "--var".into(),
+                format!("candidate_pin={pin2}"),
+                "--var".into(),
+                format!("candidate_fork={f2}"),
+            ],
+        ),
     ];
     for (what, args) in steps {
         writeln!(ctx.out, "\n== {what}\n$ forkbook {}", args.join(" "))?;
-        let mut full: Vec<std::ffi::OsString> = vec![
-            "forkbook".into(),
-            "--root".into(),
-            root.clone().into(),
-            "--cache".into(),
-            cache.clone().into(),
-        ];
-        full.extend(args.into_iter().map(Into::into));
-        let mut buf = Vec::new();
-        let code = super::run(full, &mut buf);
-        ctx.out.write_all(&buf)?;
+        let code = run_on_demo(&demo, args, ctx)?;
         writeln!(ctx.out, "(exit {code})")?;
     }
-    let book = demo.root.join("book");
-    crate::book::write_sources(&book)?;
-    let vars = [
-        format!("candidate_pin={}", world.pin2),
-        format!("candidate_fork={}", world.fork_commits[1]),
-    ];
-    writeln!(ctx.out, "\n== the executable book: every step above, run live and embedded\n$ forkbook book build --var {} --var {}", vars[0], vars[1])?;
-    let mut full: Vec<std::ffi::OsString> = vec![
-        "forkbook".into(),
-        "--root".into(),
-        root.clone().into(),
-        "--cache".into(),
-        cache.clone().into(),
-    ];
-    full.extend(["book", "build", "--dir"].map(Into::into));
-    full.push(book.clone().into());
-    for var in &vars {
-        full.push("--var".into());
-        full.push(var.into());
-    }
-    let mut buf = Vec::new();
-    let code = super::run(full, &mut buf);
-    ctx.out.write_all(&buf)?;
     writeln!(
         ctx.out,
-        "(exit {code}); open {}",
+        "open {} in a browser",
         book.join("book/index.html").display()
     )?;
     writeln!(
@@ -142,4 +122,20 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     )?;
     writeln!(ctx.out, "      or `forkbook drift build --to {} --compiler c++` for the real build with the C++ compiler", &world.pin2[..8])?;
     Ok(OK)
+}
+
+/// Runs one forkbook command against the demo project, in process, printing what it prints.
+fn run_on_demo(demo: &DemoProject, args: Vec<String>, ctx: &mut Ctx) -> Result<i32> {
+    let mut full: Vec<std::ffi::OsString> = vec![
+        "forkbook".into(),
+        "--root".into(),
+        demo.root.clone().into(),
+        "--cache".into(),
+        demo.cache.clone().into(),
+    ];
+    full.extend(args.into_iter().map(Into::into));
+    let mut buf = Vec::new();
+    let code = super::run(full, &mut buf);
+    ctx.out.write_all(&buf)?;
+    Ok(code)
 }

@@ -43,7 +43,11 @@ impl Upstream {
         for (n, line) in text.lines().enumerate() {
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
-                lines.push(UpstreamLine::Verbatim(line.to_string()));
+                // `render` ends every line with `\n`: a stray `\r` kept here would come back as a
+                // line break on the next read, so an update would not be stable.
+                lines.push(UpstreamLine::Verbatim(
+                    line.trim_end_matches('\r').to_string(),
+                ));
                 continue;
             }
             let Some((key, value)) = line.split_once(':') else {
@@ -257,12 +261,9 @@ impl Counts {
 
     /// The numbers the README states, each with its 1-based line; `None` when there is no block.
     pub fn stated(readme: &str) -> Option<Vec<(usize, String, Option<usize>)>> {
-        let start = readme.lines().position(|l| l.trim() == COUNTS_BEGIN)?;
+        let (begin, end) = block_lines(readme)?;
         let mut out = Vec::new();
-        for (i, line) in readme.lines().enumerate().skip(start + 1) {
-            if line.trim() == COUNTS_END {
-                break;
-            }
+        for (i, line) in readme.lines().enumerate().take(end).skip(begin + 1) {
             if let Some((name, value)) = line.trim().trim_start_matches("- ").split_once(':') {
                 out.push((i + 1, name.trim().to_string(), value.trim().parse().ok()));
             }
@@ -273,27 +274,53 @@ impl Counts {
     /// The README with its counts block replaced (or appended when there is none).
     pub fn write_into(&self, readme: &str) -> String {
         let block = self.render_block();
-        match (readme.find(COUNTS_BEGIN), readme.find(COUNTS_END)) {
-            (Some(a), Some(b)) if b > a => {
-                format!(
-                    "{}{}{}",
-                    &readme[..a],
-                    block,
-                    &readme[b + COUNTS_END.len()..]
-                )
-            }
-            _ => {
-                let sep = if readme.is_empty() || readme.ends_with("\n\n") {
-                    ""
-                } else if readme.ends_with('\n') {
-                    "\n"
-                } else {
-                    "\n\n"
-                };
-                format!("{readme}{sep}{block}\n")
-            }
+        if let Some((begin, end)) = block_lines(readme) {
+            let starts: Vec<usize> = line_starts(readme);
+            let from = starts[begin];
+            // The END line's text, without its line break, is replaced: the break stays.
+            let line = &readme[starts[end]..];
+            let to = starts[end]
+                + line.find('\n').map_or(line.len(), |i| {
+                    if line[..i].ends_with('\r') {
+                        i - 1
+                    } else {
+                        i
+                    }
+                });
+            return format!("{}{}{}", &readme[..from], block, &readme[to..]);
+        }
+        let sep = if readme.is_empty() || readme.ends_with("\n\n") {
+            ""
+        } else if readme.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        format!("{readme}{sep}{block}\n")
+    }
+}
+
+/// The counts block as 0-based line indexes of its two marker lines: the first END line that has
+/// a BEGIN line before it, opened by the last such BEGIN. Markers inside a line of prose are not
+/// a block, and a BEGIN without its END is none: `stated` and `write_into` share this, so what
+/// one writes the other reads back.
+fn block_lines(readme: &str) -> Option<(usize, usize)> {
+    let mut begin = None;
+    for (i, line) in readme.lines().enumerate() {
+        match line.trim() {
+            COUNTS_BEGIN => begin = Some(i),
+            COUNTS_END if begin.is_some() => return begin.map(|b| (b, i)),
+            _ => {}
         }
     }
+    None
+}
+
+/// Byte offset of the start of each line, as `str::lines` counts them.
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    starts
 }
 
 #[cfg(test)]
@@ -377,6 +404,59 @@ mod tests {
     fn lock_refuses_hostile_paths() {
         let text = format!("{}  ../../etc/passwd\n", "0".repeat(64));
         assert!(Lock::parse(&text, LOCK_FILE).is_err());
+    }
+
+    #[test]
+    fn upstream_with_stray_carriage_returns_renders_stably() {
+        // Found by the `upstream` fuzz target: a lone `\r` line came back as an extra line break.
+        for text in ["\r", "source: x\n\r", "# c\r\r\n", "\r\r\nbranch: b\n"] {
+            let rendered = Upstream::parse(text, "UPSTREAM").unwrap().render();
+            assert_eq!(
+                Upstream::parse(&rendered, "UPSTREAM").unwrap().render(),
+                rendered,
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn counts_written_are_the_counts_read_whatever_the_readme_held() {
+        // Found by the `counts` fuzz target: `write_into` found the markers anywhere in the text
+        // while `stated` read marker lines, so a README that mentions the markers in prose, or
+        // lost its end marker, kept stale numbers after every sync.
+        let counts = Counts {
+            backend_files: 106,
+            core_files: 15,
+            local_fixes: 9,
+        };
+        let readmes = [
+            "Numbers live between `<!-- forkbook:counts -->` and `<!-- /forkbook:counts -->`.\n\n<!-- forkbook:counts -->\n- backend files: 1\n<!-- /forkbook:counts -->\n",
+            "<!-- forkbook:counts -->\n- backend files: 1\n",
+            "<!-- /forkbook:counts -->\n<!-- forkbook:counts -->\n",
+            "x <!-- forkbook:counts --> y <!-- /forkbook:counts -->",
+            "<!-- forkbook:counts -->\r\n- core files: 3\r\n<!-- /forkbook:counts -->\r\nafter\r\n",
+        ];
+        for readme in readmes {
+            let written = counts.write_into(readme);
+            let stated: Vec<(String, Option<usize>)> = Counts::stated(&written)
+                .unwrap()
+                .into_iter()
+                .map(|(_, n, v)| (n, v))
+                .collect();
+            let want = [
+                ("backend files", 106),
+                ("core files", 15),
+                ("local fixes", 9),
+            ]
+            .map(|(n, v)| (n.to_string(), Some(v)));
+            assert_eq!(stated, want, "{readme:?} became {written:?}");
+            assert_eq!(counts.write_into(&written), written, "{readme:?}");
+        }
+        let prose = counts.write_into(readmes[0]);
+        assert!(prose.starts_with("Numbers live between `<!-- forkbook:counts -->` and `<!-- /forkbook:counts -->`.\n"), "prose kept: {prose}");
+        assert!(counts
+            .write_into(readmes[4])
+            .ends_with("<!-- /forkbook:counts -->\r\nafter\r\n"));
     }
 
     #[test]

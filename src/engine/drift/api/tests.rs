@@ -79,6 +79,132 @@ fn a_changed_return_tuple_is_a_changed_signature() {
         "{}",
         finding.message
     );
+    assert!(
+        finding
+            .message
+            .contains("binding 2 name(s) (the new result: 3 element(s))"),
+        "{}",
+        finding.message
+    );
+}
+
+/// `compiled_collapse_contiguous_dims` went from three values to four (upstream's #3720);
+/// `statement` is the backend's call of it.
+fn report_for_compiled_collapse(statement: &str) -> ApiReport {
+    let from = "namespace mlx::core {
+std::tuple<bool, Shape, std::vector<Strides>> compiled_collapse_contiguous_dims(
+    const std::vector<array>& inputs,
+    const array& out);
+}
+";
+    let to = "namespace mlx::core {
+std::tuple<bool, bool, Shape, std::vector<Strides>>
+compiled_collapse_contiguous_dims(
+    const std::vector<array>& inputs,
+    const array& out);
+}
+";
+    let backend = format!("#include \"mlx/backend/common/compiled.h\"\nnamespace mlx::core {{\nvoid Compiled::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {{\n  {statement}\n}}\n}}\n");
+    run(
+        &[("mlx/backend/common/compiled.h", from)],
+        &[("mlx/backend/common/compiled.h", to)],
+        &[("mlx/backend/rocm/compiled.cpp", &backend)],
+    )
+}
+
+#[test]
+fn a_structured_binding_of_the_new_tuple_is_not_reported() {
+    let binds_four = [
+        "auto [contiguous, negative, shape, strides] =\n      compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+        "const auto& [contiguous, negative, shape, strides] = compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+        "auto [contiguous, negative, shape, strides]{compiled_collapse_contiguous_dims(inputs, outputs[0])};",
+    ];
+    for statement in binds_four {
+        let report = report_for_compiled_collapse(statement);
+        assert_eq!(found(&report), vec![], "{statement}");
+    }
+}
+
+#[test]
+fn a_structured_binding_of_the_old_count_is_reported() {
+    let report = report_for_compiled_collapse(
+        "auto [contiguous, shape, strides] = compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+    );
+    assert_eq!(
+        found(&report),
+        one(
+            Kind::ChangedSignature,
+            "mlx::core::compiled_collapse_contiguous_dims"
+        )
+    );
+    assert!(
+        report.findings[0]
+            .message
+            .contains("binding 3 name(s) (the new result: 4 element(s))"),
+        "{}",
+        report.findings[0].message
+    );
+}
+
+#[test]
+fn a_deduced_or_discarded_result_is_not_reported_by_itself() {
+    let quiet = [
+        "auto r = compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+        "const auto& r = compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+        "compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+        "(void)compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+    ];
+    for statement in quiet {
+        let report = report_for_compiled_collapse(statement);
+        assert_eq!(found(&report), vec![], "{statement}");
+    }
+}
+
+#[test]
+fn a_result_used_as_its_old_type_is_reported() {
+    let broken = [
+        "std::tuple<bool, Shape, std::vector<Strides>> r = compiled_collapse_contiguous_dims(inputs, outputs[0]);",
+        "use(compiled_collapse_contiguous_dims(inputs, outputs[0]));",
+        "bool c = std::get<0>(compiled_collapse_contiguous_dims(inputs, outputs[0]));",
+        "auto [a, b] = std::pair{compiled_collapse_contiguous_dims(inputs, outputs[0]), 1};",
+    ];
+    for statement in broken {
+        let report = report_for_compiled_collapse(statement);
+        assert_eq!(
+            found(&report),
+            one(
+                Kind::ChangedSignature,
+                "mlx::core::compiled_collapse_contiguous_dims"
+            ),
+            "{statement}"
+        );
+    }
+}
+
+#[test]
+fn a_structured_binding_of_a_result_no_longer_a_tuple_is_reported() {
+    let from = "namespace mlx::core {
+std::pair<Shape, Strides> split(const array& a);
+}
+";
+    let to = from.replace("std::pair<Shape, Strides>", "Layout");
+    let backend = "#include \"mlx/backend/common/utils.h\"\nnamespace mlx::core::rocm {\nvoid f(const array& a) {\n  auto [shape, strides] = split(a);\n  auto layout = split(a);\n}\n}\n";
+    let report = run(
+        &[("mlx/backend/common/utils.h", from)],
+        &[("mlx/backend/common/utils.h", &to)],
+        &[("mlx/backend/rocm/f.cpp", backend)],
+    );
+    assert_eq!(
+        found(&report),
+        one(Kind::ChangedSignature, "mlx::core::split")
+    );
+    let finding = &report.findings[0];
+    assert_eq!(finding.backend.as_ref().map(|l| l.line), Some(4));
+    assert!(
+        finding.message.contains("not a tuple or pair"),
+        "{}",
+        finding.message
+    );
 }
 
 #[test]
