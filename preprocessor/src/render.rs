@@ -76,8 +76,35 @@ pub fn inert_markdown(text: &str) -> String {
         }
     }
     out.push_str(&text[at..]);
-    // A zero-width space between the braces: invisible, and no `{{#include}}` any more.
-    out.replace("{{", "{\u{200b}{")
+    break_brace_pairs(&out)
+}
+
+/// A zero-width space after every `{` that another `{` follows: invisible, and no `{{#include}}`
+/// survives, however many braces there are (`str::replace` would leave `{{{` half intact).
+fn break_brace_pairs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '{' && chars.peek() == Some(&'{') {
+            out.push('\u{200b}');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod brace_tests {
+    use super::*;
+
+    #[test]
+    fn no_brace_pair_survives_however_many_braces() {
+        for text in ["{{#include x}}", "{{{#include x}}}", "{{{{a", "a{{b{{{c"] {
+            let inert = inert_markdown(text);
+            assert!(!inert.contains("{{"), "{text:?} -> {inert:?}");
+            assert_eq!(inert.replace('\u{200b}', ""), text);
+        }
+    }
 }
 
 /// The result box for a step.

@@ -131,6 +131,7 @@ impl StagedDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        remove_stale_stages(parent, &name);
         let staging = parent.join(format!(".{name}.forkbook-new-{}", std::process::id()));
         if staging.exists() {
             fs::remove_dir_all(&staging)?;
@@ -172,6 +173,27 @@ impl Drop for StagedDir {
     fn drop(&mut self) {
         if !self.done {
             let _ = fs::remove_dir_all(&self.staging);
+        }
+    }
+}
+
+/// Staging folders left by runs that were killed: their process is gone, so nothing will swap
+/// them in or remove them. Best effort; a folder that cannot be removed stays.
+fn remove_stale_stages(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.forkbook-new-");
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let alive = pid
+            .parse::<u32>()
+            .is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if !alive && pid.bytes().all(|b| b.is_ascii_digit()) {
+            let _ = fs::remove_dir_all(entry.path());
         }
     }
 }
@@ -283,6 +305,17 @@ mod tests {
             fs::write(staged.path().join("new.txt"), "new").unwrap();
         }
         assert!(target.join("old.txt").exists());
+        assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_killed_run_s_staging_folder_is_cleared_by_the_next_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("overlay");
+        let stale = tmp.path().join(".overlay.forkbook-new-4000000000");
+        fs::create_dir(&stale).unwrap();
+        StagedDir::new(&target).unwrap().commit().unwrap();
+        assert!(!stale.exists());
         assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
     }
 
