@@ -32,7 +32,9 @@ enum Node {
 }
 
 impl Dir {
-    /// Puts `node` at the `/`-separated path `path` (the last part may hold any bytes).
+    /// Puts `node` at `path`. Below the backend folder the rest of `path` is one entry name,
+    /// whatever bytes it holds (so a name can hold `/`, `\` or a line break); elsewhere `/`
+    /// separates folders.
     fn put(&mut self, path: &[u8], node: Node) {
         let parts: Vec<&[u8]> = match path.iter().position(|b| *b == b'/') {
             Some(_) if path.starts_with(BACKEND.as_bytes()) => {

@@ -206,3 +206,18 @@ fn missing_object_offline_names_the_fetch_command() {
         "{out}"
     );
 }
+
+#[test]
+fn residual_from_the_records_equals_the_residual_of_the_whole_overlay() {
+    use forkbook::engine::{overlay::OverlayState, residual, Cache, Project};
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        demo.run(&["retarget", &demo.demo.world.pin2.clone()]);
+        let project = Project::open(demo.root(), &demo.demo.overrides()).unwrap();
+        let cache = Cache::open(&project).unwrap();
+        let whole = residual::compute(&OverlayState::load(&project, &cache).unwrap());
+        let fast = residual::compute_from_records(&project, &cache).unwrap();
+        assert_eq!(fast.hunks, whole.hunks, "{layout:?}");
+        assert!(!whole.hunks.is_empty(), "the demo overlay has a core fix");
+    }
+}

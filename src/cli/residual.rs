@@ -1,7 +1,7 @@
 //! `forkbook residual`: each core file against the pin plus the fork's change, line by line.
 
 use super::{Ctx, OK};
-use crate::engine::residual::{compute, RESIDUAL_FILE};
+use crate::engine::residual::{compute_from_records, RESIDUAL_FILE};
 use crate::engine::Result;
 
 /// Compare each core file with the pin plus the fork's change, line by line
@@ -13,8 +13,9 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
-    let (project, _cache, state) = ctx.load()?;
-    let residual = compute(&state);
+    let project = ctx.project()?;
+    let cache = crate::engine::Cache::open(&project)?;
+    let residual = compute_from_records(&project, &cache)?;
     if args.write {
         let _lock = crate::engine::fsutil::RunLock::acquire(&project.root, "overlay")?;
         let path = project.records_dir().join(RESIDUAL_FILE);

@@ -75,7 +75,7 @@ pub fn build(
     core_files: &[String],
     backend_prefix: &str,
 ) -> Result<BaseTree> {
-    let mut files = cache
+    let backend = cache
         .files_under(commits.fork, backend_prefix)
         .with_context(|| {
             format!(
@@ -83,6 +83,32 @@ pub fn build(
                 short(commits.fork)
             )
         })?;
+    with_core(cache, commits, core_files, backend)
+}
+
+/// Part of B, for work that needs only the core files: those, plus the named backend files
+/// (the ones local fixes touch, so the fixes still apply).
+pub fn build_core(
+    cache: &Cache,
+    commits: Commits,
+    core_files: &[String],
+    backend_paths: &[String],
+) -> Result<BaseTree> {
+    let mut backend = FileMap::new();
+    for path in backend_paths {
+        if let Some(bytes) = cache.read(commits.fork, path)? {
+            backend.insert(path.clone(), bytes);
+        }
+    }
+    with_core(cache, commits, core_files, backend)
+}
+
+fn with_core(
+    cache: &Cache,
+    commits: Commits,
+    core_files: &[String],
+    mut files: FileMap,
+) -> Result<BaseTree> {
     let labels = (
         format!("pin {}", short(commits.pin)),
         format!("base {}", short(commits.base)),

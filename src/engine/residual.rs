@@ -4,7 +4,13 @@
 //! diff against B can. Every hunk here must be explained by a local fix, and each hunk names the
 //! fixes that touch its file (in the patch layout, the fixes whose patches change that file).
 
-use super::overlay::{FixStep, OverlayState};
+use super::base;
+use super::cache::Cache;
+use super::config::Layout;
+use super::error::Result;
+use super::overlay::{self, FixStep, OverlayState, Records};
+use super::patch;
+use super::project::Project;
 use super::FileMap;
 use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
@@ -92,6 +98,30 @@ pub fn compute(state: &OverlayState) -> Residual {
         &state.overlay,
         &state.steps,
     )
+}
+
+/// [`compute`] straight from the records, reading only what the core files need: the core files
+/// at the three commits and the backend files the local fixes touch (not the whole backend).
+pub fn compute_from_records(project: &Project, cache: &Cache) -> Result<Residual> {
+    let records = Records::read(project)?;
+    let commits = records.commits(project, cache)?;
+    let layout = project.config.overlay.layout;
+    let core_files = overlay::core_files(project, &records, layout);
+    let prefix = project.config.overlay.backend_prefix.as_str();
+    let mut touched = Vec::new();
+    for patch_file in &records.patches {
+        for path in patch::touched(&patch_file.text, &patch_file.name)? {
+            if path.starts_with(prefix) && !touched.contains(&path) {
+                touched.push(path);
+            }
+        }
+    }
+    let base = base::build_core(cache, commits, &core_files, &touched)?;
+    let (overlay, steps) = match layout {
+        Layout::Patch => overlay::replay(cache, &base.files, &records.patches, project)?,
+        Layout::Files => (records.tree.clone(), Vec::new()),
+    };
+    Ok(compute_parts(&core_files, &base.files, &overlay, &steps))
 }
 
 /// [`compute`] from its parts, for a move that has no [`OverlayState`] yet.

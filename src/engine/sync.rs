@@ -183,7 +183,12 @@ pub fn resolve_target(cache: &Cache, old: Commits, target: &Target) -> Result<Co
 /// Plans the move of `state` to `new` without writing anything.
 pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits) -> Result<Move> {
     let prefix = &project.config.overlay.backend_prefix;
-    let new_base = base::build(cache, new, &state.core_files, prefix)?;
+    // At the recorded commits the base tree is the one the state already holds.
+    let new_base = if new == state.commits {
+        state.base.clone()
+    } else {
+        base::build(cache, new, &state.core_files, prefix)?
+    };
     let labels = MoveLabels::new(state.commits, new);
     let (overlay, files, fixes) = match state.layout {
         Layout::Patch => carry_patches(cache, state, &new_base, &labels)?,
