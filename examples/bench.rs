@@ -49,9 +49,6 @@ fn options() -> Options {
             "--cache" => o.cache = args.next().map(PathBuf::from),
             "--book" => o.book = true,
             "--to" => o.to = args.next(),
-            // An experiment, not a measurement of forkbook as shipped: libgit2 re-hashes every
-            // object it reads unless told not to; this shows what turning that off would gain.
-            "--no-verify-hashes" => git2::opts::strict_hash_verification(false),
             other => panic!("unknown argument `{other}`"),
         }
     }
@@ -72,6 +69,8 @@ struct Setup {
     prefix: String,
     core: Vec<String>,
     records: PathBuf,
+    /// `--var NAME=VALUE` for the book (the demo's candidate commits; book.toml fits the real one).
+    book_vars: Vec<String>,
     /// Kept alive so the temporary folder outlives the measurements.
     _tmp: tempfile::TempDir,
 }
@@ -112,6 +111,7 @@ impl Setup {
             records,
             cache,
             root,
+            book_vars: Vec::new(),
             _tmp: tmp,
         }
     }
@@ -124,10 +124,12 @@ impl Setup {
         )
         .expect("demo");
         let pin2 = demo.world.pin2.clone();
-        (
-            Setup::read("demo", demo.root.clone(), demo.cache.clone(), tmp),
-            pin2,
-        )
+        let mut setup = Setup::read("demo", demo.root.clone(), demo.cache.clone(), tmp);
+        setup.book_vars = vec![
+            format!("candidate_pin={pin2}"),
+            format!("candidate_fork={}", demo.world.fork_commits[1]),
+        ];
+        (setup, pin2)
     }
 
     fn real(dir: &Path, cache: PathBuf) -> Setup {
@@ -451,7 +453,11 @@ fn measure(setup: &Setup, to: Option<&str>, book: bool, iters: usize, rows: &mut
         copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("book"), &dir);
         let dir = dir.to_string_lossy().into_owned();
         let fb = median(iters, || {
-            run(&["book", "build", "--dir", &dir, "--rerun"], &[0, 1])
+            let mut args = vec!["book", "build", "--dir", &dir, "--rerun"];
+            for var in &setup.book_vars {
+                args.extend(["--var", var.as_str()]);
+            }
+            run(&args, &[0, 1])
         });
         rows.push(Row {
             world: setup.name.clone(),

@@ -216,7 +216,11 @@ pub fn book(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let vars: BTreeMap<String, String> = [("pin".to_string(), "{{pin}}".to_string()), ("compiler".to_string(), "c++".to_string())].into();
+    let vars: BTreeMap<String, String> = [
+        ("pin".to_string(), "{{pin}}".to_string()),
+        ("compiler".to_string(), "c++".to_string()),
+    ]
+    .into();
     let scan = blocks::scan(text, &vars);
     for block in &scan.blocks {
         assert!(
@@ -238,8 +242,11 @@ pub fn book(data: &[u8]) {
     assert!(!render::inert_markdown(text).contains("{{"));
 }
 
+/// One target's check.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, for the replay test.
-pub const TARGETS: [(&str, fn(&[u8])); 8] = [
+pub const TARGETS: [(&str, Target); 8] = [
     ("upstream", upstream),
     ("lock", lock),
     ("counts", counts),

@@ -127,7 +127,8 @@ pub fn touched(patch: &str, name: &str) -> Result<Vec<String>> {
     Ok(paths)
 }
 
-fn parse<'a>(patch: &str, name: &str) -> Result<Diff<'a>> {
+/// Parses a patch for libgit2, refusing what libgit2 must never see.
+pub fn parse<'a>(patch: &str, name: &str) -> Result<Diff<'a>> {
     // A git patch is text (binary changes are base85), so a NUL byte has no business in one;
     // and libgit2 1.9's apply reads past the end of a hunk line that holds one (found by the
     // `patch` fuzz target under AddressSanitizer), so such a patch never reaches it.

@@ -420,8 +420,7 @@ fn format_patch(repo: &Repository, commit: Oid) -> Result<String> {
 
 /// Applies the patch to the fork commit's tree and checks the result is the package's tree.
 fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> {
-    let diff = git2::Diff::from_buffer(patch.as_bytes())
-        .context("the package is not a patch git can read")?;
+    let diff = crate::engine::patch::parse(patch, "the package")?;
     let fork_tree = repo.find_commit(fork)?.tree()?;
     let mut index = repo.apply_to_tree(&fork_tree, &diff, None)?;
     let applied = index.write_tree_to(repo)?;
