@@ -1,6 +1,7 @@
 //! `forkbook status`: one screen with the records, the counts and the lock state.
 
 use super::base::CoreOutcome;
+use super::merge::count_conflicts;
 use super::overlay::OverlayState;
 use super::project::Project;
 use super::records::Lock;
@@ -42,11 +43,35 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
             .core
             .iter()
             .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)))
-            .map(|(p, _)| p.clone())
+            .map(|(path, _)| {
+                let markers = state.overlay.get(path).map_or(0, |b| count_conflicts(b));
+                let how = if markers > 0 {
+                    "unresolved".to_string()
+                } else {
+                    resolved_by(state, path)
+                };
+                format!("{path} ({how})")
+            })
             .collect(),
         local_fixes: state.steps.iter().map(|s| s.patch.name.clone()).collect(),
         differing_files: state.differences().len(),
         lock,
+    }
+}
+
+/// "resolved by fix N, M": the fixes whose patches change `path`.
+fn resolved_by(state: &OverlayState, path: &str) -> String {
+    let fixes: Vec<String> = state
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.changed_paths().contains(&path))
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    if fixes.is_empty() {
+        "resolved locally".to_string()
+    } else {
+        format!("resolved by fix {}", fixes.join(", "))
     }
 }
 
@@ -66,7 +91,7 @@ impl Status {
         );
         if !self.core_conflicts.is_empty() {
             out.push_str(&format!(
-                "conflicts in the base tree: {}\n",
+                "pin/fork conflicts in core files: {}\n",
                 self.core_conflicts.join(", ")
             ));
         }
