@@ -1,4 +1,4 @@
-//! Runs every fuzz target on stable Rust: over its seed corpus (and any finds in `work/`), then
+//! Runs every fuzz target on stable Rust: over its seed corpus (and any finds in `runs/`), then
 //! over a few thousand inputs mutated from the seeds with a fixed seed, so a failure reproduces.
 //!
 //! `cargo test --manifest-path fuzz/Cargo.toml` (no nightly, no libFuzzer run needed).
@@ -67,7 +67,7 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 
 fn seeds(target: &str) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for dir in ["corpus", "work"] {
+    for dir in ["corpus", "runs"] {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(target);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;

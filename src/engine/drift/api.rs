@@ -25,6 +25,7 @@ mod uses;
 mod tests;
 
 pub use config::ApiConfig;
+pub use extract::strip_template_args;
 pub use history::introduced_by;
 pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};

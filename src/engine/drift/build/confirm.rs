@@ -195,17 +195,7 @@ fn strip_templates(name: &str) -> String {
     if name.contains("operator") {
         return name.to_string();
     }
-    let mut out = String::with_capacity(name.len());
-    let mut depth = 0usize;
-    for c in name.chars() {
-        match c {
-            '<' => depth += 1,
-            '>' => depth = depth.saturating_sub(1),
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-    }
-    out
+    crate::engine::drift::api::strip_template_args(name)
 }
 
 /// Whether `word` occurs in `text` with no identifier character right before or after it.
