@@ -109,3 +109,44 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
     assert!(out.contains("API drift fixed by this change (6)"), "{out}");
     assert!(out.contains("Verify: FAILED."), "{out}");
 }
+
+#[test]
+fn the_book_builds_offline_without_objects_and_its_test_gate_asks_for_them() {
+    let demo = Demo::new(Layout::Patch);
+    forkbook::book::write_sources(&demo.root().join("book")).unwrap();
+    let empty = demo.tmp.path().join("empty-cache.git");
+    let run = |what: &str| {
+        let args: Vec<std::ffi::OsString> = vec![
+            "forkbook".into(),
+            "--root".into(),
+            demo.root().into(),
+            "--cache".into(),
+            empty.clone().into(),
+            "--offline".into(),
+            "book".into(),
+            what.into(),
+            "--var".into(),
+            format!("candidate_pin={}", demo.demo.world.pin2).into(),
+        ];
+        let mut out = Vec::new();
+        let code = forkbook::cli::run(args, &mut out);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    };
+    let (code, out) = run("build");
+    assert_eq!(
+        code, 0,
+        "no false findings while the objects are missing: {out}"
+    );
+    let page = std::fs::read_to_string(demo.root().join("book/book/pin-bump.html")).unwrap();
+    assert!(
+        page.contains("is not in the object cache"),
+        "the steps say why they were skipped"
+    );
+    assert!(
+        page.contains("forkbook fetch --fork"),
+        "and name the command that fetches"
+    );
+    let (code, out) = run("test");
+    assert_eq!(code, 1, "the acceptance gate needs the objects: {out}");
+    assert!(out.contains("forkbook fetch"), "{out}");
+}
