@@ -603,6 +603,20 @@ fn step_result(step: &Step) -> String {
     }
 }
 
+/// Deterministic junk for the parsers' must-not-panic tests: `len` characters drawn from
+/// `alphabet` by an xorshift generator started at `seed`.
+#[cfg(test)]
+fn junk_text(alphabet: &[u8], mut seed: u32, len: usize) -> String {
+    let mut out = String::with_capacity(len);
+    for _ in 0..len {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        out.push(alphabet[seed as usize % alphabet.len()] as char);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

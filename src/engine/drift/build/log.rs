@@ -391,15 +391,11 @@ CMake Error: CMAKE_CXX_COMPILER not set, after EnableLanguage
             "x.dir/.o",
             "  | ^",
         ];
-        let mut seed = 0x2545_f491_u32;
-        let alphabet = b": 0123456789error fatalnote|^\n\t/.*[]FAILED()CMake";
-        let mut random = String::new();
-        for _ in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            random.push(alphabet[seed as usize % alphabet.len()] as char);
-        }
+        let random = super::super::junk_text(
+            b": 0123456789error fatalnote|^\n\t/.*[]FAILED()CMake",
+            0x2545_f491_u32,
+            20_000,
+        );
         for text in samples.iter().copied().chain([random.as_str()]) {
             parse_compiler_log(text);
             parse_cmake_log(text);

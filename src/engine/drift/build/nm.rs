@@ -244,15 +244,11 @@ CMakeFiles/mlx.dir/mlx/backend/rocm/event.cpp.o:
             " operator(",
             "\u{e9} U x",
         ];
-        let mut seed = 0x9e37_79b9_u32;
-        let alphabet = b"0123456789abcdef TUWwv:<>() operator\nvtable for mlx::core";
-        let mut random = String::new();
-        for _ in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            random.push(alphabet[seed as usize % alphabet.len()] as char);
-        }
+        let random = super::super::junk_text(
+            b"0123456789abcdef TUWwv:<>() operator\nvtable for mlx::core",
+            0x9e37_79b9_u32,
+            20_000,
+        );
         for text in samples.iter().copied().chain([random.as_str()]) {
             let table = parse_nm(text, Some("x.o"));
             table.missing_in("mlx::core");
