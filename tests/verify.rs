@@ -150,3 +150,18 @@ fn the_book_builds_offline_without_objects_and_its_test_gate_asks_for_them() {
     assert_eq!(code, 1, "the acceptance gate needs the objects: {out}");
     assert!(out.contains("forkbook fetch"), "{out}");
 }
+
+#[test]
+fn in_the_files_layout_verify_leaves_residual_ownership_to_the_check_and_says_so() {
+    let demo = Demo::new(Layout::Files);
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("residual                     skipped: files layout"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("residual                     passed"),
+        "{out}"
+    );
+}
