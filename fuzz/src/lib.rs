@@ -6,10 +6,10 @@
 //! callers rely on: a record that parses renders back to the same record, a path that comes out
 //! is one the path check accepts, HTML output holds no markup from the input.
 
-use forkbook::engine::drift::build::{log, nm};
-use forkbook::engine::paths::check_relative;
-use forkbook::engine::records::{Counts, Lock, Upstream};
-use forkbook::engine::{patch, register, FileMap};
+use forkbook_engine::drift::build::{log, nm};
+use forkbook_engine::paths::check_relative;
+use forkbook_engine::records::{Counts, Lock, Upstream};
+use forkbook_engine::{patch, register, FileMap};
 use forkbook_preprocessor::{blocks, render};
 use std::collections::BTreeMap;
 

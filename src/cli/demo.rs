@@ -2,7 +2,7 @@
 
 use super::{Ctx, OK};
 use crate::engine::config::Layout;
-use crate::engine::demo::project::{generate, DemoProject};
+use crate::demo::project::{generate, DemoProject};
 use crate::engine::Result;
 use std::path::PathBuf;
 

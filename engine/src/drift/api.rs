@@ -1,0 +1,186 @@
+//! Static API drift: what a backend will fail to compile or link against a new upstream
+//! commit, predicted from the headers without a compiler.
+//!
+//! The upstream headers at both commits and the backend's sources are parsed with
+//! tree-sitter-cpp (after blanking macros it cannot read, see `syntax`). The rules in
+//! `classify` compare the declarations the backend can see (the include closure of its
+//! sources) with what it calls, constructs and defines. Each finding names the upstream commit
+//! that introduced it ([`history`]); checked-in suppressions ([`suppress`]) mark the ones a
+//! person judged harmless.
+
+mod classify;
+pub mod config;
+mod extract;
+pub mod history;
+mod index;
+mod macros;
+mod model;
+pub mod report;
+mod sources;
+pub mod suppress;
+mod syntax;
+mod uses;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::ApiConfig;
+pub use extract::strip_template_args;
+pub use history::introduced_by;
+pub use model::Loc;
+pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
+pub use suppress::Suppression;
+
+use crate::error::{Context, Result};
+use crate::FileMap;
+use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
+
+/// The upstream files the analysis reads at a commit: headers under the header root (minus
+/// the skipped folders), shared backend sources, and reference backends.
+pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<FileMap> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("failed to read commit `{commit}`"))?;
+    let mut wanted: Vec<(String, Oid)> = Vec::new();
+    tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+        let name = entry.name().unwrap_or("");
+        let path = format!("{dir}{name}");
+        match entry.kind() {
+            Some(ObjectType::Tree) => {
+                let folder = format!("{path}/");
+                let relevant =
+                    cfg.header_root.starts_with(&folder) || folder.starts_with(&cfg.header_root);
+                if relevant {
+                    TreeWalkResult::Ok
+                } else {
+                    TreeWalkResult::Skip
+                }
+            }
+            Some(ObjectType::Blob) if sources::is_upstream_input(&path, cfg) => {
+                wanted.push((path, entry.id()));
+                TreeWalkResult::Ok
+            }
+            _ => TreeWalkResult::Ok,
+        }
+    })?;
+    let mut files = FileMap::new();
+    for (path, id) in wanted {
+        let blob = repo
+            .find_blob(id)
+            .with_context(|| format!("failed to read `{path}` at `{commit}`"))?;
+        files.insert(path, blob.content().to_vec());
+    }
+    Ok(files)
+}
+
+/// Compares the upstream files at two commits against a backend. Pure: no history, no
+/// suppressions (see [`drift_api`] for both).
+pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig) -> ApiReport {
+    let prep = sources::Prep::new(cfg, &[from, to], backend);
+    let backend_model = sources::backend_model(backend, &prep);
+    let to_side = sources::upstream_side(to, cfg, &prep, &backend_model, None);
+    let from_side = sources::upstream_side(from, cfg, &prep, &backend_model, Some((to, &to_side)));
+    let inputs = classify::Inputs {
+        cfg,
+        from: &from_side,
+        to: &to_side,
+        to_files: to,
+        backend: &backend_model,
+        prep: &prep,
+    };
+    let findings = classify::classify(&inputs);
+    ApiReport {
+        from: String::new(),
+        to: String::new(),
+        findings,
+        unused_suppressions: Vec::new(),
+        parse: ParseStats {
+            from_headers: from_side.visible.len(),
+            from_error_nodes: from_side.error_nodes(),
+            to_headers: to_side.visible.len(),
+            to_error_nodes: to_side.error_nodes(),
+            backend_files: backend_model.files,
+            backend_error_nodes: backend_model.error_nodes,
+            error_files: error_files(&from_side, &to_side, &backend_model),
+        },
+    }
+}
+
+fn error_files(
+    from: &sources::Side,
+    to: &sources::Side,
+    backend: &sources::Backend,
+) -> Vec<FileErrors> {
+    let label = |side: &'static str, list: Vec<(String, usize)>| {
+        list.into_iter().map(move |(path, error_nodes)| FileErrors {
+            side,
+            path,
+            error_nodes,
+        })
+    };
+    let mut out: Vec<FileErrors> = label("from", from.error_files())
+        .chain(label("to", to.error_files()))
+        .chain(label("backend", backend.error_files.clone()))
+        .collect();
+    out.sort_by(|a, b| (a.side, &a.path).cmp(&(b.side, &b.path)));
+    out
+}
+
+/// What [`drift_api`] compares besides the two commits.
+pub struct DriftInputs<'a> {
+    /// The backend's files (repository-relative paths), e.g. the overlay's `mlx/backend/rocm/`.
+    pub backend: &'a FileMap,
+    /// Files that replace upstream's at the old commit (the overlay's own core headers).
+    pub from_overrides: &'a FileMap,
+    /// Files that replace upstream's at the new commit.
+    pub to_overrides: &'a FileMap,
+    pub suppressions: &'a [Suppression],
+}
+
+/// The whole static drift check: collect the upstream files at both commits, lay the
+/// overrides over them, analyze, name the commit behind each finding, apply suppressions.
+pub fn drift_api(
+    repo: &Repository,
+    from: Oid,
+    to: Oid,
+    inputs: &DriftInputs,
+    cfg: &ApiConfig,
+) -> Result<ApiReport> {
+    let mut from_files = collect_upstream(repo, from, cfg)?;
+    let mut to_files = collect_upstream(repo, to, cfg)?;
+    overlay(&mut from_files, inputs.from_overrides, cfg);
+    overlay(&mut to_files, inputs.to_overrides, cfg);
+    let mut report = analyze(&from_files, &to_files, inputs.backend, cfg);
+    report.from = from.to_string();
+    report.to = to.to_string();
+    fill_history(repo, from, to, &mut report)?;
+    suppress::apply(&mut report, inputs.suppressions);
+    Ok(report)
+}
+
+fn overlay(files: &mut FileMap, overrides: &FileMap, cfg: &ApiConfig) {
+    for (path, bytes) in overrides {
+        if sources::is_upstream_input(path, cfg) {
+            files.insert(path.clone(), bytes.clone());
+        }
+    }
+}
+
+fn fill_history(repo: &Repository, from: Oid, to: Oid, report: &mut ApiReport) -> Result<()> {
+    let mut history = history::History::new(repo, from, to)?;
+    for finding in &mut report.findings {
+        let evidence = finding.evidence.clone();
+        let mut found = None;
+        if let Some((path, text)) = &evidence.to_text {
+            found = history.introduced(path, text)?;
+        }
+        if found.is_none() {
+            if let Some((path, text)) = &evidence.from_text {
+                found = history.removed(path, text)?;
+            }
+        }
+        finding.introduced_by = found;
+    }
+    Ok(())
+}

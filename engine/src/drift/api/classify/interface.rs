@@ -1,0 +1,182 @@
+//! Declarations the backend must define: `eval_gpu` of new primitives, and new members or
+//! functions of the interfaces backends implement.
+//!
+//! Which declarations every backend must define is not written anywhere in C++. The rule
+//! used here: a declaration new at the target commit, with no body in a header, in a scope
+//! (class or namespace) where this backend already defines upstream-declared siblings, that
+//! no header or shared backend source defines, and that another backend does define. The
+//! last condition is the evidence: it keeps out functions that core code defines.
+
+use super::{finding, Rules, Sites};
+use crate::drift::api::model::{qualify, Decl, DeclKind, Loc};
+use crate::drift::api::report::Kind;
+use crate::drift::api::sources::reference_definitions;
+use std::collections::BTreeMap;
+
+impl<'a> Rules<'a> {
+    /// The members the backend's stub macros define, by qualified name.
+    fn stubbed(&self) -> BTreeMap<String, Loc> {
+        let mut out = BTreeMap::new();
+        for (path, stub) in &self.inputs.backend.stubs {
+            let members = self.inputs.prep.stubs.get(&stub.macro_name);
+            for class in self.to.classes(&[], &stub.argument) {
+                for member in members.into_iter().flatten() {
+                    let loc = Loc {
+                        path: path.clone(),
+                        line: stub.line,
+                    };
+                    out.entry(qualify(&class.scope, &format!("{}::{member}", class.name)))
+                        .or_insert(loc);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the backend, a stub, a header or a shared backend source defines `decl`.
+    fn defined(&self, decl: &Decl, stubbed: &BTreeMap<String, Loc>) -> bool {
+        let key = decl.key();
+        let form = decl.definition_form();
+        let same = |d: &&Decl| d.definition_form() == form;
+        stubbed.contains_key(&key)
+            || self.backend_defs.get(&key).iter().any(same)
+            || self.upstream_defs.get(&key).iter().any(same)
+    }
+
+    pub(super) fn missing_eval_gpu(&mut self) {
+        let stubbed = self.stubbed();
+        let mut classes: Vec<&Decl> = self
+            .to
+            .by_name
+            .values()
+            .flatten()
+            .copied()
+            .filter(|d| d.kind == DeclKind::Class)
+            .collect();
+        classes.sort_by_key(|d| d.key());
+        for class in classes {
+            let key = format!("{}::eval_gpu", class.key());
+            let declared = self.to.callables(&key);
+            let Some(eval) = declared.iter().find(|d| !d.has_body && !d.is_pure) else {
+                continue;
+            };
+            if !self.from.callables(&key).is_empty() || self.defined(eval, &stubbed) {
+                continue;
+            }
+            let configured = &self.inputs.cfg.stub_macros;
+            let stubs: Vec<&str> = configured.keys().map(String::as_str).collect();
+            let message = format!(
+                "new primitive `{}` declares `eval_gpu`; the backend neither defines `{}::eval_gpu` nor stubs it ({})",
+                class.name,
+                class.name,
+                stubs.join(", ")
+            );
+            // Where the backend stubs the primitives it does not implement: where a stub goes.
+            let stub_list = self
+                .inputs
+                .backend
+                .stubs
+                .iter()
+                .find(|(_, s)| configured.contains_key(&s.macro_name));
+            let backend = stub_list.map(|(path, stub)| Loc {
+                path: path.clone(),
+                line: stub.line,
+            });
+            let sites = Sites {
+                from: None,
+                to: Some(eval),
+                backend,
+            };
+            let mut found = finding(Kind::MissingEvalGpu, key, message, sites);
+            // `void eval_gpu(..) override;` reads the same in every primitive; the class does not.
+            found.evidence.to_text = Some((class.path.clone(), class.text.clone()));
+            self.push(found);
+        }
+    }
+
+    /// Scopes (classes and namespaces) in which the backend defines something upstream
+    /// declared at the old commit: the interfaces this backend implements. The value is one
+    /// such definition, to show where the missing one belongs.
+    fn implemented_scopes(&self, stubbed: &BTreeMap<String, Loc>) -> BTreeMap<String, Loc> {
+        let mut scopes = BTreeMap::new();
+        for def in self
+            .inputs
+            .backend
+            .decls
+            .iter()
+            .filter(|d| d.has_body && d.is_callable())
+        {
+            if !self.from.callables(&def.key()).is_empty() {
+                scopes
+                    .entry(def.scope.join("::"))
+                    .or_insert_with(|| def.loc());
+            }
+        }
+        for (key, loc) in stubbed {
+            if let Some((scope, _)) = key.rsplit_once("::") {
+                if !self.from.callables(key).is_empty() {
+                    scopes
+                        .entry(scope.to_string())
+                        .or_insert_with(|| loc.clone());
+                }
+            }
+        }
+        scopes
+    }
+
+    pub(super) fn missing_backend_definitions(&mut self) {
+        let stubbed = self.stubbed();
+        let scopes = self.implemented_scopes(&stubbed);
+        let mut candidates: Vec<&Decl> = self
+            .to
+            .by_key
+            .values()
+            .flatten()
+            .copied()
+            .filter(|d| {
+                d.is_callable()
+                    && !d.has_body
+                    && !d.is_pure
+                    && !d.is_template
+                    && d.name != "eval_gpu"
+            })
+            .filter(|d| scopes.contains_key(&d.scope.join("::")))
+            .collect();
+        candidates.sort_by_key(|d| (d.key(), d.lines));
+        let mut pending = Vec::new();
+        for decl in candidates {
+            let key = decl.key();
+            let form = decl.definition_form();
+            let existed = self
+                .from
+                .callables(&key)
+                .iter()
+                .any(|old| old.definition_form() == form);
+            let reported = self.has_finding(Kind::ChangedSignature, &key)
+                || self.has_finding(Kind::ConstructorChanged, &key);
+            if !(existed || reported || self.defined(decl, &stubbed)) {
+                pending.push(decl);
+            }
+        }
+        let inputs = self.inputs;
+        let evidence = reference_definitions(inputs.to_files, inputs.cfg, inputs.prep, &pending);
+        for decl in pending {
+            let key = decl.key();
+            let Some(defined_at) = evidence.get(&(key.clone(), decl.definition_form())) else {
+                continue;
+            };
+            let message = format!(
+                "new `{}{}` must be defined by every backend ({defined_at} defines it); this backend does not",
+                decl.name,
+                decl.describe(),
+            );
+            let backend = scopes.get(&decl.scope.join("::")).cloned();
+            let sites = Sites {
+                from: None,
+                to: Some(decl),
+                backend,
+            };
+            self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! Files in, facts out: which files of a tree matter, parsing them (on every core), the
+//! include closure of the backend, and the upstream and backend models the rules read.
+
+use super::config::ApiConfig;
+use super::extract::{self, Source};
+use super::macros;
+use super::model::Loc;
+use super::model::{Decl, DeclKind};
+use super::syntax::{self, Blanking, StubUse};
+use super::uses::{self, Uses};
+use crate::FileMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// What one parsed file holds.
+#[derive(Debug, Clone, Default)]
+pub struct FileFacts {
+    pub decls: Vec<Decl>,
+    pub includes: Vec<String>,
+    pub stubs: Vec<StubUse>,
+    /// ERROR and MISSING nodes left after blanking: how much of the file may have been missed.
+    pub errors: usize,
+}
+
+/// Larger files are generated data, not an API; they are not parsed.
+const MAX_FILE_BYTES: usize = 8 << 20;
+
+const HEADER_EXTS: &[&str] = &["h", "hpp", "hh", "hxx", "cuh", "inl", "ipp"];
+const SOURCE_EXTS: &[&str] = &["cpp", "cc", "cxx", "cu", "hip"];
+
+pub fn is_header(path: &str) -> bool {
+    extension(path).is_some_and(|e| HEADER_EXTS.contains(&e))
+}
+
+pub fn is_cpp(path: &str) -> bool {
+    extension(path).is_some_and(|e| HEADER_EXTS.contains(&e) || SOURCE_EXTS.contains(&e))
+}
+
+fn extension(path: &str) -> Option<&str> {
+    let file = path.rsplit('/').next()?;
+    file.rsplit_once('.').map(|(_, ext)| ext)
+}
+
+/// Whether an upstream file takes part: a header under the header root and outside the
+/// skipped folders, or any C++ file of the shared or reference backend folders.
+pub fn is_upstream_input(path: &str, cfg: &ApiConfig) -> bool {
+    let under = |prefixes: &[String]| prefixes.iter().any(|p| path.starts_with(p.as_str()));
+    let header = is_header(path) && path.starts_with(&cfg.header_root) && !under(&cfg.header_skip);
+    header || (is_cpp(path) && (under(&cfg.shared_sources) || under(&cfg.reference_backends)))
+}
+
+/// What to blank before parsing, and the backend's stub macros: the configured ones plus
+/// those learned from the files' own `#define` lines (see [`macros`]).
+#[derive(Debug, Default)]
+pub struct Prep {
+    pub blank: BTreeSet<String>,
+    /// Function-like macros defined anywhere in the input, blanked in statement position.
+    pub statement: BTreeSet<String>,
+    /// Stub and definer macros with the members each defines for its argument.
+    pub stubs: BTreeMap<String, Vec<String>>,
+}
+
+impl Prep {
+    pub fn new(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
+        let mut defs = Vec::new();
+        for files in upstream {
+            for (_, bytes) in files.iter().filter(|(p, _)| is_upstream_input(p, cfg)) {
+                defs.extend(macros::definitions(bytes));
+            }
+        }
+        let mut backend_defs = Vec::new();
+        for (_, bytes) in backend.iter().filter(|(p, _)| is_cpp(p)) {
+            backend_defs.extend(macros::definitions(bytes));
+        }
+        let mut stubs = macros::definers(&backend_defs);
+        for (name, members) in &cfg.stub_macros {
+            stubs.insert(name.clone(), members.clone());
+        }
+        defs.extend(backend_defs);
+        let mut blank = cfg.blank_set();
+        blank.extend(
+            defs.iter()
+                .filter(|d| macros::is_attribute_like(d))
+                .map(|d| d.name.clone()),
+        );
+        let statement = defs
+            .into_iter()
+            .filter(|d| d.function_like)
+            .map(|d| d.name)
+            .collect();
+        Prep {
+            blank,
+            statement,
+            stubs,
+        }
+    }
+}
+
+/// Parses one file: blanking, tree-sitter, declarations, includes and (when asked) uses.
+pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> FileFacts {
+    if bytes.len() > MAX_FILE_BYTES {
+        // Counted as one error, so the report's list of unparsed files names it.
+        return FileFacts {
+            errors: 1,
+            ..FileFacts::default()
+        };
+    }
+    let blanking = Blanking {
+        blank: &prep.blank,
+        statement: &prep.statement,
+        stubs: &prep.stubs,
+    };
+    let prepared = syntax::prepare(bytes, &blanking);
+    let Some(tree) = syntax::parse(&prepared.text) else {
+        return FileFacts::default();
+    };
+    let root = tree.root_node();
+    let src = Source {
+        path,
+        parsed: &prepared.text,
+        original: bytes,
+    };
+    if let Some(uses) = uses {
+        uses::collect(&src, root, uses);
+    }
+    FileFacts {
+        decls: extract::declarations(&src, root),
+        includes: extract::includes(&src, root),
+        stubs: prepared.stubs,
+        errors: syntax::error_count(root),
+    }
+}
+
+/// Parses many files on all cores, keeping their order.
+pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunk = files.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(p, b)| read(p, b, prep, None))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// One side of the comparison: the upstream headers and shared backend sources at a commit.
+#[derive(Debug, Default)]
+pub struct Side {
+    pub files: BTreeMap<String, FileFacts>,
+    /// Headers the backend reaches through its includes (all headers if it includes none).
+    pub visible: BTreeSet<String>,
+}
+
+impl Side {
+    /// Declarations the backend can see, inside the configured namespace.
+    pub fn visible_decls<'a>(
+        &'a self,
+        namespace: &'a [String],
+    ) -> impl Iterator<Item = &'a Decl> + 'a {
+        self.visible
+            .iter()
+            .filter_map(|path| self.files.get(path))
+            .flat_map(|f| f.decls.iter())
+            .filter(move |d| d.scope.starts_with(namespace))
+    }
+
+    /// Definitions in the shared backend sources (they serve every GPU backend).
+    pub fn shared_definitions<'a>(
+        &'a self,
+        cfg: &'a ApiConfig,
+    ) -> impl Iterator<Item = &'a Decl> + 'a {
+        self.files
+            .iter()
+            .filter(|(path, _)| {
+                !is_header(path)
+                    && cfg
+                        .shared_sources
+                        .iter()
+                        .any(|p| path.starts_with(p.as_str()))
+            })
+            .flat_map(|(_, f)| f.decls.iter())
+            .filter(|d| d.has_body)
+    }
+
+    pub fn error_nodes(&self) -> usize {
+        self.visible
+            .iter()
+            .filter_map(|p| self.files.get(p))
+            .map(|f| f.errors)
+            .sum()
+    }
+
+    /// Visible headers that kept ERROR nodes, with their count.
+    pub fn error_files(&self) -> Vec<(String, usize)> {
+        let counts = self
+            .visible
+            .iter()
+            .filter_map(|p| Some((p.clone(), self.files.get(p)?.errors)));
+        counts.filter(|(_, n)| *n > 0).collect()
+    }
+}
+
+/// Parses the upstream side: the shared backend sources, and the headers the backend reaches
+/// through its includes (all headers when it includes none or `follow_includes` is off).
+/// Files with the same bytes as in `reuse` take its parse instead of a new one.
+pub fn upstream_side(
+    files: &FileMap,
+    cfg: &ApiConfig,
+    prep: &Prep,
+    backend: &Backend,
+    reuse: Option<(&FileMap, &Side)>,
+) -> Side {
+    let in_scope = |p: &str| is_upstream_input(p, cfg) && !is_reference(p, cfg);
+    let headers: BTreeSet<&String> = files
+        .keys()
+        .filter(|p| in_scope(p) && is_header(p))
+        .collect();
+    let follow = cfg.follow_includes && !backend.includes.is_empty();
+    let mut side = Side::default();
+    let mut wave: BTreeSet<String> = files
+        .keys()
+        .filter(|p| in_scope(p) && !is_header(p))
+        .cloned()
+        .collect();
+    if follow {
+        let seeds = backend
+            .includes
+            .iter()
+            .filter_map(|(from, include)| resolve_include(from, include, &headers));
+        wave.extend(seeds);
+    } else {
+        wave.extend(headers.iter().map(|p| p.to_string()));
+    }
+    // Breadth first: each wave is parsed on all cores, its includes make the next wave.
+    while !wave.is_empty() {
+        parse_wave(files, prep, reuse, &wave, &mut side);
+        let mut next = BTreeSet::new();
+        for path in wave.iter().filter(|p| is_header(p)) {
+            side.visible.insert(path.clone());
+            for include in side
+                .files
+                .get(path)
+                .map(|f| f.includes.as_slice())
+                .unwrap_or_default()
+            {
+                match resolve_include(path, include, &headers) {
+                    Some(found) if !side.files.contains_key(&found) => {
+                        next.insert(found);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        wave = next;
+    }
+    side
+}
+
+fn parse_wave(
+    files: &FileMap,
+    prep: &Prep,
+    reuse: Option<(&FileMap, &Side)>,
+    wave: &BTreeSet<String>,
+    side: &mut Side,
+) {
+    let mut todo: Vec<(&str, &[u8])> = Vec::new();
+    for path in wave {
+        let Some(bytes) = files.get(path) else {
+            continue;
+        };
+        let same = reuse.and_then(|(other, parsed)| {
+            (other.get(path) == Some(bytes))
+                .then(|| parsed.files.get(path))
+                .flatten()
+        });
+        match same {
+            Some(facts) => {
+                side.files.insert(path.clone(), facts.clone());
+            }
+            None => todo.push((path, bytes)),
+        }
+    }
+    for ((path, _), facts) in todo.iter().zip(read_all(&todo, prep)) {
+        side.files.insert(path.to_string(), facts);
+    }
+}
+
+/// Reference backends are parsed on demand (see [`reference_definitions`]).
+fn is_reference(path: &str, cfg: &ApiConfig) -> bool {
+    cfg.reference_backends
+        .iter()
+        .any(|p| path.starts_with(p.as_str()))
+}
+
+/// An include resolves next to the including file first, then from the repository root.
+fn resolve_include(from: &str, include: &str, headers: &BTreeSet<&String>) -> Option<String> {
+    if include.contains(['<', '"']) {
+        return None;
+    }
+    let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+    let beside = normalize(&format!("{dir}/{include}"));
+    [beside, normalize(include)]
+        .into_iter()
+        .find(|c| headers.contains(c))
+}
+
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+/// The backend: its declarations and definitions, what it uses, and its stubs.
+#[derive(Debug, Default)]
+pub struct Backend {
+    pub decls: Vec<Decl>,
+    pub uses: Uses,
+    /// Stub macro invocations with the file they are in.
+    pub stubs: Vec<(String, StubUse)>,
+    /// `(including file, include as written)`.
+    pub includes: Vec<(String, String)>,
+    pub files: usize,
+    pub error_nodes: usize,
+    /// Files that kept ERROR nodes, with their count.
+    pub error_files: Vec<(String, usize)>,
+}
+
+impl Backend {
+    /// Free functions the backend declares or defines, by name.
+    pub fn free_functions(&self) -> HashMap<&str, Vec<&Decl>> {
+        let mut out: HashMap<&str, Vec<&Decl>> = HashMap::new();
+        for decl in self.decls.iter().filter(|d| d.kind == DeclKind::Function) {
+            out.entry(decl.name.as_str()).or_default().push(decl);
+        }
+        out
+    }
+}
+
+pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
+    let inputs: Vec<(&str, &[u8])> = files
+        .iter()
+        .filter(|(p, _)| is_cpp(p))
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunk = inputs.len().div_ceil(threads).max(1);
+    let parts: Vec<Backend> = std::thread::scope(|scope| {
+        let handles: Vec<_> = inputs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || backend_part(part, prep)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut model = Backend::default();
+    for part in parts {
+        model.decls.extend(part.decls);
+        model.uses.calls.extend(part.uses.calls);
+        model.uses.constructs.extend(part.uses.constructs);
+        for (name, loc) in part.uses.names {
+            let slot = model.uses.names.entry(name).or_insert_with(|| loc.clone());
+            if loc < *slot {
+                *slot = loc;
+            }
+        }
+        model.stubs.extend(part.stubs);
+        model.includes.extend(part.includes);
+        model.files += part.files;
+        model.error_nodes += part.error_nodes;
+        model.error_files.extend(part.error_files);
+    }
+    model
+}
+
+fn backend_part(files: &[(&str, &[u8])], prep: &Prep) -> Backend {
+    let mut part = Backend::default();
+    for (path, bytes) in files {
+        let facts = read(path, bytes, prep, Some(&mut part.uses));
+        part.decls.extend(facts.decls);
+        part.stubs
+            .extend(facts.stubs.into_iter().map(|s| (path.to_string(), s)));
+        part.includes
+            .extend(facts.includes.into_iter().map(|i| (path.to_string(), i)));
+        part.files += 1;
+        part.error_nodes += facts.errors;
+        if facts.errors > 0 {
+            part.error_files.push((path.to_string(), facts.errors));
+        }
+    }
+    part
+}
+
+/// Where the reference backends (other GPU backends, the CPU backend) define each of `wanted`,
+/// by qualified name and definition form. Only files that mention a wanted name the way its
+/// out-of-line definition must spell it (`Event::error` for a member) are parsed, each once.
+pub fn reference_definitions(
+    files: &FileMap,
+    cfg: &ApiConfig,
+    prep: &Prep,
+    wanted: &[&Decl],
+) -> HashMap<(String, String), Loc> {
+    let needles: Vec<String> = wanted.iter().map(|d| definition_needle(d)).collect();
+    let mentions = |bytes: &[u8]| needles.iter().any(|n| contains(bytes, n.as_bytes()));
+    let todo: Vec<(&str, &[u8])> = files
+        .iter()
+        .filter(|(p, b)| is_cpp(p) && is_reference(p, cfg) && mentions(b))
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let keys: HashSet<(String, String)> = wanted
+        .iter()
+        .map(|d| (d.key(), d.definition_form()))
+        .collect();
+    let mut found = HashMap::new();
+    for facts in read_all(&todo, prep) {
+        for decl in facts.decls.iter().filter(|d| d.has_body) {
+            let key = (decl.key(), decl.definition_form());
+            if keys.contains(&key) {
+                found.entry(key).or_insert_with(|| decl.loc());
+            }
+        }
+    }
+    found
+}
+
+/// `Class::name` for a member (its definition must be qualified), `name` for a function.
+fn definition_needle(decl: &Decl) -> String {
+    match (decl.kind, decl.scope.last()) {
+        (DeclKind::Method | DeclKind::Constructor, Some(class)) => {
+            format!("{class}::{}", decl.name)
+        }
+        _ => decl.name.clone(),
+    }
+}
+
+pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return false;
+    };
+    let mut from = 0;
+    while let Some(offset) = haystack[from..].iter().position(|&b| b == first) {
+        let at = from + offset;
+        if haystack[at + 1..].starts_with(rest) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}

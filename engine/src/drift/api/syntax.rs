@@ -1,0 +1,481 @@
+//! Getting C++ into tree-sitter in a shape it can parse, and small helpers over its nodes.
+//!
+//! tree-sitter-cpp does not run the preprocessor, so export macros (`MLX_API`), macro lines in
+//! class bodies (`DEFINE_VMAP()`), device qualifiers (`__device__`) and brace-initialized default
+//! arguments (`s = {}`) break its parse. [`prepare`] blanks them with spaces of equal length
+//! (newlines kept), so every line and column of the parse still points into the real file. It is
+//! a small lexer (comments, strings, brackets), not a regular expression over C++; the same pass
+//! records the backend's stub-macro invocations (`NO_GPU(Abs)`) and blanks them too, and blanks
+//! kernel launch configurations (`<<<grid, block>>>`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use tree_sitter::{Node, Parser, Tree};
+
+/// One invocation of a stub macro, `NO_GPU(Abs)`: the macro, its argument, the 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StubUse {
+    pub macro_name: String,
+    pub argument: String,
+    pub line: usize,
+}
+
+/// A source ready for tree-sitter: the blanked bytes and the stub invocations found on the way.
+pub struct Prepared {
+    pub text: Vec<u8>,
+    pub stubs: Vec<StubUse>,
+}
+
+/// Which identifiers [`prepare`] blanks: `blank` macros (with their argument list when one
+/// follows) anywhere, `statement` macros only where a statement or declaration starts
+/// (`half_binop(+, operator+);`, `DISPATCH(float);`), and `stubs` macros (recorded, then
+/// blanked).
+pub struct Blanking<'a> {
+    pub blank: &'a BTreeSet<String>,
+    pub statement: &'a BTreeSet<String>,
+    pub stubs: &'a BTreeMap<String, Vec<String>>,
+}
+
+/// Blanks macros, brace-initialized default arguments and kernel launch configurations,
+/// keeping every byte offset. Preprocessor directives are left alone.
+pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
+    let mut out = src.to_vec();
+    let mut stubs = Vec::new();
+    let mut brackets: Vec<u8> = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    // The last two significant bytes (not space, not comment): a statement starts after
+    // `;`, `{`, `}`, a label's `:` (not `::`) or a directive.
+    let mut last = [b';', b';'];
+    let mut line_start = true;
+    while i < src.len() {
+        let c = src[i];
+        let start = i;
+        match c {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+            }
+            _ if c.is_ascii_whitespace() => i += 1,
+            b'#' if line_start => {
+                i = directive_end(src, i);
+                last = [b';', b';'];
+            }
+            b'/' if src.get(i + 1) == Some(&b'/') => i = skip_line_comment(src, i),
+            b'/' if src.get(i + 1) == Some(&b'*') => i = skip_block_comment(src, i),
+            b'"' | b'\'' => i = skip_quoted(src, i),
+            b'(' | b'[' | b'{' => {
+                brackets.push(c);
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                brackets.pop();
+                i += 1;
+            }
+            b'<' if src[i..].starts_with(b"<<<") => i = blank_launch_config(src, &mut out, i),
+            b'=' if brackets.last() == Some(&b'(') && is_plain_assign(src, i) => {
+                i = blank_braced_default(src, &mut out, i);
+            }
+            _ if is_ident_start(c) => {
+                let end = ident_end(src, i);
+                let word = std::str::from_utf8(&src[i..end]).unwrap_or("");
+                let statement_start =
+                    matches!(last[1], b';' | b'{' | b'}') || (last[1] == b':' && last[0] != b':');
+                let stub = blanking.stubs.contains_key(word);
+                let args = macro_args_end(src, end);
+                let blank_it = blanking.blank.contains(word)
+                    || (stub && args.is_some())
+                    || (statement_start && args.is_some() && blanking.statement.contains(word));
+                i = end;
+                if blank_it {
+                    let stop = args.unwrap_or(end);
+                    if stub {
+                        if let Some(argument) = single_ident_arg(&src[end..stop]) {
+                            stubs.push(StubUse {
+                                macro_name: word.to_string(),
+                                argument,
+                                line,
+                            });
+                        }
+                    }
+                    blank(&mut out, start, stop);
+                    i = stop;
+                    last = [b';', b';'];
+                    line += count_newlines(&src[start..i]);
+                    continue;
+                }
+            }
+            _ => i += 1,
+        }
+        if !c.is_ascii_whitespace() {
+            line_start = false;
+            let comment = c == b'/' && matches!(src.get(start + 1), Some(b'/' | b'*'));
+            if !comment && c != b'#' {
+                last = [last[1], src[i - 1]];
+            }
+        }
+        line += count_newlines(&src[start..i]);
+    }
+    Prepared { text: out, stubs }
+}
+
+/// The end of a preprocessor directive, backslash continuations included.
+pub(super) fn directive_end(src: &[u8], start: usize) -> usize {
+    let mut i = start;
+    while i < src.len() {
+        match src[i] {
+            b'\\' if src.get(i + 1) == Some(&b'\n') => i += 2,
+            b'\\' if src.get(i + 1) == Some(&b'\r') && src.get(i + 2) == Some(&b'\n') => i += 3,
+            b'\n' => return i,
+            _ => i += 1,
+        }
+    }
+    src.len()
+}
+
+pub(super) fn count_newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+pub(super) fn is_ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+pub(super) fn ident_end(src: &[u8], start: usize) -> usize {
+    let mut end = start;
+    while end < src.len() && (src[end].is_ascii_alphanumeric() || src[end] == b'_') {
+        end += 1;
+    }
+    end
+}
+
+fn skip_line_comment(src: &[u8], start: usize) -> usize {
+    src[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(src.len(), |p| start + p)
+}
+
+fn skip_block_comment(src: &[u8], start: usize) -> usize {
+    src[start + 2..]
+        .windows(2)
+        .position(|w| w == b"*/")
+        .map_or(src.len(), |p| start + 2 + p + 2)
+}
+
+/// The end of a string or character literal starting at `start` (its quote), escapes honoured.
+/// A literal never spans an unescaped newline, so a stray quote cannot swallow the file.
+fn skip_quoted(src: &[u8], start: usize) -> usize {
+    let quote = src[start];
+    let mut i = start + 1;
+    while i < src.len() {
+        match src[i] {
+            b'\\' => i += 2,
+            b'\n' => return i,
+            c if c == quote => return i + 1,
+            _ => i += 1,
+        }
+    }
+    src.len()
+}
+
+/// `=` that is an assignment or default, not part of `==`, `<=`, `>=`, `!=`, `+=`, ...
+fn is_plain_assign(src: &[u8], i: usize) -> bool {
+    let before = if i > 0 { src[i - 1] } else { b' ' };
+    let after = src.get(i + 1).copied().unwrap_or(b' ');
+    !b"=<>!+-*/%&|^".contains(&before) && after != b'='
+}
+
+/// For `= {..}` inside a parameter list, replaces the braces by `0` and spaces, so the
+/// parameter still reads as one with a default value. Returns where scanning resumes.
+fn blank_braced_default(src: &[u8], out: &mut [u8], eq: usize) -> usize {
+    let mut j = eq + 1;
+    while j < src.len() && src[j].is_ascii_whitespace() {
+        j += 1;
+    }
+    if src.get(j) != Some(&b'{') {
+        return eq + 1;
+    }
+    let Some(end) = balanced_end(src, j, b'{', b'}') else {
+        return eq + 1;
+    };
+    blank(out, j, end);
+    out[j] = b'0';
+    end
+}
+
+/// HIP and CUDA kernel launches, `kernel<<<grid, block>>>(args)`: blanking the launch
+/// configuration leaves an ordinary call.
+fn blank_launch_config(src: &[u8], out: &mut [u8], start: usize) -> usize {
+    match src[start..].windows(3).position(|w| w == b">>>") {
+        Some(p) if !src[start..start + p].contains(&b';') => {
+            blank(out, start, start + p + 3);
+            start + p + 3
+        }
+        _ => start + 3,
+    }
+}
+
+/// The end (exclusive) of the bracket group opening at `open`.
+fn balanced_end(src: &[u8], open: usize, left: u8, right: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < src.len() {
+        match src[i] {
+            b'"' | b'\'' => {
+                i = skip_quoted(src, i);
+                continue;
+            }
+            c if c == left => depth += 1,
+            c if c == right => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// If a macro's argument list follows `after` (spaces allowed), where it ends.
+fn macro_args_end(src: &[u8], after: usize) -> Option<usize> {
+    let mut j = after;
+    while j < src.len() && (src[j] == b' ' || src[j] == b'\t') {
+        j += 1;
+    }
+    if src.get(j) == Some(&b'(') {
+        balanced_end(src, j, b'(', b')')
+    } else {
+        None
+    }
+}
+
+/// `(Name)` with one identifier inside: the identifier.
+fn single_ident_arg(group: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(group).ok()?.trim();
+    let inner = text.strip_prefix('(')?.strip_suffix(')')?.trim();
+    let ok = !inner.is_empty()
+        && inner
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    ok.then(|| inner.to_string())
+}
+
+fn blank(out: &mut [u8], start: usize, end: usize) {
+    for b in &mut out[start..end] {
+        if *b != b'\n' {
+            *b = b' ';
+        }
+    }
+}
+
+/// Parses prepared C++ source. tree-sitter only fails to return a tree when cancelled.
+pub fn parse(text: &[u8]) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_cpp::LANGUAGE.into())
+        .ok()?;
+    parser.parse(text, None)
+}
+
+/// The source text of a node (empty if not UTF-8).
+pub fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[node.byte_range()]).unwrap_or("")
+}
+
+/// The 1-based line a node starts on.
+pub fn line_of(node: Node) -> usize {
+    node.start_position().row + 1
+}
+
+/// The named children of a node, collected (tree-sitter's iterator borrows a cursor).
+pub fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// All children of a node, named or not.
+pub fn children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+/// Counts ERROR and MISSING nodes: how badly a file parsed.
+pub fn error_count(root: Node) -> usize {
+    let mut count = 0;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            count += 1;
+        }
+        if node.has_error() {
+            stack.extend(children(node));
+        }
+    }
+    count
+}
+
+/// C++ text with whitespace collapsed the way a type or name is compared: single spaces only
+/// between two word characters (`unsigned int`, `const T`), none around punctuation.
+pub fn squeeze(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            pending_space = true;
+            continue;
+        }
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        if pending_space && out.chars().last().is_some_and(word) && word(c) {
+            out.push(' ');
+        }
+        pending_space = false;
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blank_set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn blanking_keeps_offsets_and_records_stubs() {
+        let blank = blank_set(&["MLX_API", "DEFINE_VMAP"]);
+        let stubs = [("NO_GPU".to_string(), vec!["eval_gpu".to_string()])].into();
+        let src = b"MLX_API array f(int a, Shape s = {1, 2});\nclass A { DEFINE_VMAP()\n};\nNO_GPU(Abs)\n// NO_GPU(Hidden)\n";
+        let statement = blank_set(&[]);
+        let prepared = prepare(
+            src,
+            &Blanking {
+                blank: &blank,
+                statement: &statement,
+                stubs: &stubs,
+            },
+        );
+        let text = String::from_utf8(prepared.text).unwrap();
+        assert_eq!(text.len(), src.len());
+        assert_eq!(
+            text,
+            "        array f(int a, Shape s = 0     );\nclass A {              \n};\n           \n// NO_GPU(Hidden)\n"
+        );
+        assert_eq!(
+            prepared.stubs,
+            vec![StubUse {
+                macro_name: "NO_GPU".into(),
+                argument: "Abs".into(),
+                line: 4
+            }]
+        );
+    }
+
+    #[test]
+    fn comparisons_and_bodies_are_not_blanked() {
+        let blank = blank_set(&[]);
+        let stubs = BTreeMap::new();
+        let src = b"bool f(int a) { return g(a == 1, b <= 2); std::vector<int> v = {1}; }";
+        let prepared = prepare(
+            src,
+            &Blanking {
+                blank: &blank,
+                statement: &blank,
+                stubs: &stubs,
+            },
+        );
+        assert_eq!(prepared.text, src.to_vec());
+    }
+
+    #[test]
+    fn statement_macros_are_blanked_only_where_a_statement_starts() {
+        let none = blank_set(&[]);
+        let statement = blank_set(&["half_binop", "LIKELY", "NO_GPU"]);
+        let stubs = [("NO_GPU".to_string(), vec!["eval_gpu".to_string()])].into();
+        let src = b"#define NO_GPU(f) void f::eval_gpu() {}\n#define MLX_API\nhalf_binop(+, operator+);\nint f(int x) { if (LIKELY(x)) { return 1; } LIKELY(x); return ns::LIKELY(x); }\n";
+        let blanking = Blanking {
+            blank: &none,
+            statement: &statement,
+            stubs: &stubs,
+        };
+        let prepared = prepare(src, &blanking);
+        let text = String::from_utf8(prepared.text).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "#define NO_GPU(f) void f::eval_gpu() {}");
+        assert_eq!(lines[1], "#define MLX_API");
+        assert_eq!(lines[2].trim(), ";");
+        assert_eq!(
+            lines[3],
+            "int f(int x) { if (LIKELY(x)) { return 1; }          ; return ns::LIKELY(x); }"
+        );
+        assert!(prepared.stubs.is_empty(), "{:?}", prepared.stubs);
+    }
+
+    #[test]
+    fn kernel_launches_become_plain_calls() {
+        let none = blank_set(&[]);
+        let stubs = BTreeMap::new();
+        let src = b"void f() { kernel<<<grid,\n block>>>(a, b); }";
+        let prepared = prepare(
+            src,
+            &Blanking {
+                blank: &none,
+                statement: &none,
+                stubs: &stubs,
+            },
+        );
+        let expected = format!(
+            "void f() {{ kernel{}\n{}(a, b); }}",
+            " ".repeat(8),
+            " ".repeat(9)
+        );
+        assert_eq!(String::from_utf8(prepared.text).unwrap(), expected);
+    }
+
+    #[test]
+    fn squeeze_keeps_only_word_separating_spaces() {
+        assert_eq!(
+            squeeze("const  std::vector< array > &"),
+            "const std::vector<array>&"
+        );
+        assert_eq!(squeeze("unsigned\n int"), "unsigned int");
+    }
+
+    /// Prints where a file (path in `DUMP_FILE`) still fails to parse after blanking.
+    #[test]
+    #[ignore]
+    fn dump_errors() {
+        let Ok(path) = std::env::var("DUMP_FILE") else {
+            return;
+        };
+        let src = std::fs::read(&path).unwrap();
+        let cfg = crate::drift::api::ApiConfig::default();
+        let files: crate::FileMap = [(path.clone(), src.clone())].into();
+        let prep = super::super::sources::Prep::new(&cfg, &[&files], &files);
+        let blanking = Blanking {
+            blank: &prep.blank,
+            statement: &prep.statement,
+            stubs: &prep.stubs,
+        };
+        let prepared = prepare(&src, &blanking);
+        let tree = parse(&prepared.text).unwrap();
+        let mut stack = vec![tree.root_node()];
+        while let Some(node) = stack.pop() {
+            if node.is_error() || node.is_missing() {
+                let line = line_of(node);
+                let text = String::from_utf8_lossy(&prepared.text)
+                    .lines()
+                    .nth(line - 1)
+                    .unwrap_or("")
+                    .to_string();
+                println!("{line}: {} | {text}", node.kind());
+            } else if node.has_error() {
+                stack.extend(children(node));
+            }
+        }
+    }
+}

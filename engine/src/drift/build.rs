@@ -1,0 +1,711 @@
+//! `drift build`: the real build of an exported tree, to see what a pin bump breaks.
+//!
+//! Configures the tree with CMake and the ROCm options of the configuration, builds it with
+//! the HIP compiler (or any compiler) keeping going past errors, and reports the compile errors
+//! (gcc and clang formats, deduplicated, paths relative to the tree) and the symbols of the
+//! upstream namespace that some object needs and no object defines (from one `nm` call over
+//! every object). Undefined symbols whose definition sits in a file that failed to compile are
+//! listed apart: they follow from an error already reported.
+//!
+//! [`confirm`] then compares the result with the static findings of `drift api`.
+
+pub mod confirm;
+pub mod log;
+pub mod nm;
+pub mod run;
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Context, Error, Result};
+
+pub use confirm::{confirm, Confirmation, Confirmed};
+pub use log::Diagnostic;
+pub use run::Step;
+
+/// The `[build]` section of `forkbook.toml`: how the exported tree is configured and built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BuildConfig {
+    /// The HIP compiler; `--compiler` overrides it.
+    pub compiler: String,
+    pub cmake: String,
+    pub nm: String,
+    /// A CMake generator; `Unix Makefiles` and `Ninja` know how to keep going.
+    pub generator: String,
+    /// Configure arguments; `{compiler}` and `{arch}` are replaced.
+    pub cmake_args: Vec<String>,
+    /// The GPU architectures, `;`-separated; `--arch` overrides it.
+    pub arch: String,
+    /// Parallel jobs; None means one per core. `--jobs` overrides it.
+    pub jobs: Option<usize>,
+    /// Undefined symbols are reported in this namespace only.
+    pub namespace: String,
+}
+
+impl Default for BuildConfig {
+    fn default() -> BuildConfig {
+        let args = [
+            "-DMLX_BUILD_ROCM=ON",
+            "-DCMAKE_CXX_COMPILER={compiler}",
+            "-DCMAKE_HIP_COMPILER={compiler}",
+            "-DCMAKE_HIP_ARCHITECTURES={arch}",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DMLX_BUILD_TESTS=OFF",
+            "-DMLX_BUILD_EXAMPLES=OFF",
+        ];
+        BuildConfig {
+            compiler: "hipcc".into(),
+            cmake: "cmake".into(),
+            nm: "nm".into(),
+            generator: "Unix Makefiles".into(),
+            cmake_args: args.iter().map(|a| a.to_string()).collect(),
+            arch: "gfx90a;gfx942;gfx1100".into(),
+            jobs: None,
+            namespace: "mlx::core".into(),
+        }
+    }
+}
+
+/// A symbol some object needs and no object defines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UndefinedSymbol {
+    /// Demangled, as `nm -C` prints it.
+    pub symbol: String,
+    /// The sources (relative to the tree) of the objects that need it.
+    pub needed_by: Vec<String>,
+    /// A source that failed to compile and seems to define it.
+    pub probably_in: Option<String>,
+}
+
+/// What the build found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuildReport {
+    pub tree: PathBuf,
+    pub build_dir: PathBuf,
+    pub compiler: String,
+    pub generator: String,
+    pub jobs: usize,
+    pub namespace: String,
+    pub configure: Step,
+    /// None when configuring failed.
+    pub build: Option<Step>,
+    pub configure_errors: Vec<Diagnostic>,
+    /// Compile errors, deduplicated, sorted by file and line.
+    pub errors: Vec<Diagnostic>,
+    /// Undefined symbols of the namespace not explained by a failed compile.
+    pub undefined: Vec<UndefinedSymbol>,
+    /// Undefined symbols whose definition is probably in a file that failed to compile.
+    pub undefined_after_errors: Vec<UndefinedSymbol>,
+    /// Object files read with `nm`.
+    pub objects: usize,
+}
+
+/// The tools one run needs, found up front so a missing one fails before anything runs.
+struct Tools {
+    compiler: PathBuf,
+    cmake: PathBuf,
+    nm: PathBuf,
+}
+
+impl Tools {
+    fn find(cfg: &BuildConfig, compiler: &str) -> Result<Tools> {
+        let compiler = run::require(
+            compiler,
+            "compiler",
+            "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
+             or pass `--compiler c++` to build the host side with another compiler",
+        )?;
+        let cmake = run::require(
+            &cfg.cmake,
+            "CMake",
+            "install CMake (for example `apt-get install cmake`)",
+        )?;
+        let nm = run::require(
+            &cfg.nm,
+            "nm",
+            "install binutils (for example `apt-get install binutils`)",
+        )?;
+        if cfg.generator == "Ninja" {
+            run::require(
+                "ninja",
+                "build tool",
+                "install Ninja, or set `generator = \"Unix Makefiles\"` in [build]",
+            )?;
+        }
+        Ok(Tools {
+            compiler,
+            cmake,
+            nm,
+        })
+    }
+}
+
+/// Configures and builds `tree` in `build_dir` and reports the errors and undefined symbols.
+/// `compiler`, `jobs` and `arch` override the configuration. A missing compiler, CMake or nm
+/// is an error; a tree that fails to configure or build is a report with problems.
+pub fn drift_build(
+    tree: &Path,
+    build_dir: &Path,
+    cfg: &BuildConfig,
+    compiler: Option<&str>,
+    jobs: Option<usize>,
+    arch: Option<&str>,
+) -> Result<BuildReport> {
+    let compiler_name = compiler.unwrap_or(&cfg.compiler);
+    let tools = Tools::find(cfg, compiler_name)?;
+    if !tree.join("CMakeLists.txt").is_file() {
+        return Err(
+            Error::new(format!("no `CMakeLists.txt` in `{}`", tree.display()))
+                .with_note("drift build takes a tree exported with `forkbook export-tree`"),
+        );
+    }
+    std::fs::create_dir_all(build_dir).with_context(|| {
+        format!(
+            "failed to create the build folder `{}`",
+            build_dir.display()
+        )
+    })?;
+    let tree = absolute(tree)?;
+    let build_dir = absolute(build_dir)?;
+    let jobs = jobs.or(cfg.jobs).unwrap_or_else(default_jobs).max(1);
+
+    let configure_args = configure_args(cfg, &tree, &build_dir, &tools.compiler, arch);
+    let (configure, configure_log) = run::run_logged(
+        &tools.cmake,
+        &configure_args,
+        &build_dir,
+        &build_dir.join("forkbook-configure.log"),
+    )?;
+    let mut report = BuildReport {
+        tree: tree.clone(),
+        build_dir: build_dir.clone(),
+        compiler: compiler_name.to_string(),
+        generator: cfg.generator.clone(),
+        jobs,
+        namespace: cfg.namespace.clone(),
+        configure_errors: relative_diagnostics(log::parse_cmake_log(&configure_log), &tree, &tree),
+        configure,
+        build: None,
+        errors: Vec::new(),
+        undefined: Vec::new(),
+        undefined_after_errors: Vec::new(),
+        objects: 0,
+    };
+    if !report.configure.ok() {
+        return Ok(report);
+    }
+
+    let build_args = build_args(&cfg.generator, &build_dir, jobs);
+    let (build, build_log) = run::run_logged(
+        &tools.cmake,
+        &build_args,
+        &build_dir,
+        &build_dir.join("forkbook-build.log"),
+    )?;
+    report.build = Some(build);
+    report.errors = dedup(relative_diagnostics(
+        log::parse_compiler_log(&build_log),
+        &tree,
+        &build_dir,
+    ));
+    let failed = failed_sources(&build_log, &report.errors);
+    read_symbols(&mut report, &tools.nm, &failed)?;
+    Ok(report)
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    path.canonicalize()
+        .with_context(|| format!("failed to resolve `{}`", path.display()))
+}
+
+fn configure_args(
+    cfg: &BuildConfig,
+    tree: &Path,
+    build_dir: &Path,
+    compiler: &Path,
+    arch: Option<&str>,
+) -> Vec<String> {
+    let compiler = compiler.display().to_string();
+    let arch = arch.unwrap_or(&cfg.arch);
+    let mut args = vec![
+        "-S".to_string(),
+        tree.display().to_string(),
+        "-B".to_string(),
+        build_dir.display().to_string(),
+        "-G".to_string(),
+        cfg.generator.clone(),
+    ];
+    args.extend(
+        cfg.cmake_args
+            .iter()
+            .map(|a| a.replace("{compiler}", &compiler).replace("{arch}", arch)),
+    );
+    args
+}
+
+/// `cmake --build` with the generator's keep-going flag, so every error shows in one run.
+fn build_args(generator: &str, build_dir: &Path, jobs: usize) -> Vec<String> {
+    let mut args = vec![
+        "--build".to_string(),
+        build_dir.display().to_string(),
+        "--parallel".to_string(),
+        jobs.to_string(),
+    ];
+    if generator == "Ninja" {
+        args.extend(["--".to_string(), "-k".to_string(), "0".to_string()]);
+    } else if generator.contains("Makefiles") {
+        args.extend(["--".to_string(), "-k".to_string()]);
+    }
+    args
+}
+
+/// Makes every diagnostic's file relative to the tree; relative paths are read from `cwd`.
+fn relative_diagnostics(
+    mut diagnostics: Vec<Diagnostic>,
+    tree: &Path,
+    cwd: &Path,
+) -> Vec<Diagnostic> {
+    for diagnostic in &mut diagnostics {
+        if !diagnostic.file.is_empty() {
+            diagnostic.file = relative_to_tree(&diagnostic.file, tree, cwd);
+        }
+    }
+    diagnostics
+}
+
+/// `file` relative to `tree` when it lies inside it; otherwise as printed.
+fn relative_to_tree(file: &str, tree: &Path, cwd: &Path) -> String {
+    let path = cwd.join(file);
+    let normalized = lexical_normalize(&path);
+    match normalized.strip_prefix(tree) {
+        Ok(inside) if !inside.as_os_str().is_empty() => inside.to_string_lossy().replace('\\', "/"),
+        _ => file.to_string(),
+    }
+}
+
+fn lexical_normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// One entry per (file, line, column, message), sorted.
+fn dedup(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = BTreeSet::new();
+    let mut unique: Vec<Diagnostic> = diagnostics
+        .into_iter()
+        .filter(|d| seen.insert((d.file.clone(), d.line, d.column, d.message.clone())))
+        .collect();
+    unique.sort_by(|a, b| {
+        (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
+    });
+    unique
+}
+
+/// The sources (relative to the tree) whose compile failed: those make or ninja name, and
+/// the source files errors are in.
+fn failed_sources(build_log: &str, errors: &[Diagnostic]) -> BTreeSet<String> {
+    let mut sources: BTreeSet<String> = log::failed_objects(build_log)
+        .iter()
+        .filter_map(|object| log::source_of_object(object))
+        .collect();
+    let is_source = |file: &str| {
+        [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"]
+            .iter()
+            .any(|ext| file.ends_with(ext))
+    };
+    sources.extend(
+        errors
+            .iter()
+            .filter(|e| is_source(&e.file))
+            .map(|e| e.file.clone()),
+    );
+    sources
+}
+
+/// Runs one `nm -C` over every object and fills the undefined symbols of the report.
+fn read_symbols(
+    report: &mut BuildReport,
+    nm_program: &Path,
+    failed: &BTreeSet<String>,
+) -> Result<()> {
+    let objects = object_files(&report.build_dir)?;
+    report.objects = objects.len();
+    let mut table = nm::SymbolTable::default();
+    for chunk in objects.chunks(2000) {
+        let mut args = vec!["-C".to_string()];
+        args.extend(chunk.iter().cloned());
+        let output = run::run_capture(nm_program, &args, &report.build_dir)?;
+        let part = nm::parse_nm(
+            &output,
+            if chunk.len() == 1 {
+                Some(chunk[0].as_str())
+            } else {
+                None
+            },
+        );
+        table.defined.extend(part.defined);
+        for (symbol, needed_by) in part.undefined {
+            table.undefined.entry(symbol).or_default().extend(needed_by);
+        }
+    }
+    let failed_texts: Vec<(String, String)> = failed
+        .iter()
+        .filter_map(|source| {
+            Some((
+                source.clone(),
+                std::fs::read_to_string(report.tree.join(source)).ok()?,
+            ))
+        })
+        .collect();
+    for (symbol, objects) in table.missing_in(&report.namespace) {
+        let needed_by = objects
+            .iter()
+            .map(|o| log::source_of_object(o).unwrap_or_else(|| o.clone()))
+            .collect();
+        let probably_in = failed_texts
+            .iter()
+            .find(|(_, text)| likely_defines(text, nm::qualified_name(&symbol), &report.namespace))
+            .map(|(source, _)| source.clone());
+        let undefined = UndefinedSymbol {
+            symbol,
+            needed_by,
+            probably_in,
+        };
+        if undefined.probably_in.is_some() {
+            report.undefined_after_errors.push(undefined);
+        } else {
+            report.undefined.push(undefined);
+        }
+    }
+    Ok(())
+}
+
+/// Object files under the build folder (relative to it), except CMake's own probes.
+fn object_files(build_dir: &Path) -> Result<Vec<String>> {
+    let mut objects = Vec::new();
+    let mut pending = vec![build_dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .with_context(|| format!("failed to read `{}`", dir.display()))?;
+        for entry in entries {
+            let entry = entry?;
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let file_type = entry.file_type()?;
+            if file_type.is_dir() && !is_cmake_probe_dir(&dir, &name) {
+                pending.push(path);
+            } else if file_type.is_file() && (name.ends_with(".o") || name.ends_with(".obj")) {
+                if let Ok(relative) = path.strip_prefix(build_dir) {
+                    objects.push(relative.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    objects.sort();
+    Ok(objects)
+}
+
+/// `CMakeFiles/3.25.1/` (compiler identification) and `CMakeFiles/CMakeScratch/` hold
+/// CMake's probes, not the project's objects.
+fn is_cmake_probe_dir(parent: &Path, name: &str) -> bool {
+    let in_cmake_files = parent.file_name().is_some_and(|n| n == "CMakeFiles");
+    in_cmake_files
+        && (name.starts_with(|c: char| c.is_ascii_digit())
+            || name == "CMakeScratch"
+            || name == "CMakeTmp")
+}
+
+/// Whether a source seems to define the symbol with this qualified name: it names
+/// `Owner::member`, or it opens `namespace … Owner` and has `member(`; a free function of the
+/// namespace needs `name(`.
+fn likely_defines(text: &str, qualified: &str, namespace: &str) -> bool {
+    let inner = qualified
+        .strip_prefix(namespace)
+        .and_then(|rest| rest.strip_prefix("::"))
+        .unwrap_or(qualified);
+    let inner = inner.split('<').next().unwrap_or(inner);
+    let parts: Vec<&str> = inner.split("::").filter(|p| !p.is_empty()).collect();
+    match parts.as_slice() {
+        [] => false,
+        [name] => has_definition_of(text, name),
+        [.., owner, member] => {
+            confirm::contains_word(text, &format!("{owner}::{member}"))
+                || (opens_namespace(text, owner) && has_definition_of(text, member))
+        }
+    }
+}
+
+fn has_definition_of(text: &str, name: &str) -> bool {
+    [" ", "&", "*"]
+        .iter()
+        .any(|before| text.contains(&format!("{before}{name}(")))
+}
+
+fn opens_namespace(text: &str, name: &str) -> bool {
+    text.contains(&format!("namespace {name} {{")) || text.contains(&format!("::{name} {{"))
+}
+
+impl BuildReport {
+    /// Everything that makes `drift build` exit 1, one line each.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !self.configure.ok() {
+            problems.push(format!(
+                "configuring failed ({}); see `{}`",
+                status_text(&self.configure),
+                self.configure.log.display()
+            ));
+            problems.extend(self.configure_errors.iter().map(describe));
+        }
+        problems.extend(self.errors.iter().map(describe));
+        problems.extend(
+            self.undefined
+                .iter()
+                .map(|u| format!("undefined symbol `{}`", u.symbol)),
+        );
+        if let Some(build) = self.build.as_ref().filter(|b| !b.ok()) {
+            if self.errors.is_empty() && self.undefined.is_empty() {
+                problems.push(format!(
+                    "the build failed ({}) with no error forkbook recognised; see `{}`",
+                    status_text(build),
+                    build.log.display()
+                ));
+            }
+        }
+        problems
+    }
+
+    /// The report for people.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "drift build of `{}` with `{}` ({}, {} jobs)",
+            self.tree.display(),
+            self.compiler,
+            self.generator,
+            self.jobs
+        );
+        let _ = writeln!(
+            out,
+            "configure: {} in {:.1} s",
+            step_result(&self.configure),
+            self.configure.seconds
+        );
+        for error in &self.configure_errors {
+            let _ = writeln!(out, "  {}", describe(error));
+        }
+        let Some(build) = &self.build else {
+            let _ = writeln!(
+                out,
+                "build: not run; the configure log is `{}`",
+                self.configure.log.display()
+            );
+            return out;
+        };
+        let _ = writeln!(
+            out,
+            "build: {} in {:.1} s, {} objects",
+            step_result(build),
+            build.seconds,
+            self.objects
+        );
+        self.render_findings(&mut out);
+        let _ = writeln!(out, "log: `{}`", build.log.display());
+        out
+    }
+
+    fn render_findings(&self, out: &mut String) {
+        if self.errors.is_empty()
+            && self.undefined.is_empty()
+            && self.undefined_after_errors.is_empty()
+        {
+            let _ = writeln!(
+                out,
+                "no compile errors and no undefined symbols in `{}`",
+                self.namespace
+            );
+            return;
+        }
+        let _ = writeln!(out, "compile errors: {}", self.errors.len());
+        for error in &self.errors {
+            let _ = writeln!(out, "  {}", describe(error));
+        }
+        let _ = writeln!(
+            out,
+            "undefined symbols in `{}` that no object defines: {}",
+            self.namespace,
+            self.undefined.len()
+        );
+        for symbol in &self.undefined {
+            let _ = writeln!(
+                out,
+                "  {}\n      needed by {}",
+                symbol.symbol,
+                symbol.needed_by.join(", ")
+            );
+        }
+        if !self.undefined_after_errors.is_empty() {
+            let _ = writeln!(
+                out,
+                "also undefined, probably because their file failed to compile: {}",
+                self.undefined_after_errors.len()
+            );
+            for symbol in &self.undefined_after_errors {
+                let source = symbol.probably_in.as_deref().unwrap_or_default();
+                let _ = writeln!(out, "  {} ({source})", symbol.symbol);
+            }
+        }
+    }
+}
+
+fn describe(error: &Diagnostic) -> String {
+    let mut place = error.file.clone();
+    for number in [error.line, error.column].into_iter().flatten() {
+        let _ = write!(place, ":{number}");
+    }
+    if place.is_empty() {
+        format!("{}: {}", error.severity, error.message)
+    } else {
+        format!("{place}: {}: {}", error.severity, error.message)
+    }
+}
+
+fn status_text(step: &Step) -> String {
+    match step.status {
+        Some(code) => format!("exit {code}"),
+        None => "killed by a signal".to_string(),
+    }
+}
+
+fn step_result(step: &Step) -> String {
+    if step.ok() {
+        "ok".to_string()
+    } else {
+        format!("failed, {}", status_text(step))
+    }
+}
+
+/// Deterministic junk for the parsers' must-not-panic tests: `len` characters drawn from
+/// `alphabet` by an xorshift generator started at `seed`.
+#[cfg(test)]
+fn junk_text(alphabet: &[u8], mut seed: u32, len: usize) -> String {
+    let mut out = String::with_capacity(len);
+    for _ in 0..len {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        out.push(alphabet[seed as usize % alphabet.len()] as char);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_become_relative_to_the_tree() {
+        let tree = Path::new("/w/tree");
+        assert_eq!(
+            relative_to_tree("/w/tree/mlx/a.cpp", tree, Path::new("/w/build")),
+            "mlx/a.cpp"
+        );
+        assert_eq!(
+            relative_to_tree("../tree/mlx/./b.h", tree, Path::new("/w/build")),
+            "mlx/b.h"
+        );
+        assert_eq!(
+            relative_to_tree("/usr/include/c++/12/tuple", tree, Path::new("/w/build")),
+            "/usr/include/c++/12/tuple"
+        );
+    }
+
+    #[test]
+    fn default_config_expands_compiler_and_arch() {
+        let cfg = BuildConfig::default();
+        let args = configure_args(
+            &cfg,
+            Path::new("/t"),
+            Path::new("/b"),
+            Path::new("/usr/bin/c++"),
+            Some("gfx942"),
+        );
+        assert!(args.contains(&"-DCMAKE_CXX_COMPILER=/usr/bin/c++".to_string()));
+        assert!(args.contains(&"-DCMAKE_HIP_ARCHITECTURES=gfx942".to_string()));
+        assert!(args.contains(&"-DMLX_BUILD_ROCM=ON".to_string()));
+        assert_eq!(
+            build_args("Ninja", Path::new("/b"), 3)[4..],
+            ["--", "-k", "0"]
+        );
+        let parsed: BuildConfig = toml::from_str("compiler = \"clang++\"\njobs = 4").unwrap();
+        assert_eq!(
+            (
+                parsed.compiler.as_str(),
+                parsed.jobs,
+                parsed.namespace.as_str()
+            ),
+            ("clang++", Some(4), "mlx::core")
+        );
+    }
+
+    #[test]
+    fn a_missing_compiler_is_an_error_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = BuildConfig::default();
+        let error = drift_build(
+            dir.path(),
+            &dir.path().join("b"),
+            &cfg,
+            Some("no-such-hipcc-here"),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(error.message(), "compiler `no-such-hipcc-here` not found");
+        assert!(error.note.unwrap().contains("--compiler"));
+    }
+
+    #[test]
+    fn definitions_in_failed_files_are_recognised() {
+        let kernels = "namespace mlx::core {\nvoid Add::eval_gpu(const std::vector<array>& inputs, array& out) {}\n}";
+        assert!(likely_defines(
+            kernels,
+            "mlx::core::Add::eval_gpu",
+            "mlx::core"
+        ));
+        assert!(!likely_defines(
+            kernels,
+            "mlx::core::GatherQMM::eval_gpu",
+            "mlx::core"
+        ));
+        let allocator = "namespace mlx::core::allocator {\nAllocator& allocator() {\n}";
+        assert!(likely_defines(
+            allocator,
+            "mlx::core::allocator::allocator",
+            "mlx::core"
+        ));
+        assert!(likely_defines(
+            "bool operator==(const Device& a)",
+            "mlx::core::operator==",
+            "mlx::core"
+        ));
+    }
+}

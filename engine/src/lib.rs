@@ -1,0 +1,38 @@
+//! The engine: everything forkbook knows about overlays, with no command line and no mdBook.
+//!
+//! The model (see DESIGN.md): the base tree B(fork, base, pin) is the fork's backend files plus
+//! each core file rebuilt as a 3-way merge of the fork's change into the pin. The overlay is B
+//! plus the local fixes. Every module here works on that model in process, through libgit2.
+
+pub mod base;
+pub mod cache;
+pub mod candidate;
+pub mod check;
+pub mod config;
+pub mod drift;
+pub mod error;
+pub mod fsutil;
+pub mod init;
+pub mod merge;
+pub mod overlay;
+pub mod patch;
+pub mod paths;
+pub mod project;
+pub mod propose;
+pub mod record;
+pub mod records;
+pub mod register;
+pub mod report;
+pub mod residual;
+pub mod status;
+pub mod sync;
+pub mod verify;
+
+pub use cache::Cache;
+pub use error::{Error, Result};
+pub use project::Project;
+
+/// Files by repository-relative path (always `/`-separated), contents as bytes.
+///
+/// Bytes, not strings: trees from other people may hold non-UTF-8 or binary files.
+pub type FileMap = std::collections::BTreeMap<String, Vec<u8>>;

@@ -1,0 +1,669 @@
+//! `forkbook propose`: a local fix sent back to the fork as a `git format-patch` package.
+//!
+//! A fix is recorded against the pin, but the fork's maintainers need it against the fork
+//! commit. For each file the fix touches, its change (pre-image to post-image) is carried onto
+//! the fork's version with a 3-way merge; the result is committed in the object cache with the
+//! fork commit as parent (so it can be pushed as a branch), formatted with libgit2's email
+//! writer, and verified by applying the patch to the fork commit's tree. Each package comes with
+//! a pull request title and body, and the packages that touch the same lines say so.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use git2::{build::TreeUpdateBuilder, FileMode, Oid, Repository, Signature};
+use serde::Serialize;
+
+use super::cache::{short, Cache};
+use super::config::Layout;
+use super::error::{Context, Error, Result};
+use super::merge::{count_conflicts, merge_file, Labels};
+use super::overlay::{Image, OverlayState};
+use super::project::Project;
+use super::record::slug;
+use super::records;
+use super::register::{self, Entry, Register, State};
+use crate::bail;
+use forkbook_checks::names::{resolve, Resolved};
+
+/// Where packages go by default, relative to the project root (outside the records folder, which
+/// `sync --check` must reproduce exactly).
+pub const DEFAULT_OUT: &str = "propose";
+
+/// The index of the packages, written beside them.
+pub const INDEX_FILE: &str = "index.md";
+
+/// Lines of context a patch carries: changes closer than this to another package's touch the
+/// same lines as far as applying goes.
+const CONTEXT: usize = 3;
+
+/// One entry's package.
+#[derive(Debug, Clone, Serialize)]
+pub struct Package {
+    pub number: u32,
+    pub title: String,
+    pub state: Option<State>,
+    pub link: Option<String>,
+    /// File name of the patch (`0002-free-pooled-buffers.patch`).
+    pub file: String,
+    /// Branch the package is pushed as (`propose/0002-free-pooled-buffers`).
+    pub branch: String,
+    /// The package's commit in the object cache; its parent is the fork commit, or the package
+    /// below it in its stack.
+    pub commit: String,
+    pub fork_commit: String,
+    pub paths: Vec<String>,
+    /// Earlier packages this one is stacked on, because their changes touch the same lines.
+    pub depends_on: Vec<u32>,
+    pub pr_title: String,
+    pub pr_body: String,
+    /// The `git format-patch` style text.
+    #[serde(skip)]
+    pub patch: String,
+}
+
+/// One file's change: its content before and after the fix.
+type Change = (String, Image, Image);
+
+/// Builds the packages of `numbers` (every entry that applies to the fork when empty).
+///
+/// Packages whose changes touch the same lines (directly or through a third) form a stack:
+/// each is committed on top of the previous one of its stack, so the patches apply in order
+/// with `git am` and each branch holds what it needs.
+pub fn build(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    register: &Register,
+    numbers: &[u32],
+) -> Result<Vec<Package>> {
+    let fork = state.commits.fork;
+    let mut drafts = Vec::new();
+    for entry in chosen_entries(register, numbers)? {
+        let draft = draft(project, cache, state, register, entry)
+            .map_err(|e| e.context(format!("entry {}", entry.number)))?;
+        drafts.push(draft);
+    }
+    let stacks = stacks(&drafts);
+    let mut packages: Vec<Package> = Vec::new();
+    for (draft, below) in drafts.iter().zip(&stacks) {
+        let parent = match below.last() {
+            Some(&i) => Oid::from_str(&packages[i].commit)?,
+            None => fork,
+        };
+        let depends_on = below.iter().map(|&i| drafts[i].entry.number).collect();
+        let package = package_on(cache, fork, parent, draft, depends_on)
+            .map_err(|e| e.context(format!("entry {}", draft.entry.number)))?;
+        packages.push(package);
+    }
+    let summary = packages_summary(&packages);
+    for (package, draft) in packages.iter_mut().zip(&drafts) {
+        package.pr_body = pr_body(draft.entry, package, &summary);
+    }
+    Ok(packages)
+}
+
+/// An entry's change, and the lines of the fork commit it touches.
+struct Draft<'a> {
+    entry: &'a Entry,
+    change: Vec<Change>,
+    touched: BTreeMap<String, Vec<Range<usize>>>,
+}
+
+fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a Entry>> {
+    if numbers.is_empty() {
+        return Ok(register
+            .entries
+            .iter()
+            .filter(|e| e.applies_to_fork())
+            .collect());
+    }
+    let mut entries = Vec::new();
+    for &n in numbers {
+        let entry = register::entry(register, n)?;
+        if !entry.applies_to_fork() {
+            let state = entry.state().map_or("", |s| s.as_str());
+            return Err(Error::new(format!(
+                "entry {n} is `{state}`: it is not meant for the fork"
+            ))
+            .with_note("change its state in LOCAL_FIXES.md first if it should be proposed"));
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+fn draft<'a>(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    register: &Register,
+    entry: &'a Entry,
+) -> Result<Draft<'a>> {
+    let change = fix_change(project, state, register, entry)?;
+    let fork = state.commits.fork;
+    let on_fork = carry_onto(cache.repo(), fork, &change)?;
+    if on_fork.iter().all(|(_, before, after)| before == after) {
+        return Err(Error::new(format!(
+            "fork commit `{}` already contains this change",
+            short(fork)
+        ))
+        .with_note("mark the entry `merged` with the fork commit that contains it"));
+    }
+    let touched = touched_lines(&on_fork);
+    Ok(Draft {
+        entry,
+        change,
+        touched,
+    })
+}
+
+/// The package of one draft, committed on `parent` (the fork commit, or the package below it
+/// in its stack) and verified against `parent`'s tree.
+fn package_on(
+    cache: &Cache,
+    fork: Oid,
+    parent: Oid,
+    draft: &Draft,
+    depends_on: Vec<u32>,
+) -> Result<Package> {
+    let entry = draft.entry;
+    let files = carry_onto(cache.repo(), parent, &draft.change)?;
+    let name = format!("{:04}-{}", entry.number, slug(&entry.title));
+    let commit = commit_package(cache.repo(), parent, &files, entry, &name)?;
+    let patch = format_patch(cache.repo(), commit)?;
+    verify(cache.repo(), parent, commit, &patch).with_context(|| {
+        format!(
+            "the package `{name}.patch` does not apply to `{}`",
+            short(parent)
+        )
+    })?;
+    Ok(Package {
+        number: entry.number,
+        title: entry.title.clone(),
+        state: entry.state(),
+        link: entry.value("link").map(String::from),
+        file: format!("{name}.patch"),
+        branch: format!("propose/{name}"),
+        commit: commit.to_string(),
+        fork_commit: fork.to_string(),
+        paths: files
+            .iter()
+            .filter(|(_, b, a)| b != a)
+            .map(|(p, _, _)| p.clone())
+            .collect(),
+        depends_on,
+        pr_title: plain_title(&entry.title),
+        pr_body: String::new(),
+        patch,
+    })
+}
+
+/// The entry's change against the base tree: its patch's images (patch layout), or the named
+/// files' difference between B and the overlay (files layout).
+fn fix_change(
+    project: &Project,
+    state: &OverlayState,
+    register: &Register,
+    entry: &Entry,
+) -> Result<Vec<Change>> {
+    match state.layout {
+        Layout::Patch => {
+            let Some(step) = state
+                .steps
+                .get(entry.number as usize - 1)
+                .filter(|s| s.patch.number() == Some(entry.number as usize))
+            else {
+                bail!("the series has no patch for entry {}", entry.number);
+            };
+            Ok(step
+                .changed_paths()
+                .into_iter()
+                .map(|p| (p.to_string(), step.pre[p].clone(), step.post[p].clone()))
+                .collect())
+        }
+        Layout::Files => files_change(project, state, register, entry),
+    }
+}
+
+fn files_change(
+    project: &Project,
+    state: &OverlayState,
+    register: &Register,
+    entry: &Entry,
+) -> Result<Vec<Change>> {
+    let prefix = &project.config.overlay.backend_prefix;
+    let all: Vec<String> = state
+        .base
+        .files
+        .keys()
+        .chain(state.overlay.keys())
+        .cloned()
+        .collect();
+    let differing = state.differences();
+    let mut change = Vec::new();
+    for named in &entry.files {
+        if let Resolved::File(path) = resolve(&named.name, &all, prefix) {
+            if let Some(diff) = differing.iter().find(|(p, _, _)| p == path) {
+                if !change.iter().any(|(p, _, _): &Change| p == path) {
+                    change.push(diff.clone());
+                }
+            }
+        }
+    }
+    if change.is_empty() {
+        bail!(
+            "`{}` names no file that differs from the base tree",
+            register.file
+        );
+    }
+    Ok(change)
+}
+
+/// Each file's change carried onto its version in `commit` (the fork commit or a package below
+/// in the stack): merge(base = pre, ours = that version, theirs = post).
+fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<Change>> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    let labels = Labels {
+        ours: "fork",
+        base: "before the fix",
+        theirs: "after the fix",
+    };
+    let mut out = Vec::new();
+    for (path, pre, post) in change {
+        let on_fork = read_blob(repo, &tree, path)?;
+        let after = match (pre, post, &on_fork) {
+            (_, None, None) => None,
+            (_, None, Some(current)) if Some(current) == pre.as_ref() => None,
+            (_, None, Some(_)) => bail!("`{path}` is deleted by the fix but the fork's version differs from what it deleted"),
+            (_, Some(post), None) if pre.is_none() => Some(post.clone()),
+            (_, Some(_), None) => bail!("`{path}` is changed by the fix but the fork commit has no such file"),
+            (_, Some(post), Some(current)) => Some(merge_onto_fork(path, pre.as_deref(), current, post, labels)?),
+        };
+        out.push((path.clone(), on_fork, after));
+    }
+    Ok(out)
+}
+
+fn merge_onto_fork(
+    path: &str,
+    pre: Option<&[u8]>,
+    fork: &[u8],
+    post: &[u8],
+    labels: Labels,
+) -> Result<Vec<u8>> {
+    if pre.is_some_and(|pre| count_conflicts(pre) > 0) {
+        return Err(Error::new(format!("the fix resolves the base tree's conflict in `{path}`, which the fork does not have"))
+            .with_note("a conflict resolution adapts the fork to the pin: mark the entry `retarget-only` with its cause"));
+    }
+    let merged = merge_file(pre, fork, post, path, labels)?;
+    if merged.conflicts > 0 {
+        let regions = if merged.conflicts == 1 {
+            "1 conflicting region".to_string()
+        } else {
+            format!("{} conflicting regions", merged.conflicts)
+        };
+        return Err(Error::new(format!(
+            "the fix does not carry onto the fork's `{path}`: {regions}"
+        ))
+        .with_note(
+            "the fork changed the lines this fix touches; adapt the fix to the fork by hand",
+        ));
+    }
+    Ok(merged.content)
+}
+
+fn read_blob(repo: &Repository, tree: &git2::Tree, path: &str) -> Result<Image> {
+    match tree.get_path(Path::new(path)) {
+        Ok(entry) => Ok(Some(repo.find_blob(entry.id())?.content().to_vec())),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Commits the carried files on top of the fork commit and points `refs/forkbook/<branch>` at it.
+fn commit_package(
+    repo: &Repository,
+    fork: Oid,
+    files: &[Change],
+    entry: &Entry,
+    name: &str,
+) -> Result<Oid> {
+    let parent = repo.find_commit(fork)?;
+    let base_tree = parent.tree()?;
+    let mut update = TreeUpdateBuilder::new();
+    for (path, _, after) in files {
+        match after {
+            Some(bytes) => {
+                let mode = base_tree
+                    .get_path(Path::new(path))
+                    .ok()
+                    .map_or(FileMode::Blob, |e| {
+                        if e.filemode() == 0o100755 {
+                            FileMode::BlobExecutable
+                        } else {
+                            FileMode::Blob
+                        }
+                    });
+                update.upsert(path.as_str(), repo.blob(bytes)?, mode);
+            }
+            None => {
+                update.remove(path.as_str());
+            }
+        }
+    }
+    let tree = repo.find_tree(update.create_updated(repo, &base_tree)?)?;
+    let author = author(repo, &parent)?;
+    let message = commit_message(entry);
+    let commit = repo.commit(None, &author, &author, &message, &tree, &[&parent])?;
+    repo.reference(
+        &format!("refs/forkbook/propose/{name}"),
+        commit,
+        true,
+        "forkbook propose",
+    )?;
+    Ok(commit)
+}
+
+/// The user's identity where git has one, else forkbook's; dated like the fork commit so the
+/// same package is the same commit every time.
+fn author(repo: &Repository, parent: &git2::Commit) -> Result<Signature<'static>> {
+    let (name, email) = match repo.signature() {
+        Ok(sig) => (
+            sig.name().unwrap_or("forkbook").to_string(),
+            sig.email().unwrap_or("forkbook@localhost").to_string(),
+        ),
+        Err(_) => ("forkbook".to_string(), "forkbook@localhost".to_string()),
+    };
+    Ok(Signature::new(
+        &name,
+        &email,
+        &git2::Time::new(parent.time().seconds(), 0),
+    )?)
+}
+
+fn commit_message(entry: &Entry) -> String {
+    let mut message = plain_title(&entry.title);
+    let prose = wrap_free_prose(&entry.prose);
+    if !prose.is_empty() {
+        message.push_str("\n\n");
+        message.push_str(&prose);
+    }
+    message.push('\n');
+    message
+}
+
+/// The prose without `Files:` lines, which name our overlay's view of the change.
+fn wrap_free_prose(prose: &str) -> String {
+    prose
+        .lines()
+        .filter(|l| !l.trim_start().to_ascii_lowercase().starts_with("files:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
+/// A title without Markdown code marks, for subjects and pull request titles.
+fn plain_title(title: &str) -> String {
+    title.replace('`', "")
+}
+
+/// The commit as `git format-patch` writes it (libgit2's email writer).
+fn format_patch(repo: &Repository, commit: Oid) -> Result<String> {
+    let commit = repo.find_commit(commit)?;
+    let mut options = git2::EmailCreateOptions::new();
+    let email = git2::Email::from_commit(&commit, &mut options)?;
+    String::from_utf8(email.as_slice().to_vec())
+        .map_err(|_| Error::new("the package is not UTF-8 text"))
+}
+
+/// Applies the patch to the fork commit's tree and checks the result is the package's tree.
+fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> {
+    let diff = crate::patch::parse(patch, "the package")?;
+    let fork_tree = repo.find_commit(fork)?.tree()?;
+    let mut index = repo.apply_to_tree(&fork_tree, &diff, None)?;
+    let applied = index.write_tree_to(repo)?;
+    let expected = repo.find_commit(commit)?.tree_id();
+    if applied != expected {
+        bail!(
+            "applying it gives tree `{}`, not the package's tree `{}`",
+            short(applied),
+            short(expected)
+        );
+    }
+    Ok(())
+}
+
+/// The fork-side line ranges each file's change touches, widened by the patch context.
+fn touched_lines(files: &[Change]) -> Touched {
+    let mut touched = BTreeMap::new();
+    for (path, before, after) in files {
+        let before = String::from_utf8_lossy(before.as_deref().unwrap_or_default()).into_owned();
+        let after = String::from_utf8_lossy(after.as_deref().unwrap_or_default()).into_owned();
+        let diff = similar::TextDiff::from_lines(&before, &after);
+        let ranges: Vec<Range<usize>> = diff
+            .ops()
+            .iter()
+            .filter(|op| op.tag() != similar::DiffTag::Equal)
+            .map(|op| op.old_range().start.saturating_sub(CONTEXT)..op.old_range().end + CONTEXT)
+            .collect();
+        touched.insert(path.clone(), ranges);
+    }
+    touched
+}
+
+/// For each draft, the earlier drafts of its stack, in order. Drafts whose touched lines overlap
+/// share a stack, and so do drafts linked through a third.
+fn stacks(drafts: &[Draft]) -> Vec<Vec<usize>> {
+    let mut group: Vec<usize> = (0..drafts.len()).collect();
+    for later in 0..drafts.len() {
+        for earlier in 0..later {
+            if overlaps(&drafts[earlier].touched, &drafts[later].touched) {
+                let (a, b) = (root(&group, earlier), root(&group, later));
+                group[b.max(a)] = a.min(b);
+            }
+        }
+    }
+    (0..drafts.len())
+        .map(|i| {
+            (0..i)
+                .filter(|&j| root(&group, j) == root(&group, i))
+                .collect()
+        })
+        .collect()
+}
+
+fn root(group: &[usize], mut i: usize) -> usize {
+    while group[i] != i {
+        i = group[i];
+    }
+    i
+}
+
+type Touched = BTreeMap<String, Vec<Range<usize>>>;
+
+fn overlaps(a: &Touched, b: &Touched) -> bool {
+    a.iter().any(|(path, ranges)| {
+        b.get(path).is_some_and(|other| {
+            ranges
+                .iter()
+                .any(|r| other.iter().any(|o| r.start < o.end && o.start < r.end))
+        })
+    })
+}
+
+fn packages_summary(packages: &[Package]) -> BTreeMap<u32, (String, String)> {
+    packages
+        .iter()
+        .map(|p| (p.number, (p.pr_title.clone(), p.file.clone())))
+        .collect()
+}
+
+/// The pull request body: the entry's prose, its reproduction, the files, and dependencies.
+fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, String)>) -> String {
+    let mut body = wrap_free_prose(&entry.prose);
+    if let Some(repro) = entry.value("reproduction") {
+        body.push_str(&format!("\n\n### Reproduction\n\n{repro}"));
+    }
+    body.push_str("\n\n### Files\n\n");
+    for path in &package.paths {
+        body.push_str(&format!("- `{path}`\n"));
+    }
+    if !package.depends_on.is_empty() {
+        body.push_str(
+            "\n### Stacked on\n\nThese changes touch the same lines, so this branch carries them \
+             first; merge them before this one:\n\n",
+        );
+        for n in &package.depends_on {
+            let (title, file) = others.get(n).cloned().unwrap_or_default();
+            body.push_str(&format!("- {title} (`{file}`)\n"));
+        }
+    }
+    body.push_str(&format!(
+        "\nMade against fork commit `{}` by `forkbook propose` from local fix {} of our overlay.\n",
+        &package.fork_commit[..12.min(package.fork_commit.len())],
+        package.number
+    ));
+    body.trim_start().to_string()
+}
+
+/// The index of packages: entry, state, patch, branch, link, dependencies.
+pub fn render_index(packages: &[Package]) -> String {
+    let mut text = String::from("# Packages for the fork\n\n| entry | title | state | patch | branch | link | depends on |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    for p in packages {
+        let depends: Vec<String> = p.depends_on.iter().map(|n| n.to_string()).collect();
+        text.push_str(&format!(
+            "| {} | {} | {} | [`{}`]({}) | `{}` | {} | {} |\n",
+            p.number,
+            p.title.replace('|', "\\|"),
+            p.state.map_or("none", |s| s.as_str()),
+            p.file,
+            p.file,
+            p.branch,
+            p.link.as_deref().unwrap_or("not yet"),
+            if depends.is_empty() {
+                "-".to_string()
+            } else {
+                depends.join(", ")
+            }
+        ));
+    }
+    text
+}
+
+/// Writes each patch, its pull request text and the index into `dir`.
+pub fn write(dir: &Path, packages: &[Package]) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("failed to create `{}`", dir.display()))?;
+    let mut written = Vec::new();
+    for package in packages {
+        let patch = dir.join(&package.file);
+        super::fsutil::write_file(&patch, package.patch.as_bytes())?;
+        let pr = dir.join(package.file.replace(".patch", ".pr.md"));
+        super::fsutil::write_file(
+            &pr,
+            format!("# {}\n\n{}", package.pr_title, package.pr_body).as_bytes(),
+        )?;
+        written.extend([patch, pr]);
+    }
+    let index = dir.join(INDEX_FILE);
+    super::fsutil::write_file(&index, render_index(packages).as_bytes())?;
+    written.push(index);
+    Ok(written)
+}
+
+/// Pushes the package's commit to `remote` (a URL or a path) as branch `package.branch`.
+pub fn push(cache: &Cache, remote: &str, package: &Package) -> Result<()> {
+    super::cache::refuse_option_like(remote)?;
+    let repo = cache.repo();
+    let mut anonymous = repo
+        .remote_anonymous(remote)
+        .with_context(|| format!("`{remote}` is not a git remote"))?;
+    let refspec = format!("+refs/forkbook/{0}:refs/heads/{0}", package.branch);
+    let mut rejected: Option<String> = None;
+    {
+        let mut callbacks = git2::RemoteCallbacks::new();
+        callbacks.credentials(credentials);
+        callbacks.push_update_reference(|name, status| {
+            if let Some(status) = status {
+                rejected = Some(format!("`{name}`: {status}"));
+            }
+            Ok(())
+        });
+        let mut options = git2::PushOptions::new();
+        options.remote_callbacks(callbacks);
+        anonymous
+            .push(&[refspec.as_str()], Some(&mut options))
+            .with_context(|| format!("failed to push `{}` to `{remote}`", package.branch))?;
+    }
+    match rejected {
+        Some(why) => bail!("`{remote}` refused {why}"),
+        None => Ok(()),
+    }
+}
+
+/// Credentials the way git finds them: the SSH agent, or the configured credential helper.
+fn credentials(
+    url: &str,
+    user: Option<&str>,
+    allowed: git2::CredentialType,
+) -> std::result::Result<git2::Cred, git2::Error> {
+    if allowed.contains(git2::CredentialType::SSH_KEY) {
+        return git2::Cred::ssh_key_from_agent(user.unwrap_or("git"));
+    }
+    let config = git2::Config::open_default()?;
+    git2::Cred::credential_helper(&config, url, user)
+}
+
+/// `propose --record N URL`: entry `number` becomes `proposed` with `url`, and gets the package
+/// path when the package exists in `out` and the entry names none. Returns the path written.
+pub fn record(project: &Project, number: u32, url: &str, out: &Path) -> Result<PathBuf> {
+    let path = project.records_dir().join(records::FIXES_FILE);
+    let name = project.record_name(records::FIXES_FILE);
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("failed to read `{name}`"))?;
+    let register = register::parse(&name, &text);
+    let entry = register::entry(&register, number)?;
+    let package = package_path(project, out, entry);
+    let new = register::record_proposal(&text, number, url, package.as_deref())?;
+    super::fsutil::write_file(&path, new.as_bytes())?;
+    Ok(path)
+}
+
+/// The entry's package in `out`, as a path relative to the project root when it lies inside.
+fn package_path(project: &Project, out: &Path, entry: &Entry) -> Option<String> {
+    let file = out.join(format!("{:04}-{}.patch", entry.number, slug(&entry.title)));
+    if !file.is_file() {
+        return None;
+    }
+    let shown = file.strip_prefix(&project.root).unwrap_or(&file);
+    Some(shown.to_string_lossy().replace('\\', "/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft<'a>(entry: &'a Entry, path: &str, lines: Range<usize>) -> Draft<'a> {
+        Draft {
+            entry,
+            change: Vec::new(),
+            touched: BTreeMap::from([(path.to_string(), vec![lines])]),
+        }
+    }
+
+    #[test]
+    fn drafts_touching_the_same_lines_stack_even_through_a_third() {
+        let entry = Entry::default();
+        let drafts = [
+            draft(&entry, "a.cpp", 10..17),
+            draft(&entry, "a.cpp", 40..47),
+            draft(&entry, "b.cpp", 10..17),
+            draft(&entry, "a.cpp", 15..45),
+        ];
+        let stacks = stacks(&drafts);
+        // The fourth links the first two, so the second is stacked on the first as well.
+        assert_eq!(stacks, [vec![], vec![0], vec![], vec![0, 1]]);
+    }
+}

@@ -1,0 +1,444 @@
+//! The `LOCAL_FIXES.md` register: parsing it into entries, and the two edits forkbook makes to
+//! it (`propose --record` and `fixes migrate`).
+//!
+//! The register stays prose for people. An entry is a level-2 heading `## N. Title`, any
+//! Markdown, and a short list of `key: value` fields, usually at its end:
+//!
+//! ```markdown
+//! ## 3. Keep the event's stream alive while it waits
+//!
+//! Why the fix exists, for people.
+//!
+//! - state: proposed
+//! - link: https://github.com/NripeshN/mlx/pull/12
+//! - package: propose/0003-keep-the-event-s-stream-alive-while-it-waits.patch
+//! - files: `mlx/backend/rocm/event.cpp`
+//! ```
+//!
+//! A list counts as the field list when one of its items starts with a known key. The files an
+//! entry names are its `files:` field (or a `Files:` line), otherwise every code span of its prose
+//! that looks like a path. Parsing never fails: what is malformed becomes a [`Problem`] with its
+//! line, which the checks report.
+
+mod blocks;
+mod edit;
+mod migrate;
+
+pub use edit::{record_link, record_proposal, set_fields};
+pub use forkbook_checks::register::{
+    normalize_key, Entry, Field, NamedFile, Problem, Register, State, KNOWN_KEYS, STATES,
+};
+pub use migrate::{migrate, Migration, Proposal};
+
+use std::ops::Range;
+use std::path::Path;
+
+use blocks::{Block, Kind, Lines};
+
+use crate::bail;
+use crate::error::{Context, Result};
+
+/// Reads and parses the register at `path`; `label` is the path shown in findings.
+pub fn load(path: &Path, label: &str) -> Result<Register> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("failed to read `{label}`"))?;
+    Ok(parse(label, &text))
+}
+
+/// Parses a register's text. `file` is the path findings name.
+pub fn parse(file: &str, text: &str) -> Register {
+    let lines = Lines::new(text);
+    let blocks = blocks::blocks(text);
+    let mut register = Register {
+        file: file.to_string(),
+        ..Register::default()
+    };
+    let mut current: Option<Draft> = None;
+    for block in &blocks {
+        match block.kind {
+            Kind::Heading(level) if level <= 2 => {
+                finish(
+                    &mut register,
+                    current.take(),
+                    block.range.start,
+                    text,
+                    &lines,
+                );
+                current = heading(&mut register, block, level, text, &lines);
+            }
+            _ => match current.as_mut() {
+                Some(draft) => draft.take_block(block, text, &lines),
+                None => older_style_title(&mut register, block, &lines),
+            },
+        }
+    }
+    finish(&mut register, current, text.len(), text, &lines);
+    if !register.entries.is_empty() {
+        register
+            .problems
+            .retain(|p| !p.message.contains("older style"));
+    }
+    register
+}
+
+/// The entry with this number, or an error naming the register.
+pub fn entry(register: &Register, number: u32) -> Result<&Entry> {
+    match register.entry(number) {
+        Some(entry) => Ok(entry),
+        None => bail!("`{}` has no entry {number}", register.file),
+    }
+}
+
+/// An entry being read: its heading and what its blocks said so far.
+struct Draft {
+    entry: Entry,
+    body_start: usize,
+    /// Byte ranges of the field lists, left out of the prose.
+    field_ranges: Vec<Range<usize>>,
+    /// Files from a `files:` field or `Files:` line (these win over prose code spans).
+    declared_files: Option<Vec<NamedFile>>,
+    prose_files: Vec<NamedFile>,
+}
+
+/// A level-1 or level-2 heading: starts an entry when it reads `N. Title`.
+fn heading(
+    register: &mut Register,
+    block: &Block,
+    level: u8,
+    text: &str,
+    lines: &Lines,
+) -> Option<Draft> {
+    let line = lines.line(block.range.start);
+    if level != 2 {
+        return None;
+    }
+    // The title as written, code spans and emphasis included (it becomes the PR title).
+    let source = text[block.range.clone()]
+        .trim()
+        .trim_start_matches('#')
+        .trim_end_matches('#')
+        .trim();
+    let Some((number, title)) = numbered_title(source) else {
+        if looks_numbered(source) {
+            let message =
+                format!("heading `{source}` looks like an entry but is not `## N. Title`");
+            register.problems.push(Problem { line, message });
+        }
+        return None;
+    };
+    let entry = Entry {
+        number,
+        title,
+        line,
+        ..Entry::default()
+    };
+    let prose_files = path_codes(block, lines);
+    Some(Draft {
+        entry,
+        body_start: block.range.end,
+        field_ranges: Vec::new(),
+        declared_files: None,
+        prose_files,
+    })
+}
+
+/// `N. Title` as a number and a title.
+pub(crate) fn numbered_title(text: &str) -> Option<(u32, String)> {
+    let text = text.trim();
+    let (number, title) = text.split_once(". ")?;
+    let number = number.parse().ok()?;
+    let title = title.trim();
+    (!title.is_empty()).then(|| (number, title.to_string()))
+}
+
+/// Whether a heading starts like an entry (`3 Title`, `Fix 3`, `#3`) without being one.
+fn looks_numbered(text: &str) -> bool {
+    let text = text.trim().to_ascii_lowercase();
+    let text = text.strip_prefix("fix").unwrap_or(&text).trim_start();
+    let text = text.strip_prefix('#').unwrap_or(text);
+    text.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// A register with bold numbered titles and no `##` entries is in the older style.
+fn older_style_title(register: &mut Register, block: &Block, lines: &Lines) {
+    let is_title = block
+        .strong_lead
+        .as_ref()
+        .is_some_and(|(lead, _)| numbered_title(lead).is_some());
+    let reported = register
+        .problems
+        .iter()
+        .any(|p| p.message.contains("older style"));
+    if is_title && !reported {
+        let message = "the register is in the older style (bold numbered titles): \
+                       run `forkbook fixes migrate`"
+            .to_string();
+        register.problems.push(Problem {
+            line: lines.line(block.range.start),
+            message,
+        });
+    }
+}
+
+impl Draft {
+    fn take_block(&mut self, block: &Block, text: &str, lines: &Lines) {
+        match block.kind {
+            Kind::List if is_field_list(block, text) => {
+                self.field_ranges.push(block.range.clone());
+                for item in &block.items {
+                    self.field_item(item.clone(), block, text, lines);
+                }
+            }
+            Kind::Paragraph
+                if block
+                    .text
+                    .trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("files:") =>
+            {
+                let files = item_files(block, block.range.clone(), text, lines);
+                self.declared_files
+                    .get_or_insert_with(Vec::new)
+                    .extend(files);
+            }
+            _ => self.prose_files.extend(path_codes(block, lines)),
+        }
+    }
+
+    fn field_item(&mut self, item: Range<usize>, block: &Block, text: &str, lines: &Lines) {
+        let line = lines.line(item.start);
+        let number = self.entry.number;
+        // The field is the item's first paragraph; blocks nested below it are not its value.
+        let source = first_paragraph(&text[item.clone()]);
+        let end_line = lines
+            .line(item.start + source.len().saturating_sub(1))
+            .max(line);
+        let Some((key, value)) = split_field(source) else {
+            let message = format!("entry {number}: list item is not a `key: value` field");
+            self.entry.problems.push(Problem { line, message });
+            return;
+        };
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            let message = format!(
+                "entry {number}: unknown field `{key}` (known: {})",
+                KNOWN_KEYS.join(", ")
+            );
+            self.entry.problems.push(Problem { line, message });
+            return;
+        }
+        if let Some(first) = self.entry.field(&key) {
+            let message = format!(
+                "entry {number}: field `{key}` given again (first at line {})",
+                first.line
+            );
+            self.entry.problems.push(Problem { line, message });
+            return;
+        }
+        if key == "files" {
+            let files = item_files(block, item.clone(), text, lines);
+            self.declared_files
+                .get_or_insert_with(Vec::new)
+                .extend(files);
+        }
+        self.entry.fields.push(Field {
+            key,
+            value,
+            line,
+            end_line,
+        });
+    }
+}
+
+/// Closes the entry being read at byte `end`.
+fn finish(register: &mut Register, draft: Option<Draft>, end: usize, text: &str, lines: &Lines) {
+    let Some(mut draft) = draft else { return };
+    let body = &text[draft.body_start..end];
+    draft.entry.end_line = lines
+        .line(draft.body_start + body.trim_end().len())
+        .max(draft.entry.line);
+    draft.entry.prose = prose(text, draft.body_start..end, &draft.field_ranges);
+    draft.entry.files = draft.declared_files.unwrap_or(draft.prose_files);
+    register.entries.push(draft.entry);
+}
+
+/// The body's text without its field lists, trimmed.
+fn prose(text: &str, body: Range<usize>, left_out: &[Range<usize>]) -> String {
+    let mut prose = String::new();
+    let mut at = body.start;
+    for range in left_out {
+        prose.push_str(&text[at..range.start]);
+        at = range.end;
+    }
+    prose.push_str(&text[at..body.end]);
+    prose.trim().to_string()
+}
+
+/// A list is the field list when one of its items starts with a known key.
+fn is_field_list(block: &Block, text: &str) -> bool {
+    block.items.iter().any(|item| {
+        split_field(&text[item.clone()]).is_some_and(|(key, _)| KNOWN_KEYS.contains(&key.as_str()))
+    })
+}
+
+/// The first paragraph of a list item's source: its first line and the lines that continue it,
+/// up to a blank line or a line that starts another block.
+fn first_paragraph(item: &str) -> &str {
+    let mut end = 0;
+    for (index, line) in item.split_inclusive('\n').enumerate() {
+        let start = line.trim_start();
+        let new_block = start.is_empty()
+            || start.starts_with(['#', '>', '-', '*', '+', '|'])
+            || start.starts_with("```")
+            || start.starts_with("~~~");
+        if index > 0 && new_block {
+            break;
+        }
+        end += line.len();
+    }
+    item[..end].trim_end()
+}
+
+/// `- key: value` (one item's source) as a normalized key and a cleaned value.
+pub(crate) fn split_field(item: &str) -> Option<(String, String)> {
+    let item = strip_marker(item.trim());
+    let (key, value) = item.split_once(':')?;
+    let key_ok = !key.trim().is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " _-".contains(c));
+    if !key_ok || value.starts_with("//") {
+        return None;
+    }
+    let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some((normalize_key(key), clean_value(&value)))
+}
+
+fn strip_marker(item: &str) -> &str {
+    let rest = item.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = if rest.len() < item.len() {
+        rest.trim_start_matches(['.', ')'])
+    } else {
+        item
+    };
+    rest.trim_start_matches(['-', '*', '+']).trim_start()
+}
+
+/// A value as written, without link markup: `<url>` and `[text](url)` become `url`.
+fn clean_value(value: &str) -> String {
+    let value = value.trim();
+    if let Some(inner) = value.strip_prefix('<').and_then(|v| v.strip_suffix('>')) {
+        return inner.to_string();
+    }
+    if let (true, Some(open)) = (
+        value.starts_with('[') && value.ends_with(')'),
+        value.find("]("),
+    ) {
+        return value[open + 2..value.len() - 1].to_string();
+    }
+    value.to_string()
+}
+
+/// The files a `files:` item or `Files:` line names: its code spans, else its comma-separated words.
+fn item_files(block: &Block, range: Range<usize>, text: &str, lines: &Lines) -> Vec<NamedFile> {
+    let line = lines.line(range.start);
+    let codes: Vec<NamedFile> = block
+        .codes
+        .iter()
+        .filter(|(_, at)| range.contains(at))
+        .map(|(name, at)| NamedFile {
+            name: name.trim().to_string(),
+            line: lines.line(*at),
+        })
+        .collect();
+    if !codes.is_empty() {
+        return codes;
+    }
+    let source = strip_marker(text[range].trim());
+    let value = source.split_once(':').map_or("", |(_, v)| v);
+    value
+        .split([',', ' ', '\n'])
+        .map(|w| w.trim().trim_end_matches('.'))
+        .filter(|w| !w.is_empty() && *w != "and")
+        .map(|name| NamedFile {
+            name: name.to_string(),
+            line,
+        })
+        .collect()
+}
+
+/// The code spans of a block that look like paths.
+fn path_codes(block: &Block, lines: &Lines) -> Vec<NamedFile> {
+    block
+        .codes
+        .iter()
+        .filter(|(code, _)| looks_like_path(code))
+        .map(|(code, at)| NamedFile {
+            name: code.trim().to_string(),
+            line: lines.line(*at),
+        })
+        .collect()
+}
+
+/// Source-file extensions a code span must end with to count as a file name.
+const EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "hip", "cu", "cuh", "inc", "txt", "cmake",
+    "py", "metal", "in", "sh", "toml", "json", "yml", "yaml",
+];
+
+/// `mlx/device.cpp`, `CMakeLists.txt`, `device/utils.hpp`: no spaces, no `::`, a known extension.
+pub(crate) fn looks_like_path(code: &str) -> bool {
+    let code = code.trim();
+    let allowed = code
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/+".contains(c));
+    let name = code.rsplit('/').next().unwrap_or(code);
+    let extension_ok = name
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
+    allowed && extension_ok && !code.starts_with(['/', '-', '.']) && !code.contains("..")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_items_split_into_normalized_keys_and_clean_values() {
+        assert_eq!(
+            split_field("- Fork commit: abc\n"),
+            Some(("fork-commit".into(), "abc".into()))
+        );
+        assert_eq!(
+            split_field("* link: <https://x/pull/1>"),
+            Some(("link".into(), "https://x/pull/1".into()))
+        );
+        assert_eq!(
+            split_field("- link: [#1](https://x/pull/1)").unwrap().1,
+            "https://x/pull/1"
+        );
+        assert_eq!(split_field("- https://x/pull/1"), None);
+        assert_eq!(split_field("- just prose"), None);
+    }
+
+    #[test]
+    fn only_path_like_code_spans_name_files() {
+        for path in [
+            "mlx/device.cpp",
+            "CMakeLists.txt",
+            "device/utils.hpp",
+            "unary.hip",
+        ] {
+            assert!(looks_like_path(path), "{path}");
+        }
+        for code in [
+            "std::pair",
+            "ceil_div(n, 256u)",
+            "0.5",
+            "<hip/hip_runtime.h>",
+            "../x.cpp",
+            "-o x.o",
+        ] {
+            assert!(!looks_like_path(code), "{code}");
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! The executable book against the demo world: books written by each test (and the project's own
+//! book), built with `forkbook book build|test` in process, asserting on the rendered HTML and on
+//! the failure messages; and the `forkbook mdbook` protocol the stock mdbook binary speaks.
+
+
+use crate::common::Demo;
+use forkbook::engine::config::Layout;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A demo project with a book of the test's own in `<project>/book`.
+struct BookFixture {
+    demo: Demo,
+}
+
+impl BookFixture {
+    /// `chapter` is the one chapter, `src/steps.md`; `vars` go under `[preprocessor.forkbook.vars]`.
+    fn new(chapter: &str) -> BookFixture {
+        let demo = Demo::new(Layout::Patch);
+        let fixture = BookFixture { demo };
+        let pin2 = fixture.demo.demo.world.pin2.clone();
+        let toml = format!(
+            "[book]\ntitle = \"steps\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\n\
+             allow-shell = true\n\n[preprocessor.forkbook.vars]\npin2 = \"{pin2}\"\n"
+        );
+        fixture.write("book.toml", &toml);
+        fixture.write("src/SUMMARY.md", "# Summary\n\n- [Steps](steps.md)\n");
+        fixture.write("src/steps.md", chapter);
+        fixture
+    }
+
+    fn book_dir(&self) -> PathBuf {
+        self.demo.root().join("book")
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.book_dir().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// `forkbook book SUBCOMMAND --dir BOOK ARGS`: (exit status, output).
+    fn book(&self, subcommand: &str, args: &[&str]) -> (i32, String) {
+        let dir = self.book_dir();
+        let mut full = vec!["book", subcommand, "--dir", dir.to_str().unwrap()];
+        full.extend(args);
+        self.demo.run(&full)
+    }
+
+    fn html(&self, chapter: &str) -> String {
+        let path = self.book_dir().join("book").join(format!("{chapter}.html"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+}
+
+#[test]
+fn passing_step_output_is_embedded_with_its_commits() {
+    let fixture = BookFixture::new("# Steps\n\n```forkbook,gate\nforkbook status\n```\n");
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    let html = fixture.html("steps");
+    let pin1 = &fixture.demo.demo.world.pin1[..8];
+    assert!(html.contains("$ forkbook status"), "the command is shown");
+    assert!(
+        html.contains(&format!("pin      {pin1}")),
+        "status output is embedded: {html}"
+    );
+    assert!(html.contains("exit 0"));
+    assert!(
+        html.contains(&format!("pin <code>{pin1}</code>")),
+        "the commits it ran against"
+    );
+}
+
+#[test]
+fn failing_gated_step_fails_the_build_naming_chapter_and_line() {
+    let chapter = "# Steps\n\nThe retarget to pin 2 conflicts in `mlx/device.cpp`.\n\n\
+                   ```forkbook,gate\nforkbook retarget {{pin2}} --check\n```\n";
+    let fixture = BookFixture::new(chapter);
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 1, "{out}");
+    let pin2 = &fixture.demo.demo.world.pin2;
+    assert!(
+        out.contains(&format!(
+            "src/steps.md:5: gated step `forkbook retarget {pin2} --check` exited 1, expected 0"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("mlx/device.cpp"),
+        "the output's tail is repeated: {out}"
+    );
+    assert!(out.contains("note: fix what the step reports"), "{out}");
+    // The same step with its exit status expected passes, and shows the conflict.
+    fixture.write(
+        "src/steps.md",
+        &chapter.replace("forkbook,gate", "forkbook,gate,expect=1"),
+    );
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(fixture.html("steps").contains("mlx/device.cpp"));
+}
+
+#[test]
+fn skipped_steps_show_their_reason() {
+    let chapter = "# Steps\n\n```forkbook,gate,requires=no-such-compiler-xyz\nforkbook status\n```\n\n\
+                   ```forkbook,gate\nforkbook retarget 0123456789abcdef0123456789abcdef01234567 --check\n```\n";
+    let fixture = BookFixture::new(chapter);
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "skips do not fail `book build`: {out}");
+    let html = fixture.html("steps");
+    assert!(
+        html.contains(
+            "<strong>skipped:</strong> needs `no-such-compiler-xyz`, which is not on PATH"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("is not in the object cache"), "{html}");
+    assert!(
+        html.contains("run `forkbook fetch --upstream 0123456789abcdef0123456789abcdef01234567`"),
+        "{html}"
+    );
+    // `book test` is the acceptance gate: missing objects fail it.
+    let (code, out) = fixture.book("test", &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("src/steps.md:7: gated step"), "{out}");
+    assert!(out.contains("forkbook fetch"), "{out}");
+}
+
+#[test]
+fn hostile_output_comes_out_escaped() {
+    let chapter = "# Steps\n\n```sh,run\nprintf 'error: <script>alert(1)</script> in a<b>.cpp \\173\\173#include /etc/passwd}}\\n'\n```\n";
+    let fixture = BookFixture::new(chapter);
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    let html = fixture.html("steps");
+    let output = html.split("forkbook-output").nth(1).expect("an output box");
+    let output = output.split("</pre>").next().unwrap();
+    assert!(!output.contains("<script>"), "{output}");
+    assert!(
+        output.contains("&lt;script&gt;alert(1)&lt;/script&gt; in a&lt;b&gt;.cpp"),
+        "{output}"
+    );
+    assert!(!html.contains("root:x:0"), "no include was expanded");
+}
+
+#[test]
+fn hostile_file_name_in_the_overlay_comes_out_escaped() {
+    let chapter = "# Steps\n\n```forkbook\nforkbook status\n```\n\n{{#forkbook register}}\n";
+    let fixture = BookFixture::new(chapter);
+    // A local fix that adds a backend file whose name holds markup; the register names it.
+    let copy = fixture.demo.tmp.path().join("edited");
+    let (code, out) = fixture
+        .demo
+        .run(&["materialize", "--out", copy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(copy.join("mlx/backend/rocm/<script>alert(1).hpp"), "// x\n").unwrap();
+    let (code, out) = fixture.demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        copy.to_str().unwrap(),
+        "--title",
+        "Add <b>it</b>",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // Give the new entry its state, as the user would, so the register's checks pass.
+    let register = fixture.demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&register).unwrap();
+    let todo = "- state: TODO (retarget-only, proposed, merged or kept-local)\n";
+    let state = "- state: kept-local\n- reason: a test of hostile names\n- issue: #1\n";
+    assert!(text.contains(todo), "{text}");
+    std::fs::write(&register, text.replace(todo, state)).unwrap();
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    let html = fixture.html("steps");
+    assert!(
+        html.contains("&lt;script&gt;alert(1).hpp"),
+        "the name reaches the page, escaped: {html}"
+    );
+    assert!(!html.contains("<script>alert"), "{html}");
+    assert!(
+        html.contains("Add &lt;b&gt;it&lt;/b&gt;"),
+        "the title too: {html}"
+    );
+}
+
+#[test]
+fn results_are_cached_and_rerun_on_request_or_when_records_change() {
+    let fixture = BookFixture::new("# Steps\n\n```forkbook\nforkbook status\n```\n");
+    assert_eq!(fixture.book("build", &[]).0, 0);
+    assert!(!fixture.html("steps").contains("(cached)"));
+    assert_eq!(fixture.book("build", &[]).0, 0);
+    assert!(fixture.html("steps").contains("(cached)"));
+    assert_eq!(fixture.book("build", &["--rerun"]).0, 0);
+    assert!(!fixture.html("steps").contains("(cached)"));
+    // A change to the records is a change to what the step ran against.
+    let upstream = fixture.demo.records().join("UPSTREAM");
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, format!("{text}# a comment\n")).unwrap();
+    assert_eq!(fixture.book("build", &[]).0, 0);
+    assert!(!fixture.html("steps").contains("(cached)"));
+}
+
+#[test]
+fn command_line_variables_override_book_toml() {
+    let fixture =
+        BookFixture::new("# Steps\n\n```forkbook\nforkbook retarget {{pin2}} --check\n```\n");
+    let pin1 = fixture.demo.demo.world.pin1.clone();
+    let (code, out) = fixture.book("build", &["--var", &format!("pin2={pin1}")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(fixture
+        .html("steps")
+        .contains(&format!("$ forkbook retarget {pin1} --check")));
+}
+
+#[test]
+fn bad_annotation_fails_with_its_line() {
+    let fixture = BookFixture::new("# Steps\n\ntext\n\n```forkbook,gaet\nforkbook status\n```\n");
+    let (code, out) = fixture.book("test", &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("src/steps.md:5: unknown block attribute `gaet`"),
+        "{out}"
+    );
+}
+
+/// The forkbook binary cargo built for these tests.
+fn forkbook_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_forkbook")
+}
+
+#[test]
+fn mdbook_handshake_supports_html_and_test() {
+    for (renderer, expected) in [("html", Some(0)), ("test", Some(0)), ("epub", Some(1))] {
+        let status = Command::new(forkbook_bin())
+            .args(["mdbook", "supports", renderer])
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), expected, "supports {renderer}");
+    }
+}
+
+#[test]
+fn mdbook_protocol_returns_the_processed_book_on_stdout() {
+    use mdbook_preprocessor::book::{Book, BookItem, Chapter};
+    use mdbook_preprocessor::config::Config;
+    use mdbook_preprocessor::PreprocessorContext;
+    use std::str::FromStr;
+
+    let fixture = BookFixture::new("");
+    let config =
+        Config::from_str(&std::fs::read_to_string(fixture.book_dir().join("book.toml")).unwrap())
+            .unwrap();
+    let ctx = PreprocessorContext::new(fixture.book_dir(), config, "html".into());
+    let chapter = Chapter::new(
+        "Steps",
+        "```forkbook\nforkbook status\n```\n".into(),
+        "steps.md",
+        vec![],
+    );
+    let book = Book::new_with_items(vec![BookItem::Chapter(chapter)]);
+    let input = serde_json::to_vec(&(&ctx, &book)).unwrap();
+
+    let processed = run_protocol(&fixture, &input);
+    assert!(
+        processed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&processed.stderr)
+    );
+    let book: Book = serde_json::from_slice(&processed.stdout).unwrap();
+    let content = &book.chapters().next().unwrap().content;
+    assert!(content.contains("layout   patch"), "{content}");
+}
+
+fn run_protocol(fixture: &BookFixture, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(forkbook_bin())
+        .arg("mdbook")
+        .current_dir(fixture.book_dir())
+        .env("FORKBOOK_CACHE", &fixture.demo.demo.cache)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The book's sources as embedded in the binary are the files in `book/`.
+#[test]
+fn embedded_book_sources_match_the_book_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("book");
+    for (path, text) in forkbook::book::SOURCES {
+        assert_eq!(
+            std::fs::read_to_string(root.join(path)).unwrap(),
+            *text,
+            "{path}"
+        );
+    }
+    let summary = forkbook::book::SOURCES
+        .iter()
+        .find(|(p, _)| *p == "src/SUMMARY.md")
+        .unwrap()
+        .1;
+    for line in summary.lines().filter_map(|l| l.split("](").nth(1)) {
+        let chapter = format!("src/{}", line.trim_end_matches(')'));
+        assert!(
+            forkbook::book::SOURCES.iter().any(|(p, _)| *p == chapter),
+            "{chapter} is embedded"
+        );
+    }
+}
+
+/// The project's own book, built against the demo world with the candidate pin set to pin 2.
+#[test]
+fn the_project_book_builds_against_the_demo_world() {
+    let demo = Demo::new(Layout::Patch);
+    let dir = demo.root().join("book");
+    forkbook::book::write_sources(&dir).unwrap();
+    let pin2 = demo.demo.world.pin2.clone();
+    let var = format!("candidate_pin={pin2}");
+    // A compiler that is nowhere, so the drift build is skipped here (it has tests of its own).
+    let compiler = "compiler=no-such-hipcc-for-tests";
+    let book = dir.to_str().unwrap();
+    let (code, out) = demo.run(&[
+        "book", "build", "--dir", book, "--var", &var, "--var", compiler,
+    ]);
+    assert_eq!(code, 0, "every gated step passed: {out}");
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join("book").join(format!("{name}.html"))).unwrap()
+    };
+    let pin_bump = read("pin-bump");
+    assert!(
+        pin_bump.contains(&format!("$ forkbook retarget {pin2} --check")),
+        "variables filled in"
+    );
+    assert!(
+        pin_bump.contains("mlx/device.cpp: CONFLICT"),
+        "the retarget preview shows the conflict"
+    );
+    assert!(
+        pin_bump.contains("changed-signature"),
+        "drift api shows the breaks at pin 2"
+    );
+    let skipped = "<strong>skipped:</strong> needs `no-such-hipcc-for-tests`, which is not on PATH";
+    assert!(
+        pin_bump.contains(skipped),
+        "the drift build follows the compiler variable"
+    );
+    assert!(
+        read("report").contains("ROCm overlay"),
+        "the report section is rendered"
+    );
+    let register = read("register");
+    assert!(
+        register.contains("<th>entry</th>"),
+        "the register is a table"
+    );
+    assert!(
+        register.contains("Free pooled buffers when the allocator is destroyed"),
+        "{register}"
+    );
+    let checks = read("checks");
+    for check in forkbook_checks::CHECKS {
+        assert!(
+            checks.contains(check.id),
+            "the catalogue lists `{}`",
+            check.id
+        );
+    }
+}
+
+/// The stock `mdbook` binary (installed by `.ci/run`) builds and tests a book through
+/// `forkbook mdbook`. Where `mdbook` is not on PATH this says so and checks nothing.
+#[test]
+fn stock_mdbook_builds_and_tests_through_forkbook_mdbook() {
+    let Some(mdbook) = forkbook::book::find_on_path("mdbook") else {
+        // CI installs it (.ci/run), so there a missing mdbook is a failure, not a skip.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`mdbook` is not on PATH in CI: .ci/run must install it"
+        );
+        eprintln!("`mdbook` is not on PATH: `cargo install mdbook --version 0.5.4 --locked` to run this test");
+        return;
+    };
+    let fixture = BookFixture::new("# Steps\n\n```forkbook,gate\nforkbook status\n```\n");
+    let bin_dir = Path::new(forkbook_bin()).parent().unwrap().to_path_buf();
+    let system_path = std::env::var_os("PATH").unwrap_or_default();
+    let path =
+        std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(&system_path)))
+            .unwrap();
+    let stock = |subcommand: &str| {
+        Command::new(&mdbook)
+            .args([subcommand, fixture.book_dir().to_str().unwrap()])
+            .env("PATH", &path)
+            .env("FORKBOOK_CACHE", &fixture.demo.demo.cache)
+            .output()
+            .unwrap()
+    };
+    let built = stock("build");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    assert!(
+        fixture.html("steps").contains("layout   patch"),
+        "the step ran through `forkbook mdbook`"
+    );
+
+    fixture.write(
+        "src/steps.md",
+        "# Steps\n\ntext\n\n```forkbook,gate\nforkbook retarget {{pin2}} --check\n```\n",
+    );
+    let tested = stock("test");
+    let stderr = String::from_utf8_lossy(&tested.stderr);
+    assert!(!tested.status.success(), "{stderr}");
+    assert!(stderr.contains("src/steps.md:5: gated step"), "{stderr}");
+}

@@ -1,0 +1,285 @@
+//! `drift api` end to end: on the generated demo world (every break kind, with the commit that
+//! introduced it) and, when mirrors are given, on the real MLX repositories.
+
+use forkbook::demo::world;
+use forkbook::engine::drift::api::{
+    analyze, collect_upstream, drift_api, ApiConfig, ApiReport, DriftInputs, Kind, Suppression,
+};
+use forkbook::engine::FileMap;
+use git2::{Oid, Repository};
+use std::path::Path;
+use std::time::Instant;
+
+/// The files of `commit` under `prefix`, and the named files.
+fn files_at(repo: &Repository, commit: Oid, prefix: &str, named: &[&str]) -> FileMap {
+    let tree = repo.find_commit(commit).unwrap().tree().unwrap();
+    let mut out = FileMap::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        let path = format!("{dir}{}", entry.name().unwrap_or(""));
+        let wanted = path.starts_with(prefix) || named.contains(&path.as_str());
+        if wanted && entry.kind() == Some(git2::ObjectType::Blob) {
+            let blob = repo.find_blob(entry.id()).unwrap();
+            out.insert(path, blob.content().to_vec());
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .unwrap();
+    out
+}
+
+fn revision(repo: &Repository, rev: &str) -> Oid {
+    repo.revparse_single(rev)
+        .unwrap()
+        .peel_to_commit()
+        .unwrap()
+        .id()
+}
+
+/// The fork's change to each core header, merged into the new pin (what an overlay carries).
+fn merged_overrides(up: &Repository, fork_files: &FileMap, base: Oid, pin: Oid) -> FileMap {
+    let base_files = files_at(
+        up,
+        base,
+        "\0",
+        &fork_files.keys().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let pin_files = files_at(
+        up,
+        pin,
+        "\0",
+        &fork_files.keys().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let mut out = FileMap::new();
+    for (path, theirs) in fork_files {
+        let input = |bytes: &'static [u8]| {
+            let mut file = git2::MergeFileInput::new();
+            file.path(path.as_str());
+            file.content(bytes);
+            file
+        };
+        // Leaked: a test process reads a handful of headers once.
+        let leak = |bytes: &[u8]| -> &'static [u8] { Box::leak(bytes.to_vec().into_boxed_slice()) };
+        let ancestor = input(leak(base_files.get(path).map_or(&[][..], Vec::as_slice)));
+        let ours = input(leak(pin_files.get(path).map_or(&[][..], Vec::as_slice)));
+        let theirs = input(leak(theirs));
+        let merged = git2::merge_file(&ancestor, &ours, &theirs, None).unwrap();
+        // As `forkbook drift api` does: a file left with conflict markers is no API; the
+        // candidate's upstream version stands in for it.
+        let clean = merged.is_automergeable();
+        println!(
+            "override {path}: {}",
+            if clean {
+                "merged cleanly"
+            } else {
+                "conflicts, left out"
+            }
+        );
+        if clean {
+            out.insert(path.clone(), merged.content().to_vec());
+        }
+    }
+    out
+}
+
+/// User and system time of this process so far (Linux), to measure on a busy machine.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The drift kind a demo-world break is reported as (the world uses drift's own names).
+fn expected_kind(world_kind: &str) -> &str {
+    world_kind
+}
+
+fn demo_report(suppressions: &[Suppression]) -> (world::World, ApiReport) {
+    let dir = tempfile::tempdir().unwrap();
+    let world = world::generate(dir.path()).unwrap();
+    let upstream = Repository::open_bare(&world.upstream).unwrap();
+    let fork = Repository::open_bare(&world.fork).unwrap();
+    let f1 = Oid::from_str(&world.fork_commits[0]).unwrap();
+    let backend = files_at(&fork, f1, "mlx/backend/rocm/", &[]);
+    let (pin1, pin2) = (
+        Oid::from_str(&world.pin1).unwrap(),
+        Oid::from_str(&world.pin2).unwrap(),
+    );
+    let empty = FileMap::new();
+    let inputs = DriftInputs {
+        backend: &backend,
+        from_overrides: &empty,
+        to_overrides: &empty,
+        suppressions,
+    };
+    let report = drift_api(&upstream, pin1, pin2, &inputs, &ApiConfig::default()).unwrap();
+    (world, report)
+}
+
+#[test]
+fn the_demo_world_breaks_exactly_where_it_was_broken() {
+    let (world, report) = demo_report(&[]);
+    println!("{}", report.render_text());
+    let found: Vec<(String, String, String)> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let commit = f
+                .introduced_by
+                .as_ref()
+                .map_or(String::new(), |c| c.sha.clone());
+            (f.kind.as_str().to_string(), f.symbol.clone(), commit)
+        })
+        .collect();
+    let mut expected: Vec<(String, String, String)> = world
+        .breaks
+        .iter()
+        .map(|(kind, symbol, sha)| (expected_kind(kind).to_string(), symbol.clone(), sha.clone()))
+        .collect();
+    let mut sorted = found.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected, "{}", report.render_text());
+    assert_eq!(report.breaks(), 6);
+    // Every finding points at upstream's new declaration and into the backend.
+    for finding in &report.findings {
+        assert!(finding.to.is_some(), "{finding:?}");
+        let backend = finding.backend.as_ref();
+        assert!(
+            backend.is_some_and(|l| l.path.starts_with("mlx/backend/rocm/")),
+            "{finding:?}"
+        );
+    }
+    assert_eq!(
+        (report.parse.from_error_nodes, report.parse.to_error_nodes),
+        (0, 0),
+        "{:?}",
+        report.parse.error_files
+    );
+}
+
+#[test]
+fn a_suppressed_demo_break_no_longer_counts() {
+    let suppression = Suppression {
+        kind: "missing-eval-gpu".to_string(),
+        symbol: "mlx::core::GatherQMM::eval_gpu".to_string(),
+        reason: "the demo never runs GatherQMM on the GPU".to_string(),
+    };
+    let stale = Suppression {
+        symbol: "mlx::core::Gone::eval_gpu".to_string(),
+        ..suppression.clone()
+    };
+    let (_, report) = demo_report(&[suppression.clone(), stale.clone()]);
+    assert_eq!(report.breaks(), 5);
+    let suppressed: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.suppressed.is_some())
+        .map(|f| f.symbol.as_str())
+        .collect();
+    let kinds: Vec<Kind> = report
+        .findings
+        .iter()
+        .filter(|f| f.suppressed.is_some())
+        .map(|f| f.kind)
+        .collect();
+    assert_eq!(kinds, [Kind::MissingEvalGpu]);
+    assert_eq!(suppressed, ["mlx::core::GatherQMM::eval_gpu"]);
+    assert_eq!(report.unused_suppressions, [stale]);
+    let json: serde_json::Value = serde_json::to_value(&report).unwrap();
+    let kinds: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"hidden-by-new-declaration"), "{kinds:?}");
+}
+
+/// Runs `drift api --from 39886de4 --to 846d176` over the backend of fork commit 75915908.
+///
+/// FORKBOOK_UPSTREAM_MIRROR and FORKBOOK_FORK_MIRROR name local clones of ml-explore/mlx and
+/// NripeshN/mlx; FORKBOOK_DRIFT_FROM and FORKBOOK_DRIFT_TO change the two commits;
+/// FORKBOOK_DRIFT_OVERRIDES=1 also lays the fork's own core headers over
+/// upstream's (the fork's at the old pin, merged into the new pin at the new one).
+#[test]
+#[ignore]
+fn real_mlx_rocm_backend() {
+    let (Ok(upstream), Ok(fork)) = (
+        std::env::var("FORKBOOK_UPSTREAM_MIRROR"),
+        std::env::var("FORKBOOK_FORK_MIRROR"),
+    ) else {
+        panic!("set FORKBOOK_UPSTREAM_MIRROR and FORKBOOK_FORK_MIRROR");
+    };
+    let up = Repository::open(Path::new(&upstream)).unwrap();
+    let fork = Repository::open(Path::new(&fork)).unwrap();
+    let env_or =
+        |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_string());
+    let from = revision(&up, &env_or("FORKBOOK_DRIFT_FROM", "39886de4"));
+    let to = revision(&up, &env_or("FORKBOOK_DRIFT_TO", "846d176"));
+    let fork_commit = revision(&fork, "75915908");
+    let core_headers = ["mlx/fast.h", "mlx/fast_primitives.h"];
+    let backend = files_at(&fork, fork_commit, "mlx/backend/rocm/", &[]);
+    let (from_overrides, to_overrides) = if std::env::var("FORKBOOK_DRIFT_OVERRIDES").is_ok() {
+        let fork_headers = files_at(&fork, fork_commit, "\0", &core_headers);
+        let merged = merged_overrides(&up, &fork_headers, from, to);
+        (fork_headers, merged)
+    } else {
+        (FileMap::new(), FileMap::new())
+    };
+    let cfg = ApiConfig::default();
+    let inputs = DriftInputs {
+        backend: &backend,
+        from_overrides: &from_overrides,
+        to_overrides: &to_overrides,
+        suppressions: &[],
+    };
+    let mut report: Option<ApiReport> = None;
+    for run in 1..=3 {
+        let start = Instant::now();
+        let cpu_start = cpu_seconds();
+        report = Some(drift_api(&up, from, to, &inputs, &cfg).unwrap());
+        println!(
+            "run {run}: {:.3} s wall, {:.3} s cpu",
+            start.elapsed().as_secs_f64(),
+            cpu_seconds() - cpu_start
+        );
+    }
+    let from_files = collect_upstream(&up, from, &cfg).unwrap();
+    let to_files = collect_upstream(&up, to, &cfg).unwrap();
+    let start = Instant::now();
+    let pure = analyze(&from_files, &to_files, &backend, &cfg);
+    println!(
+        "analyze alone: {:.3} s ({} findings)",
+        start.elapsed().as_secs_f64(),
+        pure.findings.len()
+    );
+    let start = Instant::now();
+    let collected = collect_upstream(&up, to, &cfg).unwrap();
+    println!(
+        "collect_upstream alone: {} files in {:.3} s",
+        collected.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let report = report.unwrap();
+    println!("{}", report.render_text());
+    for file in &report.parse.error_files {
+        println!(
+            "error nodes: {:4} {}:{}",
+            file.error_nodes, file.side, file.path
+        );
+    }
+    if std::env::var("FORKBOOK_DRIFT_JSON").is_ok() {
+        println!("{}", serde_json::to_string_pretty(&report).unwrap());
+    }
+}

@@ -1,0 +1,14 @@
+//! The integration tests, one binary: every test file is a module, sharing one demo-world builder
+//! (`common`).
+
+mod book;
+mod common;
+mod demo;
+mod drift_api;
+mod drift_build;
+mod faults;
+mod hostile;
+mod propose;
+mod register;
+mod sync;
+mod verify;

@@ -1,0 +1,570 @@
+//! The LOCAL_FIXES register as a user writes it: parsed into entries, checked, migrated from the
+//! older style, and edited by `propose --record`.
+
+use forkbook::engine::register::{self, State};
+use forkbook_checks::{facts::Facts, find, Finding};
+
+const REGISTER: &str = "\
+# Local fixes
+
+Every change the overlay makes to the base tree, with its reason.
+
+## 1. Accept the new `collapse_contiguous_dims` tuple
+
+Upstream now returns three values; `copy.cpp` takes the first two.
+
+- state: retarget-only
+- cause: https://github.com/ml-explore/mlx/pull/2600
+
+## 2. Free the allocator's cached buffers on exit
+
+The cache in `mlx/backend/rocm/allocator.cpp` was never emptied. See `std::vector` use.
+
+- State: Proposed
+- Link: <https://github.com/NripeshN/mlx/pull/12>
+- package: propose/0002-free-the-allocator-s-cached-buffers-on-exit.patch
+
+## 3. Keep the ROCm hook in device.cpp
+
+Prose that mentions `mlx/backend/cuda/eval.cpp` only in passing.
+
+- state: kept-local
+- reason: the fork's hook conflicts with upstream's new device table
+- issue: #4
+- files: `mlx/device.cpp`, `mlx/CMakeLists.txt`
+- colour: blue
+
+## Fix 4
+
+## 5. No state yet
+
+Touches `eval.cpp`.
+";
+
+fn run(check: &str, facts: &Facts) -> Vec<Finding> {
+    (find(check).unwrap().run)(facts)
+}
+
+#[test]
+fn entries_carry_number_title_line_prose_files_and_fields() {
+    let register = register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER);
+    let numbers: Vec<u32> = register.entries.iter().map(|e| e.number).collect();
+    assert_eq!(numbers, [1, 2, 3, 5]);
+    let first = &register.entries[0];
+    assert_eq!(
+        (first.title.as_str(), first.line),
+        ("Accept the new `collapse_contiguous_dims` tuple", 5)
+    );
+    assert_eq!(
+        first.prose,
+        "Upstream now returns three values; `copy.cpp` takes the first two."
+    );
+    assert_eq!(first.state(), Some(State::RetargetOnly));
+    let second = &register.entries[1];
+    assert_eq!(second.state(), Some(State::Proposed));
+    assert_eq!(
+        second.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/12")
+    );
+    let names: Vec<&str> = second.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["mlx/backend/rocm/allocator.cpp"],
+        "prose code spans that are paths"
+    );
+    assert_eq!(second.files[0].line, 14);
+}
+
+#[test]
+fn a_files_field_wins_over_paths_mentioned_in_passing() {
+    let register = register::parse("LOCAL_FIXES.md", REGISTER);
+    let third = register.entry(3).unwrap();
+    let names: Vec<&str> = third.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["mlx/device.cpp", "mlx/CMakeLists.txt"]);
+    assert_eq!(third.value("issue"), Some("#4"));
+    assert!(
+        !third.prose.contains("- reason"),
+        "the field list is not prose: {}",
+        third.prose
+    );
+}
+
+#[test]
+fn malformed_parts_become_findings_with_file_and_line() {
+    let facts = Facts {
+        register: Some(register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER)),
+        ..Facts::default()
+    };
+    let numbered = run("fixes-numbered", &facts);
+    let places: Vec<(Option<usize>, &str)> = numbered
+        .iter()
+        .map(|f| (f.line, f.message.as_str()))
+        .collect();
+    assert_eq!(
+        places[0],
+        (
+            Some(30),
+            "heading `Fix 4` looks like an entry but is not `## N. Title`"
+        )
+    );
+    assert_eq!(places[1], (Some(32), "entry 5 is number 4 in order"));
+    let state = run("fix-state-complete", &facts);
+    assert_eq!(state.len(), 2, "{state:#?}");
+    assert_eq!(state[0].line, Some(28));
+    assert!(state[0].message.contains("unknown field `colour`"));
+    assert_eq!(
+        (state[1].line, state[1].message.as_str()),
+        (Some(32), "entry 5 has no upstream state")
+    );
+    assert!(state
+        .iter()
+        .all(|f| f.file == "patches-rocm/LOCAL_FIXES.md"));
+}
+
+const OLDER: &str = "\
+# Local fixes
+
+**1. Free the allocator's cached buffers.** The cache in `mlx/backend/rocm/allocator.cpp` was
+never emptied.
+
+Status: sent upstream as PR #12.
+
+**2. Keep the device hook**
+
+The hook in `mlx/device.cpp` conflicts with upstream. Not upstreamed: only our build needs it.
+
+**3. Merged one**
+
+Touches `eval.cpp`. Merged into the fork as https://github.com/NripeshN/mlx/pull/15 in 1a2b3c4d.
+
+**4. Nothing said**
+
+Just prose about `kernels.cpp`.
+";
+
+#[test]
+fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
+    let migration = register::migrate(
+        OLDER,
+        "patches-rocm/LOCAL_FIXES.md",
+        Some("https://github.com/NripeshN/mlx"),
+    );
+    let states: Vec<Option<State>> = migration.proposals.iter().map(|p| p.state).collect();
+    assert_eq!(
+        states,
+        [
+            Some(State::Proposed),
+            Some(State::KeptLocal),
+            Some(State::Merged),
+            None
+        ]
+    );
+    assert_eq!(migration.proposals[0].missing, ["package"]);
+    assert_eq!(migration.proposals[3].missing, ["state"]);
+    let register = register::parse("LOCAL_FIXES.md", &migration.text);
+    assert!(register.problems.is_empty(), "{:?}", register.problems);
+    let first = register.entry(1).unwrap();
+    assert_eq!(first.title, "Free the allocator's cached buffers");
+    assert_eq!(
+        first.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/12")
+    );
+    assert_eq!(
+        first.prose,
+        "The cache in `mlx/backend/rocm/allocator.cpp` was\nnever emptied."
+    );
+    let second = register.entry(2).unwrap();
+    assert_eq!(
+        second.value("reason"),
+        Some("Not upstreamed: only our build needs it.")
+    );
+    assert_eq!(
+        second.prose,
+        "The hook in `mlx/device.cpp` conflicts with upstream."
+    );
+    let third = register.entry(3).unwrap();
+    assert_eq!(third.value("fork-commit"), Some("1a2b3c4d"));
+    assert_eq!(
+        third.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/15")
+    );
+    assert!(migration
+        .diff
+        .starts_with("--- a/patches-rocm/LOCAL_FIXES.md\n+++ b/patches-rocm/LOCAL_FIXES.md\n"));
+    for line in [
+        "-**2. Keep the device hook**\n",
+        "+## 2. Keep the device hook\n",
+        "-Status: sent upstream as PR #12.\n",
+    ] {
+        assert!(
+            migration.diff.contains(line),
+            "{line} not in {}",
+            migration.diff
+        );
+    }
+}
+
+#[test]
+fn an_older_register_is_reported_and_a_migrated_one_is_left_alone() {
+    let older = register::parse("LOCAL_FIXES.md", OLDER);
+    assert!(older.entries.is_empty());
+    assert_eq!(older.problems.len(), 1);
+    assert_eq!(older.problems[0].line, 3);
+    let migrated = register::migrate(OLDER, "LOCAL_FIXES.md", None).text;
+    let again = register::migrate(&migrated, "LOCAL_FIXES.md", None);
+    assert_eq!(again.text, migrated);
+    assert!(again.diff.is_empty() && again.proposals.is_empty());
+}
+
+#[test]
+fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
+    let text = register::migrate(OLDER, "LOCAL_FIXES.md", None).text;
+    let mut facts = Facts {
+        register: Some(register::parse("LOCAL_FIXES.md", &text)),
+        ..Facts::default()
+    };
+    facts.repos.fork = Some("https://github.com/NripeshN/mlx".into());
+    let before: Vec<String> = run("fix-link-present", &facts)
+        .into_iter()
+        .map(|f| f.message)
+        .collect();
+    assert!(
+        before
+            .iter()
+            .any(|m| m.starts_with("entry 4 applies to the fork but has no upstream link")),
+        "{before:?}"
+    );
+    let text = register::record_link(&text, 4, "https://github.com/NripeshN/mlx/pull/20").unwrap();
+    facts.register = Some(register::parse("LOCAL_FIXES.md", &text));
+    let entry = facts.register.as_ref().unwrap().entry(4).unwrap().clone();
+    assert_eq!(entry.state(), Some(State::Proposed));
+    let after: Vec<String> = run("fix-link-present", &facts)
+        .into_iter()
+        .map(|f| f.message)
+        .collect();
+    assert!(!after.iter().any(|m| m.starts_with("entry 4")), "{after:?}");
+}
+
+
+use forkbook::engine::check::{gather_facts, run_checks};
+use forkbook::engine::config::Layout;
+use forkbook::engine::overlay::OverlayState;
+use forkbook::engine::Cache;
+
+/// Every check over a demo project.
+fn findings_of(demo: &crate::common::Demo) -> Vec<Finding> {
+    let project = demo.demo.open().unwrap();
+    let cache = Cache::open(&project).unwrap();
+    let state = OverlayState::load(&project, &cache).unwrap();
+    let facts = gather_facts(&project, &cache, &state).unwrap();
+    run_checks(&facts)
+}
+
+fn errors(findings: &[Finding]) -> Vec<String> {
+    findings
+        .iter()
+        .filter(|f| f.severity == forkbook_checks::Severity::Error)
+        .map(|f| f.render())
+        .collect()
+}
+
+#[test]
+fn the_demo_register_passes_every_check_in_both_layouts() {
+    for layout in [Layout::Patch, Layout::Files] {
+        let findings = findings_of(&crate::common::Demo::new(layout));
+        assert!(
+            errors(&findings).is_empty(),
+            "{layout:?}:\n{}",
+            errors(&findings).join("\n")
+        );
+        // Warnings too: the demo README explains the fork's hook into the CUDA backend.
+        assert!(findings.is_empty(), "{findings:#?}");
+    }
+}
+
+#[test]
+fn breaking_the_demo_register_is_found_at_its_line() {
+    let demo = crate::common::Demo::new(Layout::Patch);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let broken = text
+        .replace("- link: https://github.com/NripeshN/mlx/pull/101\n", "")
+        .replace(
+            "Files: `mlx/backend/rocm/local_workaround.hpp`",
+            "Files: `mlx/backend/rocm/eval.cpp`",
+        );
+    assert_ne!(broken, text, "the demo register changed shape");
+    std::fs::write(&path, &broken).unwrap();
+    let errors = errors(&findings_of(&demo));
+    let line_of = |needle: &str| broken.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let entry2 = line_of("## 2.");
+    assert!(errors.contains(&format!(
+        "patches-rocm/LOCAL_FIXES.md:{entry2}: error[fix-link-present]: entry 2 applies to the fork but has no upstream link\n  \
+         note: send it with `forkbook propose 2` and record the pull request with `forkbook propose --record 2 URL`, \
+         or mark it `kept-local` with a reason and an issue"
+    )), "{errors:#?}");
+    assert!(errors.iter().any(|e| e.starts_with("patches-rocm/LOCAL_FIXES.md: error[differing-file-named]: `mlx/backend/rocm/local_workaround.hpp` differs")), "{errors:#?}");
+    assert_eq!(errors.len(), 2, "{errors:#?}");
+}
+
+#[test]
+fn check_command_reports_findings_as_text_and_json_with_exit_status() {
+    let demo = crate::common::Demo::new(Layout::Patch);
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out, "all 11 checks passed\n");
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("## 3. ", "## 5. ")).unwrap();
+    let (code, out) = demo.run(&["--json", "check"]);
+    assert_eq!(code, 1, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Entry 5 where 3 should be, and the series' patch 3 without its entry.
+    assert_eq!(
+        (report["errors"].as_u64(), report["warnings"].as_u64()),
+        (Some(3), Some(0)),
+        "{out}"
+    );
+    let first = &report["findings"][0];
+    assert_eq!(first["check"], "fixes-numbered");
+    assert_eq!(first["file"], "patches-rocm/LOCAL_FIXES.md");
+    assert!(first["line"].as_u64().unwrap() > 1);
+}
+
+#[test]
+fn check_lists_and_explains_the_catalogue() {
+    let demo = crate::common::Demo::new(Layout::Patch);
+    let (code, out) = demo.run(&["check", "--list"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), forkbook_checks::CHECKS.len());
+    assert!(
+        out.contains(
+            "fix-link-present      error    every fix for the fork links to its pull request"
+        ),
+        "{out}"
+    );
+    let (code, out) = demo.run(&["check", "--explain", "fix-link-present"]);
+    assert_eq!((code, out.lines().next()), (0, Some("# fix-link-present")));
+    let (code, out) = demo.run(&["check", "--explain", "no-such"]);
+    assert_eq!(code, 2);
+    assert!(
+        out.contains("error: no check `no-such`")
+            && out.contains("note: the checks are: upstream-well-formed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn fixes_migrate_shows_the_diff_and_writes_only_when_asked() {
+    let demo = crate::common::Demo::new(Layout::Patch);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    std::fs::write(&path, OLDER).unwrap();
+    let (code, out) = demo.run(&["fixes", "migrate"]);
+    assert_eq!(code, 0, "{out}");
+    // The demo's fork is a local path, so `PR #12` cannot become a link.
+    assert!(out.starts_with("patches-rocm/LOCAL_FIXES.md:3: entry 1: proposed (from \"Status: sent upstream as PR #12.\")\n  still needs: link, package\n"), "{out}");
+    assert!(
+        out.contains("+## 1. Free the allocator's cached buffers\n"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        OLDER,
+        "nothing written without --write"
+    );
+    let (code, out) = demo.run(&["fixes", "migrate", "--write"]);
+    assert_eq!(code, 0, "{out}");
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(register::parse("f", &written).entries.len(), 4);
+    let (_, again) = demo.run(&["fixes", "migrate"]);
+    assert!(again.contains("nothing to migrate"), "{again}");
+}
+
+/// Registers made of random pieces of register syntax: parsing, migrating and editing never
+/// panic, and an edit keeps the rest of the text.
+#[test]
+fn random_registers_never_panic() {
+    const PIECES: &[&str] = &[
+        "## ",
+        "# ",
+        "### ",
+        "1. ",
+        "12. ",
+        "**",
+        "- state: ",
+        "- link: ",
+        "- files: ",
+        "`a.cpp`",
+        "`mlx/x.h`",
+        "\n",
+        "\n\n",
+        " ",
+        "Status: ",
+        "sent upstream as PR #3",
+        ". ",
+        "é",
+        "—",
+        "\r\n",
+        "> ",
+        "```\n",
+        "* ",
+        "Files: ",
+        "merged in abcdef1",
+        "Not upstreamed",
+        ":",
+        "<",
+        "[x](https://github.com/o/r/pull/1)",
+        "\t",
+        "2. ",
+        "Fix 4",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut with_entries = 0;
+    for _ in 0..3000 {
+        let start = if next() % 2 == 0 { "## 1. Start\n" } else { "" };
+        let text: String = std::iter::once(start)
+            .chain((0..next() % 40).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]))
+            .collect();
+        let parsed = register::parse("f", &text);
+        let _ = register::migrate(&text, "f", Some("https://github.com/o/r"));
+        if let Some(entry) = parsed.entries.first() {
+            with_entries += 1;
+            let edited =
+                register::record_link(&text, entry.number, "https://github.com/o/r/pull/9")
+                    .unwrap();
+            let again = register::parse("f", &edited);
+            let entry = again.entry(entry.number).unwrap();
+            if entry.field("link").is_some() && parsed.entries[0].problems.is_empty() {
+                assert_eq!(
+                    entry.value("link"),
+                    Some("https://github.com/o/r/pull/9"),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+    assert!(
+        with_entries > 100,
+        "the pieces make entries: {with_entries}"
+    );
+}
+
+/// Renders the demo's findings of one check as `file:line: message`.
+fn found(demo: &crate::common::Demo, check: &str) -> Vec<String> {
+    findings_of(demo)
+        .into_iter()
+        .filter(|f| f.check == check)
+        .map(|f| {
+            format!(
+                "{}:{}: {}",
+                f.file,
+                f.line.map_or(String::new(), |l| l.to_string()),
+                f.message
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_build_pin_the_readme_counts_and_the_lock_are_read_from_the_project() {
+    let demo = crate::common::Demo::new(Layout::Patch);
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("[overlay]\n", "[overlay]\npin_file = \"cmake/pin.cmake\"\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(demo.root().join("cmake")).unwrap();
+    let pin_file = demo.root().join("cmake/pin.cmake");
+    let world = &demo.demo.world;
+    std::fs::write(
+        &pin_file,
+        format!("# the MLX commit we build\nset(MLX_PIN {})\n", world.pin2),
+    )
+    .unwrap();
+    assert_eq!(
+        found(&demo, "pin-matches-build"),
+        [format!("cmake/pin.cmake:2: the build uses pin `{}` but `patches-rocm/UPSTREAM` records `{}` (line 5)", world.pin2, world.pin1)]
+    );
+    std::fs::write(&pin_file, format!("set(MLX_PIN {})\n", world.pin1)).unwrap();
+    assert!(found(&demo, "pin-matches-build").is_empty());
+
+    let readme = demo.records().join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("- local fixes: 4"))
+        .expect("the demo's count")
+        + 1;
+    std::fs::write(
+        &readme,
+        text.replace("- local fixes: 4", "- local fixes: 3"),
+    )
+    .unwrap();
+    assert_eq!(
+        found(&demo, "readme-counts"),
+        [format!(
+            "patches-rocm/README.md:{line}: the README states 3 local fixes, the overlay has 4"
+        )]
+    );
+
+    let lock = demo.records().join("overlay.lock");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    let (line, entry) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.ends_with("  mlx/fast.cpp"))
+        .unwrap();
+    std::fs::write(
+        &lock,
+        text.replace(entry, &format!("{}  mlx/fast.cpp", "0".repeat(64))),
+    )
+    .unwrap();
+    assert_eq!(
+        found(&demo, "overlay-matches-lock"),
+        [format!(
+            "patches-rocm/overlay.lock:{}: `mlx/fast.cpp` differs from its locked hash",
+            line + 1
+        )]
+    );
+}
+
+#[test]
+fn a_core_fix_named_wrongly_is_caught_by_the_residual_and_both_file_checks() {
+    let demo = crate::common::Demo::new(Layout::Patch);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("Files: `mlx/fast.cpp`"), "{text}");
+    std::fs::write(
+        &path,
+        text.replace("Files: `mlx/fast.cpp`", "Files: `mlx/device.cpp`"),
+    )
+    .unwrap();
+    let residual = found(&demo, "residual-hunks-noted");
+    assert_eq!(residual.len(), 1, "{residual:?}");
+    assert!(
+        residual[0].starts_with("patches-rocm/LOCAL_FIXES.md:: residual hunk at `mlx/fast.cpp:"),
+        "{residual:?}"
+    );
+    assert!(
+        residual[0].ends_with("belongs to fix 1, whose entry does not name `mlx/fast.cpp`"),
+        "{residual:?}"
+    );
+    assert_eq!(
+        found(&demo, "differing-file-named"),
+        ["patches-rocm/LOCAL_FIXES.md:: `mlx/fast.cpp` differs from the base tree but no entry names it"]
+    );
+    let named = found(&demo, "named-file-differs");
+    assert!(
+        named[0]
+            .ends_with("entry 1 names `mlx/device.cpp`, which does not differ from the base tree"),
+        "{named:?}"
+    );
+}

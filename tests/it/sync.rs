@@ -1,0 +1,222 @@
+//! Sync and retarget on the generated world, in both layouts: every case of issue 2, asserting
+//! file contents and exit codes as a user would check them.
+
+
+use crate::common::Demo;
+use forkbook::engine::config::Layout;
+
+const LAYOUTS: [Layout; 2] = [Layout::Patch, Layout::Files];
+
+#[test]
+fn fresh_overlay_passes_sync_check() {
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let (code, out) = demo.run(&["sync", "--check"]);
+        assert_eq!(code, 0, "{layout:?}: {out}");
+        assert!(out.contains("reproduced byte for byte"), "{out}");
+    }
+}
+
+#[test]
+fn sync_check_catches_a_tampered_record_and_writes_nothing() {
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let lock = demo.records().join("overlay.lock");
+        let text = demo.read("overlay.lock").replacen('0', "1", 1);
+        std::fs::write(&lock, &text).unwrap();
+        let (code, out) = demo.run(&["sync", "--check"]);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("patches-rocm/overlay.lock"), "{out}");
+        assert_eq!(
+            std::fs::read_to_string(&lock).unwrap(),
+            text,
+            "--check wrote nothing"
+        );
+    }
+}
+
+#[test]
+fn files_layout_check_catches_an_edited_overlay_file() {
+    let demo = Demo::new(Layout::Files);
+    let path = demo.records().join("tree/mlx/backend/rocm/matmul.cpp");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("// silently edited\n");
+    std::fs::write(&path, text).unwrap();
+    let (code, out) = demo.run(&["sync", "--check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("mlx/backend/rocm/matmul.cpp"), "{out}");
+}
+
+#[test]
+fn sync_to_a_fork_commit_that_changes_the_lines_of_a_fix_conflicts_named_by_the_fix() {
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let f2 = demo.fork(2).to_string();
+        let (code, out) = demo.run(&["sync", &f2]);
+        assert_eq!(code, 1, "{layout:?}: {out}");
+        assert!(out.contains("mlx/backend/rocm/eval.cpp: CONFLICT"), "{out}");
+        if layout == Layout::Patch {
+            assert!(
+                out.contains(
+                    "fix 4 (0004-synchronize-the-stream-before-finalize-returns.patch): CONFLICT"
+                ),
+                "{out}"
+            );
+        }
+        assert!(out.contains("mlx/backend/rocm/softmax.cpp: added"), "{out}");
+        let eval = demo.materialized("mlx/backend/rocm/eval.cpp");
+        assert!(eval.contains("<<<<<<< new base (fork "), "{eval}");
+        assert!(
+            eval.contains("local fix 4"),
+            "the local side is kept inside the markers"
+        );
+        assert!(demo.read("UPSTREAM").contains(&format!("commit: {f2}")));
+        // The core fix and the local-only file are carried untouched.
+        assert!(demo.materialized("mlx/fast.cpp").contains("Local fix 1"));
+        assert!(demo
+            .materialized("mlx/backend/rocm/local_workaround.hpp")
+            .contains("Local-only"));
+    }
+}
+
+#[test]
+fn sync_reports_a_fix_the_fork_now_contains_and_removes_a_file_the_fork_deleted() {
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let f3 = demo.fork(3).to_string();
+        let (code, out) = demo.run(&["sync", &f3]);
+        assert_eq!(code, 1, "F3 still carries F2's conflict with fix 4: {out}");
+        if layout == Layout::Patch {
+            assert!(out.contains("fix 2 (0002-free-pooled-buffers-when-the-allocator-is.patch): already in the new base: droppable"), "{out}");
+        }
+        assert!(
+            out.contains("mlx/backend/rocm/allocator.cpp: contained"),
+            "{out}"
+        );
+        assert!(
+            out.contains("mlx/backend/rocm/old_copy.cpp: removed"),
+            "{out}"
+        );
+        let lock = demo.read("overlay.lock");
+        assert!(
+            !lock.contains("old_copy.cpp"),
+            "the deleted file left the lock"
+        );
+        assert!(
+            lock.contains("local_workaround.hpp"),
+            "the local-only file stays"
+        );
+    }
+}
+
+#[test]
+fn sync_keeps_a_locally_modified_file_the_fork_deletes_as_a_conflict() {
+    let demo = Demo::new(Layout::Files);
+    let path = demo.records().join("tree/mlx/backend/rocm/old_copy.cpp");
+    let text = std::fs::read_to_string(&path).unwrap() + "// local change\n";
+    std::fs::write(&path, text).unwrap();
+    let (code, out) = demo.run(&["sync", demo.fork(3)]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("old_copy.cpp: CONFLICT")
+            && out.contains("deletes a file the overlay changes"),
+        "{out}"
+    );
+    assert!(demo
+        .materialized("mlx/backend/rocm/old_copy.cpp")
+        .contains("// local change"));
+}
+
+#[test]
+fn retarget_merges_core_files_and_reports_the_conflicting_one() {
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let pin2 = demo.demo.world.pin2.clone();
+        let (code, out) = demo.run(&["retarget", &pin2]);
+        assert_eq!(code, 1, "{layout:?}: {out}");
+        assert!(out.contains("mlx/device.cpp: CONFLICT"), "{out}");
+        assert!(out.contains("core files: 3 of 4 merged cleanly"), "{out}");
+        let device = demo.materialized("mlx/device.cpp");
+        assert!(
+            device.contains("<<<<<<< pin ") && device.contains(">>>>>>> fork "),
+            "{device}"
+        );
+        assert!(demo
+            .read("UPSTREAM")
+            .contains(&format!("retargeted_to_mlx_pin: {pin2}")));
+        assert!(
+            demo.materialized("mlx/fast.cpp").contains("Local fix 1"),
+            "core fix carried"
+        );
+        // The records now reproduce at the new commits.
+        let (code, out) = demo.run(&["sync", "--check"]);
+        assert_eq!(code, 0, "{out}");
+    }
+}
+
+#[test]
+fn retarget_check_writes_nothing() {
+    let demo = Demo::new(Layout::Patch);
+    let before = demo.read("UPSTREAM");
+    let (code, out) = demo.run(&["retarget", &demo.demo.world.pin2.clone(), "--check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("would move"), "{out}");
+    assert_eq!(demo.read("UPSTREAM"), before);
+}
+
+#[test]
+fn fork_that_merged_upstream_past_the_pin_is_refused_unless_allowed() {
+    let demo = Demo::new(Layout::Patch);
+    let f4 = demo.fork(4).to_string();
+    let (code, out) = demo.run(&["sync", &f4]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("has merged upstream"), "{out}");
+    assert!(out.contains("--allow-fork-ahead"), "{out}");
+    let (code, out) = demo.run(&["sync", &f4, "--allow-fork-ahead", "--check"]);
+    assert_ne!(code, 2, "{out}");
+}
+
+#[test]
+fn fork_hooks_outside_the_overlay_are_reported() {
+    let demo = Demo::new(Layout::Patch);
+    let (_, out) = demo.run(&["sync", demo.fork(2)]);
+    assert!(out.contains("fork changes outside the overlay"), "{out}");
+}
+
+#[test]
+fn revision_that_looks_like_an_option_is_refused() {
+    let demo = Demo::new(Layout::Patch);
+    let (code, out) = demo.run(&["retarget", "--", "--upload-pack=evil"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("is not a revision"), "{out}");
+}
+
+#[test]
+fn missing_object_offline_names_the_fetch_command() {
+    let demo = Demo::new(Layout::Patch);
+    let (code, out) = demo.run(&[
+        "--offline",
+        "retarget",
+        "0123456789abcdef0123456789abcdef01234567",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("forkbook fetch --upstream 0123456789abcdef0123456789abcdef01234567"),
+        "{out}"
+    );
+}
+
+#[test]
+fn residual_from_the_records_equals_the_residual_of_the_whole_overlay() {
+    use forkbook::engine::{overlay::OverlayState, residual, Cache, Project};
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        demo.run(&["retarget", &demo.demo.world.pin2.clone()]);
+        let project = Project::open(demo.root(), &demo.demo.overrides()).unwrap();
+        let cache = Cache::open(&project).unwrap();
+        let whole = residual::compute(&OverlayState::load(&project, &cache).unwrap());
+        let fast = residual::compute_from_records(&project, &cache).unwrap();
+        assert_eq!(fast.hunks, whole.hunks, "{layout:?}");
+        assert!(!whole.hunks.is_empty(), "the demo overlay has a core fix");
+    }
+}

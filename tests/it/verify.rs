@@ -1,0 +1,166 @@
+//! verify, report and drift through the command line on the generated world.
+
+
+use crate::common::Demo;
+use forkbook::engine::config::Layout;
+use std::process::Command;
+
+#[test]
+fn verify_runs_configured_steps_and_skips_those_it_cannot_run_with_the_reason() {
+    let demo = Demo::new(Layout::Patch);
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .split("[[verify.steps]]")
+        .next()
+        .unwrap()
+        .to_string();
+    let steps = "[[verify.steps]]\nname = \"needs a missing tool\"\ncommand = \"true\"\nrequires = [\"forkbook-no-such-tool\"]\n\n\
+                 [[verify.steps]]\nname = \"fails\"\ncommand = \"echo boom; exit 3\"\n\n\
+                 [[verify.steps]]\nname = \"passes\"\ncommand = \"true\"\n";
+    std::fs::write(&config, format!("{text}{steps}")).unwrap();
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("sync --check                 passed"), "{out}");
+    assert!(
+        out.contains(
+            "needs a missing tool         skipped: `forkbook-no-such-tool` is not on PATH"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("fails                        FAILED: exit 3") && out.contains("boom"),
+        "{out}"
+    );
+    assert!(out.contains("passes                       passed"), "{out}");
+    assert!(out.contains("5 passed, 1 failed, 1 skipped"), "{out}");
+}
+
+#[test]
+fn verify_fails_after_a_retarget_that_leaves_drift_unfixed() {
+    let demo = Demo::new(Layout::Patch);
+    let pin2 = demo.demo.world.pin2.clone();
+    let (code, out) = demo.run(&["retarget", &pin2]);
+    assert_eq!(code, 1, "{out}");
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("drift api (base to pin)      FAILED: 6 breaks"),
+        "{out}"
+    );
+    assert!(
+        out.contains("missing-eval-gpu: mlx::core::GatherQMM::eval_gpu"),
+        "{out}"
+    );
+}
+
+#[test]
+fn drift_api_lists_each_break_with_its_commit_and_json() {
+    let demo = Demo::new(Layout::Patch);
+    let pin2 = demo.demo.world.pin2.clone();
+    let (code, out) = demo.run(&["--json", "drift", "api", "--to", &pin2]);
+    assert_eq!(code, 1, "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 6, "{out}");
+    for (kind, symbol, commit) in &demo.demo.world.breaks {
+        let short_symbol = symbol.rsplit("::").next().unwrap();
+        let found = findings
+            .iter()
+            .find(|f| f["symbol"].as_str().unwrap().contains(short_symbol));
+        let found = found.unwrap_or_else(|| panic!("{kind} {symbol} not reported: {out}"));
+        assert_eq!(
+            found["introduced_by"]["sha"].as_str().map(|s| &s[..10]),
+            Some(&commit[..10]),
+            "{kind}"
+        );
+    }
+}
+
+#[test]
+fn report_names_the_pin_move_the_conflict_and_its_state() {
+    let demo = Demo::new(Layout::Patch);
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(demo.root())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "overlay at pin 1"]);
+    let pin2 = demo.demo.world.pin2.clone();
+    demo.run(&["retarget", &pin2]);
+    let (_, out) = demo.run(&["report", "--pr-body"]);
+    assert!(out.starts_with("## ROCm overlay"), "{out}");
+    assert!(out.contains(&format!("Pin: fork 4f39b0dc (base 9f83916f) on pin 9f83916f -> fork 4f39b0dc (base 9f83916f) on pin {}", &pin2[..8])), "{out}");
+    assert!(
+        out.contains("Core files: 3 of 4 merged cleanly. Conflicts:"),
+        "{out}"
+    );
+    assert!(out.contains("- `mlx/device.cpp`: UNRESOLVED"), "{out}");
+    assert!(out.contains("API drift fixed by this change (6)"), "{out}");
+    assert!(out.contains("Verify: FAILED."), "{out}");
+}
+
+#[test]
+fn the_book_builds_offline_without_objects_and_its_test_gate_asks_for_them() {
+    let demo = Demo::new(Layout::Patch);
+    forkbook::book::write_sources(&demo.root().join("book")).unwrap();
+    let empty = demo.tmp.path().join("empty-cache.git");
+    let run = |what: &str| {
+        let args: Vec<std::ffi::OsString> = vec![
+            "forkbook".into(),
+            "--root".into(),
+            demo.root().into(),
+            "--cache".into(),
+            empty.clone().into(),
+            "--offline".into(),
+            "book".into(),
+            what.into(),
+            "--var".into(),
+            format!("candidate_pin={}", demo.demo.world.pin2).into(),
+        ];
+        let mut out = Vec::new();
+        let code = forkbook::cli::run(args, &mut out);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    };
+    let (code, out) = run("build");
+    assert_eq!(
+        code, 0,
+        "no false findings while the objects are missing: {out}"
+    );
+    let page = std::fs::read_to_string(demo.root().join("book/book/pin-bump.html")).unwrap();
+    assert!(
+        page.contains("is not in the object cache"),
+        "the steps say why they were skipped"
+    );
+    assert!(
+        page.contains("forkbook fetch --fork"),
+        "and name the command that fetches"
+    );
+    let (code, out) = run("test");
+    assert_eq!(code, 1, "the acceptance gate needs the objects: {out}");
+    assert!(out.contains("forkbook fetch"), "{out}");
+}
+
+#[test]
+fn in_the_files_layout_verify_leaves_residual_ownership_to_the_check_and_says_so() {
+    let demo = Demo::new(Layout::Files);
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("residual                     skipped: files layout"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("residual                     passed"),
+        "{out}"
+    );
+}
