@@ -120,11 +120,9 @@ impl Setup {
 
     fn demo() -> (Setup, String) {
         let tmp = tempfile::tempdir().unwrap();
-        let demo = forkbook::demo::project::generate(
-            tmp.path(),
-            forkbook::engine::config::Layout::Files,
-        )
-        .expect("demo");
+        let demo =
+            forkbook::demo::project::generate(tmp.path(), forkbook::engine::config::Layout::Files)
+                .expect("demo");
         let pin2 = demo.world.pin2.clone();
         let mut setup = Setup::read("demo", demo.root.clone(), demo.cache.clone(), tmp);
         setup.book_vars = vec![

@@ -6,7 +6,7 @@
 
 use super::cache::{short, Cache};
 use super::error::{Context, Result};
-use super::merge::{merge_file, Labels};
+use super::merge::{merge3, Labels, Outcome};
 use super::FileMap;
 use git2::Oid;
 use serde::Serialize;
@@ -147,29 +147,13 @@ pub fn merge_core(
     fork: Option<&[u8]>,
     labels: Labels,
 ) -> Result<(Option<Vec<u8>>, CoreOutcome)> {
-    if fork == base {
-        let outcome = if pin.is_some() {
-            CoreOutcome::Pin
-        } else {
-            CoreOutcome::Absent
-        };
-        return Ok((pin.map(<[u8]>::to_vec), outcome));
-    }
-    match (base, pin, fork) {
-        (None, None, Some(fork)) => Ok((Some(fork.to_vec()), CoreOutcome::ForkOnly)),
-        // The fork deleted a file upstream kept unchanged: it stays deleted.
-        (Some(base), Some(pin), None) if base == pin => Ok((None, CoreOutcome::Absent)),
-        (_, None, None) => Ok((None, CoreOutcome::Absent)),
-        _ => {
-            let merged = merge_file(base, pin.unwrap_or(b""), fork.unwrap_or(b""), path, labels)?;
-            if merged.conflicts > 0 {
-                Ok((
-                    Some(merged.content),
-                    CoreOutcome::Conflict(merged.conflicts),
-                ))
-            } else {
-                Ok((Some(merged.content), CoreOutcome::Merged))
-            }
-        }
-    }
+    let merged = merge3(path, base, pin, fork, labels)?;
+    let outcome = match (&merged.content, merged.outcome) {
+        (None, _) => CoreOutcome::Absent,
+        (_, Outcome::Conflict { regions, .. }) => CoreOutcome::Conflict(regions),
+        (_, Outcome::Unchanged | Outcome::Ours) => CoreOutcome::Pin,
+        (_, Outcome::Theirs) if base.is_none() => CoreOutcome::ForkOnly,
+        (_, Outcome::Theirs | Outcome::Same | Outcome::Merged) => CoreOutcome::Merged,
+    };
+    Ok((merged.content, outcome))
 }

@@ -68,6 +68,93 @@ pub fn merge_file(
     Ok(Merged { content, conflicts })
 }
 
+/// A file on one side of a 3-way merge: `None` where that side has no such file.
+pub type Side<'a> = Option<&'a [u8]>;
+
+/// What a 3-way merge over optional files did. Every caller (the base tree's core files, a sync's
+/// carried fixes, a proposal's package) maps this one outcome to its own words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Neither side changed the file (or neither side has it).
+    Unchanged,
+    /// Only ours changed it (added, changed or deleted): ours.
+    Ours,
+    /// Only theirs changed it (added, changed or deleted): theirs.
+    Theirs,
+    /// Both made the same change: either.
+    Same,
+    /// Both changed it and libgit2 merged the changes cleanly.
+    Merged,
+    /// Both changed it and `regions` conflict regions are left, with markers.
+    Conflict { regions: usize, kind: ConflictKind },
+}
+
+/// Why the two sides collide: the words a user needs to resolve it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// Both sides change the same lines.
+    BothChanged,
+    /// Both sides add the file, differently.
+    BothAdded,
+    /// Ours deletes a file theirs changes.
+    OursDeletes,
+    /// Theirs deletes a file ours changes.
+    TheirsDeletes,
+}
+
+/// The content a 3-way merge left (`None`: the file is absent) and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merge3 {
+    pub content: Option<Vec<u8>>,
+    pub outcome: Outcome,
+}
+
+/// Merges `theirs` into `ours` with `base` as the common ancestor, where any side may lack the
+/// file. One-sided changes (deletions and additions included) are taken as git takes them; two
+/// changes are merged by [`merge_file`], and a deletion against a change is a conflict whose
+/// content is the merge against an empty file, as `git merge-file` leaves it.
+pub fn merge3(path: &str, base: Side, ours: Side, theirs: Side, labels: Labels) -> Result<Merge3> {
+    let take = |side: Side, outcome| Merge3 {
+        content: side.map(<[u8]>::to_vec),
+        outcome,
+    };
+    if ours == theirs {
+        let outcome = if ours == base {
+            Outcome::Unchanged
+        } else {
+            Outcome::Same
+        };
+        return Ok(take(ours, outcome));
+    }
+    if theirs == base {
+        return Ok(take(ours, Outcome::Ours));
+    }
+    if ours == base {
+        return Ok(take(theirs, Outcome::Theirs));
+    }
+    let kind = match (base, ours, theirs) {
+        (None, _, _) => ConflictKind::BothAdded,
+        (_, None, _) => ConflictKind::OursDeletes,
+        (_, _, None) => ConflictKind::TheirsDeletes,
+        _ => ConflictKind::BothChanged,
+    };
+    let merged = merge_file(
+        base,
+        ours.unwrap_or(b""),
+        theirs.unwrap_or(b""),
+        path,
+        labels,
+    )?;
+    let outcome = match merged.conflicts {
+        0 => Outcome::Merged,
+        regions => Outcome::Conflict { regions, kind },
+    };
+    Ok(Merge3 {
+        content: Some(merged.content),
+        outcome,
+    })
+}
+
 fn input<'a>(content: &'a [u8], path: &str) -> git2::MergeFileInput<'a> {
     let mut input = git2::MergeFileInput::new();
     input.content(content).path(path);
@@ -150,5 +237,57 @@ mod tests {
             String::from_utf8_lossy(&expected)
         );
         assert_eq!(m.conflicts, 1);
+    }
+
+    #[test]
+    fn merge3_takes_one_sided_changes_of_optional_files() {
+        let m = |b: Side, o: Side, t: Side| merge3("f.cpp", b, o, t, LABELS).unwrap();
+        let (a, b) = (Some(&b"a\n"[..]), Some(&b"b\n"[..]));
+        assert_eq!(m(a, a, a).outcome, Outcome::Unchanged);
+        assert_eq!(m(None, None, None).outcome, Outcome::Unchanged);
+        // Theirs adds, changes or deletes; ours keeps the base.
+        assert_eq!(
+            m(None, None, b),
+            Merge3 {
+                content: Some(b"b\n".to_vec()),
+                outcome: Outcome::Theirs
+            }
+        );
+        assert_eq!(
+            m(a, a, None),
+            Merge3 {
+                content: None,
+                outcome: Outcome::Theirs
+            }
+        );
+        assert_eq!(
+            m(a, b, a),
+            Merge3 {
+                content: Some(b"b\n".to_vec()),
+                outcome: Outcome::Ours
+            }
+        );
+        assert_eq!(m(a, b, b).outcome, Outcome::Same);
+        assert_eq!(
+            m(a, None, None),
+            Merge3 {
+                content: None,
+                outcome: Outcome::Same
+            }
+        );
+    }
+
+    #[test]
+    fn merge3_names_the_kind_of_each_collision() {
+        let kind =
+            |b: Side, o: Side, t: Side| match merge3("f.cpp", b, o, t, LABELS).unwrap().outcome {
+                Outcome::Conflict { kind, .. } => kind,
+                other => panic!("expected a conflict, got {other:?}"),
+            };
+        let (a, b, c) = (Some(&b"a\n"[..]), Some(&b"b\n"[..]), Some(&b"c\n"[..]));
+        assert_eq!(kind(a, b, c), ConflictKind::BothChanged);
+        assert_eq!(kind(None, b, c), ConflictKind::BothAdded);
+        assert_eq!(kind(a, None, c), ConflictKind::OursDeletes);
+        assert_eq!(kind(a, b, None), ConflictKind::TheirsDeletes);
     }
 }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::cache::{short, Cache};
 use super::config::Layout;
 use super::error::{Context, Error, Result};
-use super::merge::{count_conflicts, merge_file, Labels};
+use super::merge::{count_conflicts, merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{Image, OverlayState};
 use super::project::Project;
 use super::record::slug;
@@ -272,45 +272,40 @@ fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<C
     let mut out = Vec::new();
     for (path, pre, post) in change {
         let on_fork = read_blob(repo, &tree, path)?;
-        let after = match (pre, post, &on_fork) {
-            (_, None, None) => None,
-            (_, None, Some(current)) if Some(current) == pre.as_ref() => None,
-            (_, None, Some(_)) => bail!("`{path}` is deleted by the fix but the fork's version differs from what it deleted"),
-            (_, Some(post), None) if pre.is_none() => Some(post.clone()),
-            (_, Some(_), None) => bail!("`{path}` is changed by the fix but the fork commit has no such file"),
-            (_, Some(post), Some(current)) => Some(merge_onto_fork(path, pre.as_deref(), current, post, labels)?),
-        };
-        out.push((path.clone(), on_fork, after));
+        if pre.as_deref().is_some_and(|pre| count_conflicts(pre) > 0) {
+            return Err(Error::new(format!("the fix resolves the base tree's conflict in `{path}`, which the fork does not have"))
+                .with_note("a conflict resolution adapts the fork to the pin: mark the entry `retarget-only` with its cause"));
+        }
+        let merged = merge3(
+            path,
+            pre.as_deref(),
+            on_fork.as_deref(),
+            post.as_deref(),
+            labels,
+        )?;
+        match merged.outcome {
+            Outcome::Conflict { kind: ConflictKind::TheirsDeletes, .. } => bail!("`{path}` is deleted by the fix but the fork's version differs from what it deleted"),
+            Outcome::Conflict { kind: ConflictKind::OursDeletes, .. } => bail!("`{path}` is changed by the fix but the fork commit has no such file"),
+            Outcome::Conflict { regions, .. } => {
+                return Err(Error::new(format!(
+                    "the fix does not carry onto the fork's `{path}`: {}",
+                    plural(regions, "conflicting region", "conflicting regions")
+                ))
+                .with_note("the fork changed the lines this fix touches; adapt the fix to the fork by hand"))
+            }
+            _ => out.push((path.clone(), on_fork, merged.content)),
+        }
     }
     Ok(out)
 }
 
-fn merge_onto_fork(
-    path: &str,
-    pre: Option<&[u8]>,
-    fork: &[u8],
-    post: &[u8],
-    labels: Labels,
-) -> Result<Vec<u8>> {
-    if pre.is_some_and(|pre| count_conflicts(pre) > 0) {
-        return Err(Error::new(format!("the fix resolves the base tree's conflict in `{path}`, which the fork does not have"))
-            .with_note("a conflict resolution adapts the fork to the pin: mark the entry `retarget-only` with its cause"));
+/// `1 thing` or `N things`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
     }
-    let merged = merge_file(pre, fork, post, path, labels)?;
-    if merged.conflicts > 0 {
-        let regions = if merged.conflicts == 1 {
-            "1 conflicting region".to_string()
-        } else {
-            format!("{} conflicting regions", merged.conflicts)
-        };
-        return Err(Error::new(format!(
-            "the fix does not carry onto the fork's `{path}`: {regions}"
-        ))
-        .with_note(
-            "the fork changed the lines this fix touches; adapt the fix to the fork by hand",
-        ));
-    }
-    Ok(merged.content)
 }
 
 fn read_blob(repo: &Repository, tree: &git2::Tree, path: &str) -> Result<Image> {

@@ -12,7 +12,7 @@ use super::cache::{short, Cache, Remote};
 use super::config::Layout;
 use super::error::{Error, Result};
 use super::fsutil::{write_tree, RunLock, StagedDir};
-use super::merge::{merge_file, Labels};
+use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{Image, OverlayState, PatchFile, PATCHES_DIR, TREE_DIR};
 use super::patch;
 use super::project::Project;
@@ -55,6 +55,17 @@ pub enum FileOutcome {
         fix: Option<usize>,
         why: String,
     },
+}
+
+impl FileOutcome {
+    /// A file no local fix touches, moved from the old base (`had`) to the new one (`has`).
+    fn of_base_move(had: bool, has: bool) -> FileOutcome {
+        match (had, has) {
+            (false, true) => FileOutcome::Added,
+            (true, false) => FileOutcome::Removed,
+            _ => FileOutcome::Taken,
+        }
+    }
 }
 
 /// What happened to one local fix (patch layout).
@@ -268,54 +279,40 @@ fn carry_one(
     labels: &MoveLabels,
     local_label: &str,
 ) -> Result<(Image, Option<FileOutcome>)> {
-    if local == b0 {
-        let outcome = match (b0, b1) {
-            (a, b) if a == b => None,
-            (None, Some(_)) => Some(FileOutcome::Added),
-            (Some(_), None) => Some(FileOutcome::Removed),
-            _ => Some(FileOutcome::Taken),
-        };
-        return Ok((b1.cloned(), outcome));
-    }
-    if b0 == b1 {
-        let outcome = if b0.is_none() {
-            FileOutcome::LocalOnly
-        } else {
-            FileOutcome::Kept
-        };
-        return Ok((local.cloned(), Some(outcome)));
-    }
-    if local == b1 {
-        return Ok((b1.cloned(), Some(FileOutcome::Contained)));
-    }
-    let why = match (b1, local) {
-        (None, _) => "the new base deletes a file the overlay changes",
-        (_, None) => "the overlay deletes a file the new base changes",
-        (_, _) if b0.is_none() => "both the new base and the overlay add this file",
-        _ => "the new base and the overlay change the same lines",
+    let labels = Labels {
+        ours: &labels.new_base,
+        base: &labels.old_base,
+        theirs: local_label,
     };
-    let merged = merge_file(
-        b0.map(Vec::as_slice),
-        b1.map_or(&b""[..], Vec::as_slice),
-        local.map_or(&b""[..], Vec::as_slice),
-        path,
-        Labels {
-            ours: &labels.new_base,
-            base: &labels.old_base,
-            theirs: local_label,
-        },
-    )?;
-    if merged.conflicts == 0 {
-        return Ok((Some(merged.content), Some(FileOutcome::Merged)));
-    }
-    Ok((
-        Some(merged.content),
-        Some(FileOutcome::Conflict {
-            regions: merged.conflicts,
+    let merged = merge3(path, as_side(b0), as_side(b1), as_side(local), labels)?;
+    let outcome = match merged.outcome {
+        Outcome::Unchanged => None,
+        Outcome::Ours => Some(FileOutcome::of_base_move(b0.is_some(), b1.is_some())),
+        Outcome::Theirs if b0.is_none() => Some(FileOutcome::LocalOnly),
+        Outcome::Theirs => Some(FileOutcome::Kept),
+        Outcome::Same => Some(FileOutcome::Contained),
+        Outcome::Merged => Some(FileOutcome::Merged),
+        Outcome::Conflict { regions, kind } => Some(FileOutcome::Conflict {
+            regions,
             fix: None,
-            why: why.to_string(),
+            why: conflict_why(kind).to_string(),
         }),
-    ))
+    };
+    Ok((merged.content, outcome))
+}
+
+fn as_side(file: Option<&Vec<u8>>) -> Option<&[u8]> {
+    file.map(Vec::as_slice)
+}
+
+/// The words for a conflict between the new base (ours) and the overlay (theirs).
+fn conflict_why(kind: ConflictKind) -> &'static str {
+    match kind {
+        ConflictKind::OursDeletes => "the new base deletes a file the overlay changes",
+        ConflictKind::TheirsDeletes => "the overlay deletes a file the new base changes",
+        ConflictKind::BothAdded => "both the new base and the overlay add this file",
+        ConflictKind::BothChanged => "the new base and the overlay change the same lines",
+    }
 }
 
 /// Patch layout: replays every fix over the new base, merging where the base moved under it.
@@ -328,12 +325,7 @@ fn carry_patches(
     let mut current = new_base.files.clone();
     let mut outcomes = BTreeMap::new();
     for (path, b0, b1) in super::overlay::differences(&state.base.files, &new_base.files) {
-        let outcome = match (&b0, &b1) {
-            (None, Some(_)) => FileOutcome::Added,
-            (Some(_), None) => FileOutcome::Removed,
-            _ => FileOutcome::Taken,
-        };
-        outcomes.insert(path, outcome);
+        outcomes.insert(path, FileOutcome::of_base_move(b0.is_some(), b1.is_some()));
     }
     let mut reports = Vec::new();
     for (i, step) in state.steps.iter().enumerate() {

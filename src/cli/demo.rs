@@ -1,8 +1,8 @@
 //! `forkbook demo`: the whole procedure, live, on a generated world with no network.
 
 use super::{Ctx, OK};
-use crate::engine::config::Layout;
 use crate::demo::project::{generate, DemoProject};
+use crate::engine::config::Layout;
 use crate::engine::Result;
 use std::path::PathBuf;
 

@@ -2,7 +2,6 @@
 //! book), built with `forkbook book build|test` in process, asserting on the rendered HTML and on
 //! the failure messages; and the `forkbook mdbook` protocol the stock mdbook binary speaks.
 
-
 use crate::common::Demo;
 use forkbook::engine::config::Layout;
 use std::path::{Path, PathBuf};

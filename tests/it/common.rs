@@ -2,8 +2,8 @@
 //! process the way a user runs it.
 #![allow(dead_code)]
 
-use forkbook::engine::config::Layout;
 use forkbook::demo::project::{generate, DemoProject};
+use forkbook::engine::config::Layout;
 use std::path::{Path, PathBuf};
 
 pub struct Demo {

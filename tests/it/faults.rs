@@ -6,7 +6,6 @@
 //! The forkbook binary runs as a child process so that the failure hook
 //! (`FORKBOOK_FAIL_AFTER_WRITES`) and `kill -9` touch only that child.
 
-
 use crate::common::Demo;
 use forkbook::engine::config::Layout;
 use std::collections::BTreeMap;

@@ -1,7 +1,6 @@
 //! `propose` on the generated world: packages against the fork commit that apply through
 //! libgit2 and `git am`, pushed as branches, and links recorded in the register.
 
-
 use std::path::Path;
 use std::process::Command;
 

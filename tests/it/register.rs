@@ -245,7 +245,6 @@ fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
     assert!(!after.iter().any(|m| m.starts_with("entry 4")), "{after:?}");
 }
 
-
 use forkbook::engine::check::{gather_facts, run_checks};
 use forkbook::engine::config::Layout;
 use forkbook::engine::overlay::OverlayState;

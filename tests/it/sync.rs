@@ -1,7 +1,6 @@
 //! Sync and retarget on the generated world, in both layouts: every case of issue 2, asserting
 //! file contents and exit codes as a user would check them.
 
-
 use crate::common::Demo;
 use forkbook::engine::config::Layout;
 

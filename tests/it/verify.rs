@@ -1,6 +1,5 @@
 //! verify, report and drift through the command line on the generated world.
 
-
 use crate::common::Demo;
 use forkbook::engine::config::Layout;
 use std::process::Command;
