@@ -49,6 +49,19 @@ pub enum CoreOutcome {
     Absent,
 }
 
+impl CoreOutcome {
+    /// The outcome's short name, as the report's table shows it.
+    pub fn name(&self) -> String {
+        match self {
+            CoreOutcome::Pin => "pin".into(),
+            CoreOutcome::Merged => "merged".into(),
+            CoreOutcome::Conflict(n) => format!("conflict ({n})"),
+            CoreOutcome::ForkOnly => "fork only".into(),
+            CoreOutcome::Absent => "absent".into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct BaseTree {
     pub files: FileMap,

@@ -23,6 +23,7 @@ pub mod record;
 pub mod records;
 pub mod register;
 pub mod report;
+pub mod report_value;
 pub mod residual;
 pub mod status;
 pub mod sync;

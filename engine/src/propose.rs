@@ -23,6 +23,7 @@ use super::project::Project;
 use super::record::slug;
 use super::records;
 use super::register::{self, Entry, Register, State};
+use super::report_value::plural;
 use crate::bail;
 use forkbook_checks::names::{resolve, Resolved};
 
@@ -297,15 +298,6 @@ fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<C
         }
     }
     Ok(out)
-}
-
-/// `1 thing` or `N things`.
-fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
 }
 
 fn read_blob(repo: &Repository, tree: &git2::Tree, path: &str) -> Result<Image> {

@@ -85,7 +85,7 @@ pub fn report(
         .base
         .core
         .iter()
-        .map(|(p, o)| (p.clone(), outcome_name(o)))
+        .map(|(p, o)| (p.clone(), o.name()))
         .collect();
     let conflicts = new
         .base
@@ -156,16 +156,6 @@ pub fn report(
         verify,
         verify_failed: verification.failed(),
     })
-}
-
-fn outcome_name(o: &CoreOutcome) -> String {
-    match o {
-        CoreOutcome::Pin => "pin".into(),
-        CoreOutcome::Merged => "merged".into(),
-        CoreOutcome::Conflict(n) => format!("conflict ({n})"),
-        CoreOutcome::ForkOnly => "fork only".into(),
-        CoreOutcome::Absent => "absent".into(),
-    }
 }
 
 /// The fixes whose patches change `path`, as "fix N (title)".

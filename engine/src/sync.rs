@@ -7,6 +7,9 @@
 //! merge(new B, old B, overlay). Nothing is applied with fuzz; a collision is a conflict named
 //! by its file and fix, with markers whose labels name the commits.
 
+mod text;
+pub use text::{file_words, fix_words};
+
 use super::base::{self, BaseTree, Commits};
 use super::cache::{short, Cache, Remote};
 use super::config::Layout;
@@ -114,6 +117,9 @@ pub struct Move {
     /// The records folder as it should be after the move (relative paths).
     #[serde(skip)]
     pub records: FileMap,
+    /// Whether the move was written to the records (false for a `--check` preview).
+    #[serde(skip)]
+    pub written: bool,
 }
 
 fn ser_commits<S: serde::Serializer>(c: &Commits, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -220,6 +226,7 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
         hooks_outside,
         overlay,
         records,
+        written: false,
     })
 }
 
@@ -500,6 +507,95 @@ pub fn write(project: &Project, planned: &Move) -> Result<()> {
     let staged = StagedDir::new(&project.records_dir())?;
     write_tree(staged.path(), &planned.records)?;
     staged.commit()
+}
+
+/// How `forkbook sync` and `forkbook retarget` move: preview or write, and where else to write
+/// the overlay.
+#[derive(Debug, Clone, Default)]
+pub struct MoveOptions {
+    /// Write the moved records (false: `--check`, a preview that writes nothing).
+    pub write: bool,
+    /// Also materialize the moved overlay into this folder.
+    pub out: Option<std::path::PathBuf>,
+    /// Accept a fork that has merged upstream past the pin.
+    pub allow_fork_ahead: bool,
+}
+
+/// `forkbook retarget REV`: moves the core files to the upstream pin `rev`, carrying every
+/// local fix (the pin-bump chapter's step 2 and 5). The merge of each file is [`plan`] ->
+/// [`crate::merge::merge3`].
+pub fn retarget(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    rev: &str,
+    options: &MoveOptions,
+) -> Result<Move> {
+    let target = Target {
+        fork: None,
+        pin: Some(rev.to_string()),
+        allow_fork_ahead: options.allow_fork_ahead,
+    };
+    move_to(project, cache, state, &target, options)
+}
+
+/// `forkbook sync [REV]`: moves the overlay to the fork revision `rev`, carrying every local fix.
+pub fn sync(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    rev: &str,
+    options: &MoveOptions,
+) -> Result<Move> {
+    let target = Target {
+        fork: Some(rev.to_string()),
+        pin: None,
+        allow_fork_ahead: options.allow_fork_ahead,
+    };
+    move_to(project, cache, state, &target, options)
+}
+
+fn move_to(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    target: &Target,
+    options: &MoveOptions,
+) -> Result<Move> {
+    let new = resolve_target(cache, state.commits, target)?;
+    let mut planned = plan(project, cache, state, new)?;
+    if options.write {
+        write(project, &planned)?;
+        planned.written = true;
+    }
+    if let Some(dir) = &options.out {
+        super::overlay::materialize(&planned.overlay, dir)?;
+    }
+    Ok(planned)
+}
+
+/// `forkbook sync --check`: every record rebuilt at the recorded commits, compared byte for byte.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct SyncCheck {
+    pub mismatches: Vec<Mismatch>,
+    #[serde(skip)]
+    pub files: usize,
+    /// The records folder's name, for the text.
+    #[serde(skip)]
+    pub records: String,
+    #[serde(skip)]
+    pub commits: Commits,
+}
+
+/// [`check`] as a command's result.
+pub fn check_report(project: &Project, cache: &Cache, state: &OverlayState) -> Result<SyncCheck> {
+    Ok(SyncCheck {
+        mismatches: check(project, cache, state)?,
+        files: state.overlay.len(),
+        records: project.record_name(""),
+        commits: state.commits,
+    })
 }
 
 /// A record that `sync --check` could not reproduce.

@@ -36,7 +36,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             project.record_name(""),
             planned.new.describe()
         )?;
-        super::sync::print_core(ctx, &planned)?;
+        write!(ctx.out, "{}", planned.core_text())?;
     }
     Ok(if planned.conflicts() > 0 {
         PROBLEMS

@@ -121,6 +121,23 @@ impl Ctx<'_> {
         Ok((project, cache, state))
     }
 
+    /// Prints a command's result (JSON with `--json`, otherwise its text) and returns the exit
+    /// status it calls for: the one place a result becomes an exit status.
+    pub fn emit<R: engine::report_value::CommandReport>(
+        &mut self,
+        report: &R,
+    ) -> engine::Result<i32> {
+        if self.json {
+            self.print_json(report)?;
+        } else {
+            write!(self.out, "{}", report.text())?;
+        }
+        Ok(match report.verdict() {
+            engine::report_value::Verdict::Clean => OK,
+            engine::report_value::Verdict::Problems => PROBLEMS,
+        })
+    }
+
     /// Prints `value` as pretty JSON.
     pub fn print_json<T: serde::Serialize>(&mut self, value: &T) -> engine::Result<()> {
         let text = serde_json::to_string_pretty(value).map_err(|e| Error::new(e.to_string()))?;

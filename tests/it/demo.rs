@@ -26,7 +26,7 @@ fn demo_runs_every_step_and_builds_the_book() {
         "{text}"
     );
     assert!(
-        text.contains("mlx/device.cpp: CONFLICT (1 regions, pin vs fork)"),
+        text.contains("mlx/device.cpp: CONFLICT (1 region, pin vs fork)"),
         "{text}"
     );
     assert!(text.contains("6 break(s)"), "{text}");

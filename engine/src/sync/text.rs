@@ -1,0 +1,166 @@
+//! How a move (sync or retarget) and a `sync --check` read to a person.
+
+use super::{FileOutcome, FixOutcome, Mismatch, Move, SyncCheck};
+use crate::base::CoreOutcome;
+use crate::cache::short;
+use crate::report_value::{plural, CommandReport, Verdict};
+use std::fmt::Write;
+
+impl CommandReport for Move {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        let verb = if self.written { "moved" } else { "would move" };
+        let _ = writeln!(
+            out,
+            "{verb} {} -> {}",
+            self.old.describe(),
+            self.new.describe()
+        );
+        out.push_str(&self.core_text());
+        let base_conflicts: Vec<&str> = self
+            .core
+            .iter()
+            .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)))
+            .map(|(p, _)| p.as_str())
+            .collect();
+        for (path, outcome) in &self.files {
+            if *outcome == FileOutcome::Taken && base_conflicts.contains(&path.as_str()) {
+                continue;
+            }
+            let _ = writeln!(out, "  {path}: {}", file_words(outcome));
+        }
+        for fix in &self.fixes {
+            let _ = writeln!(
+                out,
+                "  fix {} ({}): {}",
+                fix.number,
+                fix.patch,
+                fix_words(&fix.outcome)
+            );
+        }
+        if !self.hooks_outside.is_empty() {
+            let _ = writeln!(
+                out,
+                "fork changes outside the overlay ({}): {}",
+                self.hooks_outside.len(),
+                self.hooks_outside.join(", ")
+            );
+        }
+        let conflicts = self.conflicts();
+        if conflicts > 0 {
+            let _ = writeln!(
+                out,
+                "\n{} left with markers; resolve them and record each resolution as a local fix",
+                plural(conflicts, "conflict region", "conflict regions")
+            );
+            let _ = writeln!(out, "note: `forkbook materialize --out DIR`, edit, then `forkbook fix add --from DIR --title \"...\"`");
+        }
+        out
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.conflicts() > 0)
+    }
+}
+
+impl Move {
+    /// The core files and how the base tree made each.
+    pub fn core_text(&self) -> String {
+        let mut out = String::new();
+        let merged = self
+            .core
+            .iter()
+            .filter(|(_, o)| {
+                matches!(
+                    o,
+                    CoreOutcome::Merged | CoreOutcome::Pin | CoreOutcome::ForkOnly
+                )
+            })
+            .count();
+        let _ = writeln!(
+            out,
+            "core files: {merged} of {} merged cleanly",
+            self.core.len()
+        );
+        for (path, outcome) in &self.core {
+            if let CoreOutcome::Conflict(n) = outcome {
+                let _ = writeln!(
+                    out,
+                    "  {path}: CONFLICT ({}, pin vs fork)",
+                    plural(*n, "region", "regions")
+                );
+            }
+        }
+        out
+    }
+}
+
+/// What happened to one file, in words.
+pub fn file_words(outcome: &FileOutcome) -> String {
+    match outcome {
+        FileOutcome::Taken => "taken".to_string(),
+        FileOutcome::Added => "added (new in the fork)".to_string(),
+        FileOutcome::Removed => "removed (deleted by the fork)".to_string(),
+        FileOutcome::Merged => "merged (local fix carried)".to_string(),
+        FileOutcome::Kept => "kept (local fix; base unchanged)".to_string(),
+        FileOutcome::Contained => {
+            "contained: the new base already holds the local change (its fix is droppable)"
+                .to_string()
+        }
+        FileOutcome::LocalOnly => "kept (local-only file)".to_string(),
+        FileOutcome::Conflict { regions, fix, why } => {
+            let by = fix.map(|n| format!(", fix {n}")).unwrap_or_default();
+            format!(
+                "CONFLICT ({}{by}): {why}",
+                plural(*regions, "region", "regions")
+            )
+        }
+    }
+}
+
+/// What happened to one local fix, in words.
+pub fn fix_words(outcome: &FixOutcome) -> String {
+    match outcome {
+        FixOutcome::Unchanged => "applies as before".to_string(),
+        FixOutcome::Carried => "carried onto the new base".to_string(),
+        FixOutcome::Droppable => {
+            "already in the new base: droppable (mark it merged and remove its patch)".to_string()
+        }
+        FixOutcome::Conflict { paths } => format!("CONFLICT in {}", paths.join(", ")),
+    }
+}
+
+impl CommandReport for SyncCheck {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        if self.mismatches.is_empty() {
+            let _ = writeln!(
+                out,
+                "sync --check: {} files and every record of {} reproduced byte for byte at {}",
+                self.files,
+                self.records,
+                self.commits.describe()
+            );
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "sync --check: {} differ from what {} gives:",
+            plural(self.mismatches.len(), "record", "records"),
+            self.commits.describe()
+        );
+        for Mismatch { path, why } in &self.mismatches {
+            let _ = writeln!(out, "  {path}: {why}");
+        }
+        let _ = writeln!(
+            out,
+            "\nnote: run `forkbook sync {}` to rewrite them, and review the diff",
+            short(self.commits.fork)
+        );
+        out
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(!self.mismatches.is_empty())
+    }
+}
