@@ -14,6 +14,8 @@ use crate::engine::check::{self, Finding, Severity};
 use crate::engine::overlay::OverlayState;
 use crate::engine::project::{Overrides, Project};
 use crate::engine::records::{self, keys};
+pub use crate::engine::tools::find_program as find_on_path;
+use crate::engine::tools::missing_requirement;
 use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
@@ -212,7 +214,7 @@ impl BookRunner {
 
 impl StepRunner for BookRunner {
     fn run(&self, step: &Step) -> StepOutcome {
-        if let Some(reason) = missing_requirement(&step.attrs.requires) {
+        if let Some(reason) = missing_requirement(&step.attrs.requires, false) {
             return StepOutcome::Skipped { reason };
         }
         match step.kind {
@@ -496,49 +498,6 @@ fn path_with_this_forkbook() -> OsString {
     }
 }
 
-/// Why a step cannot run here, if it cannot: the first required tool that is missing.
-/// `gpu` means an AMD GPU that `rocminfo` lists.
-pub fn missing_requirement(tools: &[String]) -> Option<String> {
-    for tool in tools {
-        if tool == "gpu" {
-            if let Some(reason) = missing_gpu() {
-                return Some(reason);
-            }
-        } else if find_on_path(tool).is_none() {
-            return Some(format!("needs `{tool}`, which is not on PATH"));
-        }
-    }
-    None
-}
-
-fn missing_gpu() -> Option<String> {
-    if find_on_path("rocminfo").is_none() {
-        return Some("needs an AMD GPU, and `rocminfo` is not on PATH".into());
-    }
-    match run_shell("rocminfo", Path::new("."), Some(Duration::from_secs(60))) {
-        Ok((0, output)) if output.contains("gfx") => None,
-        Ok(_) => Some("needs an AMD GPU, and `rocminfo` lists none".into()),
-        Err(e) => Some(format!(
-            "needs an AMD GPU, and `rocminfo` failed to start: {e}"
-        )),
-    }
-}
-
-/// The executable `name` on PATH, if any.
-pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    if name.is_empty() || name.contains('/') {
-        return None;
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|file| {
-            file.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
-
 /// The skip reason for a step whose objects are not in the cache: the error and its note.
 fn missing_objects_reason(output: &str) -> String {
     let lines: Vec<&str> = output
@@ -675,13 +634,6 @@ mod tests {
         );
         assert_eq!(split_words("a ''").unwrap(), ["a", ""]);
         assert_eq!(split_words("a 'open"), None);
-    }
-
-    #[test]
-    fn requirements_name_the_missing_tool() {
-        assert_eq!(missing_requirement(&["sh".into()]), None);
-        let reason = missing_requirement(&["sh".into(), "no-such-tool-xyz".into()]).unwrap();
-        assert_eq!(reason, "needs `no-such-tool-xyz`, which is not on PATH");
     }
 
     #[test]

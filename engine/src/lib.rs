@@ -27,6 +27,7 @@ pub mod report_value;
 pub mod residual;
 pub mod status;
 pub mod sync;
+pub mod tools;
 pub mod verify;
 
 pub use cache::Cache;

@@ -33,7 +33,7 @@ pub struct StepConfig {
     pub command: String,
     /// Tools that must be on PATH (`hipcc`, `cmake`).
     pub requires: Vec<String>,
-    /// Needs an AMD GPU (seen through `/dev/kfd` and `rocminfo`).
+    /// Needs an AMD GPU (`/dev/kfd`, and `rocminfo` listing a `gfx` agent).
     pub gpu: bool,
     /// Seconds before the step is stopped and failed.
     pub timeout: Option<u64>,
@@ -225,29 +225,8 @@ fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outc
     ))
 }
 
-/// Why a step cannot run on this machine, if it cannot.
-pub fn missing_requirement(requires: &[String], gpu: bool) -> Option<String> {
-    for tool in requires {
-        if which(tool).is_none() {
-            return Some(format!("`{tool}` is not on PATH"));
-        }
-    }
-    if gpu && !Path::new("/dev/kfd").exists() {
-        return Some("no AMD GPU (no /dev/kfd)".to_string());
-    }
-    None
-}
-
-/// The full path of `tool` on PATH.
-pub fn which(tool: &str) -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(tool))
-        .find(|p| p.is_file())
-}
-
 fn run_step(step: &StepConfig, root: &Path) -> (Outcome, Vec<String>) {
-    if let Some(why) = missing_requirement(&step.requires, step.gpu) {
+    if let Some(why) = crate::tools::missing_requirement(&step.requires, step.gpu) {
         return (Outcome::Skipped(why), Vec::new());
     }
     let timeout = Duration::from_secs(step.timeout.unwrap_or(3600));

@@ -23,7 +23,7 @@ fn verify_runs_configured_steps_and_skips_those_it_cannot_run_with_the_reason() 
     assert!(out.contains("sync --check                 passed"), "{out}");
     assert!(
         out.contains(
-            "needs a missing tool         skipped: `forkbook-no-such-tool` is not on PATH"
+            "needs a missing tool         skipped: needs `forkbook-no-such-tool`, which is not on PATH"
         ),
         "{out}"
     );

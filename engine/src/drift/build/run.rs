@@ -27,33 +27,7 @@ impl Step {
     }
 }
 
-/// The path of `program`: as given when it holds a `/`, else the first match on `PATH`.
-pub fn find_program(program: &str) -> Option<PathBuf> {
-    if program.is_empty() {
-        return None;
-    }
-    if program.contains('/') {
-        let path = PathBuf::from(program);
-        return path.is_file().then_some(path);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        path.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        path.is_file()
-    }
-}
+pub use crate::tools::find_program;
 
 /// The path of a tool the build needs, or an error that says how to get it.
 pub fn require(program: &str, what: &str, note: &str) -> Result<PathBuf> {
