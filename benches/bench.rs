@@ -141,11 +141,11 @@ impl Setup {
 
     /// forkbook ARGS in process against this project; returns the exit status.
     fn forkbook(&self, args: &[&str]) -> i32 {
-        let mut full: Vec<std::ffi::OsString> =
-            vec!["forkbook".into(), "--root".into(), self.root.clone().into()];
-        full.push("--cache".into());
-        full.push(self.cache.clone().into());
-        full.extend(args.iter().map(|a| a.into()));
+        let overrides = forkbook::engine::project::Overrides {
+            cache: Some(self.cache.clone()),
+            ..Default::default()
+        };
+        let full = forkbook::cli::argv(&self.root, &overrides, args.iter().copied());
         let mut out = Vec::new();
         let code = forkbook::cli::run(full, &mut out);
         if code == 2 {

@@ -73,21 +73,13 @@ impl BookRunner {
         }
     }
 
-    /// The arguments every `forkbook` step starts with.
-    fn global_args(&self) -> Vec<OsString> {
-        let mut args: Vec<OsString> =
-            vec!["forkbook".into(), "--root".into(), self.root.clone().into()];
-        args.push("--offline".into());
-        if let Some(cache) = &self.overrides.cache {
-            args.extend(["--cache".into(), cache.clone().into()]);
-        }
-        if let Some(url) = &self.overrides.fork_url {
-            args.extend(["--fork-url".into(), url.into()]);
-        }
-        if let Some(url) = &self.overrides.upstream_url {
-            args.extend(["--upstream-url".into(), url.into()]);
-        }
-        args
+    /// A step's command line: always `--offline`, with this book's overrides.
+    fn argv<I: IntoIterator<Item = S>, S: Into<OsString>>(&self, command: I) -> Vec<OsString> {
+        let offline = Overrides {
+            offline: true,
+            ..self.overrides.clone()
+        };
+        crate::cli::argv(&self.root, &offline, command)
     }
 
     /// The project, offline like the steps.
@@ -111,8 +103,7 @@ impl BookRunner {
                 "a book step cannot run `forkbook {sub}` (the book would build itself)"
             ));
         }
-        let mut args = self.global_args();
-        args.extend(words.into_iter().map(OsString::from));
+        let args = self.argv(words);
         let started = Instant::now();
         let (exit, output) = run_in_process(args, step.attrs.timeout);
         let duration = started.elapsed();
@@ -178,8 +169,7 @@ impl BookRunner {
     }
 
     fn report(&self) -> String {
-        let mut args = self.global_args();
-        args.extend(["report".into(), "--pr-body".into()]);
+        let args = self.argv(["report", "--pr-body"]);
         let (exit, output) = run_in_process(args, None);
         if exit == crate::cli::FAILED {
             let reason = output

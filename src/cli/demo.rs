@@ -126,14 +126,11 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
 
 /// Runs one forkbook command against the demo project, in process, printing what it prints.
 fn run_on_demo(demo: &DemoProject, args: Vec<String>, ctx: &mut Ctx) -> Result<i32> {
-    let mut full: Vec<std::ffi::OsString> = vec![
-        "forkbook".into(),
-        "--root".into(),
-        demo.root.clone().into(),
-        "--cache".into(),
-        demo.cache.clone().into(),
-    ];
-    full.extend(args.into_iter().map(Into::into));
+    let overrides = crate::engine::project::Overrides {
+        cache: Some(demo.cache.clone()),
+        ..Default::default()
+    };
+    let full = super::argv(&demo.root, &overrides, args);
     let mut buf = Vec::new();
     let code = super::run(full, &mut buf);
     ctx.out.write_all(&buf)?;

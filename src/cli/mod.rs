@@ -146,6 +146,35 @@ impl Ctx<'_> {
     }
 }
 
+/// The argument vector of `forkbook --root ROOT [--offline] [--cache ..] [--fork-url ..]
+/// [--upstream-url ..] COMMAND...`: how the book, the demo and the tests run a command in process
+/// against one project with the same overrides.
+pub fn argv<I, S>(
+    root: &std::path::Path,
+    overrides: &engine::project::Overrides,
+    command: I,
+) -> Vec<OsString>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    let mut args: Vec<OsString> = vec!["forkbook".into(), "--root".into(), root.into()];
+    if overrides.offline {
+        args.push("--offline".into());
+    }
+    if let Some(cache) = &overrides.cache {
+        args.extend(["--cache".into(), cache.into()]);
+    }
+    if let Some(url) = &overrides.fork_url {
+        args.extend(["--fork-url".into(), url.into()]);
+    }
+    if let Some(url) = &overrides.upstream_url {
+        args.extend(["--upstream-url".into(), url.into()]);
+    }
+    args.extend(command.into_iter().map(Into::into));
+    args
+}
+
 /// Runs forkbook with `args` (program name first), printing everything to `out`; returns the
 /// exit status. This is how the book runs a step in process.
 pub fn run(args: Vec<OsString>, out: &mut dyn Write) -> i32 {

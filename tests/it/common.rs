@@ -28,14 +28,11 @@ impl Demo {
 
     /// Runs `forkbook ARGS` in process against this project; returns (exit status, output).
     pub fn run(&self, args: &[&str]) -> (i32, String) {
-        let mut full: Vec<std::ffi::OsString> = vec![
-            "forkbook".into(),
-            "--root".into(),
-            self.demo.root.clone().into(),
-            "--cache".into(),
-            self.demo.cache.clone().into(),
-        ];
-        full.extend(args.iter().map(|a| a.into()));
+        let overrides = forkbook::engine::project::Overrides {
+            cache: Some(self.demo.cache.clone()),
+            ..Default::default()
+        };
+        let full = forkbook::cli::argv(&self.demo.root, &overrides, args.iter().copied());
         let mut out = Vec::new();
         let code = forkbook::cli::run(full, &mut out);
         (code, String::from_utf8_lossy(&out).into_owned())
