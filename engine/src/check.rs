@@ -19,7 +19,7 @@ use super::config::{Config, Layout, CONFIG_FILE};
 use super::error::{Context, Result};
 use super::overlay::{OverlayState, PATCHES_DIR};
 use super::project::Project;
-use super::records::{self, Counts, Lock};
+use super::records::{self, Counts, Lock, UpstreamLineKind};
 use super::{register, residual};
 
 /// Every fact: the records, then the overlay state's.
@@ -113,23 +113,16 @@ fn upstream_record(file: &str, text: &str) -> UpstreamRecord {
         ..UpstreamRecord::default()
     };
     for (index, line) in text.lines().enumerate() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        match trimmed.split_once(':') {
-            Some((key, value))
-                if !key.trim().is_empty() && !key.trim().contains(char::is_whitespace) =>
-            {
-                record.lines.push(KeyValueLine {
-                    key: key.trim().to_string(),
-                    value: value.trim().to_string(),
-                    line: index + 1,
-                });
-            }
-            _ => record.problems.push(Problem {
+        match UpstreamLineKind::of(line) {
+            UpstreamLineKind::Verbatim => {}
+            UpstreamLineKind::Pair { key, value } => record.lines.push(KeyValueLine {
+                key: key.to_string(),
+                value: value.to_string(),
                 line: index + 1,
-                message: format!("expected `key: value`, found `{}`", trimmed.escape_debug()),
+            }),
+            UpstreamLineKind::Bad(message) => record.problems.push(Problem {
+                line: index + 1,
+                message,
             }),
         }
     }

@@ -30,6 +30,44 @@ enum UpstreamLine {
     Verbatim(String),
 }
 
+/// What one line of `UPSTREAM` is: the one reading of the format, used strictly by
+/// [`Upstream::parse`] (the first bad line is an error) and leniently by the checks (every bad
+/// line is a finding).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamLineKind<'a> {
+    /// Blank, or a `#` comment: kept as written.
+    Verbatim,
+    Pair {
+        key: &'a str,
+        value: &'a str,
+    },
+    /// Not a `key: value` line; the message says what is wrong.
+    Bad(String),
+}
+
+impl<'a> UpstreamLineKind<'a> {
+    pub fn of(line: &'a str) -> UpstreamLineKind<'a> {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            return UpstreamLineKind::Verbatim;
+        }
+        let Some((key, value)) = trimmed.split_once(':') else {
+            return UpstreamLineKind::Bad(format!(
+                "expected `key: value`, found `{}`",
+                trimmed.escape_debug()
+            ));
+        };
+        let key = key.trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return UpstreamLineKind::Bad(format!("`{}` is not a key", key.escape_debug()));
+        }
+        UpstreamLineKind::Pair {
+            key,
+            value: value.trim(),
+        }
+    }
+}
+
 /// The `UPSTREAM` record: which fork commit the overlay vendors and which pin it sits on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Upstream {
@@ -41,37 +79,24 @@ impl Upstream {
     pub fn parse(text: &str, file: &str) -> Result<Upstream> {
         let mut lines = Vec::new();
         for (n, line) in text.lines().enumerate() {
-            let trimmed = line.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
+            match UpstreamLineKind::of(line) {
                 // `render` ends every line with `\n`: a stray `\r` kept here would come back as a
                 // line break on the next read, so an update would not be stable.
-                lines.push(UpstreamLine::Verbatim(
+                UpstreamLineKind::Verbatim => lines.push(UpstreamLine::Verbatim(
                     line.trim_end_matches('\r').to_string(),
-                ));
-                continue;
+                )),
+                UpstreamLineKind::Pair { key, value } => lines.push(UpstreamLine::Pair {
+                    key: key.to_string(),
+                    value: value.to_string(),
+                }),
+                UpstreamLineKind::Bad(message) => {
+                    return Err(
+                        Error::new(format!("{file}:{}: {message}", n + 1)).with_note(
+                            "each line of UPSTREAM is `key: value`, a blank line or a `#` comment",
+                        ),
+                    )
+                }
             }
-            let Some((key, value)) = line.split_once(':') else {
-                return Err(Error::new(format!(
-                    "{file}:{}: expected `key: value`, found `{}`",
-                    n + 1,
-                    line.escape_debug()
-                ))
-                .with_note(
-                    "each line of UPSTREAM is `key: value`, a blank line or a `#` comment",
-                ));
-            };
-            let key = key.trim();
-            if key.is_empty() || key.contains(char::is_whitespace) {
-                return Err(Error::new(format!(
-                    "{file}:{}: `{}` is not a key",
-                    n + 1,
-                    key.escape_debug()
-                )));
-            }
-            lines.push(UpstreamLine::Pair {
-                key: key.to_string(),
-                value: value.trim().to_string(),
-            });
         }
         Ok(Upstream { lines })
     }
