@@ -56,7 +56,33 @@ pub struct OverlayConfig {
     pub core_files: Vec<String>,
     /// A file of the project that records the build's pin (a 40-hex SHA on some line), if any.
     pub pin_file: Option<String>,
+    /// Files layout: the folder of the whole files inside the records folder (`tree` by default);
+    /// `"."` means the overlay files sit in the records folder itself, beside `UPSTREAM`.
+    pub tree: Option<String>,
+    /// More names (relative to the records folder) that are records, not overlay files, when
+    /// the whole files sit in the records folder (`tree = "."`).
+    pub records: Vec<String>,
 }
+
+impl OverlayConfig {
+    /// Where the files layout keeps its whole files, relative to the records folder, with a
+    /// trailing `/`; empty when they sit in the records folder itself (`tree = "."`).
+    pub fn tree_prefix(&self) -> String {
+        let tree = self
+            .tree
+            .as_deref()
+            .unwrap_or(DEFAULT_TREE)
+            .trim_matches('/');
+        if tree.is_empty() || tree == "." {
+            String::new()
+        } else {
+            format!("{tree}/")
+        }
+    }
+}
+
+/// The files layout's folder of whole files when `[overlay] tree` is not set.
+pub const DEFAULT_TREE: &str = "tree";
 
 impl Default for OverlayConfig {
     fn default() -> Self {
@@ -66,6 +92,8 @@ impl Default for OverlayConfig {
             backend_prefix: "mlx/backend/rocm/".into(),
             core_files: Vec::new(),
             pin_file: None,
+            tree: None,
+            records: Vec::new(),
         }
     }
 }
@@ -126,6 +154,9 @@ impl Config {
         }
         super::paths::check_relative(&config.overlay.dir)
             .map_err(|e| e.context("`overlay.dir`"))?;
+        if let Some(tree) = config.overlay.tree.as_deref().filter(|t| *t != ".") {
+            super::paths::check_relative(tree).map_err(|e| e.context("`overlay.tree`"))?;
+        }
         Ok(config)
     }
 

@@ -25,6 +25,7 @@ pub mod register;
 pub mod report;
 pub mod report_value;
 pub mod residual;
+pub mod residual_record;
 pub mod status;
 pub mod sync;
 pub mod tools;

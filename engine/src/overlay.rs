@@ -18,8 +18,6 @@ use std::collections::BTreeMap;
 
 /// Folder of the patch series, inside the records folder.
 pub const PATCHES_DIR: &str = "patches";
-/// Folder of the whole files, in the files layout.
-pub const TREE_DIR: &str = "tree";
 
 /// A file's content on one side of a step; `None` when the file does not exist there.
 pub type Image = Option<Vec<u8>>;
@@ -107,8 +105,14 @@ impl Records {
             .transpose()?;
         let mut patches = Vec::new();
         let mut tree = FileMap::new();
+        let tree_prefix = project.config.overlay.tree_prefix();
+        let in_place = project.config.overlay.layout == Layout::Files && tree_prefix.is_empty();
         for (path, bytes) in &files {
-            if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
+            if in_place {
+                if !is_record(project, path) {
+                    tree.insert(path.clone(), bytes.clone());
+                }
+            } else if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
                 if name.ends_with(".patch") {
                     let text = String::from_utf8(bytes.clone()).map_err(|_| {
                         Error::new(format!("`{}` is not UTF-8", project.record_name(path)))
@@ -118,10 +122,11 @@ impl Records {
                         text,
                     });
                 }
-            } else if let Some(rel) = path.strip_prefix(&format!("{TREE_DIR}/")) {
+            } else if let Some(rel) = path.strip_prefix(&tree_prefix) {
                 tree.insert(rel.to_string(), bytes.clone());
             }
         }
+        check_placement(project, &files, &tree)?;
         Ok(Records {
             upstream,
             lock,
@@ -145,6 +150,119 @@ impl Records {
             base: cache.commit(&base, Remote::Upstream)?,
             pin: cache.commit(&pin, Remote::Upstream)?,
         })
+    }
+}
+
+/// Names in the records folder that are records, never overlay files: forkbook's own and the
+/// ones projects keep (the first user's `CORE_RESIDUAL.diff`).
+pub const RECORD_FILES: &[&str] = &[
+    records::UPSTREAM_FILE,
+    records::FIXES_FILE,
+    records::README_FILE,
+    records::LOCK_FILE,
+    super::residual::RESIDUAL_FILE,
+    super::residual_record::CORE_RESIDUAL_FILE,
+    "drift-suppressions.toml",
+];
+
+/// File names that desktops, editors and git leave in any folder: neither records nor overlay.
+fn is_noise(name: &str) -> bool {
+    matches!(
+        name,
+        ".DS_Store" | "Thumbs.db" | "desktop.ini" | ".gitignore" | ".gitattributes"
+    ) || name.starts_with("._")
+        || name.starts_with(".#")
+        || name.ends_with('~')
+        || name.ends_with(".swp")
+        || name.contains(".forkbook-new-")
+}
+
+/// Whether `path` (relative to the records folder) is a record or noise rather than an overlay
+/// file, when the whole files sit in the records folder itself.
+pub fn is_record(project: &Project, path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    RECORD_FILES.contains(&path)
+        || project.config.overlay.records.iter().any(|r| {
+            let r = r.trim_end_matches('/');
+            path == r || path.starts_with(&format!("{r}/"))
+        })
+        || is_noise(name)
+}
+
+/// Whether `path` (relative to the records folder) holds one of the files layout's whole files.
+pub fn is_tree_file(project: &Project, path: &str) -> bool {
+    let tree_prefix = project.config.overlay.tree_prefix();
+    if tree_prefix.is_empty() {
+        !is_record(project, path)
+    } else {
+        path.starts_with(&tree_prefix)
+    }
+}
+
+/// The overlay's files must be where the configuration says: one error naming the records folder
+/// and the setting to change, rather than an overlay read as empty (every base file "removed").
+fn check_placement(project: &Project, files: &FileMap, tree: &FileMap) -> Result<()> {
+    let config = &project.config.overlay;
+    let prefix = config.backend_prefix.as_str();
+    let tree_prefix = config.tree_prefix();
+    let looks_like_overlay =
+        |p: &str| p.starts_with(prefix) || config.core_files.iter().any(|c| c == p);
+    let beside: Vec<&String> = files
+        .keys()
+        .filter(|p| looks_like_overlay(p) && !is_record(project, p))
+        .collect();
+    let folder = project.record_name("");
+    let show = |paths: &[&String]| {
+        let mut names: Vec<String> = paths.iter().take(3).map(|p| format!("`{p}`")).collect();
+        if paths.len() > 3 {
+            names.push(format!("and {} more", paths.len() - 3));
+        }
+        names.join(", ")
+    };
+    match config.layout {
+        Layout::Patch if !beside.is_empty() => Err(Error::new(format!(
+            "`{folder}` holds whole overlay files ({}), but `[overlay] layout` is \"patch\", which keeps only patches there",
+            show(&beside)
+        ))
+        .with_note("set `layout = \"files\"` and `tree = \".\"` under `[overlay]` in forkbook.toml to use the files where they are")),
+        Layout::Files if !tree.keys().any(|p| p.starts_with(prefix)) => {
+            let setting = match config.tree.as_deref() {
+                Some(tree) => format!("`[overlay] tree = \"{tree}\"`"),
+                None => format!("`[overlay] tree`, unset, means `{}`", super::config::DEFAULT_TREE),
+            };
+            let place = if tree_prefix.is_empty() {
+                format!("`{folder}`")
+            } else {
+                format!("`{folder}{tree_prefix}`")
+            };
+            let mut err = Error::new(format!(
+                "no overlay files under `{prefix}` in {place} ({setting})"
+            ));
+            let elsewhere: Vec<&String> = files
+                .keys()
+                .filter(|p| p.contains(&format!("/{prefix}")) || p.starts_with(prefix))
+                .collect();
+            err = match elsewhere.first() {
+                Some(first) if !tree_prefix.is_empty() && first.starts_with(prefix) => err.with_note(format!(
+                    "the whole files sit in `{folder}` itself ({}): set `tree = \".\"` under `[overlay]` in forkbook.toml to use them there",
+                    show(&elsewhere)
+                )),
+                Some(first) => {
+                    let at = first.find(&format!("/{prefix}")).unwrap_or(0);
+                    err.with_note(format!(
+                        "the whole files sit in `{folder}{}/` ({}): set `tree = \"{}\"` under `[overlay]` in forkbook.toml",
+                        &first[..at],
+                        show(&elsewhere),
+                        &first[..at]
+                    ))
+                }
+                None => err.with_note(format!(
+                    "the files layout keeps the whole overlay there (the backend `{prefix}` and the core files); check `[overlay] tree` and `backend_prefix` in forkbook.toml"
+                )),
+            };
+            Err(err)
+        }
+        _ => Ok(()),
     }
 }
 

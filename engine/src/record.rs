@@ -6,7 +6,7 @@
 
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::overlay::{differences, OverlayState, Records, PATCHES_DIR, TREE_DIR};
+use super::overlay::{differences, OverlayState, Records, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
 use super::records;
@@ -59,8 +59,9 @@ pub fn add_fix(
             files.insert(format!("{PATCHES_DIR}/{name}"), text.into_bytes());
         }
         Layout::Files => {
+            let tree_prefix = project.config.overlay.tree_prefix();
             for (path, _, after) in &changes {
-                let key = format!("{TREE_DIR}/{path}");
+                let key = format!("{tree_prefix}{path}");
                 match after {
                     Some(bytes) => files.insert(key, bytes.clone()),
                     None => files.remove(&key),

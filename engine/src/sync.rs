@@ -16,7 +16,7 @@ use super::config::Layout;
 use super::error::{Error, Result};
 use super::fsutil::{write_tree, RunLock, StagedDir};
 use super::merge::{merge3, ConflictKind, Labels, Outcome};
-use super::overlay::{Image, OverlayState, PatchFile, PATCHES_DIR, TREE_DIR};
+use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
 use super::records::{self, keys, Counts, Lock};
@@ -452,9 +452,10 @@ fn render_records(
     );
     match state.layout {
         Layout::Files => {
-            files.retain(|p, _| !p.starts_with(&format!("{TREE_DIR}/")));
+            files.retain(|p, _| !overlay::is_tree_file(project, p));
+            let tree_prefix = project.config.overlay.tree_prefix();
             for (path, bytes) in overlay {
-                files.insert(format!("{TREE_DIR}/{path}"), bytes.clone());
+                files.insert(format!("{tree_prefix}{path}"), bytes.clone());
             }
         }
         Layout::Patch => {}

@@ -1,6 +1,7 @@
 //! The integration tests, one binary: every test file is a module, sharing one demo-world builder
 //! (`common`).
 
+mod adopt;
 mod book;
 mod common;
 mod demo;
