@@ -3,12 +3,13 @@
 use crate::facts::Facts;
 use crate::names::{resolve, Resolved};
 use crate::register::Register;
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "differing-file-named",
     name: "every differing file is named by an entry",
     severity: Severity::Error,
+    chapter: Chapter::Register,
     doc: include_str!("differing-file-named.md"),
     source: file!(),
     run,

@@ -3,12 +3,13 @@
 
 use crate::facts::{Facts, Repos};
 use crate::register::Entry;
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-link-present",
     name: "every fix for the fork links to its pull request",
     severity: Severity::Error,
+    chapter: Chapter::Register,
     doc: include_str!("fix-link-present.md"),
     source: file!(),
     run,

@@ -3,12 +3,13 @@
 use crate::facts::Facts;
 use crate::register::{Entry, State, STATES};
 use crate::upstream_well_formed::is_full_sha;
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-state-complete",
     name: "every entry has its upstream state and fields",
     severity: Severity::Error,
+    chapter: Chapter::Register,
     doc: include_str!("fix-state-complete.md"),
     source: file!(),
     run,

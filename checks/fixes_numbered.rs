@@ -3,12 +3,13 @@
 
 use crate::facts::{Facts, SeriesPatch};
 use crate::register::Register;
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fixes-numbered",
     name: "LOCAL_FIXES entries numbered without gaps",
     severity: Severity::Error,
+    chapter: Chapter::Register,
     doc: include_str!("fixes-numbered.md"),
     source: file!(),
     run,

@@ -3,12 +3,13 @@
 
 use crate::facts::Facts;
 use crate::names::{resolve, Resolved};
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fork-hooks-explained",
     name: "fork hooks outside the overlay are explained",
     severity: Severity::Warning,
+    chapter: Chapter::Checks,
     doc: include_str!("fork-hooks-explained.md"),
     source: file!(),
     run,

@@ -60,6 +60,26 @@ impl Severity {
     }
 }
 
+/// The chapter of the book that shows a check's subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Chapter {
+    /// The LOCAL_FIXES register page (`{{#forkbook register}}`).
+    Register,
+    /// The check catalogue page (`{{#forkbook checks}}`).
+    Checks,
+}
+
+impl Chapter {
+    /// The directive name of the page.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Chapter::Register => "register",
+            Chapter::Checks => "checks",
+        }
+    }
+}
+
 /// One rule of the catalogue.
 #[derive(Debug, Clone, Copy)]
 pub struct Check {
@@ -68,6 +88,8 @@ pub struct Check {
     /// A short human name, shown by `--list` and in the catalogue.
     pub name: &'static str,
     pub severity: Severity,
+    /// The book chapter that shows what this check looks at: where the gate sends a reader.
+    pub chapter: Chapter,
     /// The documentation page, Markdown, starting with `# <id>`.
     pub doc: &'static str,
     /// The source file the check lives in (`file!()`), so the catalogue tests can tie it to the id.

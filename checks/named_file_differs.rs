@@ -4,12 +4,13 @@
 use crate::facts::{Facts, TreeFacts};
 use crate::names::{resolve, Resolved};
 use crate::register::{Entry, NamedFile, State};
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "named-file-differs",
     name: "every named file differs from the base tree",
     severity: Severity::Error,
+    chapter: Chapter::Register,
     doc: include_str!("named-file-differs.md"),
     source: file!(),
     run,

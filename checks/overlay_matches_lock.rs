@@ -1,12 +1,13 @@
 //! `overlay-matches-lock`: the materialized overlay is byte for byte what `overlay.lock` records.
 
 use crate::facts::{Facts, LockMismatch, MismatchKind};
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "overlay-matches-lock",
     name: "overlay matches its lock",
     severity: Severity::Error,
+    chapter: Chapter::Checks,
     doc: include_str!("overlay-matches-lock.md"),
     source: file!(),
     run,

@@ -1,12 +1,13 @@
 //! `pin-matches-build`: the pin in `UPSTREAM` is the commit the project's build really uses.
 
 use crate::facts::Facts;
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "pin-matches-build",
     name: "recorded pin matches the build's pin",
     severity: Severity::Error,
+    chapter: Chapter::Checks,
     doc: include_str!("pin-matches-build.md"),
     source: file!(),
     run,

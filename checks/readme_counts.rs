@@ -1,12 +1,13 @@
 //! `readme-counts`: the counts the overlay's README states are the true ones.
 
 use crate::facts::Facts;
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "readme-counts",
     name: "README counts are true",
     severity: Severity::Error,
+    chapter: Chapter::Checks,
     doc: include_str!("readme-counts.md"),
     source: file!(),
     run,

@@ -4,12 +4,13 @@
 use crate::facts::{Facts, ResidualHunk};
 use crate::names::{resolve, Resolved};
 use crate::register::Register;
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "residual-hunks-noted",
     name: "every residual hunk is noted by its entry",
     severity: Severity::Error,
+    chapter: Chapter::Checks,
     doc: include_str!("residual-hunks-noted.md"),
     source: file!(),
     run,

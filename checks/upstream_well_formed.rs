@@ -1,12 +1,13 @@
 //! `upstream-well-formed`: the `UPSTREAM` record has every key, once, with full commit SHAs.
 
 use crate::facts::{Facts, UpstreamRecord};
-use crate::{Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "upstream-well-formed",
     name: "UPSTREAM is well formed",
     severity: Severity::Error,
+    chapter: Chapter::Checks,
     doc: include_str!("upstream-well-formed.md"),
     source: file!(),
     run,

@@ -277,12 +277,10 @@ fn gate_finding(finding: Finding) -> GateFinding {
     let help = finding
         .note
         .map_or(explain.clone(), |note| format!("{note}; {explain}"));
-    // Register findings are shown by the register chapter, the rest by the catalogue.
-    let shown_by = if finding.check.starts_with("fix") || finding.check.contains("named") {
-        "register"
-    } else {
-        "checks"
-    };
+    // Each check declares the chapter that shows its subject.
+    let shown_by = forkbook_checks::find(&finding.check)
+        .map_or(forkbook_checks::Chapter::Checks, |check| check.chapter)
+        .as_str();
     GateFinding {
         check: finding.check,
         location,
