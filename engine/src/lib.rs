@@ -29,6 +29,7 @@ pub mod residual_record;
 pub mod status;
 pub mod sync;
 pub mod tools;
+pub mod trace;
 pub mod verify;
 
 pub use cache::Cache;

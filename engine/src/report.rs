@@ -25,6 +25,11 @@ pub struct Report {
     pub fork_moved: bool,
     pub core: Vec<(String, String)>,
     pub conflicts: Vec<(String, Vec<String>)>,
+    /// Each pin/fork conflict region and the upstream commits that changed its pin side.
+    pub conflict_causes: Vec<super::trace::RegionTrace>,
+    /// The upstream's web address, for links (from `forkbook.toml`, never a mirror's path).
+    #[serde(skip)]
+    pub upstream_web: Option<String>,
     pub residual_changed: Option<bool>,
     pub residual: Vec<String>,
     pub drift: Vec<String>,
@@ -144,6 +149,8 @@ pub fn report(
         })
         .collect();
     Ok(Report {
+        conflict_causes: super::trace::recorded_conflicts(cache, new)?,
+        upstream_web: super::trace::web_base(&project.canonical_urls.1),
         old: old.map(|o| o.commits.describe()),
         new: new.commits.describe(),
         pin_moved: old.is_some_and(|o| o.commits.pin != new.commits.pin),
@@ -182,6 +189,27 @@ fn fix_list(fixes: &[usize]) -> String {
 }
 
 impl Report {
+    /// The regions of `path` under its conflict line, each with its upstream commits (linked).
+    fn render_causes(&self, out: &mut String, path: &str) {
+        let web = self.upstream_web.as_deref().unwrap_or("");
+        for t in self.conflict_causes.iter().filter(|t| t.path == path) {
+            let causes = if t.commits.is_empty() {
+                "no upstream commit since the fork base".to_string()
+            } else {
+                t.commits
+                    .iter()
+                    .map(|c| c.markdown(web))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            out.push_str(&format!(
+                "  - region {} ({}): upstream {causes}\n",
+                t.region,
+                t.describe_lines()
+            ));
+        }
+    }
+
     /// The section as Markdown, for a PR body or the technical report.
     pub fn render_markdown(&self) -> String {
         let mut out = String::from("## ROCm overlay\n\n");
@@ -220,6 +248,7 @@ impl Report {
                     format!("resolved by {}", fixes.join(", "))
                 };
                 out.push_str(&format!("- `{path}`: {by}\n"));
+                self.render_causes(&mut out, path);
             }
         }
         let changed = match self.residual_changed {

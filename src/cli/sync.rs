@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use crate::engine::sync::{self, MoveOptions};
+use crate::engine::trace;
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -37,6 +38,9 @@ pub struct RetargetArgs {
     /// Accept a fork that has merged upstream past the new pin
     #[arg(long)]
     pub allow_fork_ahead: bool,
+    /// Write nothing: name, for each core file, the first upstream commit at which it conflicts
+    #[arg(long, conflicts_with_all = ["out"])]
+    pub stepwise: bool,
 }
 
 pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
@@ -53,17 +57,20 @@ pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
         out: args.out.clone(),
         allow_fork_ahead: args.allow_fork_ahead,
     };
-    ctx.emit(&sync::sync(&project, &cache, &state, &rev, &options)?)
+    let planned = sync::sync(&project, &cache, &state, &rev, &options)?;
+    ctx.emit(&trace::traced(&project, &cache, &state, planned)?)
 }
 
 pub fn run_retarget(args: &RetargetArgs, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
+    if args.stepwise {
+        return ctx.emit(&trace::stepwise(&cache, &state, &args.rev)?);
+    }
     let options = MoveOptions {
         write: !args.check,
         out: args.out.clone(),
         allow_fork_ahead: args.allow_fork_ahead,
     };
-    ctx.emit(&sync::retarget(
-        &project, &cache, &state, &args.rev, &options,
-    )?)
+    let planned = sync::retarget(&project, &cache, &state, &args.rev, &options)?;
+    ctx.emit(&trace::traced(&project, &cache, &state, planned)?)
 }

@@ -12,4 +12,5 @@ mod hostile;
 mod propose;
 mod register;
 mod sync;
+mod trace;
 mod verify;

@@ -1,0 +1,766 @@
+//! Conflicts traced to upstream: which upstream commits changed the pin side of each conflict.
+//!
+//! A conflict region of a core file is where the pin's version and the fork's change collide.
+//! Its pin side is a range of lines of the pin's file; the upstream commits that made those
+//! lines what they are are found by walking upstream's history of that file backwards from the
+//! pin to the fork base (first parents, as `git log --first-parent -- FILE`), diffing each
+//! commit's change of the file against the range and carrying the range back through it, as
+//! blame does. A region whose pin side is empty (upstream deleted what the fork changed) is a
+//! position, and a commit touching that position counts.
+//!
+//! The walk starts at the fork base, not at the recorded pin: the base is the 3-way ancestor,
+//! so every commit from there on is part of why the pin side differs. Where the fork base is the
+//! recorded pin (the usual case before a bump) the two are the same.
+//!
+//! [`first_conflicts`] is the stepwise view: for each core file, the first upstream commit at
+//! which merging the fork's change into upstream's version of the file conflicts.
+
+use super::base::{self, Commits, CoreOutcome};
+use super::cache::{short, Cache};
+use super::error::Result;
+use super::merge::{count_conflicts, Labels};
+use super::overlay::OverlayState;
+use super::project::Project;
+use super::report_value::{CommandReport, Verdict};
+use super::sync::{FileOutcome, Move};
+use git2::{Oid, Repository};
+use serde::Serialize;
+use similar::{Algorithm, DiffOp};
+use std::ops::Range;
+
+/// An upstream commit named as a cause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UpstreamCommit {
+    pub sha: String,
+    pub summary: String,
+    /// The pull request number its subject carries ("... (#3720)").
+    pub pr: Option<u64>,
+}
+
+impl UpstreamCommit {
+    fn of(repo: &Repository, oid: Oid) -> UpstreamCommit {
+        let summary = repo
+            .find_commit(oid)
+            .ok()
+            .and_then(|c| c.summary().ok().flatten().map(str::to_string))
+            .unwrap_or_default();
+        UpstreamCommit {
+            sha: oid.to_string(),
+            pr: pr_number(&summary),
+            summary,
+        }
+    }
+
+    /// `b5404c99 Subject (#3720)`: for terminals, with control characters made visible.
+    pub fn describe(&self) -> String {
+        let summary: String = self
+            .summary
+            .chars()
+            .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+            .collect();
+        format!("{} {summary}", &self.sha[..self.sha.len().min(8)])
+    }
+
+    /// A Markdown link to the commit (and its pull request) on `upstream_url`, when that is a
+    /// GitHub-like `https://` URL; plain text otherwise. The summary comes from someone else's
+    /// history: every Markdown-significant character in it is escaped.
+    pub fn markdown(&self, upstream_url: &str) -> String {
+        let sha = &self.sha[..self.sha.len().min(8)];
+        let summary = markdown_text(&self.summary);
+        match web_base(upstream_url) {
+            Some(base) => {
+                let pr = self
+                    .pr
+                    .map(|n| format!(" ([#{n}]({base}/pull/{n}))"))
+                    .unwrap_or_default();
+                format!("[`{sha}`]({base}/commit/{}) {summary}{pr}", self.sha)
+            }
+            None => format!("`{sha}` {summary}"),
+        }
+    }
+}
+
+/// The last `(#N)` of a commit subject, GitHub's squash-merge form.
+pub fn pr_number(summary: &str) -> Option<u64> {
+    let mut found = None;
+    let mut rest = summary;
+    while let Some(at) = rest.find("(#") {
+        let after = &rest[at + 2..];
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() && after[digits.len()..].starts_with(')') {
+            found = digits.parse().ok();
+        }
+        rest = after;
+    }
+    found
+}
+
+/// `https://github.com/owner/repo` from a remote URL, only when it is plainly a web URL
+/// (`https://`, no credentials, query, fragment, spaces or characters that end a Markdown link).
+pub fn web_base(url: &str) -> Option<String> {
+    let url = url.trim().trim_end_matches('/');
+    let url = url.strip_suffix(".git").unwrap_or(url);
+    let rest = url.strip_prefix("https://")?;
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-._~/".contains(c);
+    (!rest.is_empty() && rest.contains('/') && rest.chars().all(safe)).then(|| url.to_string())
+}
+
+/// Text safe inside Markdown: punctuation Markdown reads is backslash-escaped, `<` and `&`
+/// become entities so no HTML survives, control characters become visible.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' | '{' | '}'
+            | '>' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether a region is still in the files or a local fix resolves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum RegionState {
+    /// Markers are left in the file.
+    Left,
+    /// The overlay holds no markers there: these fixes change the file.
+    Resolved { fixes: Vec<usize> },
+}
+
+/// One conflict region and the upstream commits behind its pin side.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegionTrace {
+    pub path: String,
+    /// 1-based number of the region in its file.
+    pub region: usize,
+    /// The pin side's lines in the pin's file, 1-based, inclusive; `(n, n - 1)` for an empty
+    /// side sitting before line `n`.
+    pub pin_lines: (usize, usize),
+    /// `pin/fork` for a base-tree conflict, `fix N` for a local fix that did not carry.
+    pub between: String,
+    #[serde(flatten)]
+    pub state: RegionState,
+    /// Newest first, as `git log` shows them.
+    pub commits: Vec<UpstreamCommit>,
+}
+
+impl RegionTrace {
+    pub fn describe_lines(&self) -> String {
+        let (a, b) = self.pin_lines;
+        if b < a {
+            format!("pin side empty, before line {a}")
+        } else if a == b {
+            format!("pin line {a}")
+        } else {
+            format!("pin lines {a}-{b}")
+        }
+    }
+}
+
+/// Lines of `bytes`, each with its `\n`.
+fn lines(bytes: &[u8]) -> Vec<&[u8]> {
+    bytes.split_inclusive(|&b| b == b'\n').collect()
+}
+
+/// The "ours" side's line ranges of the conflict regions of `merged`, in `ours`'s lines.
+///
+/// Resolving every region to its ours side gives `ours` plus the other side's clean changes;
+/// diffing `ours` against that maps each region back to `ours`'s lines.
+pub fn ours_regions(merged: &[u8], ours: &[u8]) -> Vec<Range<usize>> {
+    #[derive(PartialEq)]
+    enum At {
+        Outside,
+        Ours,
+        Base,
+        Theirs,
+    }
+    let mut at = At::Outside;
+    let mut resolved: Vec<&[u8]> = Vec::new();
+    let mut regions: Vec<Range<usize>> = Vec::new();
+    for line in lines(merged) {
+        let bare = line.strip_suffix(b"\n").unwrap_or(line);
+        let bare = bare.strip_suffix(b"\r").unwrap_or(bare);
+        let marker = |m: &[u8]| bare == m || bare.starts_with(&[m, b" "].concat());
+        match at {
+            At::Outside if marker(b"<<<<<<<") => {
+                at = At::Ours;
+                regions.push(resolved.len()..resolved.len());
+            }
+            At::Outside => resolved.push(line),
+            At::Ours if marker(b"|||||||") => at = At::Base,
+            At::Ours | At::Base if bare == b"=======" => at = At::Theirs,
+            At::Ours => {
+                resolved.push(line);
+                if let Some(r) = regions.last_mut() {
+                    r.end = resolved.len();
+                }
+            }
+            At::Base => {}
+            At::Theirs if marker(b">>>>>>>") => at = At::Outside,
+            At::Theirs => {}
+        }
+    }
+    let ours_lines = lines(ours);
+    let ops = similar::capture_diff_slices(Algorithm::Myers, &ours_lines, &resolved);
+    regions
+        .into_iter()
+        .map(|r| map_back(&ops, r, ours_lines.len()))
+        .collect()
+}
+
+/// A range in a diff's new side, carried to its old side: lines kept map exactly, lines a
+/// change made map to the lines it replaced.
+fn map_back(ops: &[DiffOp], range: Range<usize>, old_len: usize) -> Range<usize> {
+    let pos = |p: usize, end: bool| -> usize {
+        for op in ops {
+            let (_, old, new) = op.as_tag_tuple();
+            let inside = if end {
+                new.start < p && p <= new.end
+            } else {
+                new.start <= p && p < new.end
+            };
+            if !inside {
+                continue;
+            }
+            return match op {
+                DiffOp::Equal { .. } => old.start + (p - new.start),
+                _ if end => old.end,
+                _ => old.start,
+            };
+        }
+        old_len
+    };
+    if range.is_empty() {
+        // A position: where a line inserted there would go on the old side.
+        let p = range.start;
+        for op in ops {
+            let (_, old, new) = op.as_tag_tuple();
+            if new.start <= p && p < new.end {
+                return match op {
+                    DiffOp::Equal { .. } => {
+                        let q = old.start + (p - new.start);
+                        q..q
+                    }
+                    _ => old.start..old.start,
+                };
+            }
+        }
+        return old_len..old_len;
+    }
+    let start = pos(range.start, false);
+    let end = pos(range.end, true).max(start);
+    start..end
+}
+
+/// Whether a change of new-side lines `changed` (empty: a deletion at that position) touches
+/// `range` (empty: a position).
+fn touches(changed: &Range<usize>, range: &Range<usize>) -> bool {
+    match (changed.is_empty(), range.is_empty()) {
+        (false, false) => changed.start < range.end && range.start < changed.end,
+        (true, false) => range.start < changed.start && changed.start < range.end,
+        (_, true) => changed.start <= range.start && range.start <= changed.end,
+    }
+}
+
+/// The commits from `since` (exclusive) to `until` (inclusive) that changed the lines `range`
+/// of `path` as it is at `until`; newest first.
+pub fn commits_changing(
+    repo: &Repository,
+    since: Oid,
+    until: Oid,
+    path: &str,
+    range: Range<usize>,
+) -> Result<Vec<Oid>> {
+    let mut found = Vec::new();
+    let mut range = range;
+    for (commit, parent) in first_parent_history(repo, since, until)? {
+        let new = blob_at(repo, commit, path)?;
+        let old = match parent {
+            Some(p) => blob_at(repo, p, path)?,
+            None => None,
+        };
+        if new.as_ref().map(|b| b.0) == old.as_ref().map(|b| b.0) {
+            continue;
+        }
+        let Some((_, new)) = new else {
+            // Absent here but present later: re-added after a deletion; the lines start later.
+            break;
+        };
+        let Some((_, old)) = old else {
+            found.push(commit);
+            break;
+        };
+        let (old_lines, new_lines) = (lines(&old), lines(&new));
+        let ops = similar::capture_diff_slices(Algorithm::Myers, &old_lines, &new_lines);
+        let touched = ops.iter().any(|op| {
+            let (tag, _, new) = op.as_tag_tuple();
+            tag != similar::DiffTag::Equal && touches(&new, &range)
+        });
+        if touched {
+            found.push(commit);
+        }
+        range = map_back(&ops, range, old_lines.len());
+    }
+    Ok(found)
+}
+
+/// (commit, first parent) from `until` back to, not including, `since`.
+fn first_parent_history(
+    repo: &Repository,
+    since: Oid,
+    until: Oid,
+) -> Result<Vec<(Oid, Option<Oid>)>> {
+    let mut walk = repo.revwalk()?;
+    walk.push(until)?;
+    if since != until {
+        walk.hide(since)?;
+    } else {
+        return Ok(Vec::new());
+    }
+    walk.simplify_first_parent()?;
+    let mut out = Vec::new();
+    for oid in walk {
+        let oid = oid?;
+        let commit = repo.find_commit(oid)?;
+        out.push((oid, commit.parent_ids().next()));
+    }
+    Ok(out)
+}
+
+/// The blob id and content of `path` at `commit`.
+fn blob_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<(Oid, Vec<u8>)>> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    let Ok(entry) = tree.get_path(std::path::Path::new(path)) else {
+        return Ok(None);
+    };
+    let Ok(blob) = repo.find_blob(entry.id()) else {
+        return Ok(None);
+    };
+    Ok(Some((entry.id(), blob.content().to_vec())))
+}
+
+/// Regions of `merged` whose ours side is a version of `pin_file`, traced from `since` to
+/// `pin`.
+fn trace_regions(
+    cache: &Cache,
+    path: &str,
+    merged: &[u8],
+    pin_file: &[u8],
+    (since, pin): (Oid, Oid),
+    between: &str,
+    state: &RegionState,
+) -> Result<Vec<RegionTrace>> {
+    let mut out = Vec::new();
+    for (i, range) in ours_regions(merged, pin_file).into_iter().enumerate() {
+        let commits = commits_changing(cache.repo(), since, pin, path, range.clone())?
+            .into_iter()
+            .map(|oid| UpstreamCommit::of(cache.repo(), oid))
+            .collect();
+        out.push(RegionTrace {
+            path: path.to_string(),
+            region: i + 1,
+            pin_lines: (range.start + 1, range.end),
+            between: between.to_string(),
+            state: state.clone(),
+            commits,
+        });
+    }
+    Ok(out)
+}
+
+/// The base tree's pin/fork conflicts of one core file at `commits`, traced.
+fn trace_core_file(
+    cache: &Cache,
+    commits: Commits,
+    path: &str,
+    state: &RegionState,
+) -> Result<Vec<RegionTrace>> {
+    let read = |c: Oid| cache.read(c, path);
+    let (b, p, f) = (read(commits.base)?, read(commits.pin)?, read(commits.fork)?);
+    let labels = Labels {
+        ours: "pin",
+        base: "base",
+        theirs: "fork",
+    };
+    let (merged, _) = base::merge_core(path, b.as_deref(), p.as_deref(), f.as_deref(), labels)?;
+    let (Some(merged), Some(pin_file)) = (merged, p) else {
+        return Ok(Vec::new());
+    };
+    trace_regions(
+        cache,
+        path,
+        &merged,
+        &pin_file,
+        (commits.base, commits.pin),
+        "pin/fork",
+        state,
+    )
+}
+
+/// Which fixes change `path` (patch layout), for a conflict the overlay no longer shows.
+fn fixes_changing(state: &OverlayState, path: &str) -> Vec<usize> {
+    state
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.changed_paths().contains(&path))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Every pin/fork conflict of the recorded base tree (the ones local fixes resolve), traced
+/// from the fork base to the pin.
+pub fn recorded_conflicts(cache: &Cache, state: &OverlayState) -> Result<Vec<RegionTrace>> {
+    let mut out = Vec::new();
+    for (path, outcome) in &state.base.core {
+        if !matches!(outcome, CoreOutcome::Conflict(_)) {
+            continue;
+        }
+        let left = state
+            .overlay
+            .get(path)
+            .is_some_and(|b| count_conflicts(b) > 0);
+        let region_state = if left {
+            RegionState::Left
+        } else {
+            RegionState::Resolved {
+                fixes: fixes_changing(state, path),
+            }
+        };
+        out.extend(trace_core_file(cache, state.commits, path, &region_state)?);
+    }
+    Ok(out)
+}
+
+/// Every conflict region a planned move leaves in or resolves in core files, traced from the
+/// new fork base to the new pin: the new base tree's pin/fork conflicts, and the regions of
+/// local fixes that did not carry onto core files.
+pub fn move_conflicts(
+    cache: &Cache,
+    state: &OverlayState,
+    planned: &Move,
+    backend_prefix: &str,
+) -> Result<Vec<RegionTrace>> {
+    let new = planned.new;
+    let mut out = Vec::new();
+    for (path, outcome) in &planned.core {
+        if !matches!(outcome, CoreOutcome::Conflict(_)) {
+            continue;
+        }
+        let fix_conflict = matches!(
+            planned.files.get(path),
+            Some(FileOutcome::Conflict { fix: Some(_), .. })
+        );
+        let left = planned
+            .overlay
+            .get(path)
+            .is_some_and(|b| count_conflicts(b) > 0);
+        let region_state = if left {
+            RegionState::Left
+        } else {
+            RegionState::Resolved {
+                fixes: fixes_changing(state, path),
+            }
+        };
+        if !fix_conflict {
+            out.extend(trace_core_file(cache, new, path, &region_state)?);
+        }
+    }
+    for (path, outcome) in &planned.files {
+        let FileOutcome::Conflict { fix: Some(n), .. } = outcome else {
+            continue;
+        };
+        if path.starts_with(backend_prefix) {
+            continue; // the fork's own file: no upstream history behind it
+        }
+        let (Some(merged), Some(pin_file)) =
+            (planned.overlay.get(path), cache.read(new.pin, path)?)
+        else {
+            continue;
+        };
+        out.extend(trace_regions(
+            cache,
+            path,
+            merged,
+            &pin_file,
+            (new.base, new.pin),
+            &format!("fix {n}"),
+            &RegionState::Left,
+        )?);
+    }
+    Ok(out)
+}
+
+/// Text lines for a terminal: one per region, its causes indented below.
+pub fn render_text(traces: &[RegionTrace]) -> String {
+    let mut out = String::new();
+    for t in traces {
+        let state = match &t.state {
+            RegionState::Left => "left".to_string(),
+            RegionState::Resolved { fixes } if fixes.is_empty() => "resolved locally".to_string(),
+            RegionState::Resolved { fixes } => format!(
+                "resolved by fix {}",
+                fixes
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        out.push_str(&format!(
+            "  {} region {} ({}, {}; {state}):\n",
+            t.path,
+            t.region,
+            t.between,
+            t.describe_lines()
+        ));
+        if t.commits.is_empty() {
+            out.push_str("    no upstream commit since the fork base changed these lines\n");
+        }
+        for c in &t.commits {
+            out.push_str(&format!("    upstream {}\n", c.describe()));
+        }
+    }
+    out
+}
+
+/// The first upstream commit at which one core file conflicts.
+#[derive(Debug, Clone, Serialize)]
+pub struct FirstConflict {
+    pub path: String,
+    /// Upstream commits after the fork base that change the file, up to the candidate.
+    pub commits_touching: usize,
+    /// `None`: the fork's change merges cleanly at every one of them.
+    pub first: Option<UpstreamCommit>,
+    /// Conflict regions at that commit.
+    pub regions: usize,
+    /// Conflict regions at the candidate.
+    pub regions_at_candidate: usize,
+}
+
+/// For each core file, walks the upstream commits from the fork base to `candidate` that change
+/// it (oldest first) and names the first at which the fork's change no longer merges.
+pub fn first_conflicts(
+    cache: &Cache,
+    commits: Commits,
+    candidate: Oid,
+    core_files: &[String],
+) -> Result<Vec<FirstConflict>> {
+    let repo = cache.repo();
+    let history = first_parent_history(repo, commits.base, candidate)?;
+    let labels = Labels {
+        ours: "pin",
+        base: "base",
+        theirs: "fork",
+    };
+    let mut out = Vec::new();
+    for path in core_files {
+        let base_file = cache.read(commits.base, path)?;
+        let fork_file = cache.read(commits.fork, path)?;
+        let mut touching = Vec::new();
+        for (commit, parent) in history.iter().rev() {
+            let here = blob_at(repo, *commit, path)?.map(|b| b.0);
+            let before = match parent {
+                Some(p) => blob_at(repo, *p, path)?.map(|b| b.0),
+                None => None,
+            };
+            if here != before {
+                touching.push(*commit);
+            }
+        }
+        let conflicts_at = |commit: Oid| -> Result<usize> {
+            let pin_file = cache.read(commit, path)?;
+            let (_, outcome) = base::merge_core(
+                path,
+                base_file.as_deref(),
+                pin_file.as_deref(),
+                fork_file.as_deref(),
+                labels,
+            )?;
+            Ok(match outcome {
+                CoreOutcome::Conflict(n) => n,
+                _ => 0,
+            })
+        };
+        let mut first = None;
+        for commit in &touching {
+            let n = conflicts_at(*commit)?;
+            if n > 0 {
+                first = Some((*commit, n));
+                break;
+            }
+        }
+        out.push(FirstConflict {
+            path: path.clone(),
+            commits_touching: touching.len(),
+            first: first.map(|(c, _)| UpstreamCommit::of(repo, c)),
+            regions: first.map_or(0, |(_, n)| n),
+            regions_at_candidate: conflicts_at(candidate)?,
+        });
+    }
+    Ok(out)
+}
+
+/// `first_conflicts` for a terminal.
+pub fn render_first_conflicts(found: &[FirstConflict], candidate: Oid) -> String {
+    let mut out = format!(
+        "first upstream commit at which each core file conflicts, up to {}:\n",
+        short(candidate)
+    );
+    for f in found {
+        let line = match &f.first {
+            Some(c) => format!(
+                "first conflicts at {} ({} regions; {} at {})",
+                c.describe(),
+                f.regions,
+                f.regions_at_candidate,
+                short(candidate)
+            ),
+            None => "merges cleanly at every commit".to_string(),
+        };
+        out.push_str(&format!(
+            "  {}: {line} [{} upstream commits change it]\n",
+            f.path, f.commits_touching
+        ));
+    }
+    out
+}
+
+/// A move with its conflict regions traced: what `sync` and `retarget` print.
+#[derive(Debug, Clone, Serialize)]
+pub struct TracedMove {
+    #[serde(flatten)]
+    pub planned: Move,
+    pub conflict_causes: Vec<RegionTrace>,
+}
+
+/// Traces the conflicts of a planned (or written) move.
+pub fn traced(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    planned: Move,
+) -> Result<TracedMove> {
+    let prefix = &project.config.overlay.backend_prefix;
+    let conflict_causes = move_conflicts(cache, state, &planned, prefix)?;
+    Ok(TracedMove {
+        planned,
+        conflict_causes,
+    })
+}
+
+impl CommandReport for TracedMove {
+    fn text(&self) -> String {
+        let mut out = self.planned.text();
+        if !self.conflict_causes.is_empty() {
+            out.push_str("conflict regions and the upstream commits that changed their pin side:\n");
+            out.push_str(&render_text(&self.conflict_causes));
+        }
+        out
+    }
+
+    fn verdict(&self) -> Verdict {
+        self.planned.verdict()
+    }
+}
+
+/// `retarget REV --stepwise`: each core file's first conflicting upstream commit up to REV.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct Stepwise {
+    pub files: Vec<FirstConflict>,
+    #[serde(skip)]
+    pub candidate: Option<Oid>,
+}
+
+pub fn stepwise(cache: &Cache, state: &OverlayState, rev: &str) -> Result<Stepwise> {
+    let candidate = cache.commit(rev, super::cache::Remote::Upstream)?;
+    Ok(Stepwise {
+        files: first_conflicts(cache, state.commits, candidate, &state.core_files)?,
+        candidate: Some(candidate),
+    })
+}
+
+impl CommandReport for Stepwise {
+    fn text(&self) -> String {
+        match self.candidate {
+            Some(c) => render_first_conflicts(&self.files, c),
+            None => String::new(),
+        }
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.files.iter().any(|f| f.first.is_some()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pr_number_is_the_last_parenthesized_hash() {
+        assert_eq!(pr_number("Fix compiled (#3720)"), Some(3720));
+        assert_eq!(pr_number("Revert \"x (#1)\" (#22)"), Some(22));
+        assert_eq!(pr_number("see #12 and (#x)"), None);
+        assert_eq!(pr_number("no number"), None);
+    }
+
+    #[test]
+    fn web_base_takes_only_plain_https_urls() {
+        assert_eq!(
+            web_base("https://github.com/ml-explore/mlx.git").as_deref(),
+            Some("https://github.com/ml-explore/mlx")
+        );
+        assert_eq!(web_base("/tmp/upstream.git"), None);
+        assert_eq!(web_base("https://github.com/a/b)<script>"), None);
+        assert_eq!(web_base("https://user:pw@github.com/a/b"), None);
+        assert_eq!(web_base("javascript:alert(1)"), None);
+    }
+
+    #[test]
+    fn hostile_summaries_stay_text_in_markdown() {
+        let c = UpstreamCommit {
+            sha: "0123456789abcdef0123456789abcdef01234567".into(),
+            summary: "<img src=x onerror=alert(1)> [x](javascript:y) (#5)".into(),
+            pr: Some(5),
+        };
+        let md = c.markdown("https://github.com/ml-explore/mlx");
+        assert!(!md.contains("<img"), "{md}");
+        assert!(!md.contains("](javascript"), "{md}");
+        assert!(
+            md.contains("(https://github.com/ml-explore/mlx/pull/5)"),
+            "{md}"
+        );
+        assert!(md.starts_with("[`01234567`](https://github.com/ml-explore/mlx/commit/0123"));
+    }
+
+    #[test]
+    fn regions_map_to_the_ours_file_around_clean_changes_of_the_other_side() {
+        let ours = b"a\nb\nP\nd\ne\n";
+        // The other side's clean change before the region shifts the merged lines by two.
+        let merged = b"x\ny\na\nb\n<<<<<<< pin\nP\n=======\nF\n>>>>>>> fork\nd\ne\n";
+        assert_eq!(ours_regions(merged, ours), vec![2..3]);
+        let empty = b"a\n<<<<<<< pin\n=======\nF\n>>>>>>> fork\nd\n";
+        assert_eq!(ours_regions(empty, b"a\nd\n"), vec![1..1]);
+    }
+
+    #[test]
+    fn a_range_is_carried_back_through_a_change_above_it() {
+        let old: Vec<&[u8]> = lines(b"a\nb\nc\n");
+        let new: Vec<&[u8]> = lines(b"z\nz\na\nb\nc\n");
+        let ops = similar::capture_diff_slices(Algorithm::Myers, &old, &new);
+        assert_eq!(map_back(&ops, 3..5, old.len()), 1..3);
+        assert!(!ops
+            .iter()
+            .any(|op| op.tag() != similar::DiffTag::Equal && touches(&op.new_range(), &(3..5))));
+    }
+}
