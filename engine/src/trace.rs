@@ -661,7 +661,9 @@ impl CommandReport for TracedMove {
     fn text(&self) -> String {
         let mut out = self.planned.text();
         if !self.conflict_causes.is_empty() {
-            out.push_str("conflict regions and the upstream commits that changed their pin side:\n");
+            out.push_str(
+                "conflict regions and the upstream commits that changed their pin side:\n",
+            );
             out.push_str(&render_text(&self.conflict_causes));
         }
         out
