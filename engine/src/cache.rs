@@ -123,13 +123,11 @@ impl Cache {
         for rev in revs.iter().filter(|r| !is_hex(r)) {
             specs.push(format!("+refs/heads/{rev}:refs/remotes/{name}/{rev}"));
         }
-        let mut git_remote = self.repo.find_remote(name)?;
-        let fetched = git_remote.fetch(&specs, Some(&mut fetch_options()), None);
+        let fetched = self.git_fetch(remote, &specs);
         let missing = || revs.iter().filter(|r| self.find(r).is_none()).count();
         if fetched.is_err() || missing() > 0 {
             let all = [format!("+refs/heads/*:refs/remotes/{name}/*")];
-            git_remote
-                .fetch(&all, Some(&mut fetch_options()), None)
+            self.git_fetch(remote, &all)
                 .with_context(|| format!("failed to fetch from the {name} `{url}`"))?;
         }
         let mut found = Vec::new();
@@ -463,11 +461,70 @@ impl Cache {
     }
 }
 
-/// Tags are not needed and a mirror may hold tags whose objects it lacks: never follow them.
-fn fetch_options() -> git2::FetchOptions<'static> {
-    let mut options = git2::FetchOptions::new();
-    options.download_tags(git2::AutotagOption::None);
-    options
+impl Cache {
+    /// A network fetch goes through the system `git`, which brings its own TLS, proxies and
+    /// credential helpers. libgit2 is built without TLS on purpose: its OpenSSL init reads the
+    /// system CA bundle in every process (26 ms, a third of `sync --check`), although local
+    /// mirrors, the common case, never touch the network.
+    fn git_fetch(&self, remote: Remote, specs: &[String]) -> Result<()> {
+        // Tags are not needed and a mirror may hold tags whose objects it lacks: never follow them.
+        let mut args = vec![
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--",
+            remote.name(),
+        ];
+        args.extend(specs.iter().map(String::as_str));
+        system_git(&self.dir, &args)?;
+        // The refs were written behind libgit2's back; it rereads them on the next lookup.
+        Ok(())
+    }
+}
+
+/// Writes a blob into `repo` unless some object store of it already holds it.
+///
+/// libgit2's own write "freshens" an object it already has: it sets the mtime of the pack (or
+/// loose file) holding it, which may be a mirror read through alternates, not ours to touch.
+pub fn write_blob(repo: &Repository, bytes: &[u8]) -> Result<Oid> {
+    let id = Oid::hash_object(ObjectType::Blob, bytes)?;
+    if repo.odb()?.exists(id) {
+        return Ok(id);
+    }
+    Ok(repo.blob(bytes)?)
+}
+
+/// Text from another program, its control characters shown escaped (line breaks kept).
+fn escape_lines(text: &str) -> String {
+    text.lines()
+        .map(|l| l.escape_debug().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs the system `git` with `args` on the bare repository `git_dir`; its error output becomes
+/// the error's note.
+pub fn system_git(git_dir: &Path, args: &[&str]) -> Result<std::process::Output> {
+    let output = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::new(format!("failed to run `git` for a network transfer: {e}"))
+                .with_note("install git: forkbook reads local mirrors itself, and talks to remote URLs through git")
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(Error::new(format!(
+            "`git {}` failed ({})",
+            args.first().copied().unwrap_or(""),
+            output.status
+        ))
+        .with_note(escape_lines(stderr.trim())));
+    }
+    Ok(output)
 }
 
 fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {

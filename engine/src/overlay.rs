@@ -319,7 +319,7 @@ impl OverlayState {
             &project.config.overlay.backend_prefix,
         )?;
         let (overlay, steps) = match layout {
-            Layout::Patch => replay(cache, &base.files, &records.patches, project)?,
+            Layout::Patch => replay(&base.files, &records.patches, project)?,
             Layout::Files => (records.tree.clone(), Vec::new()),
         };
         Ok(OverlayState {
@@ -376,7 +376,6 @@ pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<S
 
 /// Applies the series to B in order, keeping each step's images.
 pub fn replay(
-    cache: &Cache,
     base: &FileMap,
     patches: &[PatchFile],
     project: &Project,
@@ -403,7 +402,7 @@ pub fn replay(
             .iter()
             .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
             .collect();
-        let applied = patch::apply(cache.repo(), &patch_file.text, &name, &pre_files)
+        let applied = patch::apply(&patch_file.text, &name, &pre_files)
             .with_context(|| format!("while materializing {}", project.record_name("")))?;
         let post: BTreeMap<String, Image> = paths
             .iter()

@@ -3,6 +3,10 @@
 //! A fix touches a handful of files, so every operation works on a small tree that holds only
 //! those files: their pre-images in, their post-images out. libgit2 applies strictly (no fuzz):
 //! a hunk that does not match is an error, never a guess.
+//!
+//! Those small trees live in an in-memory repository ([`scratch`]), never in the object cache:
+//! rendering or checking a patch writes nothing to disk, and libgit2 never "freshens" (touches
+//! the mtime of) a mirror's pack that already holds one of the blobs.
 
 use super::error::{Context, Error, Result};
 use super::paths::check_relative;
@@ -11,8 +15,16 @@ use git2::{Diff, DiffFormat, DiffOptions, Oid, Repository};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// A repository whose objects live in memory only: what `render` and `apply` write goes there
+/// and is gone when it drops. Cheap to make (no disk access), so each call makes its own.
+pub fn scratch() -> Result<Repository> {
+    let odb = git2::Odb::new()?;
+    odb.add_new_mempack_backend(1)?;
+    Ok(Repository::from_odb(odb)?)
+}
+
 /// Writes `files` as a (nested) tree object and returns its id.
-pub fn write_tree(repo: &Repository, files: &FileMap) -> Result<Oid> {
+fn write_tree(repo: &Repository, files: &FileMap) -> Result<Oid> {
     let mut root = Node::default();
     for (path, bytes) in files {
         check_relative(path)?;
@@ -55,7 +67,8 @@ impl Node {
 
 /// The git-style patch that turns `pre` into `post` (a path absent from `post` is deleted, one
 /// absent from `pre` is added). Binary changes are written as git binary patches.
-pub fn render(repo: &Repository, pre: &FileMap, post: &FileMap) -> Result<String> {
+pub fn render(pre: &FileMap, post: &FileMap) -> Result<String> {
+    let repo = &scratch()?;
     let old = repo.find_tree(write_tree(repo, pre)?)?;
     let new = repo.find_tree(write_tree(repo, post)?)?;
     let mut opts = DiffOptions::new();
@@ -146,7 +159,8 @@ pub fn parse<'a>(patch: &str, name: &str) -> Result<Diff<'a>> {
 
 /// Applies `patch` to the pre-images in `pre` and returns the post-images of every touched path
 /// (a path missing from the result was deleted).
-pub fn apply(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Result<FileMap> {
+pub fn apply(patch: &str, name: &str, pre: &FileMap) -> Result<FileMap> {
+    let repo = &scratch()?;
     let paths = touched(patch, name)?;
     let diff = parse(patch, name)?;
     let tree = repo.find_tree(write_tree(repo, pre)?)?;
@@ -176,37 +190,22 @@ mod tests {
 
     #[test]
     fn render_then_apply_round_trips_modify_add_delete() {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = Repository::init_bare(tmp.path()).unwrap();
         let pre = map(&[("a/x.cpp", "one\ntwo\nthree\n"), ("a/gone.h", "bye\n")]);
         let post = map(&[("a/x.cpp", "one\nTWO\nthree\n"), ("a/new.h", "hello\n")]);
-        let text = render(&repo, &pre, &post).unwrap();
+        let text = render(&pre, &post).unwrap();
         assert!(text.contains("new file mode"), "{text}");
         assert!(text.contains("deleted file mode"), "{text}");
         assert_eq!(
             touched(&text, "t.patch").unwrap(),
             ["a/gone.h", "a/new.h", "a/x.cpp"]
         );
-        assert_eq!(apply(&repo, &text, "t.patch", &pre).unwrap(), post);
+        assert_eq!(apply(&text, "t.patch", &pre).unwrap(), post);
     }
 
     #[test]
     fn mismatched_context_is_an_error_not_fuzz() {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = Repository::init_bare(tmp.path()).unwrap();
-        let text = render(
-            &repo,
-            &map(&[("f", "a\nb\nc\n")]),
-            &map(&[("f", "a\nB\nc\n")]),
-        )
-        .unwrap();
-        let err = apply(
-            &repo,
-            &text,
-            "0001-fix.patch",
-            &map(&[("f", "a\nb\nchanged\n")]),
-        )
-        .unwrap_err();
+        let text = render(&map(&[("f", "a\nb\nc\n")]), &map(&[("f", "a\nB\nc\n")])).unwrap();
+        let err = apply(&text, "0001-fix.patch", &map(&[("f", "a\nb\nchanged\n")])).unwrap_err();
         assert!(
             err.message().contains("`0001-fix.patch` does not apply"),
             "{err}"
@@ -217,9 +216,7 @@ mod tests {
     fn a_patch_with_a_nul_byte_is_refused_before_libgit2_sees_it() {
         // Found by the `patch` fuzz target: applying this made libgit2 read past a heap buffer.
         let text = "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\u{1f}\0\0\0\0\0\0\0O\n c\n";
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = Repository::init_bare(tmp.path()).unwrap();
-        let err = apply(&repo, text, "0001-x.patch", &map(&[("f", "a\nb\nc\n")])).unwrap_err();
+        let err = apply(text, "0001-x.patch", &map(&[("f", "a\nb\nc\n")])).unwrap_err();
         assert!(
             err.message()
                 .contains("`0001-x.patch`:7: the patch holds a NUL byte"),
@@ -242,20 +239,14 @@ mod space_tests {
 
     #[test]
     fn a_path_with_spaces_round_trips() {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = Repository::init_bare(tmp.path()).unwrap();
         let pre: FileMap = [("dir/a b.cpp".to_string(), b"x\n".to_vec())].into();
         let post: FileMap = [("dir/a b.cpp".to_string(), b"y\n".to_vec())].into();
-        let text = render(&repo, &pre, &post).unwrap();
-        assert_eq!(
-            apply(&repo, &text, "t.patch", &pre).unwrap(),
-            post,
-            "{text}"
-        );
+        let text = render(&pre, &post).unwrap();
+        assert_eq!(apply(&text, "t.patch", &pre).unwrap(), post, "{text}");
         let added: FileMap = [("dir/new file.h".to_string(), b"z\n".to_vec())].into();
-        let text = render(&repo, &FileMap::new(), &added).unwrap();
+        let text = render(&FileMap::new(), &added).unwrap();
         assert_eq!(
-            apply(&repo, &text, "t.patch", &FileMap::new()).unwrap(),
+            apply(&text, "t.patch", &FileMap::new()).unwrap(),
             added,
             "{text}"
         );

@@ -24,6 +24,7 @@ use super::record::slug;
 use super::records;
 use super::register::{self, Entry, Register, State};
 use super::report_value::plural;
+use super::FileMap;
 use crate::bail;
 use forkbook_checks::names::{resolve, Resolved};
 
@@ -332,7 +333,7 @@ fn commit_package(
                             FileMode::Blob
                         }
                     });
-                update.upsert(path.as_str(), repo.blob(bytes)?, mode);
+                update.upsert(path.as_str(), super::cache::write_blob(repo, bytes)?, mode);
             }
             None => {
                 update.remove(path.as_str());
@@ -405,19 +406,36 @@ fn format_patch(repo: &Repository, commit: Oid) -> Result<String> {
         .map_err(|_| Error::new("the package is not UTF-8 text"))
 }
 
-/// Applies the patch to the fork commit's tree and checks the result is the package's tree.
+/// Applies the patch to the fork commit's files and checks the result is the package's tree.
+///
+/// In memory: the touched files' pre-images from the fork, the patch applied to them, each
+/// post-image compared with the package commit's file, and no other path changed. Writing the
+/// applied tree into the cache instead would "freshen" the mirror packs that hold its objects.
 fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> {
-    let diff = crate::patch::parse(patch, "the package")?;
     let fork_tree = repo.find_commit(fork)?.tree()?;
-    let mut index = repo.apply_to_tree(&fork_tree, &diff, None)?;
-    let applied = index.write_tree_to(repo)?;
-    let expected = repo.find_commit(commit)?.tree_id();
-    if applied != expected {
-        bail!(
-            "applying it gives tree `{}`, not the package's tree `{}`",
-            short(applied),
-            short(expected)
-        );
+    let package_tree = repo.find_commit(commit)?.tree()?;
+    let paths = crate::patch::touched(patch, "the package")?;
+    let mut pre = FileMap::new();
+    for path in &paths {
+        if let Some(bytes) = read_blob(repo, &fork_tree, path)? {
+            pre.insert(path.clone(), bytes);
+        }
+    }
+    let applied = crate::patch::apply(patch, "the package", &pre)?;
+    for path in &paths {
+        if applied.get(path) != read_blob(repo, &package_tree, path)?.as_ref() {
+            bail!("applying it does not give the package's `{path}`");
+        }
+    }
+    let diff = repo.diff_tree_to_tree(Some(&fork_tree), Some(&package_tree), None)?;
+    for delta in diff.deltas() {
+        for file in [delta.old_file(), delta.new_file()] {
+            if let Some(path) = file.path().and_then(|p| p.to_str()) {
+                if !paths.iter().any(|p| p == path) {
+                    bail!("the package changes `{path}`, which its patch does not name");
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -561,46 +579,18 @@ pub fn write(dir: &Path, packages: &[Package]) -> Result<Vec<PathBuf>> {
 }
 
 /// Pushes the package's commit to `remote` (a URL or a path) as branch `package.branch`.
+///
+/// Through the system `git`, like every network transfer: it has the TLS, SSH and credential
+/// helpers the user already set up (libgit2 is built without TLS; see `Cache::fetch`).
 pub fn push(cache: &Cache, remote: &str, package: &Package) -> Result<()> {
     super::cache::refuse_option_like(remote)?;
-    let repo = cache.repo();
-    let mut anonymous = repo
-        .remote_anonymous(remote)
-        .with_context(|| format!("`{remote}` is not a git remote"))?;
     let refspec = format!("+refs/forkbook/{0}:refs/heads/{0}", package.branch);
-    let mut rejected: Option<String> = None;
-    {
-        let mut callbacks = git2::RemoteCallbacks::new();
-        callbacks.credentials(credentials);
-        callbacks.push_update_reference(|name, status| {
-            if let Some(status) = status {
-                rejected = Some(format!("`{name}`: {status}"));
-            }
-            Ok(())
-        });
-        let mut options = git2::PushOptions::new();
-        options.remote_callbacks(callbacks);
-        anonymous
-            .push(&[refspec.as_str()], Some(&mut options))
-            .with_context(|| format!("failed to push `{}` to `{remote}`", package.branch))?;
-    }
-    match rejected {
-        Some(why) => bail!("`{remote}` refused {why}"),
-        None => Ok(()),
-    }
-}
-
-/// Credentials the way git finds them: the SSH agent, or the configured credential helper.
-fn credentials(
-    url: &str,
-    user: Option<&str>,
-    allowed: git2::CredentialType,
-) -> std::result::Result<git2::Cred, git2::Error> {
-    if allowed.contains(git2::CredentialType::SSH_KEY) {
-        return git2::Cred::ssh_key_from_agent(user.unwrap_or("git"));
-    }
-    let config = git2::Config::open_default()?;
-    git2::Cred::credential_helper(&config, url, user)
+    super::cache::system_git(
+        cache.dir(),
+        &["push", "--porcelain", "--", remote, &refspec],
+    )
+    .map_err(|e| e.context(format!("failed to push `{}` to `{remote}`", package.branch)))?;
+    Ok(())
 }
 
 /// `propose --record N URL`: entry `number` becomes `proposed` with `url`, and gets the package

@@ -53,7 +53,7 @@ pub fn add_fix(
                 .iter()
                 .filter_map(|(p, _, after)| Some((p.clone(), after.clone()?)))
                 .collect();
-            let diff = patch::render(cache.repo(), &pre, &post)?;
+            let diff = patch::render(&pre, &post)?;
             let name = format!("{number:04}-{}.patch", slug(title));
             let text = format!("From: forkbook <forkbook@localhost>\nSubject: [PATCH] {title}\n\nLocal fix {number} of LOCAL_FIXES.md.\n---\n{diff}");
             files.insert(format!("{PATCHES_DIR}/{name}"), text.into_bytes());

@@ -118,7 +118,7 @@ pub fn compute_from_records(project: &Project, cache: &Cache) -> Result<Residual
     }
     let base = base::build_core(cache, commits, &core_files, &touched)?;
     let (overlay, steps) = match layout {
-        Layout::Patch => overlay::replay(cache, &base.files, &records.patches, project)?,
+        Layout::Patch => overlay::replay(&base.files, &records.patches, project)?,
         Layout::Files => (records.tree.clone(), Vec::new()),
     };
     Ok(compute_parts(&core_files, &base.files, &overlay, &steps))

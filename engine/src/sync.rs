@@ -208,7 +208,7 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
     };
     let labels = MoveLabels::new(state.commits, new);
     let (overlay, files, fixes) = match state.layout {
-        Layout::Patch => carry_patches(cache, state, &new_base, &labels)?,
+        Layout::Patch => carry_patches(state, &new_base, &labels)?,
         Layout::Files => {
             let (overlay, files) = carry_files(state, &new_base, &labels)?;
             (overlay, files, Vec::new())
@@ -324,7 +324,6 @@ fn conflict_why(kind: ConflictKind) -> &'static str {
 
 /// Patch layout: replays every fix over the new base, merging where the base moved under it.
 fn carry_patches(
-    cache: &Cache,
     state: &OverlayState,
     new_base: &BaseTree,
     labels: &MoveLabels,
@@ -392,7 +391,7 @@ fn carry_patches(
         } else {
             FixOutcome::Unchanged
         };
-        let text = rewrite_patch(cache, &step.patch, &new_pre, &new_post)?;
+        let text = rewrite_patch(&step.patch, &new_pre, &new_post)?;
         reports.push(FixReport {
             number,
             patch: step.patch.name.clone(),
@@ -406,7 +405,6 @@ fn carry_patches(
 
 /// The patch file again, its header kept and its diff made against the new chain.
 fn rewrite_patch(
-    cache: &Cache,
     old: &PatchFile,
     pre: &BTreeMap<String, Image>,
     post: &BTreeMap<String, Image>,
@@ -416,7 +414,7 @@ fn rewrite_patch(
             .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
             .collect()
     };
-    let diff = patch::render(cache.repo(), &only(pre), &only(post))?;
+    let diff = patch::render(&only(pre), &only(post))?;
     Ok(format!("{}{}", old.header(), diff))
 }
 

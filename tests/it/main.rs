@@ -10,6 +10,7 @@ mod drift_build;
 mod faults;
 mod hostile;
 mod propose;
+mod readonly;
 mod register;
 mod sync;
 mod trace;
