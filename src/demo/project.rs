@@ -17,13 +17,7 @@ use crate::engine::record::add_fix;
 use crate::engine::{records, FileMap};
 use std::path::{Path, PathBuf};
 
-/// The core files the demo overlay carries.
-pub const CORE_FILES: [&str; 4] = [
-    "CMakeLists.txt",
-    "mlx/CMakeLists.txt",
-    "mlx/device.cpp",
-    "mlx/fast.cpp",
-];
+pub use super::world::CORE_FILES;
 
 /// A demo world plus an overlay project on it.
 pub struct DemoProject {
