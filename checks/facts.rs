@@ -139,8 +139,17 @@ pub struct ReadmeFacts {
     pub file: String,
     /// Its text, so a fork hook can be explained there in prose.
     pub text: String,
-    /// The counts block, or `None` when the README has none.
+    /// The counts it states (its counts block, then its prose), or `None` when it states none.
     pub counts: Option<Vec<CountFact>>,
+    /// Sentences of its prose that state a number of files or fixes without saying which count.
+    pub unread: Vec<UnreadCount>,
+}
+
+/// A sentence of the README that states a number of files or fixes without saying which count.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct UnreadCount {
+    pub line: usize,
+    pub sentence: String,
 }
 
 /// One count the README states, beside the true figure.

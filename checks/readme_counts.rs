@@ -17,12 +17,30 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let Some(readme) = &facts.readme else {
         return Vec::new();
     };
+    let unread = readme.unread.iter().map(|unread| {
+        CHECK
+            .finding(
+                &readme.file,
+                Some(unread.line),
+                format!("could not tell which count \"{}\" states", unread.sentence),
+            )
+            .with_note(format!(
+                "say which it is (\"the backend has N files\", \"N core files\", \"N local fixes\"), or end the line with `{NOT_A_COUNT}` if it counts something else"
+            ))
+    });
     let Some(counts) = &readme.counts else {
-        return vec![CHECK
-            .finding(&readme.file, None, "the README has no counts block")
-            .with_note("`forkbook sync` at the recorded commits writes it")];
+        let mut findings: Vec<Finding> = unread.collect();
+        if findings.is_empty() {
+            findings.push(
+                CHECK
+                    .finding(&readme.file, None, "the README states no counts")
+                    .with_note("`forkbook sync` at the recorded commits writes a counts block; `forkbook adopt --counts` adds one"),
+            );
+        }
+        return findings;
     };
-    counts
+    let mut findings: Vec<Finding> = unread.collect();
+    findings.extend(counts
         .iter()
         .filter(|count| count.stated != count.actual)
         .map(|count| {
@@ -32,7 +50,11 @@ fn run(facts: &Facts) -> Vec<Finding> {
             );
             CHECK
                 .finding(&readme.file, Some(count.line), message)
-                .with_note("`forkbook sync` and `forkbook retarget` rewrite the counts block")
-        })
-        .collect()
+                .with_note("`forkbook sync` and `forkbook retarget` write the true figures (the counts block, or the numbers in the prose)")
+        }));
+    findings.sort_by_key(|f| f.line);
+    findings
 }
+
+/// A line holding this comment states no count (the engine's `counts::NOT_A_COUNT`).
+const NOT_A_COUNT: &str = "<!-- forkbook:not-a-count -->";

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use forkbook_checks::facts::{
     BuildPin, CountFact, KeyValueLine, LockFacts, LockMismatch, MismatchKind, ReadmeFacts, Repos,
-    ResidualHunk, SeriesPatch, TreeFacts, UpstreamRecord,
+    ResidualHunk, SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
 };
 use forkbook_checks::names::{resolve, Resolved};
 use forkbook_checks::register::{Problem, Register};
@@ -20,7 +20,7 @@ use super::error::{Context, Result};
 use super::overlay::{OverlayState, PATCHES_DIR};
 use super::project::Project;
 use super::records::{self, Counts, Lock, UpstreamLineKind};
-use super::{register, residual};
+use super::{counts, register, residual};
 
 /// Every fact: the records, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
@@ -54,11 +54,7 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
             .map(|t| upstream_record(&project.record_name(records::UPSTREAM_FILE), &t)),
         build_pin: build_pin(project)?,
         register: read(records::FIXES_FILE)?.map(|t| register::parse(&register_name, &t)),
-        readme: read(records::README_FILE)?.map(|t| ReadmeFacts {
-            file: project.record_name(records::README_FILE),
-            counts: stated_counts(&t),
-            text: t,
-        }),
+        readme: read(records::README_FILE)?.map(|t| readme_facts(project, t)),
         repos: web_repos(project),
         ..Facts::default()
     })
@@ -149,24 +145,49 @@ fn build_pin(project: &Project) -> Result<Option<BuildPin>> {
     }))
 }
 
-/// The README's counts block as stated; the actual figures are filled in from the overlay.
-/// Until then each is taken as stated, so records read without their objects (offline, nothing
-/// fetched) give no false mismatch: the steps that need the objects say so themselves.
-fn stated_counts(readme: &str) -> Option<Vec<CountFact>> {
-    let stated = Counts::stated(readme)?;
-    let counts = stated
-        .into_iter()
+/// The README's counts as stated, in its counts block and in its prose; the actual figures are
+/// filled in from the overlay. Until then each is taken as stated, so records read without their
+/// objects (offline, nothing fetched) give no false mismatch: the steps that need the objects say
+/// so themselves.
+fn readme_facts(project: &Project, text: String) -> ReadmeFacts {
+    let prefix = &project.config.overlay.backend_prefix;
+    let block = Counts::stated(&text);
+    let prose = counts::prose(&text, prefix);
+    let mut stated: Vec<CountFact> = block
+        .iter()
+        .flatten()
         .filter_map(|(line, name, value)| {
-            let value = value? as u64;
+            let value = (*value)? as u64;
             Some(CountFact {
-                name,
+                name: name.clone(),
                 stated: value,
                 actual: value,
-                line,
+                line: *line,
             })
         })
         .collect();
-    Some(counts)
+    let mut unread = Vec::new();
+    for count in prose {
+        match count.name {
+            Some(name) => stated.push(CountFact {
+                name,
+                stated: count.value as u64,
+                actual: count.value as u64,
+                line: count.line,
+            }),
+            None => unread.push(UnreadCount {
+                line: count.line,
+                sentence: count.sentence,
+            }),
+        }
+    }
+    let has_counts = block.is_some() || !stated.is_empty();
+    ReadmeFacts {
+        file: project.record_name(records::README_FILE),
+        counts: has_counts.then_some(stated),
+        unread,
+        text,
+    }
 }
 
 /// The true figure for each stated count, the way `sync` writes them; unknown names are kept true.
@@ -176,18 +197,9 @@ fn fill_actual_counts(
     prefix: &str,
     entries: usize,
 ) {
-    let backend = state
-        .overlay
-        .keys()
-        .filter(|p| p.starts_with(prefix))
-        .count();
+    let actual = counts::actual(&state.overlay, prefix, entries);
     for count in counts {
-        count.actual = match count.name.as_str() {
-            "backend files" => backend as u64,
-            "core files" => (state.overlay.len() - backend) as u64,
-            "local fixes" => entries as u64,
-            _ => count.stated,
-        };
+        count.actual = counts::figure(&actual, &count.name).map_or(count.stated, |n| n as u64);
     }
 }
 

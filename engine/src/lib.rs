@@ -9,6 +9,7 @@ pub mod cache;
 pub mod candidate;
 pub mod check;
 pub mod config;
+pub mod counts;
 pub mod drift;
 pub mod error;
 pub mod fsutil;

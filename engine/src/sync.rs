@@ -19,7 +19,7 @@ use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
-use super::records::{self, keys, Counts, Lock};
+use super::records::{self, keys, Lock};
 use super::residual::{self, RESIDUAL_FILE};
 use super::FileMap;
 use serde::Serialize;
@@ -463,24 +463,14 @@ fn render_records(
         files.insert(RESIDUAL_FILE.into(), residual.render_diff().into_bytes());
     }
     let prefix = &project.config.overlay.backend_prefix;
-    let counts = Counts {
-        backend_files: overlay
-            .keys()
-            .filter(|p| p.starts_with(prefix.as_str()))
-            .count(),
-        core_files: overlay
-            .keys()
-            .filter(|p| !p.starts_with(prefix.as_str()))
-            .count(),
-        local_fixes: count_entries(&files),
-    };
+    let counts = super::counts::actual(overlay, prefix, count_entries(&files));
     let readme = files
         .get(records::README_FILE)
         .map(|b| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
     files.insert(
         records::README_FILE.into(),
-        counts.write_into(&readme).into_bytes(),
+        super::counts::write_readme(&readme, prefix, &counts).into_bytes(),
     );
     Ok(files)
 }

@@ -121,3 +121,85 @@ fn files_not_where_the_configuration_says_are_one_error_naming_the_folder_and_th
     );
     assert!(out.contains("`patches-rocm/`"), "{out}");
 }
+
+/// The backend and core counts on the status screen (`files    7 backend, 4 core`).
+fn status_counts(demo: &Demo) -> (usize, usize) {
+    let (code, out) = demo.run(&["status"]);
+    assert_eq!(code, 0, "{out}");
+    let line = status_files(&out);
+    let numbers: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    (numbers[0], numbers[1])
+}
+
+/// A README of our own that states its counts in sentences, the way people write them, with one
+/// number whose words do not say what it counts.
+fn prose_readme(backend: usize, core: usize, fixes: usize) -> String {
+    format!(
+        "# The ROCm overlay\n\n\
+         The files here are laid over the upstream checkout by the build.\n\n\
+         - `mlx/backend/rocm/**`: the ROCm backend ({backend} files). Upstream has no such folder.\n\
+         - {core} upstream core files (`CMakeLists.txt`, `mlx/fast.cpp`): the pin's file plus the hooks.\n\n\
+         The register lists {fixes} entries.\n\n\
+         After a bump, look at the 2 files named in the log first.\n\n\
+         The fork's `mlx/backend/cuda/eval.cpp` hook is not carried: we never build CUDA.\n"
+    )
+}
+
+#[test]
+fn prose_counts_are_read_checked_and_kept_true_by_sync() {
+    let demo = files_in_place(true);
+    let (backend, core) = status_counts(&demo);
+    let readme = demo.records().join("README.md");
+    std::fs::write(&readme, prose_readme(backend, core, 4)).unwrap();
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 1, "{out}");
+    let counts: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("[readme-counts]"))
+        .collect();
+    assert_eq!(counts.len(), 1, "only the unreadable sentence: {out}");
+    assert!(
+        counts[0].starts_with("patches-rocm/README.md:10: error[readme-counts]")
+            && counts[0].contains("\"After a bump, look at the 2 files named in the log first.\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("<!-- forkbook:not-a-count -->"),
+        "says how to mark it: {out}"
+    );
+
+    // Marked, the sentence is left alone; a wrong figure is named with its line.
+    let marked = prose_readme(backend + 1, core, 4)
+        .replace("first.\n", "first. <!-- forkbook:not-a-count -->\n");
+    std::fs::write(&readme, &marked).unwrap();
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 1, "{out}");
+    let want = format!(
+        "patches-rocm/README.md:5: error[readme-counts]: the README states {} backend files, the overlay has {backend}",
+        backend + 1
+    );
+    assert!(out.contains(&want), "{out}");
+    assert_eq!(out.matches("[readme-counts]").count(), 1, "{out}");
+
+    // A sync writes the true figure into the sentence and changes nothing else.
+    let f1 = demo.fork(1).to_string();
+    let (code, out) = demo.run(&["sync", &f1]);
+    assert_eq!(code, 0, "{out}");
+    let synced = std::fs::read_to_string(&readme).unwrap();
+    assert_eq!(
+        synced,
+        marked.replace(
+            &format!("({} files)", backend + 1),
+            &format!("({backend} files)")
+        )
+    );
+    assert!(
+        !synced.contains("forkbook:counts"),
+        "no block added to a prose README"
+    );
+    let (_, out) = demo.run(&["check"]);
+    assert!(!out.contains("[readme-counts]"), "{out}");
+}

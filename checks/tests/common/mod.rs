@@ -182,6 +182,7 @@ pub fn healthy() -> Facts {
                 actual: 4,
                 line: 9,
             }]),
+            unread: Vec::new(),
         }),
         fork_hooks: vec![
             "mlx/backend/cuda/eval.cpp".into(),
@@ -245,6 +246,10 @@ pub fn broken() -> Facts {
         fixes: vec![2],
     });
     facts.readme.as_mut().unwrap().counts.as_mut().unwrap()[0].stated = 3;
+    facts.readme.as_mut().unwrap().unread.push(UnreadCount {
+        line: 12,
+        sentence: "Copy the 3 files listed below.".into(),
+    });
     facts.fork_hooks.push("docs/rocm-notes.md".into());
     facts
 }
