@@ -78,6 +78,13 @@ impl Cache {
         &self.dir
     }
 
+    /// The drift cache, beside the object cache: finished `drift api` analyses by the hash of
+    /// their inputs (see `drift::api::store`). Outside the object cache, so read-only commands
+    /// still write nothing into it.
+    pub fn drift_store(&self) -> PathBuf {
+        self.dir.with_file_name("forkbook-drift-api")
+    }
+
     fn remote_config(&self, remote: Remote) -> &(String, String) {
         match remote {
             Remote::Fork => &self.fork,

@@ -117,7 +117,8 @@ pub fn drift_api(
         to_overrides: &to_overrides,
         suppressions: &suppressions,
     };
-    api::drift_api(cache.repo(), from, to, &inputs, &cfg)
+    let store = cache.drift_store();
+    api::drift_api_stored(cache.repo(), from, to, &inputs, &cfg, Some(&store))
 }
 
 /// What `drift build` needs besides the configuration.

@@ -283,3 +283,194 @@ fn real_mlx_rocm_backend() {
         println!("{}", serde_json::to_string_pretty(&report).unwrap());
     }
 }
+
+/// A second analysis from the same inputs is read from the drift cache, equal to a fresh one;
+/// a changed backend file, a changed setting or changed suppressions never serve a stale entry.
+#[test]
+fn the_drift_cache_serves_the_same_inputs_and_only_those() {
+    use forkbook::engine::drift::api::{drift_api_stored, store};
+    let dir = tempfile::tempdir().unwrap();
+    let world = world::generate(&dir.path().join("world")).unwrap();
+    let upstream = Repository::open_bare(&world.upstream).unwrap();
+    let fork = Repository::open_bare(&world.fork).unwrap();
+    let f1 = Oid::from_str(&world.fork_commits[0]).unwrap();
+    let mut backend = files_at(&fork, f1, "mlx/backend/rocm/", &[]);
+    let (pin1, pin2) = (
+        Oid::from_str(&world.pin1).unwrap(),
+        Oid::from_str(&world.pin2).unwrap(),
+    );
+    let empty = FileMap::new();
+    let cfg = ApiConfig::default();
+    let store_dir = dir.path().join("drift-store");
+    let json = |r: &ApiReport| serde_json::to_value(r).unwrap();
+    let entries = || {
+        std::fs::read_dir(&store_dir)
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    fn inputs<'a>(backend: &'a FileMap, empty: &'a FileMap) -> DriftInputs<'a> {
+        DriftInputs {
+            backend,
+            from_overrides: empty,
+            to_overrides: empty,
+            suppressions: &[],
+        }
+    }
+    let fresh = drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg).unwrap();
+    assert_eq!(entries(), 0, "no store given, nothing kept");
+    let first = drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &inputs(&backend, &empty),
+        &cfg,
+        Some(&store_dir),
+    )
+    .unwrap();
+    assert_eq!(entries(), 1);
+    assert_eq!(json(&first), json(&fresh));
+    assert_eq!(first.breaks(), 6);
+    let second = drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &inputs(&backend, &empty),
+        &cfg,
+        Some(&store_dir),
+    )
+    .unwrap();
+    assert_eq!(entries(), 1, "the second run adds no entry");
+    assert_eq!(
+        json(&second),
+        json(&fresh),
+        "the stored analysis equals a fresh one"
+    );
+
+    // The second run really reads the entry: a marked entry comes back marked.
+    let entry = std::fs::read_dir(&store_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let original = std::fs::read_to_string(&entry).unwrap();
+    let first_message = &fresh.findings[0].message;
+    let marked = original.replacen(
+        &serde_json::to_string(first_message).unwrap(),
+        "\"read from the drift cache\"",
+        1,
+    );
+    assert_ne!(marked, original);
+    std::fs::write(&entry, &marked).unwrap();
+    let reused = drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &inputs(&backend, &empty),
+        &cfg,
+        Some(&store_dir),
+    )
+    .unwrap();
+    assert!(
+        reused
+            .findings
+            .iter()
+            .any(|f| f.message == "read from the drift cache"),
+        "the second analysis was not read from the cache"
+    );
+    // A damaged entry is a miss, recomputed and rewritten.
+    std::fs::write(&entry, "{ not json").unwrap();
+    let repaired = drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &inputs(&backend, &empty),
+        &cfg,
+        Some(&store_dir),
+    )
+    .unwrap();
+    assert_eq!(json(&repaired), json(&fresh));
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), original);
+
+    // Suppressions are applied after the cache.
+    let finding = &fresh.findings[0];
+    let suppression = Suppression {
+        kind: finding.kind.as_str().to_string(),
+        symbol: finding.symbol.clone(),
+        reason: "judged harmless".to_string(),
+    };
+    let suppressed = drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &DriftInputs {
+            suppressions: std::slice::from_ref(&suppression),
+            ..inputs(&backend, &empty)
+        },
+        &cfg,
+        Some(&store_dir),
+    )
+    .unwrap();
+    assert_eq!(suppressed.breaks(), 5);
+    assert_eq!(entries(), 1);
+
+    // A changed backend file is a new key: a new entry, equal to a fresh analysis of it.
+    let (path, bytes) = backend
+        .iter_mut()
+        .find(|(p, _)| p.ends_with(".cpp"))
+        .unwrap();
+    let path = path.clone();
+    bytes.extend_from_slice(b"\nnamespace mlx::core { void added_by_the_test(); }\n");
+    let changed = drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &inputs(&backend, &empty),
+        &cfg,
+        Some(&store_dir),
+    )
+    .unwrap();
+    assert_eq!(entries(), 2, "`{path}` changed: a new entry");
+    let fresh_changed = drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg).unwrap();
+    assert_eq!(json(&changed), json(&fresh_changed));
+
+    // So is a changed setting.
+    let other_cfg = ApiConfig {
+        follow_includes: !cfg.follow_includes,
+        ..cfg.clone()
+    };
+    drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &inputs(&backend, &empty),
+        &other_cfg,
+        Some(&store_dir),
+    )
+    .unwrap();
+    assert_eq!(entries(), 3);
+    assert!(store::tool_version().starts_with(env!("CARGO_PKG_VERSION")));
+}
+
+/// `drift api` from the command line keeps its analysis beside the object cache; a second run
+/// at the same commits prints the same report from it; a new local fix is a new analysis.
+#[test]
+fn a_second_drift_api_run_reuses_the_first_analysis() {
+    let demo = crate::common::Demo::new(forkbook::engine::config::Layout::Patch);
+    let store = demo.demo.cache.with_file_name("forkbook-drift-api");
+    let pin2 = demo.demo.world.pin2.clone();
+    let entries = || std::fs::read_dir(&store).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(entries(), 0);
+    let (code, first) = demo.run(&["--json", "drift", "api", "--to", &pin2]);
+    assert_eq!(code, 1, "{first}");
+    assert_eq!(entries(), 1);
+    let (code, second) = demo.run(&["--json", "drift", "api", "--to", &pin2]);
+    assert_eq!(code, 1, "{second}");
+    assert_eq!(second, first);
+    assert_eq!(entries(), 1, "the second run made no new analysis");
+    // verify's drift step (base -> pin) is another pair: one more entry, then reused.
+    demo.run(&["verify"]);
+    let after_verify = entries();
+    demo.run(&["verify"]);
+    assert_eq!(entries(), after_verify);
+}

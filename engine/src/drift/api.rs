@@ -17,6 +17,7 @@ mod macros;
 mod model;
 pub mod report;
 mod sources;
+pub mod store;
 pub mod suppress;
 mod syntax;
 mod uses;
@@ -38,11 +39,16 @@ use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 /// The upstream files the analysis reads at a commit: headers under the header root (minus
 /// the skipped folders), shared backend sources, and reference backends.
 pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<FileMap> {
+    read_blobs(repo, commit, upstream_ids(repo, commit, cfg)?)
+}
+
+/// The blob ids of [`collect_upstream`]'s files, read from the trees alone (no file contents).
+pub fn upstream_ids(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<store::BlobIds> {
     let tree = repo
         .find_commit(commit)
         .and_then(|c| c.tree())
         .with_context(|| format!("failed to read commit `{commit}`"))?;
-    let mut wanted: Vec<(String, Oid)> = Vec::new();
+    let mut wanted = store::BlobIds::new();
     tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
         let name = entry.name().unwrap_or("");
         let path = format!("{dir}{name}");
@@ -58,14 +64,18 @@ pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Resu
                 }
             }
             Some(ObjectType::Blob) if sources::is_upstream_input(&path, cfg) => {
-                wanted.push((path, entry.id()));
+                wanted.insert(path, entry.id());
                 TreeWalkResult::Ok
             }
             _ => TreeWalkResult::Ok,
         }
     })?;
+    Ok(wanted)
+}
+
+fn read_blobs(repo: &Repository, commit: Oid, ids: store::BlobIds) -> Result<FileMap> {
     let mut files = FileMap::new();
-    for (path, id) in wanted {
+    for (path, id) in ids {
         let blob = repo
             .find_blob(id)
             .with_context(|| format!("failed to read `{path}` at `{commit}`"))?;
@@ -147,14 +157,54 @@ pub fn drift_api(
     inputs: &DriftInputs,
     cfg: &ApiConfig,
 ) -> Result<ApiReport> {
-    let mut from_files = collect_upstream(repo, from, cfg)?;
-    let mut to_files = collect_upstream(repo, to, cfg)?;
+    drift_api_stored(repo, from, to, inputs, cfg, None)
+}
+
+/// [`drift_api`], reusing the analysis kept in the drift cache `store` (see [`store`]) when one
+/// was made from the same inputs, and keeping this one there when not.
+pub fn drift_api_stored(
+    repo: &Repository,
+    from: Oid,
+    to: Oid,
+    inputs: &DriftInputs,
+    cfg: &ApiConfig,
+    store: Option<&std::path::Path>,
+) -> Result<ApiReport> {
+    let mut from_ids = upstream_ids(repo, from, cfg)?;
+    let mut to_ids = upstream_ids(repo, to, cfg)?;
+    let key = match store {
+        Some(dir) => {
+            let mut from_key = from_ids.clone();
+            let mut to_key = to_ids.clone();
+            overlay_ids(&mut from_key, inputs.from_overrides, cfg)?;
+            overlay_ids(&mut to_key, inputs.to_overrides, cfg)?;
+            let key = store::key(from, to, &from_key, &to_key, inputs.backend, cfg)?;
+            if let Some(mut report) = store::load(dir, &key) {
+                suppress::apply(&mut report, inputs.suppressions);
+                return Ok(report);
+            }
+            Some((dir, key))
+        }
+        None => None,
+    };
+    // Overridden files are not read from the repository at all.
+    let overridden = |ids: &mut store::BlobIds, overrides: &FileMap| {
+        ids.retain(|path, _| !overrides.contains_key(path));
+    };
+    overridden(&mut from_ids, inputs.from_overrides);
+    overridden(&mut to_ids, inputs.to_overrides);
+    let mut from_files = read_blobs(repo, from, from_ids)?;
+    let mut to_files = read_blobs(repo, to, to_ids)?;
     overlay(&mut from_files, inputs.from_overrides, cfg);
     overlay(&mut to_files, inputs.to_overrides, cfg);
     let mut report = analyze(&from_files, &to_files, inputs.backend, cfg);
     report.from = from.to_string();
     report.to = to.to_string();
     fill_history(repo, from, to, &mut report)?;
+    if let Some((dir, key)) = key {
+        // A cache that cannot be written costs the next run its reuse, not this run its result.
+        let _ = store::save(dir, &key, &report);
+    }
     suppress::apply(&mut report, inputs.suppressions);
     Ok(report)
 }
@@ -165,6 +215,16 @@ fn overlay(files: &mut FileMap, overrides: &FileMap, cfg: &ApiConfig) {
             files.insert(path.clone(), bytes.clone());
         }
     }
+}
+
+/// [`overlay`] on blob ids: what the analysis will parse, by id.
+fn overlay_ids(ids: &mut store::BlobIds, overrides: &FileMap, cfg: &ApiConfig) -> Result<()> {
+    for (path, bytes) in overrides {
+        if sources::is_upstream_input(path, cfg) {
+            ids.insert(path.clone(), store::blob_id(bytes)?);
+        }
+    }
+    Ok(())
 }
 
 fn fill_history(repo: &Repository, from: Oid, to: Oid, report: &mut ApiReport) -> Result<()> {

@@ -2,10 +2,10 @@
 
 use super::model::Loc;
 use super::suppress::Suppression;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// A function or member the backend calls or defines changed its return or parameters.
@@ -49,7 +49,7 @@ pub const ALL_KINDS: [Kind; 6] = [
 ];
 
 /// An upstream commit: full SHA and the first line of its message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommitRef {
     pub sha: String,
     pub summary: String,
@@ -64,7 +64,7 @@ pub struct Evidence {
     pub from_text: Option<(String, String)>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Finding {
     pub kind: Kind,
     pub symbol: String,
@@ -80,7 +80,7 @@ pub struct Finding {
 }
 
 /// How much of the input tree-sitter could not parse (after blanking).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ParseStats {
     pub from_headers: usize,
     pub from_error_nodes: usize,
@@ -101,7 +101,30 @@ pub struct FileErrors {
     pub error_nodes: usize,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+/// [`FileErrors`] as read back from the drift cache, its side still a string.
+#[derive(Deserialize)]
+struct StoredFileErrors {
+    side: String,
+    path: String,
+    error_nodes: usize,
+}
+
+impl<'de> Deserialize<'de> for FileErrors {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<FileErrors, D::Error> {
+        let stored = StoredFileErrors::deserialize(d)?;
+        let side = ["from", "to", "backend"]
+            .into_iter()
+            .find(|s| *s == stored.side)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown side `{}`", stored.side)))?;
+        Ok(FileErrors {
+            side,
+            path: stored.path,
+            error_nodes: stored.error_nodes,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ApiReport {
     pub from: String,
     pub to: String,
