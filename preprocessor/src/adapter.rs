@@ -288,7 +288,7 @@ impl<R: StepRunner> Session<'_, R> {
         self.directive_sites
             .entry(directive.name.clone())
             .or_insert(site);
-        match self.runner.directive(&directive.name, &directive.args) {
+        match self.directive_text(directive) {
             Ok(text) => render::inert_markdown(&text),
             Err(message) => {
                 let message = format!("directive `{}` failed: {message}", directive.name);
@@ -296,6 +296,29 @@ impl<R: StepRunner> Session<'_, R> {
                 String::new()
             }
         }
+    }
+
+    /// A directive's text, from the cache when this fingerprint made it before (a report is a
+    /// whole verify; a fully cached build should run nothing). Failures are never stored.
+    fn directive_text(&self, directive: &Directive) -> Result<String, String> {
+        let fingerprint = self.runner.fingerprint();
+        let key = StepCache::directive_key(&directive.name, &directive.args, &fingerprint);
+        if let Some(text) = self.cache.get_text(&key) {
+            return Ok(text);
+        }
+        let text = self.runner.directive(&directive.name, &directive.args)?;
+        let label = format!(
+            "{{{{#forkbook {} {}}}}}",
+            directive.name,
+            directive.args.join(" ")
+        );
+        if let Err(e) = self.cache.put_text(&key, &label, &text) {
+            eprintln!(
+                "warning: could not cache the directive's text in `{}`: {e}",
+                self.cache.dir().display()
+            );
+        }
+        Ok(text)
     }
 
     fn problem(&mut self, file: &Path, line: usize, message: &str) {

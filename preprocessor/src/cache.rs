@@ -2,6 +2,9 @@
 //! depends on (the step's text after substitution, its kind and attributes, the runner's
 //! fingerprint, this crate's version).
 //!
+//! A directive's text (`{{#forkbook report}}`) is cached the same way, keyed by its name, its
+//! arguments and the fingerprint: a fully cached build runs nothing.
+//!
 //! Every result is stored but a failing gated step's, so a failing gate always reflects a fresh
 //! run (the user may have fixed something no fingerprint sees), while previews that report
 //! conflicts or breaks are not run again for nothing. A forced rerun ignores what is stored.
@@ -63,6 +66,43 @@ impl StepCache {
         hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
+    /// The cache key of a directive's text under a fingerprint.
+    pub fn directive_key(name: &str, args: &[String], fingerprint: &Fingerprint) -> String {
+        let mut hash = Sha256::new();
+        for part in [
+            env!("CARGO_PKG_VERSION"),
+            "directive",
+            name,
+            &format!("{args:?}"),
+            &fingerprint.key(),
+        ] {
+            hash.update(part.as_bytes());
+            hash.update([0u8]);
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A stored directive text, unless a rerun is forced or none is stored.
+    pub fn get_text(&self, key: &str) -> Option<String> {
+        match self.get(key)? {
+            StepOutcome::Ran { output, .. } => Some(output),
+            StepOutcome::Skipped { .. } => None,
+        }
+    }
+
+    /// Stores a directive's text (`label` is what the entry says it holds).
+    pub fn put_text(&self, key: &str, label: &str, text: &str) -> std::io::Result<()> {
+        self.write(
+            key,
+            &Entry {
+                command: label.to_string(),
+                exit: 0,
+                duration_ms: 0,
+                output: text.to_string(),
+            },
+        )
+    }
+
     /// A stored result, unless a rerun is forced or none is stored (an unreadable entry is a miss).
     pub fn get(&self, key: &str) -> Option<StepOutcome> {
         if self.rerun {
@@ -97,10 +137,14 @@ impl StepCache {
             duration_ms: duration.as_millis() as u64,
             output: output.clone(),
         };
+        self.write(key, &entry)
+    }
+
+    fn write(&self, key: &str, entry: &Entry) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         // Write aside, then rename: a reader never sees half an entry.
         let tmp = self.dir.join(format!("{key}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec(&entry)?)?;
+        std::fs::write(&tmp, serde_json::to_vec(entry)?)?;
         std::fs::rename(&tmp, self.path(key))
     }
 
@@ -169,5 +213,30 @@ mod tests {
         cache.put("preview", &preview, &ran(1)).unwrap();
         assert_eq!(cache.get("preview"), Some(ran(1)));
         assert_eq!(StepCache::new(&dir, true).get("ok"), None);
+    }
+
+    #[test]
+    fn directive_texts_are_kept_by_name_arguments_and_fingerprint() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = StepCache::new(tmp.path(), false);
+        let fp = Fingerprint {
+            tool_version: "1".into(),
+            ..Default::default()
+        };
+        let other = Fingerprint {
+            extra: "records changed".into(),
+            ..fp.clone()
+        };
+        let key = StepCache::directive_key("report", &[], &fp);
+        assert_ne!(key, StepCache::directive_key("register", &[], &fp));
+        assert_ne!(key, StepCache::directive_key("report", &["x".into()], &fp));
+        assert_ne!(key, StepCache::directive_key("report", &[], &other));
+        assert_ne!(key, StepCache::key(&step("report", 0), &fp));
+        assert_eq!(cache.get_text(&key), None);
+        cache
+            .put_text(&key, "{{#forkbook report}}", "## ROCm overlay\n")
+            .unwrap();
+        assert_eq!(cache.get_text(&key).as_deref(), Some("## ROCm overlay\n"));
+        assert_eq!(StepCache::new(tmp.path(), true).get_text(&key), None);
     }
 }

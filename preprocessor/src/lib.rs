@@ -121,7 +121,8 @@ pub trait StepRunner {
 
     /// Renders `{{#forkbook NAME ARGS...}}` as Markdown. Raw HTML in it is shown as text (names
     /// from other people's trees may hold `<script>`), so use Markdown tables and code spans.
-    /// `Err` fails the build, naming the chapter and line.
+    /// `Err` fails the build, naming the chapter and line. The text is cached under the
+    /// fingerprint like a step's result, so it must depend on nothing the fingerprint misses.
     fn directive(&self, name: &str, args: &[String]) -> Result<String, String>;
 
     /// Book-wide gate conditions; asked once after every chapter has been processed.

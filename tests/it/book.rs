@@ -418,3 +418,37 @@ fn stock_mdbook_builds_and_tests_through_forkbook_mdbook() {
     assert!(!tested.status.success(), "{stderr}");
     assert!(stderr.contains("src/steps.md:5: gated step"), "{stderr}");
 }
+
+#[test]
+fn the_report_directive_is_cached_like_a_step() {
+    let fixture = BookFixture::new("# Report\n\n{{#forkbook report}}\n");
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    let first = fixture.html("steps");
+    assert!(first.contains("ROCm overlay"), "{first}");
+    let store = fixture.book_dir().join(".step-cache");
+    let entries: Vec<PathBuf> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let entry = entries
+        .iter()
+        .find(|p| std::fs::read_to_string(p).unwrap().contains("#forkbook report"))
+        .expect("the directive's text is stored");
+    // A stored text that says where it came from shows that the next build reads it.
+    let stored = std::fs::read_to_string(entry).unwrap();
+    let marked = stored.replacen("ROCm overlay", "ROCm overlay (from the step cache)", 1);
+    std::fs::write(entry, marked).unwrap();
+    assert_eq!(fixture.book("build", &[]).0, 0);
+    assert!(fixture.html("steps").contains("(from the step cache)"));
+    assert_eq!(std::fs::read_dir(&store).unwrap().count(), entries.len());
+    // A forced rerun makes it again; so does a change to the records.
+    assert_eq!(fixture.book("build", &["--rerun"]).0, 0);
+    assert!(!fixture.html("steps").contains("(from the step cache)"));
+    std::fs::write(entry, stored.replacen("ROCm overlay", "ROCm overlay (stale)", 1)).unwrap();
+    let upstream = fixture.demo.records().join("UPSTREAM");
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, format!("{text}# a comment\n")).unwrap();
+    assert_eq!(fixture.book("build", &[]).0, 0);
+    assert!(!fixture.html("steps").contains("(stale)"));
+}
