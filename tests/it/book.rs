@@ -433,7 +433,11 @@ fn the_report_directive_is_cached_like_a_step() {
         .collect();
     let entry = entries
         .iter()
-        .find(|p| std::fs::read_to_string(p).unwrap().contains("#forkbook report"))
+        .find(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains("#forkbook report")
+        })
         .expect("the directive's text is stored");
     // A stored text that says where it came from shows that the next build reads it.
     let stored = std::fs::read_to_string(entry).unwrap();
@@ -445,7 +449,11 @@ fn the_report_directive_is_cached_like_a_step() {
     // A forced rerun makes it again; so does a change to the records.
     assert_eq!(fixture.book("build", &["--rerun"]).0, 0);
     assert!(!fixture.html("steps").contains("(from the step cache)"));
-    std::fs::write(entry, stored.replacen("ROCm overlay", "ROCm overlay (stale)", 1)).unwrap();
+    std::fs::write(
+        entry,
+        stored.replacen("ROCm overlay", "ROCm overlay (stale)", 1),
+    )
+    .unwrap();
     let upstream = fixture.demo.records().join("UPSTREAM");
     let text = std::fs::read_to_string(&upstream).unwrap();
     std::fs::write(&upstream, format!("{text}# a comment\n")).unwrap();
