@@ -143,7 +143,8 @@ pub fn drift_build(
     let cfg: BuildConfig = Config::section(&project.config.build, "build")?;
     let tree = work.join(format!("tree-{}", short(to)));
     let overlay = overlay_at(project, cache, state, to)?;
-    export_tree(cache, to, &overlay, &tree)?;
+    // The work folder is forkbook's own, in the cache: replacing it needs no marker.
+    export_tree(project, cache, to, &overlay, &tree, true)?;
     let report = build::drift_build(
         &tree,
         &work.join(format!("build-{}", short(to))),

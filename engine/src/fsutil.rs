@@ -34,19 +34,55 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::write(path, bytes).with_context(|| format!("failed to write `{}`", path.display()))
 }
 
-/// Replaces one file in a single rename, so readers see the old bytes or the new, never half.
+/// Replaces one file in a single rename, so readers see the old bytes or the new, never half:
+/// the new bytes go to a temporary file beside it, are flushed to disk (fsync), and only then
+/// renamed over the old; the folder is flushed after. Any failure before the rename (a full
+/// disk, a size limit) leaves the old file byte for byte. Every record rewrite goes through here.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = path.with_file_name(format!(".{name}.forkbook-new-{}", std::process::id()));
-    write_file(&temp, bytes)?;
-    fs::rename(&temp, path)
-        .with_context(|| format!("failed to replace `{}`", path.display()))
-        .inspect_err(|_| {
-            let _ = fs::remove_file(&temp);
-        })
+    let result = write_synced(&temp, bytes).and_then(|()| {
+        if let Ok(meta) = fs::metadata(path) {
+            let _ = fs::set_permissions(&temp, meta.permissions());
+        }
+        fs::rename(&temp, path).with_context(|| format!("failed to replace `{}`", path.display()))
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result?;
+    sync_parent(path);
+    Ok(())
+}
+
+/// Writes one file and flushes it to disk before returning.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    injected_failure()?;
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)
+            .with_context(|| format!("failed to create `{}`", parent.display()))?;
+    }
+    let mut file =
+        File::create(path).with_context(|| format!("failed to write `{}`", path.display()))?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("failed to write `{}`", path.display()))
+}
+
+/// Flushes the folder holding `path`, so a rename in it survives a crash. Best effort: some
+/// file systems refuse to sync a folder, and the rename has happened either way.
+fn sync_parent(path: &Path) {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if let Ok(dir) = File::open(parent) {
+        let _ = dir.sync_all();
+    }
 }
 
 /// Writes every file of `files` below `dir` (paths checked first).
@@ -54,6 +90,15 @@ pub fn write_tree(dir: &Path, files: &FileMap) -> Result<()> {
     for (path, bytes) in files {
         check_relative(path)?;
         write_file(&dir.join(path), bytes)?;
+    }
+    Ok(())
+}
+
+/// [`write_tree`] with every file flushed to disk: for a records folder about to be swapped in.
+pub fn write_tree_synced(dir: &Path, files: &FileMap) -> Result<()> {
+    for (path, bytes) in files {
+        check_relative(path)?;
+        write_synced(&dir.join(path), bytes)?;
     }
     Ok(())
 }
@@ -108,6 +153,99 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The file forkbook leaves in every folder it writes whole (`materialize`, `export-tree`), so a
+/// later run knows the folder is its own to replace and never deletes a folder someone else made.
+pub const WRITTEN_MARKER: &str = ".forkbook-written";
+
+const MARKER_TEXT: &str = "This folder was written by forkbook; forkbook replaces it whole when asked to write here again.\n";
+
+/// Refuses to replace `target` unless it is new, empty, or a folder forkbook wrote before (it holds
+/// [`WRITTEN_MARKER`]); `force` allows any other folder. Whatever `force` says, a target that is
+/// not a folder is refused, and so is the project root or a folder holding it, and the records
+/// folder, a folder holding it or one inside it: replacing those would lose the project.
+/// Checked before anything is written, so a refusal moves nothing.
+pub fn check_write_target(target: &Path, root: &Path, records: &Path, force: bool) -> Result<()> {
+    let shown = target.display();
+    match fs::symlink_metadata(target) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(
+                Error::new(format!("refusing to write into `{shown}`: it is a link"))
+                    .with_note("name the folder itself, or a new folder"),
+            )
+        }
+        Ok(meta) if !meta.is_dir() => {
+            return Err(Error::new(format!(
+                "refusing to write into `{shown}`: it is a file, not a folder"
+            ))
+            .with_note("choose a new or empty folder; the file was left as it is"))
+        }
+        _ => {}
+    }
+    let full = resolved(target)?;
+    let refuse = |guarded: &Path, how: &str| {
+        Err(Error::new(format!(
+            "refusing to write into `{shown}`: it {how} `{}`, which forkbook never replaces",
+            guarded.display()
+        ))
+        .with_note("choose a folder outside the records folder that does not hold the project (for example `materialized/` in the project); `--force` does not change this"))
+    };
+    if let Ok(root) = resolved(root) {
+        if root.starts_with(&full) {
+            return refuse(&root, "is or holds the project");
+        }
+    }
+    if let Ok(records) = resolved(records) {
+        if records.starts_with(&full) {
+            return refuse(&records, "is or holds the records folder");
+        }
+        if full.starts_with(&records) {
+            return refuse(&records, "lies inside the records folder");
+        }
+    }
+    if !target.is_dir() || force || target.join(WRITTEN_MARKER).is_file() {
+        return Ok(());
+    }
+    let empty = fs::read_dir(target)
+        .with_context(|| format!("failed to read folder `{shown}`"))?
+        .next()
+        .is_none();
+    if empty {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "refusing to replace `{shown}`: it is not empty and forkbook did not write it (no `{WRITTEN_MARKER}` in it)"
+    ))
+    .with_note("choose a new or empty folder, or pass `--force` to replace this one whole (everything in it is lost)"))
+}
+
+/// Leaves [`WRITTEN_MARKER`] in a folder being written.
+pub fn mark_written(dir: &Path) -> Result<()> {
+    write_file(&dir.join(WRITTEN_MARKER), MARKER_TEXT.as_bytes())
+}
+
+/// `path` made absolute with its links resolved; a path that does not exist yet is resolved
+/// through its nearest existing ancestor.
+fn resolved(path: &Path) -> Result<PathBuf> {
+    let absolute = std::path::absolute(path)
+        .with_context(|| format!("failed to resolve `{}`", path.display()))?;
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return Ok(out);
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return Ok(absolute),
+        }
+    }
 }
 
 /// A folder being built beside its final place; [`StagedDir::commit`] swaps it in.
@@ -165,6 +303,7 @@ impl StagedDir {
             })?;
         }
         self.done = true;
+        sync_parent(&self.target);
         Ok(())
     }
 }

@@ -4,7 +4,7 @@ use super::base::Commits;
 use super::cache::{Cache, Remote};
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::fsutil::{write_tree, RunLock, StagedDir};
+use super::fsutil::{write_tree_synced, RunLock, StagedDir};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, keys, Upstream};
@@ -55,7 +55,7 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
     let planned = sync::plan(project, cache, &state, commits)?;
     let _lock = RunLock::acquire(&project.root, "overlay")?;
     let staged = StagedDir::new(&dir)?;
-    write_tree(staged.path(), &planned.records)?;
+    write_tree_synced(staged.path(), &planned.records)?;
     staged.commit()?;
     Ok(planned)
 }

@@ -423,10 +423,25 @@ pub fn replay(
     Ok((state, steps))
 }
 
-/// Writes the materialized overlay into `out`, replacing it whole (never half-written).
-pub fn materialize(overlay: &FileMap, out: &std::path::Path) -> Result<()> {
+/// Refuses a folder forkbook may not replace (see [`super::fsutil::check_write_target`]): the
+/// project root and the records folder are always protected.
+pub fn check_destination(project: &Project, dest: &std::path::Path, force: bool) -> Result<()> {
+    let records = project.records_dir();
+    super::fsutil::check_write_target(dest, &project.root, &records, force)
+}
+
+/// Writes the materialized overlay into `out`, replacing it whole (never half-written), after
+/// [`check_destination`]; the folder gets forkbook's marker so a later run may replace it.
+pub fn materialize(
+    project: &Project,
+    overlay: &FileMap,
+    out: &std::path::Path,
+    force: bool,
+) -> Result<()> {
+    check_destination(project, out, force)?;
     let staged = super::fsutil::StagedDir::new(out)?;
     super::fsutil::write_tree(staged.path(), overlay)?;
+    super::fsutil::mark_written(staged.path())?;
     staged.commit()
 }
 
@@ -435,19 +450,32 @@ pub fn materialize(overlay: &FileMap, out: &std::path::Path) -> Result<()> {
 /// Upstream's own links are written as links when they stay inside the tree (MLX has one,
 /// `CLAUDE.md -> AGENTS.md`); submodules are left out. The overlay's files are plain files.
 pub fn export_tree(
+    project: &Project,
     cache: &Cache,
     commit: git2::Oid,
     overlay: &FileMap,
     dest: &std::path::Path,
+    force: bool,
 ) -> Result<usize> {
+    check_destination(project, dest, force)?;
     let (mut files, links) = cache.export_entries(commit)?;
     let count = overlay.len();
     for (path, bytes) in overlay {
         files.insert(path.clone(), bytes.clone());
     }
+    let links: BTreeMap<String, String> = links
+        .into_iter()
+        .filter(|(p, _)| !overlay.contains_key(p))
+        .collect();
+    super::paths::check_link_chains(&links).map_err(|e| {
+        e.context(format!(
+            "in upstream commit `{}`",
+            super::cache::short(commit)
+        ))
+    })?;
     let staged = super::fsutil::StagedDir::new(dest)?;
     super::fsutil::write_tree(staged.path(), &files)?;
-    for (path, target) in links.iter().filter(|(p, _)| !overlay.contains_key(*p)) {
+    for (path, target) in &links {
         let at = staged.path().join(path);
         if let Some(parent) = at.parent() {
             std::fs::create_dir_all(parent)?;
@@ -455,6 +483,7 @@ pub fn export_tree(
         std::os::unix::fs::symlink(target, &at)
             .with_context(|| format!("failed to write link `{path}`"))?;
     }
+    super::fsutil::mark_written(staged.path())?;
     staged.commit()?;
     Ok(count)
 }

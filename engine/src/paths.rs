@@ -57,6 +57,74 @@ pub fn link_stays_inside(link: &str, target: &str) -> bool {
     true
 }
 
+/// Checks every link of a tree as a whole: each one's target is followed through the other links
+/// of `links` (path -> target, as they will be written) the way the OS will, and a link whose
+/// resolution climbs above the root, or names a `.git` folder, or loops, is refused. Each link
+/// alone can pass [`link_stays_inside`] while a chain leaves: `a/b/up -> ../..` and
+/// `a/b/out -> up/../secret.txt` resolve `out` to `../secret.txt`, outside.
+pub fn check_link_chains(links: &std::collections::BTreeMap<String, String>) -> Result<()> {
+    for (link, target) in links {
+        if let Err(why) = resolve_link(link, links) {
+            return Err(Error::new(format!(
+                "refusing link `{}` -> `{}`: {why}",
+                link.escape_debug(),
+                target.escape_debug()
+            ))
+            .with_note("a tree's links must resolve inside it, followed as a chain; fix or remove that link upstream or in the overlay"));
+        }
+    }
+    Ok(())
+}
+
+fn resolve_link(
+    link: &str,
+    links: &std::collections::BTreeMap<String, String>,
+) -> std::result::Result<(), &'static str> {
+    let mut at: Vec<String> = link.split('/').map(String::from).collect();
+    at.pop();
+    let mut pending: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let start = &links[link];
+    if start.starts_with('/') {
+        return Err("it is absolute");
+    }
+    pending.extend(start.split('/').map(String::from));
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.as_str() {
+            "" | "." => {}
+            ".." => {
+                if at.pop().is_none() {
+                    return Err(
+                        "followed through the tree's other links, it leads outside the tree",
+                    );
+                }
+            }
+            other if other.eq_ignore_ascii_case(".git") => {
+                return Err("it leads into a `.git` folder")
+            }
+            _ => {
+                at.push(part);
+                if let Some(next) = links.get(&at.join("/")) {
+                    hops += 1;
+                    if hops > 40 {
+                        return Err("its chain of links does not end (a loop)");
+                    }
+                    if next.starts_with('/') {
+                        return Err(
+                            "followed through the tree's other links, it reaches an absolute link",
+                        );
+                    }
+                    at.pop();
+                    for piece in next.split('/').rev() {
+                        pending.push_front(piece.to_string());
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +163,28 @@ mod tests {
         assert!(!link_stays_inside("a/link", "../../c"));
         assert!(!link_stays_inside("link", "/etc/passwd"));
         assert!(!link_stays_inside("a/link", "../.git/config"));
+    }
+
+    #[test]
+    fn a_chain_of_links_that_leaves_is_seen() {
+        let links = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
+        let escape = links(&[("a/b/up", "../.."), ("a/b/out", "up/../secret.txt")]);
+        let err = check_link_chains(&escape).unwrap_err();
+        assert!(err.message().contains("a/b/out"), "{err}");
+        assert!(err.message().contains("outside the tree"), "{err}");
+        check_link_chains(&links(&[("a/b/up", "../.."), ("a/b/in", "up/x.txt")])).unwrap();
+        check_link_chains(&links(&[("CLAUDE.md", "AGENTS.md")])).unwrap();
+        let looped = links(&[("a", "b"), ("b", "a")]);
+        assert!(check_link_chains(&looped)
+            .unwrap_err()
+            .message()
+            .contains("loop"));
+        let deep = links(&[("x/y", ".."), ("x/z", "y/y/../..")]);
+        assert!(check_link_chains(&deep).is_err());
     }
 }

@@ -604,7 +604,7 @@ pub fn record(project: &Project, number: u32, url: &str, out: &Path) -> Result<P
     let entry = register::entry(&register, number)?;
     let package = package_path(project, out, entry);
     let new = register::record_proposal(&text, number, url, package.as_deref())?;
-    super::fsutil::write_file(&path, new.as_bytes())?;
+    super::fsutil::replace_file(&path, new.as_bytes())?;
     Ok(path)
 }
 

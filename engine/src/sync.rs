@@ -14,7 +14,7 @@ use super::base::{self, BaseTree, Commits};
 use super::cache::{short, Cache, Remote};
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::fsutil::{write_tree, RunLock, StagedDir};
+use super::fsutil::{write_tree_synced, RunLock, StagedDir};
 use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
 use super::patch;
@@ -494,7 +494,7 @@ pub fn count_entries_in(text: &str) -> usize {
 pub fn write(project: &Project, planned: &Move) -> Result<()> {
     let _lock = RunLock::acquire(&project.root, "overlay")?;
     let staged = StagedDir::new(&project.records_dir())?;
-    write_tree(staged.path(), &planned.records)?;
+    write_tree_synced(staged.path(), &planned.records)?;
     staged.commit()
 }
 
@@ -553,12 +553,16 @@ fn move_to(
 ) -> Result<Move> {
     let new = resolve_target(cache, state.commits, target)?;
     let mut planned = plan(project, cache, state, new)?;
+    if let Some(dir) = &options.out {
+        // Refused before the records move, so a bad folder leaves everything as it was.
+        super::overlay::check_destination(project, dir, false)?;
+    }
     if options.write {
         write(project, &planned)?;
         planned.written = true;
     }
     if let Some(dir) = &options.out {
-        super::overlay::materialize(&planned.overlay, dir)?;
+        super::overlay::materialize(project, &planned.overlay, dir, false)?;
     }
     Ok(planned)
 }

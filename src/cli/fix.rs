@@ -30,7 +30,9 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     match &args.command {
         FixCommand::Add { from, title } => {
             let (project, cache, state) = ctx.load()?;
-            let edited = read_tree(from)?;
+            let mut edited = read_tree(from)?;
+            // forkbook's own marker from `materialize` is not part of the edit.
+            edited.remove(crate::engine::fsutil::WRITTEN_MARKER);
             let recorded = add_fix(&project, &cache, &state, title, &edited)?;
             if ctx.json {
                 ctx.print_json(

@@ -42,7 +42,7 @@ fn run_migrate(write: bool, ctx: &mut Ctx) -> Result<i32> {
         web_address(&project.config.fork.url).as_deref(),
     );
     if write && !migration.diff.is_empty() {
-        fsutil::write_file(&path, migration.text.as_bytes())?;
+        fsutil::replace_file(&path, migration.text.as_bytes())?;
     }
     if ctx.json {
         ctx.print_json(&migration)?;

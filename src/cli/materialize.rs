@@ -9,25 +9,31 @@ use std::path::PathBuf;
 /// Write the overlay's files (B plus the local fixes) into a folder, replacing it whole
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The folder to write (replaced as a whole, never half-written)
+    /// The folder to write (replaced as a whole, never half-written): new, empty, or one forkbook wrote
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Replace DIR even though forkbook did not write it (never the project or its records)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Write the upstream tree at the pin (or REV) with the overlay laid over it (retargeted to REV)
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// The folder to write (replaced as a whole)
+    /// The folder to write (replaced as a whole): new, empty, or one forkbook wrote
     #[arg(long, value_name = "DIR")]
     pub dest: PathBuf,
+    /// Replace DIR even though forkbook did not write it (never the project or its records)
+    #[arg(long)]
+    pub force: bool,
     /// Upstream commit to export (default: the recorded pin)
     #[arg(long, value_name = "REV")]
     pub at: Option<String>,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
-    let (_project, _cache, state) = ctx.load()?;
-    materialize(&state.overlay, &args.out)?;
+    let (project, _cache, state) = ctx.load()?;
+    materialize(&project, &state.overlay, &args.out, args.force)?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "files": state.overlay.len(), "out": args.out }))?;
     } else {
@@ -57,7 +63,7 @@ pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
         };
         crate::engine::sync::plan(&project, &cache, &state, target)?.overlay
     };
-    let laid = export_tree(&cache, commit, &overlay, &args.dest)?;
+    let laid = export_tree(&project, &cache, commit, &overlay, &args.dest, args.force)?;
     if ctx.json {
         ctx.print_json(&serde_json::json!({ "commit": commit.to_string(), "overlay_files": laid, "dest": args.dest }))?;
         return Ok(OK);

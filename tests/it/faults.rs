@@ -230,6 +230,11 @@ fn materialize_interrupted_at_every_write_leaves_old_or_new_folder() {
         );
         previous.insert("mlx/".into(), Vec::new());
         previous.insert("mlx/fast.cpp".into(), b"// an older copy\n".to_vec());
+        // An earlier materialize's folder carries forkbook's marker, so it may be replaced.
+        previous.insert(
+            forkbook::engine::fsutil::WRITTEN_MARKER.into(),
+            b"written by forkbook\n".to_vec(),
+        );
         let args = ["materialize", "--out", out_dir.to_str().unwrap()];
         let failures =
             interrupt_at_every_write(&demo, &args, &out_dir, &|| restore(&out_dir, &previous));
@@ -442,11 +447,13 @@ fn a_write_that_runs_out_of_room_is_a_clear_error_and_changes_nothing() {
         let out_dir = demo.tmp.path().join("mat");
         std::fs::create_dir_all(&out_dir).unwrap();
         std::fs::write(out_dir.join("keep.txt"), "old\n").unwrap();
+        // A folder an earlier materialize wrote (its marker), so forkbook may replace it.
+        std::fs::write(out_dir.join(forkbook::engine::fsutil::WRITTEN_MARKER), "").unwrap();
         let args = ["materialize", "--out", out_dir.to_str().unwrap()];
         let out = run(with_file_size_limit(&mut forkbook(&demo, &args), 256));
         assert_eq!(out.status.code(), Some(2), "{layout:?}: {}", text(&out));
         assert!(text(&out).contains("File too large"), "{}", text(&out));
-        assert_eq!(snapshot(&out_dir).len(), 1, "the old folder is intact");
+        assert_eq!(snapshot(&out_dir).len(), 2, "the old folder is intact");
         assert!(staging_left(demo.tmp.path()).is_empty());
     }
 }
@@ -525,4 +532,74 @@ fn the_state_comparison_sees_a_mix() {
     mix.insert("a".into(), b"2".to_vec());
     assert!(which_state(&mix, &old, &new).is_err());
     assert_eq!(which_state(&new, &old, &new), Ok("new"));
+}
+
+/// Every writer of a record under a file-size limit (a disk that fills up): exit 2 with the OS
+/// reason, and the records folder exactly as it was. Fails on main before issue 12 for
+/// `propose --record` and `fixes migrate --write`, which wrote `LOCAL_FIXES.md` in place and
+/// left it truncated.
+#[test]
+fn every_record_writer_under_a_size_limit_leaves_the_old_records() {
+    let demo = Demo::new(Layout::Patch);
+    let records = demo.records();
+    let mat = demo.tmp.path().join("edited");
+    let out = run(&mut forkbook(
+        &demo,
+        &["materialize", "--out", mat.to_str().unwrap()],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    std::fs::write(mat.join("mlx/backend/rocm/extra.txt"), "an edit\n").unwrap();
+    let older = records.join("LOCAL_FIXES.md");
+    let url = "https://github.com/example/mlx/pull/150";
+    let f2 = demo.fork(2).to_string();
+    let writers: [(&str, Vec<&str>); 6] = [
+        ("propose --record", vec!["propose", "--record", "4", url]),
+        ("fixes migrate --write", vec!["fixes", "migrate", "--write"]),
+        ("residual --write", vec!["residual", "--write"]),
+        (
+            "fix add",
+            vec![
+                "fix",
+                "add",
+                "--from",
+                mat.to_str().unwrap(),
+                "--title",
+                "an edit",
+            ],
+        ),
+        ("sync", vec!["sync", &f2]),
+        ("retarget", vec!["retarget", "HEAD"]),
+    ];
+    for (what, args) in writers {
+        if what == "fixes migrate --write" {
+            std::fs::write(&older, crate::register::OLDER).unwrap();
+        }
+        let old = snapshot(&records);
+        let limit = 64;
+        let out = run(with_file_size_limit(&mut forkbook(&demo, &args), limit));
+        let message = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {message}");
+        assert!(message.contains("File too large"), "{what}: {message}");
+        assert_eq!(
+            snapshot(&records),
+            old,
+            "{what}: the records are byte for byte as before"
+        );
+        assert!(
+            staging_left(&records).is_empty(),
+            "{what}: temporary file left"
+        );
+        assert!(
+            staging_left(demo.root()).is_empty(),
+            "{what}: staging folder left"
+        );
+        let out = run(&mut forkbook(&demo, &args));
+        // A sync may report a conflict (1) and still write its records.
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{what} without the limit: {}",
+            text(&out)
+        );
+        assert_ne!(snapshot(&records), old, "{what} writes without the limit");
+    }
 }

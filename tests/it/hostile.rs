@@ -689,3 +689,69 @@ fn a_local_fix_on_a_crlf_file_survives_a_sync_that_changes_other_lines() {
         "{out}"
     );
 }
+
+/// Fails on main before issue 12: two upstream links that each stay inside (`a/b/up -> ../..`,
+/// `a/b/out -> up/../secret.txt`) were exported, and together they lead outside the tree.
+#[test]
+fn export_tree_refuses_a_chain_of_links_that_leaves_the_tree() {
+    let world = World::new(fork_f1(), fork_f1());
+    let upstream = Repository::open_bare(world.root().join("upstream.git")).unwrap();
+    let mut tree = upstream_tree();
+    tree.put(b"a/b/up", link("../.."));
+    tree.put(b"a/b/out", link("up/../secret.txt"));
+    let escaping = commit(&upstream, &tree, Some(world.pin), "upstream: links");
+    let mut tree = upstream_tree();
+    tree.put(b"a/b/up", link("../.."));
+    tree.put(b"a/b/in", link("up/mlx/core.cpp"));
+    let staying = commit(&upstream, &tree, Some(world.pin), "upstream: links inside");
+    upstream
+        .reference("refs/heads/links", escaping, true, "test")
+        .unwrap();
+    upstream
+        .reference("refs/heads/links-inside", staying, true, "test")
+        .unwrap();
+    let project = world.project("links", "patch");
+    let (code, out) = world.run(
+        &project,
+        &[
+            "init",
+            "--fork",
+            &world.f1.to_string(),
+            "--pin",
+            &world.pin.to_string(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let dest = world.root().join("export");
+    let (code, out) = world.run(
+        &project,
+        &[
+            "export-tree",
+            "--at",
+            &escaping.to_string(),
+            "--dest",
+            dest.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("a/b/out") && out.contains("outside the tree"),
+        "{out}"
+    );
+    assert!(!dest.exists(), "nothing was written");
+    let (code, out) = world.run(
+        &project,
+        &[
+            "export-tree",
+            "--at",
+            &staying.to_string(),
+            "--dest",
+            dest.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dest.join("a/b/in")).unwrap(),
+        "int core() { return 1; }\n"
+    );
+}

@@ -2,6 +2,7 @@
 //! (`common`).
 
 mod adopt;
+mod attacks;
 mod book;
 mod common;
 mod demo;

@@ -121,7 +121,7 @@ fn malformed_parts_become_findings_with_file_and_line() {
         .all(|f| f.file == "patches-rocm/LOCAL_FIXES.md"));
 }
 
-const OLDER: &str = "\
+pub(crate) const OLDER: &str = "\
 # Local fixes
 
 **1. Free the allocator's cached buffers.** The cache in `mlx/backend/rocm/allocator.cpp` was
