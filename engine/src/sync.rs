@@ -200,11 +200,12 @@ pub fn resolve_target(cache: &Cache, old: Commits, target: &Target) -> Result<Co
 /// Plans the move of `state` to `new` without writing anything.
 pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits) -> Result<Move> {
     let prefix = &project.config.overlay.backend_prefix;
-    // At the recorded commits the base tree is the one the state already holds.
+    // At the recorded commits the base tree is the one the state already holds: borrowed, not
+    // copied (a whole-tree copy is the overlay's size again in memory).
     let new_base = if new == state.commits {
-        state.base.clone()
+        std::borrow::Cow::Borrowed(&state.base)
     } else {
-        base::build(cache, new, &state.core_files, prefix)?
+        std::borrow::Cow::Owned(base::build(cache, new, &state.core_files, prefix)?)
     };
     let labels = MoveLabels::new(state.commits, new);
     let (overlay, files, fixes) = match state.layout {
@@ -220,7 +221,7 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
     Ok(Move {
         old: state.commits,
         new,
-        core: new_base.core,
+        core: new_base.core.clone(),
         files,
         fixes,
         hooks_outside,
@@ -613,8 +614,14 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
             why: why.into(),
         });
     }
+    // The planned lock already holds the hash of every materialized file (at the recorded
+    // commits the planned overlay is the state's): read it rather than hash every file again.
+    let planned_lock = match planned.records.get(records::LOCK_FILE) {
+        Some(text) => Lock::parse(&String::from_utf8_lossy(text), records::LOCK_FILE)?,
+        None => Lock::of(&state.overlay),
+    };
     if let Some(lock) = &state.records.lock {
-        for (path, _, _) in lock.mismatches(&Lock::of(&state.overlay)) {
+        for (path, _, _) in lock.mismatches(&planned_lock) {
             out.push(Mismatch {
                 path,
                 why: "materialized file does not match overlay.lock".into(),

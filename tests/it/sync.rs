@@ -219,3 +219,38 @@ fn residual_from_the_records_equals_the_residual_of_the_whole_overlay() {
         assert!(!whole.hunks.is_empty(), "the demo overlay has a core fix");
     }
 }
+
+#[test]
+fn sync_check_names_each_file_the_lock_disagrees_with() {
+    for layout in [Layout::Patch, Layout::Files] {
+        let demo = Demo::new(layout);
+        let lock = demo.records().join("overlay.lock");
+        let text = std::fs::read_to_string(&lock).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.ends_with("  mlx/backend/rocm/eval.cpp"))
+            .unwrap();
+        let wrong = format!("{}{}", "0".repeat(64), &line[64..]);
+        std::fs::write(&lock, text.replace(line, &wrong)).unwrap();
+        let (code, out) = demo.run(&["sync", "--check"]);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("overlay.lock"), "{out}");
+        assert!(
+            out.contains("mlx/backend/rocm/eval.cpp")
+                && out.contains("does not match overlay.lock"),
+            "{out}"
+        );
+        let (_, json) = demo.run(&["--json", "sync", "--check"]);
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let paths: Vec<String> = value
+            .as_array()
+            .unwrap_or_else(|| panic!("{json}"))
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            paths.iter().any(|p| p == "mlx/backend/rocm/eval.cpp"),
+            "{json}"
+        );
+    }
+}
