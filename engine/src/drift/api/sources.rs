@@ -131,19 +131,33 @@ pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> F
 }
 
 /// Parses many files on all cores, keeping their order.
+///
+/// Each thread takes the next file from a shared counter, largest files first: a fixed split
+/// left one core idle while the other parsed the few big headers (a wave is often a handful of
+/// files of very different sizes).
 pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .clamp(1, 8);
-    let chunk = files.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(p, b)| read(p, b, prep, None))
-                        .collect::<Vec<_>>()
+        .clamp(1, 8)
+        .min(files.len());
+    if threads <= 1 {
+        return files.iter().map(|(p, b)| read(p, b, prep, None)).collect();
+    }
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut parsed: Vec<(usize, FileFacts)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&i) = order.get(at) else { break };
+                        let (path, bytes) = files[i];
+                        mine.push((i, read(path, bytes, prep, None)));
+                    }
+                    mine
                 })
             })
             .collect();
@@ -151,7 +165,13 @@ pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
-    })
+    });
+    // A file whose parse panicked stays unparsed, without shifting the others.
+    let mut out: Vec<FileFacts> = vec![FileFacts::default(); files.len()];
+    for (i, facts) in parsed.drain(..) {
+        out[i] = facts;
+    }
+    out
 }
 
 /// One side of the comparison: the upstream headers and shared backend sources at a commit.
