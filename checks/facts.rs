@@ -36,6 +36,21 @@ pub struct Facts {
     pub fork_hooks: Vec<String>,
     /// Web addresses of the fork and upstream repositories, for link validation.
     pub repos: Repos,
+    /// The materialized overlay files that hold conflict markers, or `None` when the overlay
+    /// could not be built.
+    pub markers: Option<Vec<MarkedFile>>,
+}
+
+/// One materialized overlay file with conflict markers left in.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MarkedFile {
+    /// The file as the user opens it, relative to the project root: the records' own copy in the
+    /// files layout, the overlay path (as `forkbook materialize` writes it) in the patch layout.
+    pub file: String,
+    /// Its conflict regions, `<<<<<<<` to `>>>>>>>`.
+    pub regions: Vec<crate::markers::Region>,
+    /// Marker lines outside any region.
+    pub stray: Vec<crate::markers::Marker>,
 }
 
 /// What the base tree and the overlay hold.

@@ -10,6 +10,7 @@
 use serde::Serialize;
 
 pub mod facts;
+pub mod markers;
 pub mod names;
 pub mod register;
 
@@ -40,6 +41,7 @@ catalogue![
     residual_hunks_noted,
     readme_counts,
     fork_hooks_explained,
+    no_conflict_markers,
 ];
 
 /// How much a finding matters. Errors fail `forkbook check`, `verify` and the book's gate;

@@ -12,7 +12,13 @@ use std::path::{Path, PathBuf};
 use forkbook_checks::{explain, render_catalogue_markdown, run_all, Severity, CHECKS};
 
 /// Files of the crate's root that are support code, not checks.
-const SUPPORT: &[&str] = &["lib.rs", "facts.rs", "names.rs", "register.rs"];
+const SUPPORT: &[&str] = &[
+    "lib.rs",
+    "facts.rs",
+    "names.rs",
+    "register.rs",
+    "markers.rs",
+];
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

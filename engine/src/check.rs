@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use forkbook_checks::facts::{
-    BuildPin, CountFact, KeyValueLine, LockFacts, LockMismatch, MismatchKind, ReadmeFacts, Repos,
-    ResidualHunk, SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
+    BuildPin, CountFact, KeyValueLine, LockFacts, LockMismatch, MarkedFile, MismatchKind,
+    ReadmeFacts, Repos, ResidualHunk, SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
 };
 use forkbook_checks::names::{resolve, Resolved};
 use forkbook_checks::register::{Problem, Register};
@@ -85,6 +85,7 @@ pub fn add_overlay_facts(
         facts.patch_series = Some(series(project, state));
     }
     facts.lock = Some(lock_facts(project, state));
+    facts.markers = Some(marked_files(project, state));
     facts.residual = residual_hunks(
         state,
         facts.register.as_ref(),
@@ -100,6 +101,49 @@ pub fn add_overlay_facts(
         fill_actual_counts(counts, state, prefix, entries);
     }
     Ok(())
+}
+
+/// The materialized overlay files that still hold conflict markers, each named as the user
+/// opens it (the records' copy in the files layout, the overlay path in the patch layout).
+pub fn marked_files(project: &Project, state: &OverlayState) -> Vec<MarkedFile> {
+    state
+        .overlay
+        .iter()
+        .filter_map(|(path, bytes)| {
+            let (regions, stray) = forkbook_checks::markers::regions(bytes);
+            if regions.is_empty() && stray.is_empty() {
+                return None;
+            }
+            let file = match state.layout {
+                Layout::Files => {
+                    project.record_name(&format!("{}{path}", project.config.overlay.tree_prefix()))
+                }
+                Layout::Patch => path.clone(),
+            };
+            Some(MarkedFile {
+                file,
+                regions,
+                stray,
+            })
+        })
+        .collect()
+}
+
+/// Each marked file with its first marker line, `mlx/device.cpp:12`, for one-line messages.
+pub fn marker_places(marked: &[MarkedFile]) -> Vec<String> {
+    marked
+        .iter()
+        .map(|m| {
+            let first = m
+                .regions
+                .iter()
+                .map(|r| r.start)
+                .chain(m.stray.iter().map(|s| s.line))
+                .min()
+                .unwrap_or(1);
+            format!("{}:{first}", m.file)
+        })
+        .collect()
 }
 
 /// `UPSTREAM` read leniently: every `key: value` line, and a problem for each other line.

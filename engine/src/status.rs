@@ -20,6 +20,8 @@ pub struct Status {
     pub differing_files: usize,
     /// `matches`, `differs (N files)` or `missing`.
     pub lock: String,
+    /// Where conflict markers are left in the overlay, `file:line` for each file.
+    pub markers: Vec<String>,
 }
 
 pub fn status(project: &Project, state: &OverlayState) -> Status {
@@ -56,6 +58,7 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
         local_fixes: state.steps.iter().map(|s| s.patch.name.clone()).collect(),
         differing_files: state.differences().len(),
         lock,
+        markers: super::check::marker_places(&super::check::marked_files(project, state)),
     }
 }
 
@@ -97,6 +100,13 @@ impl Status {
         }
         for fix in &self.local_fixes {
             out.push_str(&format!("fix      {fix}\n"));
+        }
+        if !self.markers.is_empty() {
+            out.push_str(&format!(
+                "CONFLICT markers left in {} files: {}\nnote: resolve them and record each resolution as a local fix; `forkbook check` lists every region\n",
+                self.markers.len(),
+                self.markers.join(", ")
+            ));
         }
         out
     }

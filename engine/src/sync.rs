@@ -96,6 +96,9 @@ pub struct FixReport {
     /// The patch as rewritten against the new chain.
     #[serde(skip)]
     pub text: String,
+    /// The files the fix changes in the new chain.
+    #[serde(skip)]
+    pub changed: Vec<String>,
 }
 
 /// The result of a move, before anything is written.
@@ -112,6 +115,10 @@ pub struct Move {
     pub fixes: Vec<FixReport>,
     /// Upstream files the fork changes that the overlay does not carry.
     pub hooks_outside: Vec<String>,
+    /// Conflict regions left with markers in the moved overlay, after every fix is carried.
+    pub remaining: Vec<LeftConflict>,
+    /// Pin-vs-fork conflicts of the new base tree that the carried fixes resolve (informational).
+    pub resolved: Vec<ResolvedConflict>,
     #[serde(skip)]
     pub overlay: FileMap,
     /// The records folder as it should be after the move (relative paths).
@@ -132,31 +139,10 @@ fn ser_commits<S: serde::Serializer>(c: &Commits, s: S) -> std::result::Result<S
 }
 
 impl Move {
-    /// Conflict regions left anywhere (base-tree conflicts and carried-fix conflicts).
+    /// Conflict regions left with markers in the moved overlay: what the user must resolve.
+    /// A pin-vs-fork conflict of the base tree that a fix resolves is not one of them.
     pub fn conflicts(&self) -> usize {
-        let in_files: usize = self
-            .files
-            .values()
-            .map(|o| {
-                if let FileOutcome::Conflict { regions, .. } = o {
-                    *regions
-                } else {
-                    0
-                }
-            })
-            .sum();
-        let in_base: usize = self
-            .core
-            .iter()
-            .map(|(_, o)| {
-                if let base::CoreOutcome::Conflict(n) = o {
-                    *n
-                } else {
-                    0
-                }
-            })
-            .sum();
-        in_files + in_base
+        self.remaining.iter().map(|c| c.lines.len()).sum()
     }
 }
 
@@ -218,6 +204,8 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
     let mut hooks_outside = cache.changed_paths(new.base, new.fork, prefix)?;
     hooks_outside.retain(|p| !state.core_files.contains(p));
     let records = render_records(project, state, new, &new_base.files, &overlay, &fixes)?;
+    let remaining = left_conflicts(&overlay, &files);
+    let resolved = resolved_conflicts(project, state, &new_base, &overlay, &fixes);
     Ok(Move {
         old: state.commits,
         new,
@@ -225,6 +213,8 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
         files,
         fixes,
         hooks_outside,
+        remaining,
+        resolved,
         overlay,
         records,
         written: false,
@@ -393,12 +383,18 @@ fn carry_patches(
             FixOutcome::Unchanged
         };
         let text = rewrite_patch(&step.patch, &new_pre, &new_post)?;
+        let changed = new_post
+            .iter()
+            .filter(|(path, post)| new_pre.get(*path) != Some(post))
+            .map(|(path, _)| path.clone())
+            .collect();
         reports.push(FixReport {
             number,
             patch: step.patch.name.clone(),
             title: step.patch.title(),
             outcome,
             text,
+            changed,
         });
     }
     Ok((current, outcomes, reports))
@@ -509,6 +505,8 @@ pub struct MoveOptions {
     pub out: Option<std::path::PathBuf>,
     /// Accept a fork that has merged upstream past the pin.
     pub allow_fork_ahead: bool,
+    /// Move an overlay that still holds conflict markers (`--allow-conflicts`).
+    pub allow_conflicts: bool,
 }
 
 /// `forkbook retarget REV`: moves the core files to the upstream pin `rev`, carrying every
@@ -552,6 +550,7 @@ fn move_to(
     target: &Target,
     options: &MoveOptions,
 ) -> Result<Move> {
+    refuse_marked(project, state, options.allow_conflicts)?;
     let new = resolve_target(cache, state.commits, target)?;
     let mut planned = plan(project, cache, state, new)?;
     if let Some(dir) = &options.out {
@@ -596,6 +595,9 @@ pub fn check_report(project: &Project, cache: &Cache, state: &OverlayState) -> R
 #[derive(Debug, Clone, Serialize)]
 pub struct Mismatch {
     pub path: String,
+    /// The line the problem is at, where one applies (a conflict marker's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
     pub why: String,
 }
 
@@ -611,6 +613,7 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
         };
         out.push(Mismatch {
             path: project.record_name(&path),
+            line: None,
             why: why.into(),
         });
     }
@@ -624,9 +627,143 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
         for (path, _, _) in lock.mismatches(&planned_lock) {
             out.push(Mismatch {
                 path,
+                line: None,
                 why: "materialized file does not match overlay.lock".into(),
             });
         }
     }
+    // Records that reproduce byte for byte reproduce their markers too: that proves nothing.
+    for marked in super::check::marked_files(project, state) {
+        for region in &marked.regions {
+            let why = match region.end {
+                Some(end) => format!("conflict markers left in, lines {} to {end}", region.start),
+                None => "a conflict region that is never closed".to_string(),
+            };
+            out.push(Mismatch {
+                path: marked.file.clone(),
+                line: Some(region.start),
+                why,
+            });
+        }
+        for marker in &marked.stray {
+            out.push(Mismatch {
+                path: marked.file.clone(),
+                line: Some(marker.line),
+                why: format!("conflict marker `{}` left in", marker.kind.text()),
+            });
+        }
+    }
     Ok(out)
+}
+
+/// Conflict regions left with markers in one file of the moved overlay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftConflict {
+    pub path: String,
+    /// The `<<<<<<<` line of each region (or the line of a stray marker).
+    pub lines: Vec<usize>,
+    /// The local fix whose carrying collided here (patch layout), if one did.
+    pub fix: Option<usize>,
+}
+
+/// A pin-vs-fork conflict of the base tree that the overlay's fixes resolve.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResolvedConflict {
+    pub path: String,
+    /// Regions of the base tree's file.
+    pub regions: usize,
+    /// The fixes that change the file: patches in the patch layout, register entries naming it
+    /// in the files layout. Empty: resolved in the overlay, no fix says so.
+    pub fixes: Vec<usize>,
+}
+
+/// Every file of the moved overlay that still holds markers, as git recognizes them.
+fn left_conflicts(overlay: &FileMap, files: &BTreeMap<String, FileOutcome>) -> Vec<LeftConflict> {
+    overlay
+        .iter()
+        .filter_map(|(path, bytes)| {
+            let (regions, stray) = forkbook_checks::markers::regions(bytes);
+            let mut lines: Vec<usize> = regions.iter().map(|r| r.start).collect();
+            lines.extend(stray.iter().map(|m| m.line));
+            lines.sort_unstable();
+            let fix = match files.get(path) {
+                Some(FileOutcome::Conflict { fix, .. }) => *fix,
+                _ => None,
+            };
+            (!lines.is_empty()).then(|| LeftConflict {
+                path: path.clone(),
+                lines,
+                fix,
+            })
+        })
+        .collect()
+}
+
+/// The base tree's pin-vs-fork conflicts that no marker of the moved overlay is left of.
+fn resolved_conflicts(
+    project: &Project,
+    state: &OverlayState,
+    new_base: &BaseTree,
+    overlay: &FileMap,
+    fixes: &[FixReport],
+) -> Vec<ResolvedConflict> {
+    new_base
+        .conflicts()
+        .into_iter()
+        .filter(|(path, _)| {
+            overlay
+                .get(*path)
+                .is_none_or(|b| forkbook_checks::markers::scan(b).is_empty())
+        })
+        .map(|(path, regions)| ResolvedConflict {
+            path: path.to_string(),
+            regions,
+            fixes: match state.layout {
+                Layout::Patch => fixes
+                    .iter()
+                    .filter(|f| f.changed.iter().any(|p| p == path))
+                    .map(|f| f.number)
+                    .collect(),
+                Layout::Files => entries_naming(project, state, path),
+            },
+        })
+        .collect()
+}
+
+/// Files layout: the register entries that name `path` (there are no patches to say it).
+fn entries_naming(project: &Project, state: &OverlayState, path: &str) -> Vec<usize> {
+    let Some(text) = state.records.files.get(records::FIXES_FILE) else {
+        return Vec::new();
+    };
+    let register = super::register::parse(records::FIXES_FILE, &String::from_utf8_lossy(text));
+    let known: Vec<String> = state.overlay.keys().cloned().collect();
+    let prefix = &project.config.overlay.backend_prefix;
+    register
+        .entries
+        .iter()
+        .filter(|e| {
+            e.files.iter().any(|n| {
+                forkbook_checks::names::resolve(&n.name, &known, prefix)
+                    == forkbook_checks::names::Resolved::File(path)
+            })
+        })
+        .map(|e| e.number as usize)
+        .collect()
+}
+
+/// Refuses to move an overlay that still holds conflict markers: the move would carry them
+/// into the new base as if they were code. `allow` (`--allow-conflicts`) moves it anyway.
+pub fn refuse_marked(project: &Project, state: &OverlayState, allow: bool) -> Result<()> {
+    let marked = super::check::marked_files(project, state);
+    if allow || marked.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "the overlay still has conflict markers: {}",
+        super::check::marker_places(&marked).join(", ")
+    ))
+    .with_note(
+        "resolve them and record each resolution as a local fix first (`forkbook check` lists \
+         every region), or pass `--allow-conflicts` to move the overlay with its markers",
+    ))
 }

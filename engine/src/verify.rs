@@ -164,16 +164,20 @@ fn sync_check(
     let mismatches = sync::check(project, cache, state)?;
     let details = mismatches
         .iter()
-        .map(|m| format!("{}: {}", m.path, m.why))
+        .map(|m| match m.line {
+            Some(line) => format!("{}:{line}: {}", m.path, m.why),
+            None => format!("{}: {}", m.path, m.why),
+        })
         .collect();
-    Ok((
-        if mismatches.is_empty() {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(format!("{} records differ", mismatches.len()))
-        },
-        details,
-    ))
+    let markers = mismatches.iter().filter(|m| m.line.is_some()).count();
+    let records = mismatches.len() - markers;
+    let outcome = match (records, markers) {
+        (0, 0) => Outcome::Passed,
+        (0, m) => Outcome::Failed(format!("{m} conflict regions left")),
+        (r, 0) => Outcome::Failed(format!("{r} records differ")),
+        (r, m) => Outcome::Failed(format!("{r} records differ, {m} conflict regions left")),
+    };
+    Ok((outcome, details))
 }
 
 /// The residual passes when every hunk lies in a file some fix's patch changes. In the files

@@ -21,6 +21,9 @@ pub struct SyncArgs {
     /// Accept a fork that has merged upstream past the pin
     #[arg(long)]
     pub allow_fork_ahead: bool,
+    /// Move even though the overlay still holds conflict markers (they are carried as text)
+    #[arg(long)]
+    pub allow_conflicts: bool,
 }
 
 /// Move the core files to a new upstream pin, carrying every local fix
@@ -41,6 +44,9 @@ pub struct RetargetArgs {
     /// Write nothing: name, for each core file, the first upstream commit at which it conflicts
     #[arg(long, conflicts_with_all = ["out"])]
     pub stepwise: bool,
+    /// Move even though the overlay still holds conflict markers (they are carried as text)
+    #[arg(long)]
+    pub allow_conflicts: bool,
 }
 
 pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
@@ -56,6 +62,7 @@ pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
         write: !args.check,
         out: args.out.clone(),
         allow_fork_ahead: args.allow_fork_ahead,
+        allow_conflicts: args.allow_conflicts,
     };
     let planned = sync::sync(&project, &cache, &state, &rev, &options)?;
     ctx.emit(&trace::traced(&project, &cache, &state, planned)?)
@@ -70,6 +77,7 @@ pub fn run_retarget(args: &RetargetArgs, ctx: &mut Ctx) -> Result<i32> {
         write: !args.check,
         out: args.out.clone(),
         allow_fork_ahead: args.allow_fork_ahead,
+        allow_conflicts: args.allow_conflicts,
     };
     let planned = sync::retarget(&project, &cache, &state, &args.rev, &options)?;
     ctx.emit(&trace::traced(&project, &cache, &state, planned)?)

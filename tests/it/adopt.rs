@@ -73,8 +73,15 @@ fn sync_and_fix_add_write_whole_files_where_they_are() {
         "nothing moved into tree/: {out}"
     );
     assert!(demo.records().join("mlx/backend/rocm").is_dir());
+    // Every record reproduces where it is; what is left is the conflict F3 carries (fix 4),
+    // named in the whole file itself.
     let (code, out) = demo.run(&["sync", "--check"]);
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("differ from what"), "{out}");
+    assert!(
+        out.contains("patches-rocm/mlx/backend/rocm/eval.cpp:"),
+        "{out}"
+    );
 }
 
 #[test]

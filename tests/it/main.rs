@@ -9,6 +9,7 @@ mod demo;
 mod drift_api;
 mod drift_build;
 mod faults;
+mod gate;
 mod hostile;
 mod propose;
 mod readonly;

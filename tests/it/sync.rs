@@ -147,9 +147,11 @@ fn retarget_merges_core_files_and_reports_the_conflicting_one() {
             demo.materialized("mlx/fast.cpp").contains("Local fix 1"),
             "core fix carried"
         );
-        // The records now reproduce at the new commits.
+        // The records reproduce at the new commits, markers and all: that is no pass.
         let (code, out) = demo.run(&["sync", "--check"]);
-        assert_eq!(code, 0, "{out}");
+        assert_eq!(code, 1, "{out}");
+        assert!(!out.contains("records differ"), "{out}");
+        assert!(out.contains("mlx/device.cpp:"), "{out}");
     }
 }
 

@@ -192,6 +192,7 @@ pub fn healthy() -> Facts {
             fork: Some("https://github.com/NripeshN/mlx".into()),
             upstream: Some("https://github.com/ml-explore/mlx".into()),
         },
+        markers: Some(Vec::new()),
     }
 }
 
@@ -251,5 +252,12 @@ pub fn broken() -> Facts {
         sentence: "Copy the 3 files listed below.".into(),
     });
     facts.fork_hooks.push("docs/rocm-notes.md".into());
+    let device = b"int a;\n<<<<<<< pin 846d176\nint b;\n=======\nint c;\n>>>>>>> fork 7591590\nint d;\n=======\n";
+    let (regions, stray) = forkbook_checks::markers::regions(device);
+    facts.markers = Some(vec![MarkedFile {
+        file: "mlx/device.cpp".into(),
+        regions,
+        stray,
+    }]);
     facts
 }

@@ -1,6 +1,6 @@
 //! How a move (sync or retarget) and a `sync --check` read to a person.
 
-use super::{FileOutcome, FixOutcome, Mismatch, Move, SyncCheck};
+use super::{FileOutcome, FixOutcome, Mismatch, Move, ResolvedConflict, SyncCheck};
 use crate::base::CoreOutcome;
 use crate::cache::short;
 use crate::report_value::{plural, CommandReport, Verdict};
@@ -48,12 +48,28 @@ impl CommandReport for Move {
         }
         let conflicts = self.conflicts();
         if conflicts > 0 {
+            let places: Vec<String> = self
+                .remaining
+                .iter()
+                .flat_map(|c| c.lines.iter().map(move |l| format!("{}:{l}", c.path)))
+                .collect();
             let _ = writeln!(
                 out,
-                "\n{} left with markers; resolve them and record each resolution as a local fix",
-                plural(conflicts, "conflict region", "conflict regions")
+                "\n{} left with markers: {}; resolve them and record each resolution as a local fix",
+                plural(conflicts, "conflict region", "conflict regions"),
+                places.join(", ")
             );
             let _ = writeln!(out, "note: `forkbook materialize --out DIR`, edit, then `forkbook fix add --from DIR --title \"...\"`");
+        } else if !self.resolved.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nno conflict left: {} resolved by the overlay's fixes (above)",
+                plural(
+                    self.resolved.len(),
+                    "pin-vs-fork conflict",
+                    "pin-vs-fork conflicts"
+                )
+            );
         }
         out
     }
@@ -83,15 +99,28 @@ impl Move {
             self.core.len()
         );
         for (path, outcome) in &self.core {
-            if let CoreOutcome::Conflict(n) = outcome {
-                let _ = writeln!(
-                    out,
-                    "  {path}: CONFLICT ({}, pin vs fork)",
-                    plural(*n, "region", "regions")
-                );
-            }
+            let CoreOutcome::Conflict(n) = outcome else {
+                continue;
+            };
+            let regions = plural(*n, "region", "regions");
+            let line = match self.resolved.iter().find(|r| &r.path == path) {
+                Some(resolved) => format!("pin vs fork ({regions}), {}", resolved_words(resolved)),
+                None => format!("CONFLICT ({regions}, pin vs fork)"),
+            };
+            let _ = writeln!(out, "  {path}: {line}");
         }
         out
+    }
+}
+
+/// Which fixes resolve a pin-vs-fork conflict, in words.
+fn resolved_words(resolved: &ResolvedConflict) -> String {
+    match resolved.fixes.as_slice() {
+        [] => "resolved in the overlay (no fix names it)".to_string(),
+        fixes => {
+            let numbers: Vec<String> = fixes.iter().map(|n| n.to_string()).collect();
+            format!("resolved by fix {}", numbers.join(", "))
+        }
     }
 }
 
@@ -143,20 +172,38 @@ impl CommandReport for SyncCheck {
             );
             return out;
         }
-        let _ = writeln!(
-            out,
-            "sync --check: {} differ from what {} gives:",
-            plural(self.mismatches.len(), "record", "records"),
-            self.commits.describe()
-        );
-        for Mismatch { path, why } in &self.mismatches {
-            let _ = writeln!(out, "  {path}: {why}");
+        let (markers, records): (Vec<&Mismatch>, Vec<&Mismatch>) =
+            self.mismatches.iter().partition(|m| m.line.is_some());
+        if !records.is_empty() {
+            let _ = writeln!(
+                out,
+                "sync --check: {} differ from what {} gives:",
+                plural(records.len(), "record", "records"),
+                self.commits.describe()
+            );
+            for m in &records {
+                let _ = writeln!(out, "  {}: {}", m.path, m.why);
+            }
         }
-        let _ = writeln!(
-            out,
-            "\nnote: run `forkbook sync {}` to rewrite them, and review the diff",
-            short(self.commits.fork)
-        );
+        if !markers.is_empty() {
+            let _ = writeln!(
+                out,
+                "sync --check: {} left in the overlay:",
+                plural(markers.len(), "conflict region is", "conflict regions are")
+            );
+            for m in &markers {
+                let _ = writeln!(out, "  {}:{}: {}", m.path, m.line.unwrap_or(0), m.why);
+            }
+        }
+        let note = if records.is_empty() {
+            "resolve them in a materialized copy and record each resolution as a local fix (`forkbook fix add`)".to_string()
+        } else {
+            format!(
+                "run `forkbook sync {}` to rewrite them, and review the diff",
+                short(self.commits.fork)
+            )
+        };
+        let _ = writeln!(out, "\nnote: {note}");
         out
     }
 

@@ -1,0 +1,54 @@
+//! `no-conflict-markers`: no materialized overlay file holds a conflict marker.
+
+use crate::facts::{Facts, MarkedFile};
+use crate::{Chapter, Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "no-conflict-markers",
+    name: "no conflict markers left in the overlay",
+    severity: Severity::Error,
+    chapter: Chapter::Checks,
+    doc: include_str!("no-conflict-markers.md"),
+    source: file!(),
+    run,
+};
+
+const NOTE: &str = "resolve it in a materialized copy (`forkbook materialize --out DIR`, edit), \
+                    then record the resolution with `forkbook fix add --from DIR --title \"...\"`";
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    facts
+        .markers
+        .iter()
+        .flatten()
+        .flat_map(findings_in)
+        .collect()
+}
+
+fn findings_in(marked: &MarkedFile) -> Vec<Finding> {
+    let regions = marked.regions.iter().map(|region| {
+        let message = match region.end {
+            Some(end) => format!(
+                "conflict left unresolved: markers from line {} to {end}",
+                region.start
+            ),
+            None => format!(
+                "conflict left unresolved: `<<<<<<<` at line {} is never closed",
+                region.start
+            ),
+        };
+        CHECK
+            .finding(&marked.file, Some(region.start), message)
+            .with_note(NOTE)
+    });
+    let stray = marked.stray.iter().map(|marker| {
+        CHECK
+            .finding(
+                &marked.file,
+                Some(marker.line),
+                format!("conflict marker `{}` outside any region", marker.kind.text()),
+            )
+            .with_note(NOTE)
+    });
+    regions.chain(stray).collect()
+}
