@@ -2,7 +2,7 @@
 //! link really is a pull request of the fork or of upstream.
 
 use crate::facts::{Facts, Repos};
-use crate::register::Entry;
+use crate::register::{Entry, State};
 use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -30,13 +30,27 @@ fn run(facts: &Facts) -> Vec<Finding> {
 
 fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
     let Some(link) = entry.field("link").filter(|l| !l.value.is_empty()) else {
-        let message = format!(
-            "entry {} applies to the fork but has no upstream link",
-            entry.number
-        );
+        let message = match (entry.state(), &entry.stated) {
+            (Some(State::ToPropose), Some(stated)) if entry.field("state").is_none() => format!(
+                "entry {} is to be proposed (read from {}) but has no upstream link",
+                entry.number, stated.from
+            ),
+            (Some(State::ToPropose), _) => format!(
+                "entry {} is to be proposed but has no upstream link",
+                entry.number
+            ),
+            _ => format!(
+                "entry {} applies to the fork but has no upstream link",
+                entry.number
+            ),
+        };
+        let held = entry
+            .reason()
+            .filter(|_| entry.state() == Some(State::ToPropose))
+            .map_or(String::new(), |r| format!(" (its hold: {r})"));
         let note = format!(
             "send it with `forkbook propose {n}` and record the pull request with \
-             `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue",
+             `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue{held}",
             n = entry.number
         );
         return Some(

@@ -1,4 +1,8 @@
 //! `fix-state-complete`: every entry has a known upstream state and the fields that state needs.
+//!
+//! The state is the entry's `state` field, or, without one, what its words say (the parser
+//! reads them; see `Entry::stated`). A field the state needs may come from the words too: a
+//! kept-local entry's reason is the sentence that keeps it local.
 
 use crate::facts::Facts;
 use crate::register::{Entry, State, STATES};
@@ -31,12 +35,20 @@ fn run(facts: &Facts) -> Vec<Finding> {
 
 fn entry_state(entry: &Entry, file: &str, findings: &mut Vec<Finding>) {
     let Some(written) = entry.field("state") else {
-        let message = format!("entry {} has no upstream state", entry.number);
-        findings.push(
-            CHECK
-                .finding(file, Some(entry.line), message)
-                .with_note(state_note()),
-        );
+        match &entry.stated {
+            Some(stated) => required_fields(entry, stated.state, stated.line, Some(&stated.from), file, findings),
+            None => {
+                let message = format!(
+                    "entry {} has no upstream state: no `state:` line, and nothing in its words says one",
+                    entry.number
+                );
+                findings.push(
+                    CHECK
+                        .finding(file, Some(entry.line), message)
+                        .with_note(state_note()),
+                );
+            }
+        }
         return;
     };
     let Some(state) = State::parse(&written.value) else {
@@ -51,22 +63,7 @@ fn entry_state(entry: &Entry, file: &str, findings: &mut Vec<Finding>) {
         );
         return;
     };
-    // A missing link is `fix-link-present`'s finding, so it is reported once.
-    for key in state.required_fields().iter().filter(|k| **k != "link") {
-        if entry.value(key).is_none() {
-            let message = format!(
-                "entry {} is `{}` but has no `{key}`",
-                entry.number,
-                state.as_str()
-            );
-            let note = format!("add `- {key}: …` to the entry's list ({})", field_help(key));
-            findings.push(
-                CHECK
-                    .finding(file, Some(written.line), message)
-                    .with_note(note),
-            );
-        }
-    }
+    required_fields(entry, state, written.line, None, file, findings);
     if let (State::Merged, Some(commit)) = (state, entry.field("fork-commit")) {
         if !commit.value.is_empty() && !is_full_sha(&commit.value) {
             let message = format!(
@@ -78,9 +75,39 @@ fn entry_state(entry: &Entry, file: &str, findings: &mut Vec<Finding>) {
     }
 }
 
+/// The fields `state` needs, from the entry's list or its words; `from` names the words the
+/// state was read from, when it was.
+fn required_fields(
+    entry: &Entry,
+    state: State,
+    line: usize,
+    from: Option<&str>,
+    file: &str,
+    findings: &mut Vec<Finding>,
+) {
+    // A missing link is `fix-link-present`'s finding, so it is reported once.
+    for key in state.required_fields().iter().filter(|k| **k != "link") {
+        if entry.value(key).is_some() {
+            continue;
+        }
+        let read = from.map_or(String::new(), |from| format!(" (read from {from})"));
+        let message = format!(
+            "entry {} is `{}`{read} but has no `{key}`",
+            entry.number,
+            state.as_str()
+        );
+        let note = format!("add `- {key}: …` to the entry's list ({})", field_help(key));
+        findings.push(CHECK.finding(file, Some(line), message).with_note(note));
+    }
+}
+
 fn state_note() -> String {
     let states: Vec<&str> = STATES.iter().map(|s| s.as_str()).collect();
-    format!("add `- state: …` with one of {}", states.join(", "))
+    format!(
+        "add `- state: …` with one of {}, or a sentence that says it \
+         (`forkbook fixes list` shows how each entry was read)",
+        states.join(", ")
+    )
 }
 
 fn field_help(key: &str) -> &'static str {

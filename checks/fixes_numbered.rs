@@ -1,5 +1,6 @@
-//! `fixes-numbered`: register entries are `## N. Title`, numbered 1, 2, 3… without gaps, and in
-//! the patch layout each has exactly one patch in the series.
+//! `fixes-numbered`: register entries are numbered 1 to N, each number once, without gaps (in
+//! whatever order the register's sections put them), and in the patch layout each has exactly
+//! one patch in the series.
 
 use crate::facts::{Facts, SeriesPatch};
 use crate::register::Register;
@@ -39,17 +40,46 @@ fn run(facts: &Facts) -> Vec<Finding> {
     findings
 }
 
+/// Each number once, and every number from 1 to the count of entries. Sections may order
+/// entries as they like (a build fix listed after the kernel fixes keeps its number).
 fn numbering(register: &Register, findings: &mut Vec<Finding>) {
+    let note = "number the entries 1 to N, each number once, without gaps";
     for (index, entry) in register.entries.iter().enumerate() {
-        let expected = index as u32 + 1;
-        if entry.number != expected {
-            let message = format!("entry {} is number {expected} in order", entry.number);
+        let first = register.entries[..index]
+            .iter()
+            .find(|e| e.number == entry.number);
+        if let Some(first) = first {
+            let message = format!(
+                "entry {} is numbered again (first at line {})",
+                entry.number, first.line
+            );
             findings.push(
                 CHECK
                     .finding(&register.file, Some(entry.line), message)
-                    .with_note("number the entries 1, 2, 3… in order, without gaps or repeats"),
+                    .with_note(note),
             );
         }
+    }
+    let count = register.entries.len() as u32;
+    for number in 1..=count {
+        if register.entry(number).is_some() {
+            continue;
+        }
+        // Name the first entry whose number is past the count: the likely misnumbered one.
+        let beyond = register.entries.iter().find(|e| e.number > count);
+        let message = match beyond {
+            Some(entry) => format!(
+                "no entry is numbered {number}, but entry {} is (the register has {count} entries)",
+                entry.number
+            ),
+            None => format!("no entry is numbered {number}"),
+        };
+        let line = beyond.map(|e| e.line);
+        findings.push(
+            CHECK
+                .finding(&register.file, line, message)
+                .with_note(note),
+        );
     }
 }
 

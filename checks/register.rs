@@ -2,7 +2,10 @@
 //! upstream state with its fields.
 //!
 //! The engine's parser produces these types directly, so the checks read the register the same
-//! way every command does. The machine-read part of an entry is a short `key: value` list:
+//! way every command does. An entry is a `## N. Title` heading or a numbered list item
+//! `N. **Title.** prose…`, in whatever sections the register has. Its state is the `state:`
+//! field when it has one, otherwise what its own words say (see [`Stated`]). The machine-read
+//! part of an entry is a short `key: value` list:
 //!
 //! ```markdown
 //! ## 2. Free the allocator's cached buffers on exit
@@ -54,13 +57,23 @@ pub struct Problem {
     pub message: String,
 }
 
-/// One numbered entry: `## N. Title`, its prose, and its fields.
+/// One numbered entry: `## N. Title` or `N. **Title.**`, its prose, and its fields.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Entry {
     pub number: u32,
     pub title: String,
-    /// Line of the heading.
+    /// Line of the heading or of the list item's first line.
     pub line: usize,
+    /// How the entry is written, which decides how a field is added to it.
+    pub form: Form,
+    /// The section heading the entry sits under (`Fixes to the fork's kernels`), if any.
+    pub section: Option<String>,
+    /// Web addresses the entry's text names, in order, each once.
+    pub links: Vec<String>,
+    /// Issue and pull request references the entry's text names (`owner/repo#N`), each once.
+    pub issues: Vec<String>,
+    /// The state the entry's own words give, when it has no `state` field.
+    pub stated: Option<Stated>,
     /// Last line of the entry (the line before the next heading of its level, or the end).
     pub end_line: usize,
     /// The entry's Markdown without its heading and its field list, trimmed.
@@ -80,16 +93,32 @@ impl Entry {
         self.fields.iter().find(|f| f.key == key)
     }
 
-    /// The value of the field, when present and not empty.
+    /// The value of the field, when present and not empty; without the field, what the
+    /// entry's words give for it (a kept-local entry's reason read from its prose).
     pub fn value(&self, key: &str) -> Option<&str> {
-        self.field(key)
-            .map(|f| f.value.as_str())
-            .filter(|v| !v.is_empty())
+        match self.field(key) {
+            Some(field) => Some(field.value.as_str()).filter(|v| !v.is_empty()),
+            None => self
+                .stated
+                .as_ref()
+                .filter(|_| self.field("state").is_none())
+                .and_then(|s| s.fields.iter().find(|(k, _)| k == key))
+                .map(|(_, v)| v.as_str()),
+        }
     }
 
-    /// The upstream state, when the entry has a `state` field with a known value.
+    /// The upstream state: the `state` field's when it has one (none when its value is
+    /// unknown), otherwise the one its words give, otherwise none.
     pub fn state(&self) -> Option<State> {
-        self.value("state").and_then(State::parse)
+        match self.field("state") {
+            Some(field) => State::parse(&field.value),
+            None => self.stated.as_ref().map(|s| s.state),
+        }
+    }
+
+    /// Why the entry is in its state: the `reason` field, or the reason its words give.
+    pub fn reason(&self) -> Option<&str> {
+        self.value("reason")
     }
 
     /// Whether the fix is meant for the fork (and so needs a package and a link): every entry
@@ -97,6 +126,30 @@ impl Entry {
     pub fn applies_to_fork(&self) -> bool {
         !matches!(self.state(), Some(State::RetargetOnly | State::KeptLocal))
     }
+}
+
+/// How an entry is written in the register.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// `## N. Title`, its prose below, its fields a list at its end.
+    #[default]
+    Heading,
+    /// `N. **Title.** prose…`, an item of a numbered list; its fields are a list nested in the
+    /// item, indented by `indent` spaces.
+    ListItem { indent: usize },
+}
+
+/// A state read from an entry's own words, with the sentence that says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stated {
+    pub state: State,
+    /// The sentence (or the section, or the register's policy) the state was read from.
+    pub from: String,
+    /// The line of that sentence.
+    pub line: usize,
+    /// The fields the words give too (`reason`, `issue`, `cause`), as `(key, value)`.
+    pub fields: Vec<(String, String)>,
 }
 
 /// One `key: value` field of an entry.
@@ -123,6 +176,9 @@ pub enum State {
     /// An adaptation to the new pin, which the fork will make itself when it merges newer
     /// upstream; needs the upstream commit or PR that caused it.
     RetargetOnly,
+    /// Applies to the fork and is to be proposed there, not sent yet: the gate fails until its
+    /// pull request's link is recorded. A hold ("after a root cause") is its reason.
+    ToPropose,
     /// Sent to the fork (or upstream); needs the pull request's link and the package sent.
     Proposed,
     /// Proposed and merged; needs the link and the fork commit that contains it.
@@ -133,6 +189,7 @@ pub enum State {
 
 pub const STATES: &[State] = &[
     State::RetargetOnly,
+    State::ToPropose,
     State::Proposed,
     State::Merged,
     State::KeptLocal,
@@ -149,6 +206,7 @@ impl State {
     pub fn as_str(self) -> &'static str {
         match self {
             State::RetargetOnly => "retarget-only",
+            State::ToPropose => "to-propose",
             State::Proposed => "proposed",
             State::Merged => "merged",
             State::KeptLocal => "kept-local",
@@ -159,6 +217,8 @@ impl State {
     pub fn required_fields(self) -> &'static [&'static str] {
         match self {
             State::RetargetOnly => &["cause"],
+            // Not sent yet: what it lacks is the link, which `fix-link-present` asks for.
+            State::ToPropose => &[],
             State::Proposed => &["link", "package"],
             State::Merged => &["link", "fork-commit"],
             State::KeptLocal => &["reason", "issue"],

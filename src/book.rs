@@ -296,9 +296,12 @@ fn render_register(register: &crate::engine::register::Register, label: &str) ->
     text.push_str("| entry | files | state | link | package |\n| --- | --- | --- | --- | --- |\n");
     for entry in &register.entries {
         let files: Vec<String> = entry.files.iter().map(|f| code_span(&f.name)).collect();
-        let state = entry
-            .state()
-            .map_or("*none*".to_string(), |s| format!("`{}`", s.as_str()));
+        // The same reading as `check` and `fixes list`: a state the words give is marked so.
+        let said = entry.field("state").is_none() && entry.stated.is_some();
+        let state = entry.state().map_or("*none*".to_string(), |s| {
+            let from_words = if said { " (from its words)" } else { "" };
+            format!("`{}`{from_words}", s.as_str())
+        });
         let link = entry.value("link").map_or("—".to_string(), link_cell);
         // The package's file name: its folder is the same for all and would only widen the table.
         let package = entry.value("package").map_or("—".to_string(), |p| {

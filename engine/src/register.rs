@@ -1,8 +1,11 @@
-//! The `LOCAL_FIXES.md` register: parsing it into entries, and the two edits forkbook makes to
+//! The `LOCAL_FIXES.md` register: parsing it into entries, and the edits forkbook makes to
 //! it (`propose --record` and `fixes migrate`).
 //!
-//! The register stays prose for people. An entry is a level-2 heading `## N. Title`, any
-//! Markdown, and a short list of `key: value` fields, usually at its end:
+//! The register stays prose for people, written the way they write it. An entry is either a
+//! level-2 heading `## N. Title` with any Markdown below it, or an item of a numbered list
+//! `N. **Title.** prose…`; either may sit in sections (`## Fixes to the fork's kernels`).
+//! Its machine-read part is a short list of `key: value` fields, usually at its end (nested
+//! in the item for a list entry):
 //!
 //! ```markdown
 //! ## 3. Keep the event's stream alive while it waits
@@ -15,19 +18,24 @@
 //! - files: `mlx/backend/rocm/event.cpp`
 //! ```
 //!
-//! A list counts as the field list when one of its items starts with a known key. The files an
-//! entry names are its `files:` field (or a `Files:` line), otherwise every code span of its prose
-//! that looks like a path. Parsing never fails: what is malformed becomes a [`Problem`] with its
-//! line, which the checks report.
+//! Without a `state` field, the state is what the entry's words say ([`words`]). A list counts
+//! as the field list when one of its items starts with a known key. The files an entry names
+//! are its `files:` field (or a `Files:` line), otherwise every code span of its prose that
+//! looks like a path. Parsing never fails and never rewrites: what is malformed becomes a
+//! [`Problem`] with its line, which the checks report.
 
 mod blocks;
 mod edit;
+mod listing;
 mod migrate;
+mod words;
 
 pub use edit::{record_link, record_proposal, set_fields};
 pub use forkbook_checks::register::{
-    normalize_key, Entry, Field, NamedFile, Problem, Register, State, KNOWN_KEYS, STATES,
+    normalize_key, Entry, Field, Form, NamedFile, Problem, Register, State, Stated, KNOWN_KEYS,
+    STATES,
 };
+pub use listing::{listing, Listed, Listing, StateCount};
 pub use migrate::{migrate, Migration, Proposal};
 
 use std::ops::Range;
@@ -54,29 +62,70 @@ pub fn parse(file: &str, text: &str) -> Register {
         ..Register::default()
     };
     let mut current: Option<Draft> = None;
+    let mut section: Option<String> = None;
+    // Byte ranges of the text outside entries, where the register states its policies.
+    let mut outside: Vec<Range<usize>> = Vec::new();
+    // Each entry's byte range, for reading its words once the policy is known.
+    let mut sources: Vec<Range<usize>> = Vec::new();
     for block in &blocks {
         match block.kind {
-            Kind::Heading(level) if level <= 2 => {
-                finish(
+            Kind::Heading(level) if level <= 2 || current.is_none() => {
+                if let Some(range) = finish(
                     &mut register,
                     current.take(),
                     block.range.start,
                     text,
                     &lines,
-                );
-                current = heading(&mut register, block, level, text, &lines);
+                ) {
+                    sources.push(range);
+                }
+                current = heading(&mut register, block, level, text, &lines, &section);
+                if current.is_none() {
+                    // A heading that is no entry names the section below it (the document's
+                    // title, level 1, names none).
+                    section = (level >= 2).then(|| heading_text(block, text));
+                }
+            }
+            Kind::List if block.ordered && current.is_none() => {
+                let before = register.entries.len();
+                list_entries(&mut register, block, text, &lines, &section, &mut sources);
+                if register.entries.len() == before {
+                    outside.push(block.range.clone());
+                }
             }
             _ => match current.as_mut() {
                 Some(draft) => draft.take_block(block, text, &lines),
-                None => older_style_title(&mut register, block, &lines),
+                None => {
+                    older_style_title(&mut register, block, &lines);
+                    outside.push(block.range.clone());
+                }
             },
         }
     }
-    finish(&mut register, current, text.len(), text, &lines);
+    if let Some(range) = finish(&mut register, current, text.len(), text, &lines) {
+        sources.push(range);
+    }
     if !register.entries.is_empty() {
         register
             .problems
             .retain(|p| !p.message.contains("older style"));
+    }
+    let policy = outside
+        .iter()
+        .find_map(|range| words::policy(&text[range.clone()], range.start, &lines));
+    for (entry, range) in register.entries.iter_mut().zip(&sources) {
+        let source = &text[range.clone()];
+        entry.links = words::urls(source);
+        entry.issues = words::issue_refs(source);
+        if entry.field("state").is_none() {
+            entry.stated = words::stated(
+                source,
+                range.start,
+                &lines,
+                entry.section.as_deref(),
+                policy.as_ref(),
+            );
+        }
     }
     register
 }
@@ -89,9 +138,163 @@ pub fn entry(register: &Register, number: u32) -> Result<&Entry> {
     }
 }
 
+/// A heading's text as written, without its `#` marks.
+fn heading_text(block: &Block, text: &str) -> String {
+    text[block.range.clone()]
+        .trim()
+        .trim_start_matches('#')
+        .trim_end_matches('#')
+        .trim()
+        .to_string()
+}
+
+/// The entries of a numbered list: its items that open with a bold title, `N. **Title.**`.
+fn list_entries(
+    register: &mut Register,
+    block: &Block,
+    text: &str,
+    lines: &Lines,
+    section: &Option<String>,
+    sources: &mut Vec<Range<usize>>,
+) {
+    for item in &block.items {
+        let source = &text[item.clone()];
+        let Some(head) = list_item_head(source) else {
+            continue;
+        };
+        let line = lines.line(item.start);
+        let body = source.trim_end();
+        let end_line = lines
+            .line(item.start + body.len().saturating_sub(1))
+            .max(line);
+        let mut entry = Entry {
+            number: head.number,
+            title: head.title,
+            line,
+            end_line,
+            form: Form::ListItem {
+                indent: head.indent,
+            },
+            section: section.clone(),
+            ..Entry::default()
+        };
+        let mut prose = String::new();
+        let mut declared: Option<Vec<NamedFile>> = None;
+        let mut at = item.start;
+        for (index, raw) in body.split_inclusive('\n').enumerate() {
+            let line_no = lines.line(at);
+            let line_range = at..at + raw.len();
+            at += raw.len();
+            let content = if index == 0 {
+                &raw[head.body_start..]
+            } else {
+                strip_indent(raw, head.indent)
+            };
+            if index > 0 {
+                if let Some((key, value)) = nested_field(raw) {
+                    if key == "files" {
+                        let files = block
+                            .codes
+                            .iter()
+                            .filter(|(_, at)| line_range.contains(at))
+                            .map(|(name, at)| NamedFile {
+                                name: name.trim().to_string(),
+                                line: lines.line(*at),
+                            });
+                        declared.get_or_insert_with(Vec::new).extend(files);
+                    }
+                    if entry.field(&key).is_none() {
+                        entry.fields.push(Field {
+                            key,
+                            value,
+                            line: line_no,
+                            end_line: line_no,
+                        });
+                    }
+                    continue;
+                }
+            }
+            prose.push_str(content);
+        }
+        entry.prose = prose.trim().to_string();
+        entry.files = declared.unwrap_or_else(|| {
+            block
+                .codes
+                .iter()
+                .filter(|(code, at)| item.contains(at) && looks_like_path(code))
+                .map(|(code, at)| NamedFile {
+                    name: code.trim().to_string(),
+                    line: lines.line(*at),
+                })
+                .collect()
+        });
+        register.entries.push(entry);
+        sources.push(item.start..item.start + body.len());
+    }
+}
+
+/// What opens a list entry: `N. **Title.**`.
+pub(crate) struct ItemHead {
+    pub number: u32,
+    pub title: String,
+    /// The column where the item's content starts (continuation lines are indented so).
+    pub indent: usize,
+    /// Byte offset in the item's first line where the prose after the title starts.
+    pub body_start: usize,
+}
+
+/// Reads `N. **Title.** rest` (or `N) __Title__ rest`) at the start of a list item's source.
+pub(crate) fn list_item_head(source: &str) -> Option<ItemHead> {
+    let lead = source.len() - source.trim_start_matches(' ').len();
+    let rest = &source[lead..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let number: u32 = rest[..digits].parse().ok()?;
+    let rest = &rest[digits..];
+    let rest = rest.strip_prefix(['.', ')'])?;
+    let spaces = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    if spaces == 0 {
+        return None;
+    }
+    let indent = lead + digits + 1 + spaces;
+    let content = &source[indent..];
+    let mark = ["**", "__"].into_iter().find(|m| content.starts_with(m))?;
+    let close = content[2..].find(mark)? + 2;
+    let title = content[2..close]
+        .trim()
+        .trim_end_matches(['.', ':'])
+        .trim()
+        .to_string();
+    if title.is_empty() || title.contains('\n') {
+        return None;
+    }
+    let title_end = indent + close + 2;
+    Some(ItemHead {
+        number,
+        title,
+        indent,
+        body_start: title_end,
+    })
+}
+
+/// A continuation line without the item's indentation (what is less indented stays as is).
+fn strip_indent(line: &str, indent: usize) -> &str {
+    let spaces = line.len() - line.trim_start_matches(' ').len();
+    &line[spaces.min(indent)..]
+}
+
+/// A line nested in a list item that is a known field: `   - state: proposed` or `   link: …`.
+fn nested_field(line: &str) -> Option<(String, String)> {
+    if !line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (key, value) = split_field(line)?;
+    KNOWN_KEYS.contains(&key.as_str()).then_some((key, value))
+}
+
 /// An entry being read: its heading and what its blocks said so far.
 struct Draft {
     entry: Entry,
+    heading_start: usize,
     body_start: usize,
     /// Byte ranges of the field lists, left out of the prose.
     field_ranges: Vec<Range<usize>>,
@@ -107,6 +310,7 @@ fn heading(
     level: u8,
     text: &str,
     lines: &Lines,
+    section: &Option<String>,
 ) -> Option<Draft> {
     let line = lines.line(block.range.start);
     if level != 2 {
@@ -130,11 +334,13 @@ fn heading(
         number,
         title,
         line,
+        section: section.clone(),
         ..Entry::default()
     };
     let prose_files = path_codes(block, lines);
     Some(Draft {
         entry,
+        heading_start: block.range.start,
         body_start: block.range.end,
         field_ranges: Vec::new(),
         declared_files: None,
@@ -249,9 +455,16 @@ impl Draft {
     }
 }
 
-/// Closes the entry being read at byte `end`.
-fn finish(register: &mut Register, draft: Option<Draft>, end: usize, text: &str, lines: &Lines) {
-    let Some(mut draft) = draft else { return };
+/// Closes the entry being read at byte `end`; returns the entry's byte range.
+fn finish(
+    register: &mut Register,
+    draft: Option<Draft>,
+    end: usize,
+    text: &str,
+    lines: &Lines,
+) -> Option<Range<usize>> {
+    let mut draft = draft?;
+    let start = draft.heading_start;
     let body = &text[draft.body_start..end];
     draft.entry.end_line = lines
         .line(draft.body_start + body.trim_end().len())
@@ -259,6 +472,7 @@ fn finish(register: &mut Register, draft: Option<Draft>, end: usize, text: &str,
     draft.entry.prose = prose(text, draft.body_start..end, &draft.field_ranges);
     draft.entry.files = draft.declared_files.unwrap_or(draft.prose_files);
     register.entries.push(draft.entry);
+    Some(start..draft.body_start + body.trim_end().len())
 }
 
 /// The body's text without its field lists, trimmed.

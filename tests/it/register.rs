@@ -107,14 +107,23 @@ fn malformed_parts_become_findings_with_file_and_line() {
             "heading `Fix 4` looks like an entry but is not `## N. Title`"
         )
     );
-    assert_eq!(places[1], (Some(32), "entry 5 is number 4 in order"));
+    assert_eq!(
+        places[1],
+        (
+            Some(32),
+            "no entry is numbered 4, but entry 5 is (the register has 4 entries)"
+        )
+    );
     let state = run("fix-state-complete", &facts);
     assert_eq!(state.len(), 2, "{state:#?}");
     assert_eq!(state[0].line, Some(28));
     assert!(state[0].message.contains("unknown field `colour`"));
     assert_eq!(
         (state[1].line, state[1].message.as_str()),
-        (Some(32), "entry 5 has no upstream state")
+        (
+            Some(32),
+            "entry 5 has no upstream state: no `state:` line, and nothing in its words says one"
+        )
     );
     assert!(state
         .iter()
@@ -171,7 +180,8 @@ fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
     );
     assert_eq!(
         first.prose,
-        "The cache in `mlx/backend/rocm/allocator.cpp` was\nnever emptied."
+        "The cache in `mlx/backend/rocm/allocator.cpp` was\nnever emptied.\n\nStatus: sent upstream as PR #12.",
+        "the status sentence stays in the prose"
     );
     let second = register.entry(2).unwrap();
     assert_eq!(
@@ -180,7 +190,7 @@ fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
     );
     assert_eq!(
         second.prose,
-        "The hook in `mlx/device.cpp` conflicts with upstream."
+        "The hook in `mlx/device.cpp` conflicts with upstream. Not upstreamed: only our build needs it."
     );
     let third = register.entry(3).unwrap();
     assert_eq!(third.value("fork-commit"), Some("1a2b3c4d"));
@@ -194,7 +204,7 @@ fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
     for line in [
         "-**2. Keep the device hook**\n",
         "+## 2. Keep the device hook\n",
-        "-Status: sent upstream as PR #12.\n",
+        "+- state: proposed\n",
     ] {
         assert!(
             migration.diff.contains(line),
@@ -202,6 +212,11 @@ fn migrate_turns_bold_titles_and_status_sentences_into_headings_and_states() {
             migration.diff
         );
     }
+    assert!(
+        !migration.diff.contains("-Status:"),
+        "no status sentence is removed: {}",
+        migration.diff
+    );
 }
 
 #[test]
@@ -565,5 +580,520 @@ fn a_core_fix_named_wrongly_is_caught_by_the_residual_and_both_file_checks() {
         named[0]
             .ends_with("entry 1 names `mlx/device.cpp`, which does not differ from the base tree"),
         "{named:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The register as people write it: numbered list items in sections, status sentences in the
+// prose, holds, a stated policy, entries no words give a state. The fixtures are our own text
+// in the shapes a real overlay's register took over its history.
+
+/// Sections of numbered list items, the state said in the last sentence of each.
+const SECTIONS: &str = "\
+# Changes this overlay carries on top of the fork
+
+Every change below has its reason. Changes that apply to the fork should go back to it;
+adaptations to the pin follow the fork when it merges a newer upstream.
+
+Steps for a pin bump, for reference:
+
+1. Fetch the new pin.
+2. Rebuild the overlay.
+
+## Retarget onto the upstream pin (1a2b3c4d)
+
+Upstream changed three interfaces between the fork's base and the pin:
+
+1. **Tuple return.** `mlx/backend/gpu/copy.cpp` unpacks the new 3-tuple (acme/upstream#77).
+2. **Renamed flag.** The option moved; `mlx/backend/rocm/flags.cpp` reads its new name.
+3. **Event status.** `mlx/backend/rocm/event.cpp` now reports stream failures, which the fork misses too. Applies to the fork; to be proposed there.
+
+## Kernel fixes
+
+4. **Scale type in the dequantizer.** `mlx/backend/rocm/quant/dequant.hip` read the scales
+   with the wrong element type, which gave garbage for two modes. Applies to the fork; to be proposed there.
+5. **Batched path made opt-in.** The batched path in `mlx/backend/rocm/quant/gather.hip` returned wrong sums on one device. Applies to the fork; to be proposed there after a root cause.
+6. **Grid size for short rows.** `mlx/backend/rocm/reduce.hip` launched too many threads; the measurement is at https://example.org/notes/grid.
+
+## Not carried
+
+- `mlx/backend/metal/kernels.cpp` is not copied: this build never compiles it.
+- The fork's tests are not needed here.
+";
+
+/// A later shape: a policy that keeps fork fixes here, entries kept in the project with the
+/// issue they cite, a build section listing an earlier number after later ones, a blank line
+/// between two items, and an entry with no status at all.
+const POLICY: &str = "\
+# Changes this overlay carries on top of the fork
+
+Entries marked \"Applies to the fork\" describe defects the fork has as well; they stay here and are not proposed to the fork.
+
+## Fixes to the fork's kernels
+
+1. **Bounds of the copy grid.** `mlx/backend/rocm/copy.hip` capped the grid without looping. Applies to the fork.
+3. **Locked module cache.** `mlx/backend/rocm/jit.cpp` raced on first use. Applies to the fork; kept in ourapp under the fork policy, not proposed there (acme/ourapp#31).
+
+4. **Locked event pool.** `mlx/backend/rocm/event_pool.cpp` handed one handle to two events. Kept in ourapp under the fork policy (acme/ourapp#40).
+5. **Range-checked knobs.** The integer variables in `mlx/backend/rocm/env.h` are parsed strictly now (acme/ourapp#52).
+
+## Fixes to the fork's build
+
+2. **Objects track their headers.** `mlx/backend/rocm/CMakeLists.txt` passes depfiles to the compiler. Fork-side build glue; applies to the fork.
+";
+
+/// The heading form with states said in the prose, no field lists.
+const HEADINGS: &str = "\
+# Local fixes
+
+## 1. Keep the device hook
+
+The hook in `mlx/device.cpp` stays in ourapp: the fork's maintainers prefer their own (acme/ourapp#9).
+
+## 2. Free the cached buffers
+
+The cache in `mlx/backend/rocm/allocator.cpp` was never emptied. Sent to the fork as https://github.com/NripeshN/mlx/pull/44.
+
+## 3. Nothing said here
+
+Touches `mlx/backend/rocm/eval.cpp`.
+";
+
+fn states_of(register: &register::Register) -> Vec<(u32, Option<&'static str>)> {
+    register
+        .entries
+        .iter()
+        .map(|e| (e.number, e.state().map(|s| s.as_str())))
+        .collect()
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle} not in the text"))
+        + 1
+}
+
+#[test]
+fn numbered_list_items_in_sections_are_entries_with_their_section_files_and_references() {
+    let register = register::parse("patches-rocm/LOCAL_FIXES.md", SECTIONS);
+    let numbers: Vec<u32> = register.entries.iter().map(|e| e.number).collect();
+    assert_eq!(
+        numbers,
+        [1, 2, 3, 4, 5, 6],
+        "the intro's steps and the bullet list are no entries"
+    );
+    let first = &register.entries[0];
+    assert_eq!(first.title, "Tuple return");
+    assert_eq!(first.line, line_of(SECTIONS, "1. **Tuple return"));
+    assert_eq!(
+        first.section.as_deref(),
+        Some("Retarget onto the upstream pin (1a2b3c4d)")
+    );
+    assert_eq!(first.issues, ["acme/upstream#77"]);
+    let fourth = register.entry(4).unwrap();
+    assert_eq!(fourth.section.as_deref(), Some("Kernel fixes"));
+    assert_eq!(fourth.title, "Scale type in the dequantizer");
+    let files: Vec<&str> = fourth.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(files, ["mlx/backend/rocm/quant/dequant.hip"]);
+    assert_eq!(
+        fourth.end_line,
+        fourth.line + 1,
+        "the continuation line belongs to the item"
+    );
+    assert!(
+        fourth
+            .prose
+            .starts_with("`mlx/backend/rocm/quant/dequant.hip` read the scales\nwith the wrong"),
+        "{}",
+        fourth.prose
+    );
+    assert_eq!(
+        register.entry(6).unwrap().links,
+        ["https://example.org/notes/grid"]
+    );
+    assert!(register.problems.is_empty(), "{:?}", register.problems);
+}
+
+#[test]
+fn states_come_from_the_entries_words_conservatively() {
+    let register = register::parse("LOCAL_FIXES.md", SECTIONS);
+    assert_eq!(
+        states_of(&register),
+        [
+            (1, Some("retarget-only")),
+            (2, Some("retarget-only")),
+            // In the retarget section, but its own words say it applies to the fork.
+            (3, Some("to-propose")),
+            (4, Some("to-propose")),
+            (5, Some("to-propose")),
+            // Nothing says: no state, and above all no pull request.
+            (6, None),
+        ]
+    );
+    let retarget = register.entry(1).unwrap();
+    assert_eq!(
+        retarget.value("cause"),
+        Some("Retarget onto the upstream pin (1a2b3c4d)")
+    );
+    assert_eq!(register.entry(4).unwrap().reason(), None);
+    let held = register.entry(5).unwrap();
+    assert_eq!(
+        held.reason(),
+        Some("to be proposed there after a root cause"),
+        "the hold is kept as the reason"
+    );
+    let stated = held.stated.as_ref().unwrap();
+    assert_eq!(stated.line, held.line);
+    assert_eq!(
+        stated.from,
+        "\"Applies to the fork; to be proposed there after a root cause.\""
+    );
+
+    let policy = register::parse("LOCAL_FIXES.md", POLICY);
+    assert_eq!(
+        states_of(&policy),
+        [
+            (1, Some("kept-local")),
+            (3, Some("kept-local")),
+            (4, Some("kept-local")),
+            (5, None),
+            (2, Some("kept-local")),
+        ]
+    );
+    let by_policy = policy.entry(1).unwrap();
+    assert!(
+        by_policy
+            .reason()
+            .unwrap()
+            .starts_with("Entries marked \"Applies to the fork\""),
+        "{:?}",
+        by_policy.reason()
+    );
+    assert_eq!(by_policy.value("issue"), None, "the policy cites no issue");
+    assert_eq!(
+        policy.entry(3).unwrap().value("issue"),
+        Some("acme/ourapp#31")
+    );
+    assert_eq!(
+        policy.entry(4).unwrap().value("issue"),
+        Some("acme/ourapp#40")
+    );
+    assert_eq!(
+        policy.entry(2).unwrap().section.as_deref(),
+        Some("Fixes to the fork's build")
+    );
+
+    let headings = register::parse("LOCAL_FIXES.md", HEADINGS);
+    assert_eq!(
+        states_of(&headings),
+        [(1, Some("kept-local")), (2, Some("proposed")), (3, None)]
+    );
+    assert_eq!(
+        headings.entry(2).unwrap().value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/44")
+    );
+}
+
+#[test]
+fn the_checks_read_the_words_and_fail_to_propose_entries_until_their_link_is_recorded() {
+    let mut facts = Facts {
+        register: Some(register::parse("patches-rocm/LOCAL_FIXES.md", SECTIONS)),
+        ..Facts::default()
+    };
+    facts.repos.fork = Some("https://github.com/NripeshN/mlx".into());
+    let links = run("fix-link-present", &facts);
+    let entries: Vec<(Option<usize>, &str)> =
+        links.iter().map(|f| (f.line, f.message.as_str())).collect();
+    assert_eq!(entries.len(), 4, "{links:#?}");
+    assert_eq!(
+        entries[0],
+        (
+            Some(line_of(SECTIONS, "3. **Event status")),
+            "entry 3 is to be proposed (read from \"Applies to the fork; to be proposed there.\") but has no upstream link"
+        )
+    );
+    let held = &links[2];
+    assert!(
+        held.message.starts_with("entry 5 is to be proposed"),
+        "{held:?}"
+    );
+    let note = held.note.as_deref().unwrap();
+    assert!(
+        note.contains("`forkbook propose 5`")
+            && note.ends_with("(its hold: to be proposed there after a root cause)"),
+        "{note}"
+    );
+    assert!(links[3]
+        .message
+        .starts_with("entry 6 applies to the fork but has no upstream link"));
+
+    let state = run("fix-state-complete", &facts);
+    assert_eq!(state.len(), 1, "{state:#?}");
+    assert_eq!(
+        (state[0].line, state[0].message.as_str()),
+        (
+            Some(line_of(SECTIONS, "6. **Grid size")),
+            "entry 6 has no upstream state: no `state:` line, and nothing in its words says one"
+        )
+    );
+    assert!(run("fixes-numbered", &facts).is_empty());
+
+    facts.register = Some(register::parse("patches-rocm/LOCAL_FIXES.md", POLICY));
+    assert!(
+        run("fixes-numbered", &facts).is_empty(),
+        "entry 2 listed after 5 in its own section is fine"
+    );
+    let state = run("fix-state-complete", &facts);
+    let messages: Vec<&str> = state.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "entry 1 is `kept-local` (read from \"Applies to the fork.\" under the policy at line 3) but has no `issue`",
+            "entry 5 has no upstream state: no `state:` line, and nothing in its words says one",
+            "entry 2 is `kept-local` (read from \"Fork-side build glue; applies to the fork.\" under the policy at line 3) but has no `issue`",
+        ]
+    );
+    assert!(
+        run("fix-link-present", &facts)
+            .iter()
+            .all(|f| f.message.starts_with("entry 5 ")),
+        "kept-local entries need no link"
+    );
+}
+
+/// The lines of `new` that are not in `old`, when `new` is `old` with lines inserted and
+/// nothing else changed; panics otherwise.
+fn only_inserted(old: &str, new: &str) -> Vec<String> {
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let mut added = Vec::new();
+    let mut at = 0;
+    for line in new.split_inclusive('\n') {
+        if at < old_lines.len() && old_lines[at] == line {
+            at += 1;
+        } else {
+            added.push(line.to_string());
+        }
+    }
+    assert_eq!(
+        at,
+        old_lines.len(),
+        "lines of the old text changed or went missing:\n{new}"
+    );
+    added
+}
+
+#[test]
+fn recording_a_link_adds_lines_and_changes_no_byte_of_what_was_there() {
+    let text = register::record_proposal(
+        SECTIONS,
+        4,
+        "https://github.com/NripeshN/mlx/pull/61",
+        Some("propose/0004-scale-type.patch"),
+    )
+    .unwrap();
+    assert_eq!(
+        only_inserted(SECTIONS, &text),
+        [
+            "   - state: proposed\n",
+            "   - link: https://github.com/NripeshN/mlx/pull/61\n",
+            "   - package: propose/0004-scale-type.patch\n",
+        ]
+    );
+    let after = register::parse("LOCAL_FIXES.md", &text);
+    let fourth = after.entry(4).unwrap();
+    assert_eq!(fourth.state(), Some(State::Proposed));
+    assert_eq!(
+        fourth.value("link"),
+        Some("https://github.com/NripeshN/mlx/pull/61")
+    );
+    assert_eq!(
+        fourth.prose,
+        register::parse("f", SECTIONS).entry(4).unwrap().prose,
+        "the field list is not prose"
+    );
+    // The list stays one list: every other entry reads as before.
+    let before = register::parse("LOCAL_FIXES.md", SECTIONS);
+    let mut expected = states_of(&before);
+    expected[3].1 = Some("proposed");
+    assert_eq!(states_of(&after), expected);
+
+    // Recording again replaces the values on their lines, and adds nothing else.
+    let again = register::record_link(&text, 4, "https://github.com/NripeshN/mlx/pull/62").unwrap();
+    assert_eq!(
+        again,
+        text.replace("/pull/61", "/pull/62"),
+        "only the link's value changed"
+    );
+    // The last item of a section, then the heading form.
+    let last =
+        register::record_link(SECTIONS, 6, "https://github.com/NripeshN/mlx/pull/63").unwrap();
+    assert_eq!(only_inserted(SECTIONS, &last).len(), 2);
+    assert_eq!(register::parse("f", &last).entries.len(), 6);
+    let heading =
+        register::record_link(HEADINGS, 3, "https://github.com/NripeshN/mlx/pull/64").unwrap();
+    assert_eq!(
+        only_inserted(HEADINGS, &heading),
+        [
+            "\n",
+            "- state: proposed\n",
+            "- link: https://github.com/NripeshN/mlx/pull/64\n"
+        ]
+    );
+}
+
+/// The words of a register, for comparing prose across a change of form: emphasis marks,
+/// heading marks and a title's closing period are form, not words.
+fn words_of(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.trim_start().trim_start_matches("## "))
+        .flat_map(|l| l.split_whitespace())
+        .map(|w| w.replace("**", "").trim_end_matches('.').to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+#[test]
+fn migrate_to_the_heading_form_keeps_every_word_and_number() {
+    for fixture in [SECTIONS, POLICY] {
+        let migration = register::migrate(fixture, "LOCAL_FIXES.md", None);
+        let before = register::parse("f", fixture);
+        let after = register::parse("f", &migration.text);
+        assert!(after
+            .entries
+            .iter()
+            .all(|e| e.form == register::Form::Heading));
+        let numbers = |r: &register::Register| -> Vec<(u32, String, Option<String>)> {
+            r.entries
+                .iter()
+                .map(|e| (e.number, e.title.clone(), e.section.clone()))
+                .collect()
+        };
+        assert_eq!(
+            numbers(&after),
+            numbers(&before),
+            "numbers, titles and sections stay"
+        );
+        assert_eq!(
+            states_of(&after),
+            states_of(&before),
+            "what the words said is now a field"
+        );
+        assert!(after
+            .entries
+            .iter()
+            .filter(|e| e.state().is_some())
+            .all(|e| e.field("state").is_some()));
+        // Every word stays, in order; the only new words are the added fields.
+        let added_fields: Vec<String> = migration
+            .text
+            .lines()
+            .filter(|l| {
+                ["- state:", "- reason:", "- issue:", "- cause:"]
+                    .iter()
+                    .any(|k| l.starts_with(k))
+            })
+            .map(String::from)
+            .collect();
+        let kept: String = migration
+            .text
+            .lines()
+            .filter(|l| !added_fields.iter().any(|a| a == l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let numbered = |text: &str| -> Vec<String> {
+            words_of(text)
+                .into_iter()
+                .filter(|w| !w.chars().all(|c| c.is_ascii_digit()))
+                .collect()
+        };
+        assert_eq!(numbered(&kept), numbered(fixture), "{}", migration.text);
+        assert_eq!(migration.proposals.len(), before.entries.len());
+        let again = register::migrate(&migration.text, "LOCAL_FIXES.md", None);
+        assert_eq!(
+            again.text, migration.text,
+            "a migrated register stays as it is"
+        );
+    }
+    let migration = register::migrate(SECTIONS, "LOCAL_FIXES.md", None);
+    assert!(migration.text.contains(
+        "## 5. Batched path made opt-in\n\nThe batched path in `mlx/backend/rocm/quant/gather.hip` returned wrong sums on one device. Applies to the fork; to be proposed there after a root cause.\n\n- state: to-propose\n- reason: to be proposed there after a root cause\n\n## 6."
+    ), "{}", migration.text);
+    assert!(migration
+        .text
+        .contains("## Not carried\n\n- `mlx/backend/metal/kernels.cpp` is not copied"));
+    assert_eq!(migration.proposals[5].missing, ["state"]);
+}
+
+#[test]
+fn fixes_list_shows_every_entry_and_reading_rewrites_nothing() {
+    let demo = crate::common::Demo::new(Layout::Files);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    std::fs::write(&path, SECTIONS).unwrap();
+    let (code, out) = demo.run(&["--json", "fixes", "list"]);
+    assert_eq!(code, 0, "{out}");
+    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let entries = listing["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 6);
+    let fifth = &entries[4];
+    for key in [
+        "number", "title", "state", "reason", "links", "issues", "files", "section", "line",
+    ] {
+        assert!(fifth.get(key).is_some(), "{key} in {fifth}");
+    }
+    assert_eq!(fifth["number"], 5);
+    assert_eq!(fifth["state"], "to-propose");
+    assert_eq!(fifth["reason"], "to be proposed there after a root cause");
+    assert_eq!(fifth["section"], "Kernel fixes");
+    assert_eq!(fifth["files"][0], "mlx/backend/rocm/quant/gather.hip");
+    assert_eq!(fifth["state_source"], "words");
+    assert_eq!(entries[5]["state"], serde_json::Value::Null);
+    assert_eq!(entries[0]["issues"][0], "acme/upstream#77");
+    let problem = &listing["problems"][0];
+    assert_eq!(problem["line"], line_of(SECTIONS, "6. **Grid size"));
+
+    let (code, out) = demo.run(&["fixes", "list"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("patches-rocm/LOCAL_FIXES.md: 6 entries\n"),
+        "{out}"
+    );
+    assert!(out.contains("\nKernel fixes\n"), "{out}");
+    assert!(
+        out.contains("    5. Batched path made opt-in  [to-propose]  patches-rocm/LOCAL_FIXES.md:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("       reason: to be proposed there after a root cause\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    6. Grid size for short rows  [no state]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("by state: 2 retarget-only, 3 to-propose, 1 none\n"),
+        "{out}"
+    );
+
+    let (_, check) = demo.run(&["check"]);
+    assert!(check.contains("entry 6 has no upstream state"), "{check}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        SECTIONS,
+        "listing and checking write nothing"
+    );
+
+    // Any register file, without a project.
+    let loose = demo.tmp.path().join("LOCAL_FIXES.md");
+    std::fs::write(&loose, POLICY).unwrap();
+    let (code, out) = demo.run(&["fixes", "list", "--file", loose.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("by state: 4 kept-local, 1 none\n"), "{out}");
+    let (code, out) = demo.run(&["fixes", "list", "--file", "/no/such/register.md"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("there is no register at `/no/such/register.md`"),
+        "{out}"
     );
 }

@@ -53,7 +53,7 @@ pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) 
             .enumerate()
             .map(|(i, (k, v))| field(k, v, line + 4 + i))
             .collect(),
-        problems: Vec::new(),
+        ..Entry::default()
     }
 }
 

@@ -28,6 +28,8 @@ pub(crate) struct Block {
     pub codes: Vec<(String, usize)>,
     /// For lists: the range of each top-level item.
     pub items: Vec<Range<usize>>,
+    /// For lists: whether the list is numbered.
+    pub ordered: bool,
     /// For paragraphs that open with bold text: that text and the range of the bold part.
     pub strong_lead: Option<(String, Range<usize>)>,
 }
@@ -91,6 +93,7 @@ fn start_block(tag: &Tag, range: Range<usize>) -> Block {
         text: String::new(),
         codes: Vec::new(),
         items: Vec::new(),
+        ordered: matches!(tag, Tag::List(Some(_))),
         strong_lead: None,
     }
 }

@@ -1,12 +1,15 @@
 //! Edits to one entry's fields that leave every other byte of the register as it was.
 //!
 //! A field that exists has its value replaced on its line; a new field goes after the entry's
-//! last field, or, when the entry has none, as a new list at the entry's end.
+//! last field, or, when the entry has none, as a new list at the entry's end: after a blank
+//! line for a heading entry, nested in the item (indented, no blank line, so the list stays
+//! tight) for a list entry. Nothing else moves: the diff of an edit is the lines it adds and
+//! the values it replaces.
 
 use crate::bail;
 use crate::error::Result;
 
-use super::{parse, Entry};
+use super::{parse, Entry, Form};
 
 /// Moves entry `number` to `proposed` with the pull request `url` (what `propose --record` does).
 pub fn record_link(text: &str, number: u32, url: &str) -> Result<String> {
@@ -43,10 +46,14 @@ pub fn set_fields(text: &str, number: u32, fields: &[(&str, &str)]) -> Result<St
     let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
     let mut replaced = Vec::new();
     let mut added = Vec::new();
+    let indent = match entry.form {
+        Form::ListItem { indent } => " ".repeat(indent),
+        Form::Heading => String::new(),
+    };
     for (key, value) in fields {
         match entry.field(key) {
             Some(field) => replaced.push((field, *value)),
-            None => added.push(format!("- {key}: {value}\n")),
+            None => added.push(format!("{indent}- {key}: {value}\n")),
         }
     }
     // Bottom up, so earlier line numbers stay true: the insertion after the last field first.
@@ -87,6 +94,11 @@ fn insert_fields(lines: &mut Vec<String>, entry: &Entry, added: Vec<String>) {
         }
     }
     let mut block = added;
+    if let Form::ListItem { .. } = entry.form {
+        // Nested in the item: the next item or what follows the list needs no blank line.
+        lines.splice(at..at, block);
+        return;
+    }
     if last_field.is_none() {
         block.insert(0, "\n".to_string());
     }

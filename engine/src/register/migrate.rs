@@ -1,18 +1,21 @@
-//! `fixes migrate`: an older register (bold numbered titles, a status sentence at the end of
-//! each entry) turned into one with `## N. Title` headings and a field list with a state.
+//! `fixes migrate`: a register whose entries are numbered list items (`N. **Title.** prose…`)
+//! or bold numbered paragraphs (`**N. Title.** prose…`) turned into one with `## N. Title`
+//! headings and a field list with a state, for users who want the heading form.
 //!
-//! The state is a proposal read from the status sentence ("sent upstream as PR #12",
-//! "merged in 1a2b3c4", "not upstreamed: …"); the user reads the diff before `--write`. The
-//! prose stays byte for byte; only the title line and the status sentence change.
+//! It is lossless: every word of every entry's prose stays, in order, status sentence
+//! included, and the numbering stays. What changes is stated: the bold title becomes a
+//! `## N. Title` heading (without its closing period), a list entry's continuation lines lose
+//! the item's indentation, and a field list is added with what the entry's words give (see
+//! [`super::words`]). Sections, intros and other lists stay byte for byte. The user reads the
+//! diff before `--write`.
 
 use std::ops::Range;
-use std::sync::OnceLock;
 
-use regex::Regex;
 use serde::Serialize;
 
 use super::blocks::{blocks, Block, Kind, Lines};
-use super::{numbered_title, State};
+use super::words;
+use super::{list_item_head, numbered_title, parse, Entry, Form, State};
 
 /// The migrated text, its diff against the original, and what was proposed for each entry.
 #[derive(Debug, Clone, Serialize)]
@@ -28,19 +31,166 @@ pub struct Migration {
 pub struct Proposal {
     pub number: u32,
     pub title: String,
-    /// Line of the bold title in the old text.
+    /// Line of the title in the old text.
     pub line: usize,
-    /// The status sentence it read, when it found one.
+    /// The sentence (or section) the state was read from, when one says it.
     pub status: Option<String>,
     pub state: Option<State>,
     pub fields: Vec<(String, String)>,
-    /// Fields the state needs that the status sentence did not give.
+    /// Fields the state needs that the words did not give.
     pub missing: Vec<String>,
 }
 
 /// Migrates `text`; `file` labels the diff, `fork_web` (e.g. `https://github.com/NripeshN/mlx`)
 /// turns a bare `PR #12` into a link.
 pub fn migrate(text: &str, file: &str, fork_web: Option<&str>) -> Migration {
+    let register = parse(file, text);
+    let listed: Vec<&Entry> = register
+        .entries
+        .iter()
+        .filter(|e| matches!(e.form, Form::ListItem { .. }))
+        .collect();
+    let (out, proposals) = if listed.is_empty() {
+        migrate_bold(text, fork_web)
+    } else {
+        migrate_list(text, &listed, fork_web)
+    };
+    let diff = unified_diff(text, &out, file);
+    Migration {
+        text: out,
+        diff,
+        proposals,
+    }
+}
+
+/// List entries: each item becomes a heading entry in its place.
+fn migrate_list(text: &str, entries: &[&Entry], fork_web: Option<&str>) -> (String, Vec<Proposal>) {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut out = String::new();
+    let mut proposals = Vec::new();
+    let mut next_line = 1;
+    for entry in entries {
+        let Form::ListItem { indent } = entry.form else {
+            continue;
+        };
+        // What lies between the previous entry and this one stays as it was.
+        for line in &lines[next_line - 1..entry.line - 1] {
+            out.push_str(line);
+        }
+        let mut proposal = proposal_of(entry, fork_web);
+        // Fields the entry already has stay where they are, so only its words add any.
+        if entry.field("state").is_some() {
+            proposal.fields.clear();
+        }
+        let source: String = lines[entry.line - 1..entry.end_line].concat();
+        out.push_str(&heading_entry(&source, indent, &proposal));
+        let following = lines.get(entry.end_line).map_or("", |l| l.trim());
+        if !following.is_empty() {
+            out.push('\n');
+        }
+        proposals.push(proposal);
+        next_line = entry.end_line + 1;
+    }
+    for line in &lines[(next_line - 1).min(lines.len())..] {
+        out.push_str(line);
+    }
+    (out, proposals)
+}
+
+/// One list item's text as a heading entry, ending with a newline.
+fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> String {
+    let head = list_item_head(source).expect("the parser read this item's head");
+    let mut text = format!("## {}. {}\n\n", proposal.number, proposal.title);
+    let mut body = String::new();
+    for (index, line) in source.split_inclusive('\n').enumerate() {
+        if index == 0 {
+            body.push_str(line[head.body_start..].trim_start());
+        } else {
+            let spaces = line.len() - line.trim_start_matches(' ').len();
+            body.push_str(&line[spaces.min(indent)..]);
+        }
+    }
+    let body = body.trim_end();
+    if !body.is_empty() {
+        text.push_str(body);
+        text.push('\n');
+    }
+    push_fields(&mut text, &proposal.fields);
+    text
+}
+
+fn push_fields(text: &mut String, fields: &[(String, String)]) {
+    if fields.is_empty() {
+        return;
+    }
+    text.push('\n');
+    for (key, value) in fields {
+        text.push_str(&format!("- {key}: {value}\n"));
+    }
+}
+
+/// What the entry's words give, as the fields the migration adds.
+fn proposal_of(entry: &Entry, fork_web: Option<&str>) -> Proposal {
+    let (state, status, mut fields) = match &entry.stated {
+        Some(stated) => (
+            Some(stated.state),
+            Some(stated.from.clone()),
+            stated.fields.clone(),
+        ),
+        None => (None, None, Vec::new()),
+    };
+    if let Some(state) = state {
+        fields.insert(0, ("state".to_string(), state.as_str().to_string()));
+        let sentence = status.as_deref().unwrap_or("");
+        add_pull_link(state, sentence, fork_web, &mut fields);
+    }
+    Proposal {
+        number: entry.number,
+        title: entry.title.clone(),
+        line: entry.line,
+        missing: missing(state, &fields),
+        status,
+        state,
+        fields,
+    }
+}
+
+/// `PR #12` in a proposed or merged sentence becomes a link to the fork's pull request.
+fn add_pull_link(
+    state: State,
+    sentence: &str,
+    fork_web: Option<&str>,
+    fields: &mut Vec<(String, String)>,
+) {
+    let wants_link = matches!(state, State::Proposed | State::Merged);
+    if !wants_link || fields.iter().any(|(k, _)| k == "link") {
+        return;
+    }
+    if let (Some(number), Some(web)) = (words::pr_number(sentence), fork_web) {
+        let link = format!("{}/pull/{number}", web.trim_end_matches('/'));
+        fields.insert(1, ("link".to_string(), link));
+    }
+}
+
+fn missing(state: Option<State>, fields: &[(String, String)]) -> Vec<String> {
+    match state {
+        None => vec!["state".to_string()],
+        Some(state) => {
+            let mut needed: Vec<&str> = state.required_fields().to_vec();
+            if state == State::ToPropose {
+                needed.push("link");
+            }
+            needed
+                .into_iter()
+                .filter(|k| !fields.iter().any(|(f, _)| f == k))
+                .map(String::from)
+                .collect()
+        }
+    }
+}
+
+/// Bold numbered paragraphs: the title becomes a heading, the rest stays.
+fn migrate_bold(text: &str, fork_web: Option<&str>) -> (String, Vec<Proposal>) {
     let blocks = blocks(text);
     let lines = Lines::new(text);
     let titles: Vec<usize> = (0..blocks.len())
@@ -62,12 +212,7 @@ pub fn migrate(text: &str, file: &str, fork_web: Option<&str>) -> Migration {
         at = end;
     }
     out.push_str(&text[at..]);
-    let diff = unified_diff(text, &out, file);
-    Migration {
-        text: out,
-        diff,
-        proposals,
-    }
+    (out, proposals)
 }
 
 /// A paragraph opening with bold `N. Title`: the number and title.
@@ -92,7 +237,7 @@ fn region_end(blocks: &[Block], index: usize, next_title: Option<usize>, len: us
     }
 }
 
-/// One entry's new text and what was proposed for it.
+/// One bold entry's new text and what was proposed for it.
 fn migrate_entry(
     text: &str,
     blocks: &[Block],
@@ -114,40 +259,39 @@ fn migrate_entry(
         .last()
         .map(|b| b.range.start.max(body_start)..b.range.end);
     let status = last_paragraph.and_then(|p| status_range(text, p));
-    let mut body = String::new();
-    match &status {
-        Some(range) => {
-            body.push_str(&text[body_start..range.start]);
-            body.push_str(&text[range.end..end]);
-        }
-        None => body.push_str(&text[body_start..end]),
-    }
     let sentence = status.map(|r| text[r].split_whitespace().collect::<Vec<_>>().join(" "));
-    let proposal = propose(
+    let said = sentence.as_deref().and_then(|s| words::classify(s, None));
+    let state = said.as_ref().map(|s| s.state);
+    let mut fields = Vec::new();
+    if let Some(said) = said {
+        fields.push(("state".to_string(), said.state.as_str().to_string()));
+        fields.extend(said.fields);
+        add_pull_link(
+            said.state,
+            sentence.as_deref().unwrap_or(""),
+            fork_web,
+            &mut fields,
+        );
+    }
+    let proposal = Proposal {
         number,
-        &title,
-        lines.line(title_block.range.start),
-        sentence,
-        fork_web,
-    );
-    (entry_text(&proposal, &body), proposal)
-}
-
-/// The new entry: heading, prose, fields, and the blank line before what follows.
-fn entry_text(proposal: &Proposal, body: &str) -> String {
-    let prose = body.trim_start_matches([' ', '.', ':', '—', '-']).trim();
-    let mut text = format!("## {}. {}\n\n", proposal.number, proposal.title);
-    if !prose.is_empty() {
-        text.push_str(prose);
-        text.push_str("\n\n");
+        title,
+        line: lines.line(title_block.range.start),
+        missing: missing(state, &fields),
+        status: sentence,
+        state,
+        fields,
+    };
+    let body = text[body_start..end].trim_start_matches([' ', '.', ':', '—', '-']);
+    let mut entry = format!("## {}. {}\n\n", proposal.number, proposal.title);
+    let body = body.trim_end();
+    if !body.is_empty() {
+        entry.push_str(body);
+        entry.push('\n');
     }
-    for (key, value) in &proposal.fields {
-        text.push_str(&format!("- {key}: {value}\n"));
-    }
-    if !proposal.fields.is_empty() {
-        text.push('\n');
-    }
-    text
+    push_fields(&mut entry, &proposal.fields);
+    entry.push('\n');
+    (entry, proposal)
 }
 
 /// The status sentence in the last paragraph: the whole paragraph, or its last sentence, when
@@ -160,7 +304,8 @@ fn status_range(text: &str, paragraph: Range<usize>) -> Option<Range<usize>> {
     let labelled = ["status:", "upstream:", "upstream status:"]
         .iter()
         .any(|p| plain.starts_with(p));
-    (labelled || classify(&plain).is_some()).then(|| paragraph.start + start..paragraph.end)
+    (labelled || words::classify(sentence.trim(), None).is_some())
+        .then(|| paragraph.start + start..paragraph.end)
 }
 
 /// Byte offset where the last sentence of `text` starts.
@@ -178,169 +323,6 @@ fn last_sentence_start(text: &str) -> usize {
         })
 }
 
-/// The state a status sentence (lowercase) describes.
-fn classify(sentence: &str) -> Option<State> {
-    let has = |words: &[&str]| words.iter().any(|w| sentence.contains(w));
-    if has(&[
-        "not upstreamed",
-        "not sent",
-        "not proposed",
-        "kept local",
-        "keep local",
-        "local only",
-        "local-only",
-        "won't",
-        "will not",
-        "stays local",
-    ]) {
-        Some(State::KeptLocal)
-    } else if sentence.contains("merged") && !has(&["not merged", "unmerged"]) {
-        Some(State::Merged)
-    } else if has(&[
-        "pr #",
-        "/pull/",
-        "pull request",
-        "sent upstream",
-        "proposed",
-        "submitted",
-        "opened",
-    ]) {
-        Some(State::Proposed)
-    } else if has(&[
-        "retarget",
-        "new pin",
-        "upstream commit",
-        "upstream change",
-        "adapt",
-    ]) {
-        Some(State::RetargetOnly)
-    } else {
-        None
-    }
-}
-
-/// Reads the fields a state needs out of the status sentence.
-fn propose(
-    number: u32,
-    title: &str,
-    line: usize,
-    status: Option<String>,
-    fork_web: Option<&str>,
-) -> Proposal {
-    let state = status
-        .as_deref()
-        .and_then(|s| classify(&s.to_ascii_lowercase()));
-    let mut fields = Vec::new();
-    if let (Some(state), Some(sentence)) = (state, status.as_deref()) {
-        fields.push(("state".to_string(), state.as_str().to_string()));
-        fields.extend(state_fields(state, sentence, fork_web));
-    }
-    let missing = state
-        .map(|s| {
-            s.required_fields()
-                .iter()
-                .filter(|k| !fields.iter().any(|(f, _)| f == *k))
-                .map(|k| k.to_string())
-                .collect()
-        })
-        .unwrap_or_else(|| vec!["state".to_string()]);
-    Proposal {
-        number,
-        title: title.to_string(),
-        line,
-        status,
-        state,
-        fields,
-        missing,
-    }
-}
-
-fn state_fields(state: State, sentence: &str, fork_web: Option<&str>) -> Vec<(String, String)> {
-    let mut fields = Vec::new();
-    let mut add = |key: &str, value: Option<String>| {
-        if let Some(value) = value {
-            fields.push((key.to_string(), value));
-        }
-    };
-    match state {
-        State::Proposed => add("link", pull_link(sentence, fork_web)),
-        State::Merged => {
-            add("link", pull_link(sentence, fork_web));
-            add("fork-commit", sha(sentence));
-        }
-        State::KeptLocal => {
-            add("reason", Some(without_label(sentence)));
-            add("issue", issue(sentence));
-        }
-        State::RetargetOnly => add(
-            "cause",
-            urls(sentence)
-                .into_iter()
-                .next()
-                .or_else(|| sha(sentence))
-                .or_else(|| pr_number(sentence).map(|n| format!("#{n}"))),
-        ),
-    }
-    fields
-}
-
-fn without_label(sentence: &str) -> String {
-    let lower = sentence.to_ascii_lowercase();
-    let cut = ["upstream status:", "status:", "upstream:"]
-        .iter()
-        .find(|p| lower.starts_with(*p))
-        .map_or(0, |p| p.len());
-    sentence[cut..].trim().to_string()
-}
-
-fn pull_link(sentence: &str, fork_web: Option<&str>) -> Option<String> {
-    let urls = urls(sentence);
-    if let Some(url) = urls.iter().find(|u| u.contains("/pull/")) {
-        return Some(url.clone());
-    }
-    let number = pr_number(sentence)?;
-    fork_web.map(|web| format!("{}/pull/{number}", web.trim_end_matches('/')))
-}
-
-fn issue(sentence: &str) -> Option<String> {
-    let urls = urls(sentence);
-    urls.iter()
-        .find(|u| u.contains("/issues/"))
-        .cloned()
-        .or_else(|| {
-            static ISSUE: OnceLock<Regex> = OnceLock::new();
-            let issue = ISSUE.get_or_init(|| Regex::new(r"(?i)issue\s*#(\d+)").unwrap());
-            issue.captures(sentence).map(|c| format!("#{}", &c[1]))
-        })
-}
-
-fn urls(sentence: &str) -> Vec<String> {
-    static URL: OnceLock<Regex> = OnceLock::new();
-    let url = URL.get_or_init(|| Regex::new(r"https?://[^\s<>()\]]+").unwrap());
-    url.find_iter(sentence)
-        .map(|m| {
-            m.as_str()
-                .trim_end_matches(['.', ',', ';', ')'])
-                .to_string()
-        })
-        .collect()
-}
-
-fn pr_number(sentence: &str) -> Option<String> {
-    static PR: OnceLock<Regex> = OnceLock::new();
-    let pr = PR.get_or_init(|| Regex::new(r"(?i)\b(?:PR|pull request)\s*#(\d+)").unwrap());
-    pr.captures(sentence).map(|c| c[1].to_string())
-}
-
-fn sha(sentence: &str) -> Option<String> {
-    static SHA: OnceLock<Regex> = OnceLock::new();
-    let sha = SHA.get_or_init(|| Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap());
-    sha.find_iter(sentence)
-        .map(|m| m.as_str())
-        .find(|s| s.bytes().any(|b| b.is_ascii_alphabetic()))
-        .map(String::from)
-}
-
 /// A unified diff of the register, labelled `a/<file>` and `b/<file>`.
 fn unified_diff(old: &str, new: &str, file: &str) -> String {
     if old == new {
@@ -356,27 +338,6 @@ fn unified_diff(old: &str, new: &str, file: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn status_sentences_propose_states() {
-        assert_eq!(
-            classify("status: sent upstream as pr #12."),
-            Some(State::Proposed)
-        );
-        assert_eq!(
-            classify("not upstreamed: only our build needs it."),
-            Some(State::KeptLocal)
-        );
-        assert_eq!(
-            classify("merged in the fork as 1a2b3c4."),
-            Some(State::Merged)
-        );
-        assert_eq!(
-            classify("needed since the retarget to the new pin."),
-            Some(State::RetargetOnly)
-        );
-        assert_eq!(classify("the kernel now checks its bounds."), None);
-    }
 
     #[test]
     fn the_last_sentence_is_found_after_the_last_full_stop() {

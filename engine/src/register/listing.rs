@@ -1,0 +1,108 @@
+//! `fixes list`: the register as forkbook reads it, one record per entry, for people and for
+//! scripts. The JSON form is stable: fields are added, never renamed or removed.
+
+use serde::Serialize;
+
+use super::{Problem, Register, State, STATES};
+
+/// Every entry of a register and what is wrong with its shape.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listing {
+    pub file: String,
+    pub entries: Vec<Listed>,
+    /// Entries per state, in the order of [`STATES`], and `none` for entries without one.
+    pub states: Vec<StateCount>,
+    /// Problems of the register's shape and of its entries' fields, and every entry with no
+    /// state, each at its line.
+    pub problems: Vec<Problem>,
+}
+
+/// How many entries are in one state (`none`: no state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StateCount {
+    pub state: String,
+    pub entries: usize,
+}
+
+/// One entry as read.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    pub number: u32,
+    pub title: String,
+    /// `null` when neither a `state` field nor the entry's words give one.
+    pub state: Option<State>,
+    /// `field` (a `state:` line), `words` (its prose, section or the register's policy), or
+    /// `null`.
+    pub state_source: Option<&'static str>,
+    /// The field's value or the sentence the state was read from.
+    pub state_text: Option<String>,
+    /// The line of that field or sentence.
+    pub state_line: Option<usize>,
+    pub reason: Option<String>,
+    pub links: Vec<String>,
+    pub issues: Vec<String>,
+    pub files: Vec<String>,
+    pub section: Option<String>,
+    pub line: usize,
+}
+
+/// The listing of a parsed register.
+pub fn listing(register: &Register) -> Listing {
+    let mut problems = register.problems.clone();
+    let entries: Vec<Listed> = register
+        .entries
+        .iter()
+        .map(|entry| {
+            problems.extend(entry.problems.iter().cloned());
+            let (state_source, state_text, state_line) = match (entry.field("state"), &entry.stated)
+            {
+                (Some(field), _) => (Some("field"), Some(field.value.clone()), Some(field.line)),
+                (None, Some(stated)) => {
+                    (Some("words"), Some(stated.from.clone()), Some(stated.line))
+                }
+                (None, None) => {
+                    problems.push(Problem {
+                        line: entry.line,
+                        message: format!(
+                            "entry {}: no `state:` line, and nothing in its words gives a state",
+                            entry.number
+                        ),
+                    });
+                    (None, None, None)
+                }
+            };
+            Listed {
+                number: entry.number,
+                title: entry.title.clone(),
+                state: entry.state(),
+                state_source,
+                state_text,
+                state_line,
+                reason: entry.reason().map(String::from),
+                links: entry.links.clone(),
+                issues: entry.issues.clone(),
+                files: entry.files.iter().map(|f| f.name.clone()).collect(),
+                section: entry.section.clone(),
+                line: entry.line,
+            }
+        })
+        .collect();
+    problems.sort_by_key(|p| p.line);
+    let mut states: Vec<StateCount> = STATES
+        .iter()
+        .map(|s| StateCount {
+            state: s.as_str().to_string(),
+            entries: entries.iter().filter(|e| e.state == Some(*s)).count(),
+        })
+        .collect();
+    states.push(StateCount {
+        state: "none".to_string(),
+        entries: entries.iter().filter(|e| e.state.is_none()).count(),
+    });
+    Listing {
+        file: register.file.clone(),
+        entries,
+        states,
+        problems,
+    }
+}
