@@ -104,13 +104,40 @@ fn fix_count(state: &OverlayState) -> usize {
     }
 }
 
-/// A new register entry; the author fills in its state.
+/// A new register entry; the author fills in its state. It is written in the register's own
+/// form: a numbered list item after the latest list entry when the register is written so,
+/// otherwise a `## N. Title` entry at the end. Either way the diff is only the lines it adds.
 fn append_entry(register: &str, number: usize, title: &str, paths: &[String]) -> String {
     let files = paths
         .iter()
         .map(|p| format!("`{p}`"))
         .collect::<Vec<_>>()
         .join(", ");
+    let parsed = crate::register::parse(records::FIXES_FILE, register);
+    let latest = parsed.entries.iter().max_by_key(|e| e.number);
+    if let Some(latest) =
+        latest.filter(|e| matches!(e.form, crate::register::Form::ListItem { .. }))
+    {
+        let head = format!("{number}. ");
+        let indent = " ".repeat(head.len());
+        let title = title.trim_end_matches('.');
+        let item = format!(
+            "{head}**{title}.** Files: {files}. TODO: why this fix exists.\n\
+             {indent}- state: TODO (retarget-only, to-propose, proposed, merged or kept-local)\n"
+        );
+        let mut lines: Vec<&str> = register.split_inclusive('\n').collect();
+        let at = latest.end_line.min(lines.len());
+        let mut out = String::new();
+        for line in lines.drain(..at) {
+            out.push_str(line);
+        }
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&item);
+        out.extend(lines);
+        return out;
+    }
     let sep = if register.ends_with("\n\n") || register.is_empty() {
         ""
     } else if register.ends_with('\n') {

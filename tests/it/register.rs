@@ -1097,3 +1097,36 @@ fn fixes_list_shows_every_entry_and_reading_rewrites_nothing() {
         "{out}"
     );
 }
+
+#[test]
+fn fix_add_writes_a_list_entry_into_a_list_register_and_only_adds_lines() {
+    let demo = crate::common::Demo::new(Layout::Files);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    std::fs::write(&path, SECTIONS).unwrap();
+    let copy = demo.tmp.path().join("edited");
+    let (code, out) = demo.run(&["materialize", "--out", copy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(copy.join("mlx/backend/rocm/new_helper.hpp"), "// helper\n").unwrap();
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        copy.to_str().unwrap(),
+        "--title",
+        "Add a helper",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        only_inserted(SECTIONS, &written),
+        [
+            "7. **Add a helper.** Files: `mlx/backend/rocm/new_helper.hpp`. TODO: why this fix exists.\n",
+            "   - state: TODO (retarget-only, to-propose, proposed, merged or kept-local)\n",
+        ]
+    );
+    let register = register::parse("f", &written);
+    let added = register.entry(7).unwrap();
+    assert_eq!(added.section.as_deref(), Some("Kernel fixes"));
+    assert_eq!(added.files[0].name, "mlx/backend/rocm/new_helper.hpp");
+    assert_eq!(added.state(), None, "the author fills in its state");
+}
