@@ -42,6 +42,7 @@ catalogue![
     readme_counts,
     fork_hooks_explained,
     no_conflict_markers,
+    fix_draft_confirmed,
 ];
 
 /// How much a finding matters. Errors fail `forkbook check`, `verify` and the book's gate;

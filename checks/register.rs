@@ -31,6 +31,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "issue",
     "files",
     "reproduction",
+    "draft",
+    "confirmed",
 ];
 
 /// The register as read.

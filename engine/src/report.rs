@@ -116,25 +116,14 @@ pub fn report(
             )
         })
         .collect();
+    let upstream_web = super::trace::web_base(&project.canonical_urls.1).unwrap_or_default();
     let drift = match old {
         Some(old) if old.commits.pin != new.commits.pin => {
             let api = candidate::drift_api(project, cache, old, old.commits.pin, new.commits.pin)?;
             api.findings
                 .iter()
                 .filter(|f| f.suppressed.is_none())
-                .map(|f| {
-                    let fixes = f
-                        .backend
-                        .as_ref()
-                        .map(|loc| fixes_touching(new, &loc.path))
-                        .unwrap_or_default();
-                    let by = if fixes.is_empty() {
-                        "no fix yet".to_string()
-                    } else {
-                        fixes.join(", ")
-                    };
-                    format!("{} `{}`: {by}", f.kind.as_str(), f.symbol)
-                })
+                .map(|f| super::drift::draft::answer_line(new, f, &upstream_web))
                 .collect()
         }
         _ => Vec::new(),

@@ -2,6 +2,7 @@
 
 use super::{Ctx, OK, PROBLEMS};
 use crate::engine::candidate::{self, BuildRequest};
+use crate::engine::drift;
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -22,6 +23,10 @@ pub enum DriftCommand {
         /// The upstream the backend was written against (default: the fork base)
         #[arg(long, value_name = "REV")]
         from: Option<String>,
+        /// Write a draft local fix for each finding with a mechanical remedy (marked `draft`
+        /// in the register until `forkbook fix confirm N`), then run the drift again
+        #[arg(long)]
+        draft: bool,
     },
     /// The real build: export the tree at REV, configure with CMake and build with the HIP compiler
     Build {
@@ -49,7 +54,16 @@ pub enum DriftCommand {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
     match &args.command {
-        DriftCommand::Api { to, from } => {
+        DriftCommand::Api {
+            to,
+            from,
+            draft: true,
+        } => {
+            let (from, to) = candidate::api_range(&cache, &state, from.as_deref(), to.as_deref())?;
+            let drafted = drift::draft::write_drafts(&project, &cache, &state, from, to)?;
+            ctx.emit(&drafted)
+        }
+        DriftCommand::Api { to, from, .. } => {
             let (from, to) = candidate::api_range(&cache, &state, from.as_deref(), to.as_deref())?;
             let report = candidate::drift_api(&project, &cache, &state, from, to)?;
             if ctx.json {

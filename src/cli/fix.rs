@@ -24,10 +24,20 @@ pub enum FixCommand {
         #[arg(long)]
         title: String,
     },
+    /// Confirm a fix `drift api --draft` wrote: its `draft` mark becomes a `confirmed` record
+    Confirm {
+        /// The fix's number in LOCAL_FIXES.md
+        #[arg(value_name = "N")]
+        number: u32,
+    },
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     match &args.command {
+        FixCommand::Confirm { number } => {
+            let project = ctx.project()?;
+            ctx.emit(&crate::engine::drift::draft::confirm(&project, *number)?)
+        }
         FixCommand::Add { from, title } => {
             let (project, cache, state) = ctx.load()?;
             let mut edited = read_tree(from)?;

@@ -8,7 +8,7 @@
 //! ([`make_commit`]), so the history reads like a log and holds no C++ inside Rust strings.
 //!
 //! Upstream history (branch `main` of `upstream.git`): pin1, then one commit per API change
-//! between pin1 and pin2: six that break the ROCm backend (one of each break kind, listed in
+//! between pin1 and pin2: seven that break the ROCm backend (one of each break kind, listed in
 //! [`BREAKS`]), three source-compatible ones that must not be reported, and two that touch the
 //! files the fork hooks (one conflicts with the hook, one merges cleanly). pin2 is the last.
 //!
@@ -66,8 +66,8 @@ pub enum BuildFailure {
     Undefined,
 }
 
-/// The six breaks, in the order of the upstream commits that introduce them.
-pub const BREAKS: [Break; 6] = [
+/// The seven breaks, in the order of the upstream commits that introduce them.
+pub const BREAKS: [Break; 7] = [
     Break {
         kind: "changed-signature",
         symbol: "mlx::core::collapse_contiguous_dims",
@@ -103,6 +103,12 @@ pub const BREAKS: [Break; 6] = [
         symbol: "mlx::core::ceil_div",
         shows_as: BuildFailure::CompileError,
         backend_file: "mlx/backend/rocm/kernels.cpp",
+    },
+    Break {
+        kind: "changed-signature",
+        symbol: "mlx::core::gpu::new_stream",
+        shows_as: BuildFailure::Undefined,
+        backend_file: "mlx/backend/rocm/eval.cpp",
     },
 ];
 
@@ -140,7 +146,7 @@ macro_rules! history {
     };
 }
 
-/// The upstream commits after pin1, in order; the last one is pin2. The first six are the
+/// The upstream commits after pin1, in order; the last one is pin2. The first seven are the
 /// breaks of [`BREAKS`], in the same order.
 const UPSTREAM_COMMITS: &[(&str, &str)] = history!(
     "upstream/01-collapse-returns-size.toml",
@@ -149,11 +155,12 @@ const UPSTREAM_COMMITS: &[(&str, &str)] = history!(
     "upstream/04-add-gather-qmm.toml",
     "upstream/05-add-event-is-signaled.toml",
     "upstream/06-add-ceil-div.toml",
-    "upstream/07-contiguous-strides-by-value.toml",
-    "upstream/08-add-bfloat16.toml",
-    "upstream/09-elem-to-loc-offset.toml",
-    "upstream/10-device-index-from-env.toml",
-    "upstream/11-cmake-version-definition.toml",
+    "upstream/07-new-stream-takes-priority.toml",
+    "upstream/08-contiguous-strides-by-value.toml",
+    "upstream/09-add-bfloat16.toml",
+    "upstream/10-elem-to-loc-offset.toml",
+    "upstream/11-device-index-from-env.toml",
+    "upstream/12-cmake-version-definition.toml",
 );
 
 /// The fork's commits F1..F3 (F4 is a merge; see [`fork_merge_tree`]).
@@ -585,7 +592,7 @@ mod tests {
         assert_eq!(first.fork_commits, second.fork_commits);
         assert_eq!(first.breaks, second.breaks);
         assert_eq!(first.fork_commits.len(), 4);
-        assert_eq!(first.breaks.len(), 6);
+        assert_eq!(first.breaks.len(), BREAKS.len());
     }
 
     #[test]
@@ -619,7 +626,7 @@ mod tests {
         assert_eq!(between.len(), UPSTREAM_COMMITS.len());
         let commits: std::collections::BTreeSet<&String> =
             world.breaks.iter().map(|b| &b.2).collect();
-        assert_eq!(commits.len(), 6);
+        assert_eq!(commits.len(), BREAKS.len());
         assert!(commits.iter().all(|c| between.contains(c)));
     }
 

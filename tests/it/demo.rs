@@ -29,7 +29,7 @@ fn demo_runs_every_step_and_builds_the_book() {
         text.contains("mlx/device.cpp: CONFLICT (1 region, pin vs fork)"),
         "{text}"
     );
-    assert!(text.contains("6 break(s)"), "{text}");
+    assert!(text.contains("7 break(s)"), "{text}");
     assert!(text.contains("built the book into"), "{text}");
     let page = std::fs::read_to_string(dir.join("project/book/book/pin-bump.html")).unwrap();
     assert!(

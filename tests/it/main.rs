@@ -6,6 +6,7 @@ mod attacks;
 mod book;
 mod common;
 mod demo;
+mod draft;
 mod drift_api;
 mod drift_build;
 mod faults;

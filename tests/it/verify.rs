@@ -44,7 +44,7 @@ fn verify_fails_after_a_retarget_that_leaves_drift_unfixed() {
     let (code, out) = demo.run(&["verify"]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("drift api (base to pin)      FAILED: 6 breaks"),
+        out.contains("drift api (base to pin)      FAILED: 7 breaks"),
         "{out}"
     );
     assert!(
@@ -61,7 +61,7 @@ fn drift_api_lists_each_break_with_its_commit_and_json() {
     assert_eq!(code, 1, "{out}");
     let report: serde_json::Value = serde_json::from_str(&out).expect("json");
     let findings = report["findings"].as_array().unwrap();
-    assert_eq!(findings.len(), 6, "{out}");
+    assert_eq!(findings.len(), 7, "{out}");
     for (kind, symbol, commit) in &demo.demo.world.breaks {
         let short_symbol = symbol.rsplit("::").next().unwrap();
         let found = findings
@@ -104,7 +104,7 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
         "{out}"
     );
     assert!(out.contains("- `mlx/device.cpp`: UNRESOLVED"), "{out}");
-    assert!(out.contains("API drift fixed by this change (6)"), "{out}");
+    assert!(out.contains("API drift fixed by this change (7)"), "{out}");
     assert!(out.contains("Verify: FAILED."), "{out}");
 }
 

@@ -1,0 +1,43 @@
+//! `fix-draft-confirmed`: no fix forkbook drafted is left unreviewed.
+
+use crate::facts::Facts;
+use crate::{Chapter, Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "fix-draft-confirmed",
+    name: "every drafted fix was confirmed by a person",
+    severity: Severity::Error,
+    chapter: Chapter::Register,
+    doc: include_str!("fix-draft-confirmed.md"),
+    source: file!(),
+    run,
+};
+
+/// The register field `drift api --draft` writes and `fix confirm` removes.
+const DRAFT_KEY: &str = "draft";
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(register) = &facts.register else {
+        return Vec::new();
+    };
+    let mut findings = Vec::new();
+    for entry in &register.entries {
+        let Some(mark) = entry.field(DRAFT_KEY) else {
+            continue;
+        };
+        let message = format!(
+            "entry {} is a draft forkbook wrote from drift api and no person has confirmed it",
+            entry.number
+        );
+        let note = format!(
+            "review the fix's patch and its `Still to judge` note; keep it with `forkbook fix confirm {n}`, or edit the fix and then confirm it",
+            n = entry.number
+        );
+        findings.push(
+            CHECK
+                .finding(&register.file, Some(mark.line), message)
+                .with_note(note),
+        );
+    }
+    findings
+}

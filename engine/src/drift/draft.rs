@@ -1,0 +1,866 @@
+//! Draft fixes from drift: for each `drift api` finding with a mechanical remedy, the edit of the
+//! backend a person would make first, written as a local fix in the same form as a hand-made one
+//! (a patch through `fix add`'s machinery, a register entry with `state: retarget-only`, the
+//! introducing commit as its `cause`) and a `draft` mark that fails the gate until a person
+//! confirms it (`forkbook fix confirm N`) or replaces it.
+//!
+//! The remedies, each found in the backend or in upstream's other backends, never invented:
+//! - a new primitive with no `eval_gpu`: the backend's own stub macro for that `eval_gpu` form
+//!   (`NO_GPU(Name)`, `NO_GPU_MULTI(Name)`), beside the stub of the nearest primitive upstream
+//!   declares before it;
+//! - a member every backend must define: a definition with the signature the other backends
+//!   write, after the backend's last definition of the same class, whose body throws as the
+//!   backend's stubs do; the other backends' body is quoted in a comment;
+//! - a definition whose declaration changed its parameters: the definition's parameter list
+//!   rewritten to the new declaration, keeping the backend's own text for every parameter that
+//!   stays;
+//! - a structured binding of a tuple that grew: the binding widened with a new, unused name at
+//!   the new element's position;
+//! - anything else: no draft, and the finding says why.
+
+mod cpp;
+pub mod record;
+
+pub use record::{answer_line, answers, confirm, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY};
+
+use super::api::{ApiReport, Finding, Kind};
+use crate::FileMap;
+use serde::Serialize;
+
+/// What a draft does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Remedy {
+    /// The backend's stub macro for a new primitive.
+    Stub,
+    /// A definition shaped like the other backends', its body a stub.
+    StubDefinition,
+    /// A definition's parameter list brought to the new declaration.
+    ParameterList,
+    /// A structured binding widened to the tuple's new size.
+    WidenedBinding,
+}
+
+impl Remedy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Remedy::Stub => "stub",
+            Remedy::StubDefinition => "stub-definition",
+            Remedy::ParameterList => "parameter-list",
+            Remedy::WidenedBinding => "widened-binding",
+        }
+    }
+}
+
+/// One drafted edit of one backend file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Draft {
+    pub kind: Kind,
+    pub symbol: String,
+    pub remedy: Remedy,
+    pub path: String,
+    /// 1-based line of the edit in the edited file.
+    pub line: usize,
+    /// The fix's title.
+    pub title: String,
+    /// Why the fix exists, for the register's prose.
+    pub why: String,
+    /// What a person still has to judge (a stub's behaviour, an ambiguous position).
+    pub caveat: Option<String>,
+    /// The upstream commit that introduced the finding.
+    pub cause: Option<String>,
+    /// The file after the edit.
+    #[serde(skip)]
+    pub content: Vec<u8>,
+}
+
+/// A finding with no mechanical remedy.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoDraft {
+    pub kind: Kind,
+    pub symbol: String,
+    pub reason: String,
+}
+
+/// The drafts for a report's findings.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DraftPlan {
+    pub drafts: Vec<Draft>,
+    pub without: Vec<NoDraft>,
+}
+
+/// What drafting may read besides the backend: upstream's files at the candidate.
+pub trait Upstream {
+    /// The file at the candidate pin.
+    fn file(&self, path: &str) -> Option<Vec<u8>>;
+    /// Every file under `prefix` at the candidate pin.
+    fn files_under(&self, prefix: &str) -> FileMap;
+}
+
+/// The other backends whose definitions a drafted one is shaped like, in order of preference.
+pub const REFERENCE_BACKENDS: &[&str] = &[
+    "mlx/backend/no_gpu/",
+    "mlx/backend/cuda/",
+    "mlx/backend/metal/",
+];
+
+/// Plans one draft per finding that has a mechanical remedy, each on the backend as the earlier
+/// drafts leave it (two stubs in one file come out as two drafts, in order).
+pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &dyn Upstream) -> DraftPlan {
+    let mut files = backend.clone();
+    let mut out = DraftPlan::default();
+    for finding in report.findings.iter().filter(|f| f.suppressed.is_none()) {
+        match draft_one(finding, &files, upstream) {
+            Ok(draft) => {
+                files.insert(draft.path.clone(), draft.content.clone());
+                out.drafts.push(draft);
+            }
+            Err(reason) => out.without.push(NoDraft {
+                kind: finding.kind,
+                symbol: finding.symbol.clone(),
+                reason,
+            }),
+        }
+    }
+    out
+}
+
+fn draft_one(
+    finding: &Finding,
+    files: &FileMap,
+    upstream: &dyn Upstream,
+) -> std::result::Result<Draft, String> {
+    match finding.kind {
+        Kind::MissingEvalGpu => stub_eval_gpu(finding, files, upstream),
+        Kind::MissingBackendDefinition => stub_definition(finding, files, upstream),
+        Kind::ChangedSignature => {
+            let loc = finding
+                .backend
+                .as_ref()
+                .ok_or("the finding names no backend place")?;
+            let text = text_of(files, &loc.path)?;
+            let name = last_name(&finding.symbol);
+            if is_definition_at(&text, loc.line, name) {
+                parameter_list(finding, files)
+            } else {
+                widen_binding(finding, files)
+            }
+        }
+        Kind::ConstructorChanged => Err(
+            "no draft: a constructor's new arguments carry values only a person can choose".into(),
+        ),
+        Kind::HiddenByNewDeclaration => Err(
+            "no draft: which declaration the call means (qualify it, or rename the backend's) is a choice"
+                .into(),
+        ),
+        Kind::RemovedDeclaration => Err(
+            "no draft: what replaces a removed declaration is upstream's design, not a mechanical edit"
+                .into(),
+        ),
+    }
+}
+
+fn text_of(files: &FileMap, path: &str) -> std::result::Result<String, String> {
+    let bytes = files
+        .get(path)
+        .ok_or_else(|| format!("no draft: the backend has no `{path}`"))?;
+    String::from_utf8(bytes.clone()).map_err(|_| format!("no draft: `{path}` is not UTF-8"))
+}
+
+/// `mlx::core::Event::error` -> `error`.
+fn last_name(symbol: &str) -> &str {
+    symbol.rsplit("::").next().unwrap_or(symbol)
+}
+
+/// `mlx::core::Event::error` -> `Event` (the enclosing class or namespace).
+fn owner_name(symbol: &str) -> &str {
+    let mut parts = symbol.rsplit("::");
+    parts.next();
+    parts.next().unwrap_or("")
+}
+
+/// Byte offset of the start of 1-based `line`.
+fn line_start(text: &str, line: usize) -> usize {
+    text.split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum()
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Whether the statement at `line` defines `name` (its parameter list is followed by a body).
+fn is_definition_at(text: &str, line: usize, name: &str) -> bool {
+    let start = line_start(text, line);
+    let Some(span) = cpp::param_span(text, name, start) else {
+        return false;
+    };
+    if line_of(text, span.start) > line + 1 {
+        return false;
+    }
+    let after = &text[span.end + 1..];
+    let head = after.find(['{', ';']).map(|i| &after[..=i]).unwrap_or("");
+    head.ends_with('{')
+}
+
+/// Lines indented like the line at byte `at`.
+fn indent_at(text: &str, at: usize) -> String {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text[start..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A new primitive: the backend's stub macro, beside its siblings.
+// ---------------------------------------------------------------------------------------------
+
+/// A stub macro invocation found in a backend file: `NO_GPU(Name)` at 0-based line `line`.
+struct StubLine {
+    macro_name: String,
+    class: String,
+    line: usize,
+}
+
+fn stub_lines(text: &str) -> Vec<StubLine> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        let Some(open) = t.find('(') else { continue };
+        let macro_name = &t[..open];
+        if !macro_name.starts_with("NO_GPU")
+            || !macro_name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_')
+        {
+            continue;
+        }
+        let Some(close) = t.find(')') else { continue };
+        let class = t[open + 1..close].trim();
+        if !class.is_empty() && class.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push(StubLine {
+                macro_name: macro_name.to_string(),
+                class: class.to_string(),
+                line: i,
+            });
+        }
+    }
+    out
+}
+
+/// The `#define` of `macro_name` in `text`, continuation lines joined.
+fn macro_definition(text: &str, macro_name: &str) -> Option<String> {
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let t = line.trim_start();
+        let Some(rest) = t.strip_prefix("#define") else {
+            continue;
+        };
+        if !rest.trim_start().starts_with(&format!("{macro_name}(")) {
+            continue;
+        }
+        let mut body = line.trim_end_matches('\\').to_string();
+        let mut continued = line.trim_end().ends_with('\\');
+        while continued {
+            let Some(next) = lines.next() else { break };
+            continued = next.trim_end().ends_with('\\');
+            body.push(' ');
+            body.push_str(next.trim_end().trim_end_matches('\\'));
+        }
+        return Some(body);
+    }
+    None
+}
+
+/// The parameter types of the first `eval_gpu(..)` in `text`.
+fn eval_gpu_form(text: &str) -> Option<Vec<String>> {
+    let span = cpp::param_span(text, "eval_gpu", 0)?;
+    Some(
+        cpp::split_top_level(&text[span])
+            .iter()
+            .map(|p| cpp::param_type(p))
+            .collect(),
+    )
+}
+
+fn stub_eval_gpu(
+    finding: &Finding,
+    files: &FileMap,
+    upstream: &dyn Upstream,
+) -> std::result::Result<Draft, String> {
+    let class = owner_name(&finding.symbol).to_string();
+    let loc = finding
+        .backend
+        .as_ref()
+        .ok_or("no draft: the backend has no stub list to put a stub in")?;
+    let text = text_of(files, &loc.path)?;
+    let (_, class_text) = finding
+        .evidence
+        .to_text
+        .clone()
+        .ok_or("no draft: upstream's declaration of the primitive was not kept")?;
+    let wanted =
+        eval_gpu_form(&class_text).ok_or("no draft: the primitive's `eval_gpu` was not found")?;
+    let stubs = stub_lines(&text);
+    // The backend's macro that writes exactly this `eval_gpu` and nothing else.
+    let mut macros: Vec<&str> = stubs.iter().map(|s| s.macro_name.as_str()).collect();
+    macros.sort();
+    macros.dedup();
+    let macro_name = macros
+        .into_iter()
+        .find(|m| {
+            // Defined in the stub file or in a header of the backend.
+            let definition = macro_definition(&text, m).or_else(|| {
+                files
+                    .values()
+                    .find_map(|b| macro_definition(&String::from_utf8_lossy(b), m))
+            });
+            definition.is_some_and(|def| {
+                eval_gpu_form(&def).as_ref() == Some(&wanted)
+                    && cpp::param_span(&def, "use_fallback", 0).is_none()
+            })
+        })
+        .ok_or_else(|| {
+            format!(
+                "no draft: no stub macro in `{}` writes `eval_gpu({})`",
+                loc.path,
+                wanted.join(", ")
+            )
+        })?
+        .to_string();
+    // Beside the stub of the nearest primitive declared before it upstream (else after it).
+    let header = finding
+        .to
+        .as_ref()
+        .and_then(|to| upstream.file(&to.path).map(|b| (to, b)));
+    let declared: Vec<String> = header
+        .as_ref()
+        .map(|(_, bytes)| class_names(&String::from_utf8_lossy(bytes)))
+        .unwrap_or_default();
+    let at = declared.iter().position(|c| *c == class);
+    let stubbed = |name: &str| stubs.iter().find(|s| s.class == name);
+    let (insert_line, sibling) = match at {
+        Some(at) => {
+            let before = declared[..at].iter().rev().find_map(|c| stubbed(c));
+            let after = declared[at + 1..].iter().find_map(|c| stubbed(c));
+            match (before, after) {
+                (Some(s), _) => (s.line + 1, Some(s.class.clone())),
+                (None, Some(s)) => (s.line, Some(s.class.clone())),
+                (None, None) => (last_stub(&stubs, &macro_name) + 1, None),
+            }
+        }
+        None => (last_stub(&stubs, &macro_name) + 1, None),
+    };
+    let stub = format!("{macro_name}({class})\n");
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    lines.insert(insert_line.min(lines.len()), &stub);
+    let content = lines.concat();
+    let beside = sibling
+        .map(|s| {
+            format!(", beside `{s}`'s stub (the nearest primitive upstream declares next to it)")
+        })
+        .unwrap_or_default();
+    Ok(Draft {
+        kind: finding.kind,
+        symbol: finding.symbol.clone(),
+        remedy: Remedy::Stub,
+        path: loc.path.clone(),
+        line: insert_line + 1,
+        title: format!("Draft: stub {class} on the backend with {macro_name}"),
+        why: format!(
+            "Upstream added the `{class}` primitive, which declares `eval_gpu`; the backend neither defined nor stubbed it, so the library would not link (`drift api`: missing-eval-gpu). Drafted by forkbook: `{macro_name}({class})` in `{}`{beside}, the backend's own stub for this `eval_gpu` form; it throws when `{class}` is scheduled on the GPU.",
+            loc.path
+        ),
+        caveat: Some(format!(
+            "a stub: `{class}` has no kernel on this backend; port one if it is used on the GPU"
+        )),
+        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
+        content: content.into_bytes(),
+    })
+}
+
+/// 0-based line of the last stub written with `macro_name`.
+fn last_stub(stubs: &[StubLine], macro_name: &str) -> usize {
+    stubs
+        .iter()
+        .filter(|s| s.macro_name == macro_name)
+        .map(|s| s.line)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Names of the classes a header defines, in order (`class X : public Y {`).
+fn class_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l
+                .strip_prefix("class ")
+                .or_else(|| l.strip_prefix("struct "))?;
+            let rest = rest.trim_start().strip_prefix("MLX_API ").unwrap_or(rest);
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let tail = rest[name.len()..].trim_start();
+            (!name.is_empty() && (tail.starts_with(':') || tail.starts_with('{'))).then_some(name)
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A member every backend defines: a definition shaped like the other backends', a stub body.
+// ---------------------------------------------------------------------------------------------
+
+/// Where a reference backend defines `Owner::name`: (path, signature up to `{`, body).
+fn reference_definition(
+    upstream: &dyn Upstream,
+    owner: &str,
+    name: &str,
+) -> Option<(String, String, String)> {
+    let qualified = format!("{owner}::{name}");
+    for prefix in REFERENCE_BACKENDS {
+        for (path, bytes) in upstream.files_under(prefix) {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let mut offset = 0;
+            for line in text.split_inclusive('\n') {
+                let here = offset;
+                offset += line.len();
+                // Out-of-line definitions start at the first column.
+                if line.starts_with([' ', '\t', '/', '#', '}']) {
+                    continue;
+                }
+                let Some(at) = line.find(&format!("{qualified}(")) else {
+                    continue;
+                };
+                let before = &line[..at];
+                if before.contains('=') || before.contains("return") {
+                    continue;
+                }
+                let Some(span) = cpp::param_span(&text, &qualified, here) else {
+                    continue;
+                };
+                let after = &text[span.end + 1..];
+                let Some(brace) = after.find(['{', ';']) else {
+                    continue;
+                };
+                if !after[brace..].starts_with('{') {
+                    continue;
+                }
+                let open = span.end + 1 + brace;
+                let close = cpp::matching(&text, open)?;
+                let signature = text[here..open].trim_end().to_string();
+                let body = text[open + 1..close].trim().to_string();
+                return Some((path, signature, body));
+            }
+        }
+    }
+    None
+}
+
+fn stub_definition(
+    finding: &Finding,
+    files: &FileMap,
+    upstream: &dyn Upstream,
+) -> std::result::Result<Draft, String> {
+    let name = last_name(&finding.symbol);
+    let owner = owner_name(&finding.symbol);
+    let loc = finding
+        .backend
+        .as_ref()
+        .ok_or("no draft: the backend defines nothing of the same class to put it beside")?;
+    let (ref_path, signature, body) = reference_definition(upstream, owner, name)
+        .ok_or_else(|| {
+            format!("no draft: no other backend ({}) defines `{owner}::{name}` out of line to shape it like", REFERENCE_BACKENDS.join(", "))
+        })?;
+    let text = text_of(files, &loc.path)?;
+    // After the last definition of the same class in that file.
+    let mut insert_at = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let here = offset;
+        offset += line.len();
+        if line.starts_with([' ', '\t', '/', '#', '}']) || !line.contains(&format!("{owner}::")) {
+            continue;
+        }
+        let Some(open_rel) = text[here..].find(['{', ';']) else {
+            continue;
+        };
+        let open = here + open_rel;
+        if !text[open..].starts_with('{') {
+            continue;
+        }
+        if let Some(close) = cpp::matching(&text, open) {
+            let end = text[close..]
+                .find('\n')
+                .map_or(text.len(), |n| close + n + 1);
+            insert_at = Some(end);
+        }
+    }
+    let insert_at = insert_at.ok_or_else(|| {
+        format!(
+            "no draft: `{}` defines no member of `{owner}` to put the definition beside",
+            loc.path
+        )
+    })?;
+    let quoted: Vec<String> = body.lines().map(|l| format!("//   {}", l.trim())).collect();
+    let definition = format!(
+        "\n// Drafted by forkbook (drift api: missing-backend-definition): a stub. The other\n// backends define it as ({ref_path}):\n{}\n{signature} {{\n  throw std::runtime_error(\"{owner}::{name} has no implementation on this backend yet.\");\n}}\n",
+        quoted.join("\n")
+    );
+    let mut content = String::with_capacity(text.len() + definition.len() + 32);
+    content.push_str(&text[..insert_at]);
+    content.push_str(&definition);
+    content.push_str(&text[insert_at..]);
+    let content = with_include(&content, "stdexcept");
+    let line = line_of(&content, content.find(&signature).unwrap_or(0));
+    Ok(Draft {
+        kind: finding.kind,
+        symbol: finding.symbol.clone(),
+        remedy: Remedy::StubDefinition,
+        path: loc.path.clone(),
+        line,
+        title: format!("Draft: define {owner}::{name} on the backend (a stub)"),
+        why: format!(
+            "Upstream declares `{owner}::{name}`, which every backend must define; this backend did not, so the library would not link (`drift api`: missing-backend-definition). Drafted by forkbook: a definition with the signature `{ref_path}` writes, after the backend's last `{owner}` member in `{}`; its body throws, and the other backend's body is quoted above it.",
+            loc.path
+        ),
+        caveat: Some(format!(
+            "a stub that throws: give `{owner}::{name}` a real body (see `{ref_path}`) before anything calls it"
+        )),
+        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
+        content: content.into_bytes(),
+    })
+}
+
+/// `text` with `#include <header>` after its last `#include` unless it includes it already.
+fn with_include(text: &str, header: &str) -> String {
+    if text.contains(&format!("<{header}>")) {
+        return text.to_string();
+    }
+    let mut offset = 0;
+    let mut after_last = None;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        if line.trim_start().starts_with("#include") {
+            after_last = Some(offset);
+        }
+    }
+    let at = after_last.unwrap_or(0);
+    format!("{}#include <{header}>\n{}", &text[..at], &text[at..])
+}
+
+// ---------------------------------------------------------------------------------------------
+// A definition whose declaration changed: its parameter list brought to the new declaration.
+// ---------------------------------------------------------------------------------------------
+
+/// Pairs `old[i]` with `new[j]` by equal text, keeping order (longest common subsequence;
+/// ties go to the earliest pairing). Returns for each new item the old index it keeps.
+fn align(old: &[String], new: &[String]) -> Vec<Option<usize>> {
+    let (n, m) = (old.len(), new.len());
+    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if old[i] == new[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut out = vec![None; m];
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if old[i] == new[j] && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+            out[j] = Some(i);
+            i += 1;
+            j += 1;
+        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// Whether another alignment with as many pairs exists (two equal types side by side).
+fn ambiguous(old: &[String], new: &[String]) -> bool {
+    let forward = align(old, new);
+    let rev = |v: &[String]| v.iter().rev().cloned().collect::<Vec<_>>();
+    let backward: Vec<Option<usize>> = align(&rev(old), &rev(new))
+        .into_iter()
+        .rev()
+        .map(|o| o.map(|i| old.len() - 1 - i))
+        .collect();
+    forward != backward
+}
+
+fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
+    let loc = finding
+        .backend
+        .as_ref()
+        .ok_or("no draft: no backend place")?;
+    let name = last_name(&finding.symbol);
+    let (Some((_, old_decl)), Some((_, new_decl))) =
+        (&finding.evidence.from_text, &finding.evidence.to_text)
+    else {
+        return Err("no draft: upstream's declarations at both commits were not kept".into());
+    };
+    let params = |text: &str| -> Option<Vec<String>> {
+        let span = cpp::param_span(text, name, 0)?;
+        Some(cpp::split_top_level(&text[span]))
+    };
+    let (old, new) = (
+        params(old_decl).ok_or("no draft: the old declaration's parameters were not found")?,
+        params(new_decl).ok_or("no draft: the new declaration's parameters were not found")?,
+    );
+    let types = |ps: &[String]| ps.iter().map(|p| cpp::param_type(p)).collect::<Vec<_>>();
+    let (old_types, new_types) = (types(&old), types(&new));
+    if cpp::return_type(old_decl, name) != cpp::return_type(new_decl, name) {
+        return Err("no draft: the return type changed too, which the body must follow".into());
+    }
+    if old_types == new_types {
+        return Err(
+            "no draft: the parameters are the same; what changed (const, noexcept) needs a person"
+                .into(),
+        );
+    }
+    let text = text_of(files, &loc.path)?;
+    let start = line_start(&text, loc.line);
+    let span = cpp::param_span(&text, name, start)
+        .ok_or_else(|| format!("no draft: the definition at {loc} was not found"))?;
+    let defined = cpp::split_top_level(&text[span.clone()]);
+    if types(&defined) != old_types {
+        return Err(format!(
+            "no draft: the definition at {loc} does not repeat the old declaration's parameters"
+        ));
+    }
+    let kept = align(&old_types, &new_types);
+    let written: Vec<String> = new
+        .iter()
+        .zip(&kept)
+        .map(|(p, k)| match k {
+            Some(i) => defined[*i].clone(),
+            None => cpp::strip_default(p),
+        })
+        .collect();
+    let inner = &text[span.clone()];
+    let list = if inner.contains('\n') {
+        let indent = indent_at(
+            &text,
+            span.start + inner.find(|c: char| !c.is_whitespace()).unwrap_or(0),
+        );
+        let closing = inner
+            .rsplit('\n')
+            .next()
+            .filter(|l| l.trim().is_empty())
+            .unwrap_or("");
+        format!(
+            "\n{indent}{}{}",
+            written.join(&format!(",\n{indent}")),
+            if closing.is_empty() {
+                String::new()
+            } else {
+                format!("\n{closing}")
+            }
+        )
+    } else {
+        written.join(", ")
+    };
+    let content = format!("{}{list}{}", &text[..span.start], &text[span.end..]);
+    let added: Vec<String> = new
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| k.is_none())
+        .map(|(p, _)| format!("`{}`", cpp::squeeze(&cpp::strip_default(p))))
+        .collect();
+    let removed = old.len() + added.len() - new.len();
+    let owner = owner_name(&finding.symbol);
+    let mut caveat = format!(
+        "the body is unchanged: it ignores {} (the new parameter's meaning is upstream's; see the introducing commit)",
+        if added.is_empty() { "nothing new".to_string() } else { added.join(", ") }
+    );
+    if removed > 0 {
+        caveat.push_str("; a removed parameter's uses in the body must go too");
+    }
+    if ambiguous(&old_types, &new_types) {
+        caveat.push_str("; two parameters have the same type, so check which one is new");
+    }
+    Ok(Draft {
+        kind: finding.kind,
+        symbol: finding.symbol.clone(),
+        remedy: Remedy::ParameterList,
+        path: loc.path.clone(),
+        line: loc.line,
+        title: format!("Draft: bring the backend's {owner}::{name} to its new parameters"),
+        why: format!(
+            "Upstream changed the parameters of `{}`; the backend's definition at `{loc}` still had the old list, so it no longer matched the declaration (`drift api`: changed-signature). Drafted by forkbook: the definition's parameter list follows the new declaration, each parameter that stays as the backend wrote it, {} added.",
+            finding.symbol,
+            if added.is_empty() { "none".to_string() } else { added.join(", ") }
+        ),
+        caveat: Some(caveat),
+        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
+        content: content.into_bytes(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// A structured binding of a tuple that grew: widened with an unused name.
+// ---------------------------------------------------------------------------------------------
+
+fn widen_binding(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
+    let loc = finding
+        .backend
+        .as_ref()
+        .ok_or("no draft: no backend place")?;
+    let name = last_name(&finding.symbol);
+    let (Some((_, old_decl)), Some((_, new_decl))) =
+        (&finding.evidence.from_text, &finding.evidence.to_text)
+    else {
+        return Err("no draft: upstream's declarations at both commits were not kept".into());
+    };
+    let elements = |decl: &str| cpp::return_type(decl, name).and_then(|t| cpp::tuple_elements(&t));
+    let (Some(old), Some(new)) = (elements(old_decl), elements(new_decl)) else {
+        return Err("no draft: a call whose arguments or result changed; only a tuple that grew under a structured binding has a mechanical remedy".into());
+    };
+    let kept = align(&old, &new);
+    if kept.iter().flatten().count() != old.len() || new.len() <= old.len() {
+        return Err("no draft: the tuple did not only grow (elements changed or went away)".into());
+    }
+    let text = text_of(files, &loc.path)?;
+    // The binding `[a, b, c]` the call initializes: on the call's line or just before it.
+    let call_line = line_start(&text, loc.line);
+    let from = line_start(&text, loc.line.saturating_sub(3).max(1));
+    let call = cpp::param_span(&text, name, call_line)
+        .map(|s| s.start)
+        .ok_or_else(|| format!("no draft: the call at {loc} was not found"))?;
+    let open = text[from..call]
+        .rfind('[')
+        .map(|i| from + i)
+        .ok_or("no draft: the call's result is not bound with `auto [..]`")?;
+    let close = cpp::matching(&text, open).ok_or("no draft: unbalanced binding")?;
+    let between = text[close + 1..call].trim_start();
+    if !(between.starts_with('=') || between.starts_with('{'))
+        || !(text[..open].trim_end().ends_with("auto") || text[..open].trim_end().ends_with('&'))
+    {
+        return Err("no draft: the call's result is not bound with `auto [..]`".into());
+    }
+    let names = cpp::split_top_level(&text[open + 1..close]);
+    if names.len() != old.len() {
+        return Err(format!(
+            "no draft: the binding names {} elements, the old tuple had {}",
+            names.len(),
+            old.len()
+        ));
+    }
+    let taken = |n: &str| text.contains(n);
+    let mut widened = Vec::new();
+    let mut fresh = Vec::new();
+    for (j, k) in kept.iter().enumerate() {
+        match k {
+            Some(i) => widened.push(names[*i].clone()),
+            None => {
+                let mut candidate = format!("unused_{j}");
+                let mut n = 0;
+                while taken(&candidate) {
+                    n += 1;
+                    candidate = format!("unused_{j}_{n}");
+                }
+                fresh.push(format!("`{candidate}` ({})", new[j]));
+                widened.push(candidate);
+            }
+        }
+    }
+    let content = format!(
+        "{}[{}]{}",
+        &text[..open],
+        widened.join(", "),
+        &text[close + 1..]
+    );
+    let mut caveat = format!(
+        "the new element{} {} {} bound and unused: upstream returns {} for a reason (see the introducing commit)",
+        if fresh.len() == 1 { "" } else { "s" },
+        fresh.join(", "),
+        if fresh.len() == 1 { "is" } else { "are" },
+        if fresh.len() == 1 { "it" } else { "them" },
+    );
+    if ambiguous(&old, &new) {
+        caveat.push_str("; two elements have the same type, so check which position is new");
+    }
+    Ok(Draft {
+        kind: finding.kind,
+        symbol: finding.symbol.clone(),
+        remedy: Remedy::WidenedBinding,
+        path: loc.path.clone(),
+        line: line_of(&content, open),
+        title: format!("Draft: bind the new result of {name} in the backend"),
+        why: format!(
+            "Upstream's `{}` now returns `({})` instead of `({})`, so the backend's structured binding at `{loc}` names too few elements (`drift api`: changed-signature). Drafted by forkbook: the binding is widened with {} at the new element's position.",
+            finding.symbol,
+            new.join(", "),
+            old.join(", "),
+            fresh.join(", ")
+        ),
+        caveat: Some(caveat),
+        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
+        content: content.into_bytes(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn alignment_puts_a_new_element_where_it_was_inserted() {
+        assert_eq!(
+            align(
+                &s(&["Shape", "Strides"]),
+                &s(&["Shape", "Strides", "int64_t"])
+            ),
+            [Some(0), Some(1), None]
+        );
+        let (old, new) = (
+            s(&["bool", "Shape", "V"]),
+            s(&["bool", "bool", "Shape", "V"]),
+        );
+        assert_eq!(align(&old, &new), [Some(0), None, Some(2), Some(3)]);
+        assert!(ambiguous(&old, &new));
+        assert!(!ambiguous(&s(&["A", "B"]), &s(&["A", "B", "C"])));
+    }
+
+    #[test]
+    fn stub_lines_and_macro_forms_are_read_from_the_backend() {
+        let text = "#define NO_GPU(func) \\\n  void func::eval_gpu(const std::vector<array>& inputs, array& out) { \\\n    throw 1; }\n\nNO_GPU(Abs)\nNO_GPU_MULTI(Eig)\n";
+        let stubs = stub_lines(text);
+        assert_eq!(stubs.len(), 2);
+        assert_eq!(
+            (
+                stubs[1].macro_name.as_str(),
+                stubs[1].class.as_str(),
+                stubs[1].line
+            ),
+            ("NO_GPU_MULTI", "Eig", 5)
+        );
+        let def = macro_definition(text, "NO_GPU").unwrap();
+        assert_eq!(
+            eval_gpu_form(&def).unwrap(),
+            ["const std::vector<array>&", "array&"]
+        );
+    }
+
+    #[test]
+    fn definitions_are_told_from_calls() {
+        let text = "void f(int a) {\n}\nint g() {\n  f(1);\n}\nvoid h(\n    int a);\n";
+        assert!(is_definition_at(text, 1, "f"));
+        assert!(!is_definition_at(text, 4, "f"));
+        assert!(!is_definition_at(text, 6, "h"));
+    }
+}

@@ -1,0 +1,419 @@
+//! Writing drafts as local fixes, and `forkbook fix confirm N`.
+//!
+//! Each draft becomes the next local fix through [`crate::record::add_fix`] (the patch, the
+//! lock, the README counts), then its register entry is filled in: the draft's reasoning as
+//! prose, `state: retarget-only`, `cause:` the introducing commit, and a `draft:` field, the mark
+//! the `fix-draft-confirmed` check fails on. Confirming removes the mark and records a
+//! `confirmed:` field in its place.
+
+use super::{plan, Draft, DraftPlan, NoDraft, Upstream};
+use crate::cache::Cache;
+use crate::candidate;
+use crate::drift::api::ApiReport;
+use crate::error::{Error, Result};
+use crate::overlay::OverlayState;
+use crate::project::Project;
+use crate::record::add_fix;
+use crate::records;
+use crate::register;
+use crate::report_value::{plural, CommandReport, Verdict};
+use crate::FileMap;
+use git2::Oid;
+use serde::Serialize;
+
+/// The register field that marks a fix forkbook drafted and no person has confirmed yet.
+pub const DRAFT_KEY: &str = "draft";
+/// The field `fix confirm` leaves in its place.
+pub const CONFIRMED_KEY: &str = "confirmed";
+
+/// Upstream's files at one commit, read from the object cache.
+pub struct CacheUpstream<'a> {
+    pub cache: &'a Cache,
+    pub commit: Oid,
+}
+
+impl Upstream for CacheUpstream<'_> {
+    fn file(&self, path: &str) -> Option<Vec<u8>> {
+        self.cache.read(self.commit, path).ok().flatten()
+    }
+
+    fn files_under(&self, prefix: &str) -> FileMap {
+        self.cache
+            .files_under(self.commit, prefix)
+            .unwrap_or_default()
+    }
+}
+
+/// A draft written as fix `number`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Written {
+    pub number: usize,
+    #[serde(flatten)]
+    pub draft: Draft,
+}
+
+/// What `drift api --draft` did: the drift before, the fixes it wrote, the findings it could not
+/// draft, and the drift left with the drafts applied.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drafted {
+    pub before: ApiReport,
+    pub written: Vec<Written>,
+    pub without: Vec<NoDraft>,
+    pub after: Option<ApiReport>,
+}
+
+/// Plans the drafts for the drift from `from` to `to` of the overlay, without writing.
+pub fn plan_for(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    from: Oid,
+    to: Oid,
+) -> Result<(ApiReport, DraftPlan)> {
+    let report = candidate::drift_api(project, cache, state, from, to)?;
+    let prefix = &project.config.overlay.backend_prefix;
+    let backend: FileMap = state
+        .overlay
+        .iter()
+        .filter(|(p, _)| p.starts_with(prefix.as_str()))
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect();
+    let upstream = CacheUpstream { cache, commit: to };
+    let planned = plan(&report, &backend, &upstream);
+    Ok((report, planned))
+}
+
+/// Writes each draft as the next local fix and runs the drift again over the result.
+pub fn write_drafts(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    from: Oid,
+    to: Oid,
+) -> Result<Drafted> {
+    let (before, planned) = plan_for(project, cache, state, from, to)?;
+    let mut written = Vec::new();
+    for draft in planned.drafts {
+        let current = OverlayState::load(project, cache)?;
+        let mut edited = current.overlay.clone();
+        edited.insert(draft.path.clone(), draft.content.clone());
+        let recorded = add_fix(project, cache, &current, &draft.title, &edited)?;
+        fill_entry(project, recorded.number, &draft)?;
+        written.push(Written {
+            number: recorded.number,
+            draft,
+        });
+    }
+    let after = if written.is_empty() {
+        None
+    } else {
+        let state = OverlayState::load(project, cache)?;
+        Some(candidate::drift_api(project, cache, &state, from, to)?)
+    };
+    Ok(Drafted {
+        before,
+        written,
+        without: planned.without,
+        after,
+    })
+}
+
+/// Fills in the register entry `fix add` left for fix `number` with the draft's reasoning.
+fn fill_entry(project: &Project, number: usize, draft: &Draft) -> Result<()> {
+    let path = project.records_dir().join(records::FIXES_FILE);
+    let text = std::fs::read_to_string(&path)?;
+    let heading = format!("## {number}. ");
+    let start = text.rfind(&heading).ok_or_else(|| {
+        Error::new(format!(
+            "the register has no entry {number} after recording the draft"
+        ))
+    })?;
+    let (head, entry) = text.split_at(start);
+    let mut prose = draft.why.clone();
+    if let Some(caveat) = &draft.caveat {
+        prose.push_str(&format!(" Still to judge: {caveat}."));
+    }
+    let mut fields = String::from("- state: retarget-only\n");
+    if let Some(cause) = &draft.cause {
+        fields.push_str(&format!("- cause: {cause}\n"));
+    }
+    fields.push_str(&format!(
+        "- {DRAFT_KEY}: {} drafted by forkbook from drift api ({} `{}`); review it, then `forkbook fix confirm {number}`\n",
+        draft.remedy.as_str(),
+        draft.kind.as_str(),
+        draft.symbol
+    ));
+    let entry = entry
+        .replacen("TODO: why this fix exists.\n", &format!("{prose}\n"), 1)
+        .replacen(
+            "- state: TODO (retarget-only, proposed, merged or kept-local)\n",
+            &fields,
+            1,
+        );
+    if !entry.contains(&format!("- {DRAFT_KEY}: ")) {
+        return Err(Error::new(format!(
+            "entry {number} of the register is not in the form `fix add` writes; the draft was recorded but not marked"
+        ))
+        .with_note(format!(
+            "add `- {DRAFT_KEY}: ...` to entry {number} by hand, or remove the fix"
+        )));
+    }
+    crate::fsutil::write_file(&path, format!("{head}{entry}").as_bytes())
+}
+
+impl CommandReport for Drafted {
+    fn text(&self) -> String {
+        let mut out = self.before.render_text();
+        out.push_str(&format!(
+            "\ndrafts: {}\n",
+            plural(self.written.len(), "fix written", "fixes written")
+        ));
+        for w in &self.written {
+            out.push_str(&format!(
+                "  fix {}: {} ({}:{})\n    answers {} `{}`\n",
+                w.number,
+                w.draft.title,
+                w.draft.path,
+                w.draft.line,
+                w.draft.kind.as_str(),
+                w.draft.symbol
+            ));
+            if let Some(caveat) = &w.draft.caveat {
+                out.push_str(&format!("    still to judge: {caveat}\n"));
+            }
+        }
+        for n in &self.without {
+            out.push_str(&format!(
+                "  {} `{}`: {}\n",
+                n.kind.as_str(),
+                n.symbol,
+                n.reason
+            ));
+        }
+        if let Some(after) = &self.after {
+            out.push_str(&format!(
+                "\nwith the drafts applied: {}\n",
+                plural(after.breaks(), "break left", "breaks left")
+            ));
+            for f in after.findings.iter().filter(|f| f.suppressed.is_none()) {
+                out.push_str(&format!("  {} `{}`\n", f.kind.as_str(), f.symbol));
+            }
+        }
+        if !self.written.is_empty() {
+            out.push_str("\nnote: each draft fails the gate (check `fix-draft-confirmed`) until a person reviews it and runs `forkbook fix confirm N`\n");
+        }
+        out
+    }
+
+    /// Drafts waiting for a person are problems, as are breaks left.
+    fn verdict(&self) -> Verdict {
+        let left = match &self.after {
+            Some(after) => after.breaks(),
+            None => self.before.breaks(),
+        };
+        Verdict::problems_if(left > 0 || !self.written.is_empty())
+    }
+}
+
+/// What `fix confirm N` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Confirmed {
+    pub number: u32,
+    /// The draft mark that was removed.
+    pub draft: String,
+    pub confirmed: String,
+}
+
+impl CommandReport for Confirmed {
+    fn text(&self) -> String {
+        format!(
+            "confirmed fix {}: the draft mark is gone; the register records `{CONFIRMED_KEY}: {}`\n",
+            self.number, self.confirmed
+        )
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::Clean
+    }
+}
+
+/// `forkbook fix confirm N`: a person has reviewed draft fix N; its mark becomes a record.
+pub fn confirm(project: &Project, number: u32) -> Result<Confirmed> {
+    let path = project.records_dir().join(records::FIXES_FILE);
+    let label = project.record_name(records::FIXES_FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Error::new(format!("failed to read `{label}`: {e}")))?;
+    let parsed = register::parse(&label, &text);
+    let Some(entry) = parsed.entry(number) else {
+        return Err(Error::new(format!("`{label}` has no entry {number}"))
+            .with_note("`forkbook status` lists the fixes"));
+    };
+    let Some(field) = entry.field(DRAFT_KEY) else {
+        return Err(Error::new(format!(
+            "entry {number} of `{label}` (line {}) is not a draft: it has no `{DRAFT_KEY}:` field",
+            entry.line
+        ))
+        .with_note("only fixes `drift api --draft` wrote need confirming"));
+    };
+    let draft = field.value.clone();
+    let remedy = draft.split_whitespace().next().unwrap_or("draft");
+    let confirmed = format!(
+        "{remedy} drafted by forkbook, reviewed and kept on {}",
+        today()
+    );
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
+    let end = field.end_line.min(lines.len());
+    lines.splice(
+        field.line - 1..end,
+        [format!("- {CONFIRMED_KEY}: {confirmed}\n")],
+    );
+    crate::fsutil::write_file(&path, lines.concat().as_bytes())?;
+    Ok(Confirmed {
+        number,
+        draft,
+        confirmed,
+    })
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let days = secs.div_euclid(86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// How a fix answers a drift finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Answer {
+    /// Drafted by forkbook and not confirmed yet.
+    Drafted,
+    /// Drafted by forkbook and confirmed by a person.
+    Confirmed,
+    /// Written by a person.
+    HandWritten,
+}
+
+/// The fixes that answer `finding`, each with how: a draft names its finding; otherwise the
+/// fixes that change the finding's backend file, narrowed to those whose `cause` is the
+/// finding's introducing commit when any is.
+pub fn answers(
+    state: &OverlayState,
+    finding: &crate::drift::api::Finding,
+) -> Vec<(usize, String, Answer)> {
+    let text = state
+        .records
+        .files
+        .get(records::FIXES_FILE)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    let parsed = register::parse(records::FIXES_FILE, &text);
+    let symbol = format!("`{}`", finding.symbol);
+    let entry = |n: usize| parsed.entry(n as u32);
+    let how = |n: usize| match entry(n) {
+        Some(e) if e.field(DRAFT_KEY).is_some() => Answer::Drafted,
+        Some(e) if e.field(CONFIRMED_KEY).is_some() => Answer::Confirmed,
+        _ => Answer::HandWritten,
+    };
+    let title = |i: usize| state.steps[i].patch.title();
+    // A draft (confirmed or not) names the finding it answers.
+    let named: Vec<usize> = (1..=state.steps.len())
+        .filter(|n| {
+            entry(*n).is_some_and(|e| {
+                [DRAFT_KEY, CONFIRMED_KEY]
+                    .iter()
+                    .any(|k| e.field(k).is_some() && e.prose.contains(&symbol))
+                    || e.field(DRAFT_KEY)
+                        .is_some_and(|f| f.value.contains(&symbol))
+            })
+        })
+        .collect();
+    let chosen: Vec<usize> = if !named.is_empty() {
+        named
+    } else {
+        let Some(loc) = &finding.backend else {
+            return Vec::new();
+        };
+        let touching: Vec<usize> = state
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.changed_paths().contains(&loc.path.as_str()))
+            .map(|(i, _)| i + 1)
+            .collect();
+        let cause = finding.introduced_by.as_ref().map(|c| c.sha.as_str());
+        let caused: Vec<usize> = touching
+            .iter()
+            .copied()
+            .filter(|n| {
+                entry(*n)
+                    .and_then(|e| e.value("cause"))
+                    .is_some_and(|c| Some(c) == cause)
+            })
+            .collect();
+        if caused.is_empty() {
+            touching
+        } else {
+            caused
+        }
+    };
+    chosen
+        .into_iter()
+        .map(|n| (n, title(n - 1), how(n)))
+        .collect()
+}
+
+/// One report line: the finding, its upstream commit (linked on `upstream_web`), and the fixes
+/// that answer it.
+pub fn answer_line(
+    state: &OverlayState,
+    finding: &crate::drift::api::Finding,
+    upstream_web: &str,
+) -> String {
+    let fixes = answers(state, finding);
+    let by = if fixes.is_empty() {
+        "no fix yet".to_string()
+    } else {
+        fixes
+            .iter()
+            .map(|(n, title, how)| {
+                let how = match how {
+                    Answer::Drafted => "drafted, not confirmed: ",
+                    Answer::Confirmed => "drafted and confirmed: ",
+                    Answer::HandWritten => "",
+                };
+                format!("{how}fix {n} ({})", crate::trace::markdown_text(title))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let cause = finding
+        .introduced_by
+        .as_ref()
+        .map(|c| {
+            let commit = crate::trace::UpstreamCommit {
+                sha: c.sha.clone(),
+                pr: crate::trace::pr_number(&c.summary),
+                summary: c.summary.clone(),
+            };
+            format!(" (upstream {})", commit.markdown(upstream_web))
+        })
+        .unwrap_or_default();
+    format!(
+        "{} `{}`{cause}: {by}",
+        finding.kind.as_str(),
+        finding.symbol
+    )
+}
