@@ -123,7 +123,7 @@ pub fn report(
             api.findings
                 .iter()
                 .filter(|f| f.suppressed.is_none())
-                .map(|f| super::drift::draft::answer_line(new, f, &upstream_web))
+                .map(|f| super::drift::draft::answer_line(new, f, old.steps.len(), &upstream_web))
                 .collect()
         }
         _ => Vec::new(),

@@ -69,6 +69,17 @@ impl UpstreamCommit {
         let summary = markdown_text(&self.summary);
         match web_base(upstream_url) {
             Some(base) => {
+                // The pull request gets its own link: its `(#N)` leaves the subject.
+                let summary = match self.pr {
+                    Some(n) => markdown_text(
+                        self.summary
+                            .trim_end()
+                            .strip_suffix(&format!("(#{n})"))
+                            .unwrap_or(&self.summary)
+                            .trim_end(),
+                    ),
+                    None => summary,
+                };
                 let pr = self
                     .pr
                     .map(|n| format!(" ([#{n}]({base}/pull/{n}))"))

@@ -256,11 +256,9 @@ pub fn confirm(project: &Project, number: u32) -> Result<Confirmed> {
         .with_note("only fixes `drift api --draft` wrote need confirming"));
     };
     let draft = field.value.clone();
-    let remedy = draft.split_whitespace().next().unwrap_or("draft");
-    let confirmed = format!(
-        "{remedy} drafted by forkbook, reviewed and kept on {}",
-        today()
-    );
+    // What was drafted for which finding stays; the instruction to confirm goes.
+    let what = draft.split(';').next().unwrap_or(&draft).trim();
+    let confirmed = format!("{what}, reviewed and kept on {}", today());
     let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
     let end = field.end_line.min(lines.len());
     lines.splice(
@@ -307,11 +305,13 @@ pub enum Answer {
 }
 
 /// The fixes that answer `finding`, each with how: a draft names its finding; otherwise the
-/// fixes that change the finding's backend file, narrowed to those whose `cause` is the
-/// finding's introducing commit when any is.
+/// fixes after the first `earlier` (those that were there before the move cannot answer its
+/// drift) that change the finding's backend file and are no draft of another finding, narrowed
+/// to those whose `cause` is the finding's introducing commit when any is.
 pub fn answers(
     state: &OverlayState,
     finding: &crate::drift::api::Finding,
+    earlier: usize,
 ) -> Vec<(usize, String, Answer)> {
     let text = state
         .records
@@ -334,9 +334,7 @@ pub fn answers(
             entry(*n).is_some_and(|e| {
                 [DRAFT_KEY, CONFIRMED_KEY]
                     .iter()
-                    .any(|k| e.field(k).is_some() && e.prose.contains(&symbol))
-                    || e.field(DRAFT_KEY)
-                        .is_some_and(|f| f.value.contains(&symbol))
+                    .any(|k| e.field(k).is_some_and(|f| f.value.contains(&symbol)))
             })
         })
         .collect();
@@ -352,6 +350,7 @@ pub fn answers(
             .enumerate()
             .filter(|(_, s)| s.changed_paths().contains(&loc.path.as_str()))
             .map(|(i, _)| i + 1)
+            .filter(|n| *n > earlier && how(*n) == Answer::HandWritten)
             .collect();
         let cause = finding.introduced_by.as_ref().map(|c| c.sha.as_str());
         let caused: Vec<usize> = touching
@@ -380,9 +379,10 @@ pub fn answers(
 pub fn answer_line(
     state: &OverlayState,
     finding: &crate::drift::api::Finding,
+    earlier: usize,
     upstream_web: &str,
 ) -> String {
-    let fixes = answers(state, finding);
+    let fixes = answers(state, finding, earlier);
     let by = if fixes.is_empty() {
         "no fix yet".to_string()
     } else {
