@@ -218,6 +218,12 @@ pub fn broken() -> Facts {
     register.entries[2].fields.retain(|f| f.key != "link");
     register.entries[3].fields[0].value = "local".into();
     register.entries[3].number = 5;
+    // A fix `drift api --draft` wrote that no person has confirmed.
+    register.entries[0].fields.push(field(
+        "draft",
+        "stub drafted by forkbook from drift api (missing-eval-gpu `mlx::core::Abs::eval_gpu`)",
+        9,
+    ));
     register.entries[0].files.push(named("eval.cpp", 5));
     register.entries[0].files.push(named("mlx/fast.cpp", 6));
     register.entries[0].files.push(named("mlx/nothing.cpp", 7));
