@@ -118,47 +118,56 @@ pub fn write_drafts(
     })
 }
 
-/// Fills in the register entry `fix add` left for fix `number` with the draft's reasoning.
+/// Fills in the register entry `fix add` left for fix `number` with the draft's reasoning, in
+/// whichever form `fix add` wrote it (a `## N.` entry or a numbered list item).
 fn fill_entry(project: &Project, number: usize, draft: &Draft) -> Result<()> {
     let path = project.records_dir().join(records::FIXES_FILE);
+    let label = project.record_name(records::FIXES_FILE);
     let text = std::fs::read_to_string(&path)?;
-    let heading = format!("## {number}. ");
-    let start = text.rfind(&heading).ok_or_else(|| {
+    let parsed = register::parse(&label, &text);
+    let entry = parsed.entry(number as u32).ok_or_else(|| {
         Error::new(format!(
-            "the register has no entry {number} after recording the draft"
+            "`{label}` has no entry {number} after recording the draft"
         ))
     })?;
-    let (head, entry) = text.split_at(start);
     let mut prose = draft.why.clone();
     if let Some(caveat) = &draft.caveat {
         prose.push_str(&format!(" Still to judge: {caveat}."));
     }
-    let mut fields = String::from("- state: retarget-only\n");
-    if let Some(cause) = &draft.cause {
-        fields.push_str(&format!("- cause: {cause}\n"));
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
+    let range = entry.line.saturating_sub(1)..entry.end_line.min(lines.len());
+    let mut marked = false;
+    for line in &mut lines[range] {
+        if line.contains("TODO: why this fix exists.") {
+            *line = line.replacen("TODO: why this fix exists.", &prose, 1);
+        }
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("- state: TODO") {
+            let indent = &line[..line.len() - trimmed.len()];
+            let mut fields = format!("{indent}- state: retarget-only\n");
+            if let Some(cause) = &draft.cause {
+                fields.push_str(&format!("{indent}- cause: {cause}\n"));
+            }
+            fields.push_str(&format!(
+                "{indent}- {DRAFT_KEY}: {} drafted by forkbook from drift api ({} `{}`); review it, then `forkbook fix confirm {number}`\n",
+                draft.remedy.as_str(),
+                draft.kind.as_str(),
+                draft.symbol
+            ));
+            *line = fields;
+            marked = true;
+        }
     }
-    fields.push_str(&format!(
-        "- {DRAFT_KEY}: {} drafted by forkbook from drift api ({} `{}`); review it, then `forkbook fix confirm {number}`\n",
-        draft.remedy.as_str(),
-        draft.kind.as_str(),
-        draft.symbol
-    ));
-    let entry = entry
-        .replacen("TODO: why this fix exists.\n", &format!("{prose}\n"), 1)
-        .replacen(
-            "- state: TODO (retarget-only, proposed, merged or kept-local)\n",
-            &fields,
-            1,
-        );
-    if !entry.contains(&format!("- {DRAFT_KEY}: ")) {
+    if !marked {
         return Err(Error::new(format!(
-            "entry {number} of the register is not in the form `fix add` writes; the draft was recorded but not marked"
+            "entry {number} of `{label}` (line {}) is not in the form `fix add` writes; the draft was recorded but not marked",
+            entry.line
         ))
         .with_note(format!(
             "add `- {DRAFT_KEY}: ...` to entry {number} by hand, or remove the fix"
         )));
     }
-    crate::fsutil::write_file(&path, format!("{head}{entry}").as_bytes())
+    crate::fsutil::write_file(&path, lines.concat().as_bytes())
 }
 
 impl CommandReport for Drafted {
