@@ -11,10 +11,12 @@
 # tar, sha256sum and diff.
 #
 # The baselines, both in bash (see `baseline_*` below):
-# - near-limit: the least a script can do. The backend at the fork and the core files at the
-#   base, pin and fork each come out of one `git archive | tar -x`, one `git merge-file -p` per core
-#   file the fork changed, one `git apply` of the whole series, one `sha256sum -c` of the lock.
-#   It does not re-render the patches or compare the other records, so it is a lower bound.
+# - near-limit: the least a script can do. The backend at the fork and the core files at each of
+#   base, pin and fork come out of one `git archive | tar -x` each (git's own batch read), one
+#   `git diff --name-only` finds the core files the fork changed, one `git merge-file -p` for each of
+#   those, one `cp` of the others from the pin, one `git apply` of the whole series, one
+#   `sha256sum -c` of the lock. It does not re-render the patches or compare the other records,
+#   so it is a lower bound of `sync --check`'s work.
 # - per-blob: what a script that treats every file alike does: one `git cat-file blob` per file
 #   at each of fork, base and pin, one `git merge-file -p` per core file, one `git apply` per
 #   patch, `sha256sum` over every file.
@@ -33,53 +35,59 @@ if [ "${1:-}" = "baseline" ]; then
   out="$work/out"
   rm -rf "$out"
   mkdir -p "$out"
+  dirs_of() { # the folders holding files $2... below $1, for one `mkdir -p`
+    local d="$1"; shift
+    for f in "$@"; do case "$f" in */*) printf '%s\n' "$d/${f%/*}" ;; esac; done | sort -u
+  }
   core_merge() { # core_merge DIR_BASE DIR_PIN DIR_FORK DEST: B's core files
+    local changed f
+    # The files the fork changed (one process); the others are the pin's.
+    changed=" $(git_ diff --name-only "$BASE" "$FORK" -- $CORE | tr '\n' ' ') "
+    mkdir -p "$4" $(dirs_of "$4" $CORE)
     for f in $CORE; do
-      [ -f "$3/$f" ] || continue # deleted by the fork
-      mkdir -p "$(dirname "$4/$f")"
-      if [ -f "$1/$f" ] && cmp -s "$1/$f" "$3/$f"; then
-        if [ -f "$2/$f" ]; then cp "$2/$f" "$4/$f"; fi
-      else
-        [ -f "$1/$f" ] || : >"$1/$f"
-        [ -f "$2/$f" ] || : >"$2/$f"
-        git merge-file -p -L "pin ${PIN:0:8}" -L "base ${BASE:0:8}" -L "fork ${FORK:0:8}" "$2/$f" "$1/$f" "$3/$f" >"$4/$f" 2>/dev/null || true
-      fi
+      case "$changed" in
+        *" $f "*)
+          [ -f "$3/$f" ] || continue # deleted by the fork
+          [ -f "$1/$f" ] || : >"$1/$f"
+          [ -f "$2/$f" ] || : >"$2/$f"
+          git merge-file -p -L "pin ${PIN:0:8}" -L "base ${BASE:0:8}" -L "fork ${FORK:0:8}" "$2/$f" "$1/$f" "$3/$f" >"$4/$f" 2>/dev/null || true
+          ;;
+      esac
     done
+    (cd "$2" && for f in $CORE; do case "$changed" in *" $f "*) ;; *) [ -f "$f" ] && printf '%s\0' "$f" ;; esac; done | xargs -0 -r cp --parents -t "$4")
   }
   case "$name" in
     near-sync-check | near-status)
-      for side in base pin fork; do mkdir -p "$out/$side"; done
-      git_ archive "$FORK" -- "$PREFIX" $CORE_AT_FORK | tar -x -C "$out/fork"
+      mkdir -p "$out/base" "$out/pin" "$out/fork" "$out/tree"
+      git_ archive "$FORK" -- "$PREFIX" | tar -x -C "$out/tree"
+      git_ archive "$FORK" -- $CORE_AT_FORK | tar -x -C "$out/fork"
       git_ archive "$BASE" -- $CORE_AT_BASE | tar -x -C "$out/base"
       git_ archive "$PIN" -- $CORE_AT_PIN | tar -x -C "$out/pin"
-      mkdir -p "$out/tree/$PREFIX"
-      cp -r "$out/fork/$PREFIX." "$out/tree/$PREFIX"
       core_merge "$out/base" "$out/pin" "$out/fork" "$out/tree"
       (cd "$out/tree" && git apply --whitespace=nowarn "$RECORDS"/patches/*.patch)
       (cd "$out/tree" && grep -v '^#' "$RECORDS/overlay.lock" | sha256sum -c --quiet)
       ;;
     near-residual)
-      for side in base pin fork; do mkdir -p "$out/$side"; done
+      mkdir -p "$out/base" "$out/pin" "$out/fork" "$out/tree"
       git_ archive "$FORK" -- $CORE_AT_FORK $TOUCHED_BACKEND | tar -x -C "$out/fork"
       git_ archive "$BASE" -- $CORE_AT_BASE | tar -x -C "$out/base"
       git_ archive "$PIN" -- $CORE_AT_PIN | tar -x -C "$out/pin"
-      mkdir -p "$out/b" "$out/tree"
       core_merge "$out/base" "$out/pin" "$out/fork" "$out/b"
       cp -r "$out/b/." "$out/tree/"
-      (cd "$out/fork" && tar -c $TOUCHED_BACKEND) | tar -x -C "$out/tree"
+      (cd "$out/fork" && cp --parents -t "$out/tree" $TOUCHED_BACKEND)
       (cd "$out/tree" && git apply --whitespace=nowarn "$RECORDS"/patches/*.patch)
       diff -r -u "$out/b" "$out/tree" >/dev/null || true
       ;;
     blob-sync-check)
       mkdir -p "$out/tree" "$out/side"
-      for f in $(git_ ls-tree -r --name-only "$FORK" -- "$PREFIX"); do
-        mkdir -p "$out/tree/$(dirname "$f")"
+      files="$(git_ ls-tree -r --name-only "$FORK" -- "$PREFIX")"
+      mkdir -p $(dirs_of "$out/tree" $files $CORE)
+      for f in $files; do
         git_ cat-file blob "$FORK:$f" >"$out/tree/$f"
         git_ cat-file blob "$BASE:$f" >"$out/side/b" 2>/dev/null || true
         git_ cat-file blob "$PIN:$f" >"$out/side/p" 2>/dev/null || true
       done
       for f in $CORE; do
-        mkdir -p "$out/tree/$(dirname "$f")"
         git_ cat-file blob "$BASE:$f" >"$out/side/b" 2>/dev/null || : >"$out/side/b"
         git_ cat-file blob "$PIN:$f" >"$out/side/p" 2>/dev/null || : >"$out/side/p"
         git_ cat-file blob "$FORK:$f" >"$out/side/f" 2>/dev/null || : >"$out/side/f"
@@ -91,9 +99,8 @@ if [ "${1:-}" = "baseline" ]; then
       (cd "$out/tree" && find . -type f -print0 | sort -z | xargs -0 sha256sum >"$out/sums")
       ;;
     blob-residual)
-      mkdir -p "$out/b" "$out/tree" "$out/side"
+      mkdir -p "$out/b" "$out/tree" "$out/side" $(dirs_of "$out/b" $CORE) $(dirs_of "$out/tree" $TOUCHED_BACKEND)
       for f in $CORE; do
-        mkdir -p "$out/b/$(dirname "$f")"
         git_ cat-file blob "$BASE:$f" >"$out/side/b" 2>/dev/null || : >"$out/side/b"
         git_ cat-file blob "$PIN:$f" >"$out/side/p" 2>/dev/null || : >"$out/side/p"
         git_ cat-file blob "$FORK:$f" >"$out/side/f" 2>/dev/null || : >"$out/side/f"
@@ -101,7 +108,6 @@ if [ "${1:-}" = "baseline" ]; then
       done
       cp -r "$out/b/." "$out/tree/"
       for f in $TOUCHED_BACKEND; do
-        mkdir -p "$out/tree/$(dirname "$f")"
         git_ cat-file blob "$FORK:$f" >"$out/tree/$f"
       done
       for p in "$RECORDS"/patches/*.patch; do
@@ -135,6 +141,7 @@ command -v hyperfine >/dev/null || { echo "needs hyperfine" >&2; exit 2; }
 
 work="$(mktemp -d /tmp/forkbook-bench.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
+echo "forkbook $("$bin" --version 2>/dev/null | head -1), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 root="$work/project"
 mkdir -p "$root"
 cp -a "$project/forkbook.toml" "$root/"
@@ -205,8 +212,13 @@ def res(name):
         return []
     return json.load(open(path))["results"]
 def ms(r): return r["mean"] * 1000
-def fmt(r): return f"{ms(r):.1f} ± {r['stddev']*1000:.1f} ms (user {r['user']*1000:.1f}, sys {r['system']*1000:.1f})"
-print("| command | forkbook, whole process | near-limit shell | forkbook / near-limit | per-blob shell | per-blob / forkbook |")
+def cpu(r): return (r["user"] + r["system"]) * 1000
+def fmt(r): return f"{ms(r):.1f} ± {r['stddev']*1000:.1f} ms (CPU {cpu(r):.1f})"
+def other(r): return f"{ms(r):.1f} ms (CPU {cpu(r):.1f})"
+def ratio(a, b): return f"{a/b:.2f}×" if a / b < 10 else f"{a/b:.0f}×"
+print("Mean wall time of each whole process (± standard deviation), its CPU time (user + system, children")
+print("included) in brackets; ratios as wall / CPU.\n")
+print("| command | forkbook | near-limit shell | forkbook / near-limit | per-blob shell | per-blob / forkbook |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for name, label in [("sync-check", "sync --check"), ("status", "status"), ("residual", "residual"), ("check", "check"),
                     ("drift-cold", "drift api (empty drift cache)"), ("drift-warm", "drift api (second run)"),
@@ -219,14 +231,15 @@ for name, label in [("sync-check", "sync --check"), ("status", "status"), ("resi
     near = next((x for x in r[1:] if "near-" in x["command"]), None)
     blob = next((x for x in r[1:] if "blob-" in x["command"]), None)
     cells = [f"`{label}`", fmt(fb)]
-    cells += [f"{ms(near):.1f} ms", f"{ms(fb)/ms(near):.2f}×"] if near else ["—", "—"]
-    cells += [f"{ms(blob):.1f} ms", f"{ms(blob)/ms(fb):.1f}×"] if blob else ["—", "—"]
+    cells += [other(near), f"{ratio(ms(fb), ms(near))} / {ratio(cpu(fb), cpu(near))}"] if near else ["—", "—"]
+    cells += [other(blob), f"{ratio(ms(blob), ms(fb))} / {ratio(cpu(blob), cpu(fb))}"] if blob else ["—", "—"]
     print("| " + " | ".join(cells) + " |")
 sc, dc, dw, vf, bc = (res(n) for n in ["sync-check", "drift-cold", "drift-warm", "verify", "book-cached"])
-if sc and dc and dw:
-    print(f"\nsecond drift api / first: {ms(dw[0])/ms(dc[0]):.3f}")
+print()
+if dc and dw:
+    print(f"second drift api / first: {ratio(ms(dw[0]), ms(dc[0]))} wall, {ratio(cpu(dw[0]), cpu(dc[0]))} CPU")
 if sc and vf:
-    print(f"verify (warm drift cache) / sync --check: {ms(vf[0])/ms(sc[0]):.2f}")
+    print(f"verify (warm drift cache) / sync --check: {ratio(ms(vf[0]), ms(sc[0]))} wall, {ratio(cpu(vf[0]), cpu(sc[0]))} CPU")
 if sc and bc:
-    print(f"book build (cached) / sync --check: {ms(bc[0])/ms(sc[0]):.2f}")
+    print(f"book build (cached) / sync --check: {ratio(ms(bc[0]), ms(sc[0]))} wall, {ratio(cpu(bc[0]), cpu(sc[0]))} CPU")
 PY
