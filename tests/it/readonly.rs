@@ -200,7 +200,7 @@ fn writing_commands_leave_read_only_mirrors_untouched() {
                 ],
                 &["propose", "2", "4", "--out", propose_out.to_str().unwrap()],
                 &["sync", &f2],
-                &["retarget", &pin2],
+                &["retarget", &pin2, "--allow-conflicts"],
             ]),
         );
         for mirror in mirrors(&demo) {
