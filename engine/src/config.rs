@@ -130,12 +130,8 @@ impl Config {
     }
 
     pub fn parse(text: &str) -> Result<Config> {
-        let mut config: Config = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start].matches('\n').count() + 1);
-            let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
-            Error::new(format!("{at}{}", e.message().trim_end_matches('.')))
-                .with_note("see README.md, section `forkbook.toml`, for the keys")
-        })?;
+        let mut config: Config = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+        validate_sections(text)?;
         let defaults = Config::mlx_rocm();
         if config.fork.url.is_empty() {
             config.fork.url = defaults.fork.url;
@@ -173,6 +169,79 @@ impl Config {
     }
 }
 
+/// A TOML error as `line N: message`, with the note that points at the keys.
+fn toml_error(text: &str, e: &toml::de::Error) -> Error {
+    let at = e
+        .span()
+        .map(|s| format!("line {}: ", line_at(text, s.start)))
+        .unwrap_or_default();
+    Error::new(format!("{at}{}", e.message().trim_end_matches('.')))
+        .with_note("see README.md, section `forkbook.toml`, for the keys")
+}
+
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The helper sections as their commands read them, each step with where it is written. Only
+/// deserializing them matters (an unknown or mistyped key fails with its place).
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct Sections {
+    #[serde(default)]
+    verify: Option<VerifySection>,
+    #[serde(default)]
+    drift: Option<DriftSection>,
+    #[serde(default)]
+    build: Option<super::drift::build::BuildConfig>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerifySection {
+    #[serde(default)]
+    steps: Vec<toml::Spanned<super::verify::StepConfig>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DriftSection {
+    #[serde(default)]
+    api: Option<super::drift::api::ApiConfig>,
+}
+
+/// Checks `[verify]` (every `[[verify.steps]]`), `[drift]` and `[build]` key by key when the
+/// file is loaded, so a misspelt key fails `status` and `check` with its line rather than
+/// passing until the one command that reads it.
+fn validate_sections(text: &str) -> Result<()> {
+    let sections: Sections = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
+    let steps = sections.verify.map(|v| v.steps).unwrap_or_default();
+    let mut names = std::collections::BTreeMap::new();
+    for step in &steps {
+        let line = line_at(text, step.span().start);
+        let missing = match (step.get_ref().name.trim(), step.get_ref().command.trim()) {
+            ("", _) => Some("`name`"),
+            (_, "") => Some("`command`"),
+            _ => None,
+        };
+        if let Some(key) = missing {
+            return Err(Error::new(format!(
+                "line {line}: this `[[verify.steps]]` has no {key}"
+            ))
+            .with_note("each step needs a `name` (what the report calls it) and a `command` (run with `sh -c` in the project root)"));
+        }
+        if let Some(first) = names.insert(step.get_ref().name.clone(), line) {
+            return Err(Error::new(format!(
+                "line {line}: a second verify step is named `{}` (the first is at line {first})",
+                step.get_ref().name
+            ))
+            .with_note("give every step its own name: the report tells them apart by it"));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +259,47 @@ mod tests {
     fn unknown_key_names_the_line() {
         let err = Config::parse("[overlay]\ndir = \"x\"\nlayuot = \"files\"\n").unwrap_err();
         assert!(err.message().contains("line 3"), "{}", err.message());
+    }
+
+    #[test]
+    fn misspelt_keys_of_every_section_name_their_line() {
+        for (text, line) in [
+            (
+                "[[verify.steps]]\nname = \"a\"\ncommand = \"true\"\nrequries = [\"x\"]\n",
+                4,
+            ),
+            ("[overlay]\n\n[drift.api]\nnamespce = \"x\"\n", 4),
+            ("[drift]\napi_typo = 1\n", 2),
+            ("[build]\ncompiler = \"hipcc\"\njbos = 4\n", 3),
+            ("[verify]\nstep = []\n", 2),
+            (
+                "[[verify.steps]]\nname = \"a\"\ncommand = \"true\"\ngpu = \"yes\"\n",
+                4,
+            ),
+        ] {
+            let err = Config::parse(text).unwrap_err();
+            assert!(
+                err.message().starts_with(&format!("line {line}: ")),
+                "{text:?}: {}",
+                err.message()
+            );
+        }
+    }
+
+    #[test]
+    fn verify_steps_need_a_name_and_a_command_and_distinct_names() {
+        let err = Config::parse("[[verify.steps]]\nname = \"a\"\ncommand = \"true\"\n\n[[verify.steps]]\ncommand = \"true\"\n").unwrap_err();
+        assert!(err.message().starts_with("line 5: "), "{}", err.message());
+        assert!(err.message().contains("no `name`"), "{}", err.message());
+        let twice = "[[verify.steps]]\nname = \"a\"\ncommand = \"x\"\n[[verify.steps]]\nname = \"a\"\ncommand = \"y\"\n";
+        let err = Config::parse(twice).unwrap_err();
+        assert!(
+            err.message()
+                .contains("line 4: a second verify step is named `a`"),
+            "{}",
+            err.message()
+        );
+        assert!(Config::parse("[[verify.steps]]\nname = \"a\"\ncommand = \"true\"\n").is_ok());
     }
 
     #[test]

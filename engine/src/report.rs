@@ -35,6 +35,8 @@ pub struct Report {
     pub drift: Vec<String>,
     pub verify: Vec<String>,
     pub verify_failed: usize,
+    /// The verification in one line: `passed`, `passed, 2 not run: ...`, or `FAILED, ...`.
+    pub verdict: String,
 }
 
 /// The overlay as committed at `rev` of the project's git repository, when there is one.
@@ -97,7 +99,19 @@ pub fn report(
         .core
         .iter()
         .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)))
-        .map(|(path, _)| (path.clone(), fixes_touching(new, path)))
+        .map(|(path, _)| {
+            let marked = new
+                .overlay
+                .get(path)
+                .is_some_and(|b| !forkbook_checks::markers::scan(b).is_empty());
+            // Markers left in: no fix resolves it yet, whatever fixes touch the file.
+            let fixes = if marked {
+                Vec::new()
+            } else {
+                fixes_touching(new, path)
+            };
+            (path.clone(), fixes)
+        })
         .collect();
     let new_residual = residual::compute(new);
     let residual_changed =
@@ -151,6 +165,7 @@ pub fn report(
         drift,
         verify,
         verify_failed: verification.failed(),
+        verdict: verification.verdict(),
     })
 }
 
@@ -261,12 +276,7 @@ impl Report {
                 out.push_str(&format!("- {finding}\n"));
             }
         }
-        let verdict = if self.verify_failed == 0 {
-            "passed"
-        } else {
-            "FAILED"
-        };
-        out.push_str(&format!("\nVerify: {verdict}.\n\n"));
+        out.push_str(&format!("\nVerify: {}.\n\n", self.verdict));
         for item in &self.verify {
             out.push_str(&format!("- {item}\n"));
         }

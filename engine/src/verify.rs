@@ -12,6 +12,7 @@ use super::config::Config;
 use super::error::Result;
 use super::overlay::OverlayState;
 use super::project::Project;
+use super::report_value::plural;
 use super::residual;
 use super::sync;
 use serde::{Deserialize, Serialize};
@@ -97,7 +98,42 @@ impl Verification {
             self.items.len() - self.failed() - skipped,
             self.failed()
         ));
+        out.push_str(&format!("verify: {}\n", self.verdict()));
         out
+    }
+
+    /// One line for the whole run: `passed` only when every step ran and passed; otherwise what
+    /// failed and what did not run, each with its reason.
+    ///
+    /// `passed, 2 not run: ROCm build (`hipcc` is not on PATH), generation smoke (...)`
+    pub fn verdict(&self) -> String {
+        let named = |pick: fn(&Outcome) -> Option<&String>| -> Vec<String> {
+            self.items
+                .iter()
+                .filter_map(|i| pick(&i.outcome).map(|why| format!("{} ({why})", i.name)))
+                .collect()
+        };
+        let failed = named(|o| match o {
+            Outcome::Failed(why) => Some(why),
+            _ => None,
+        });
+        let not_run = named(|o| match o {
+            Outcome::Skipped(why) => Some(why),
+            _ => None,
+        });
+        let mut text = if failed.is_empty() {
+            "passed".to_string()
+        } else {
+            format!("FAILED, {} failed: {}", failed.len(), failed.join(", "))
+        };
+        if !not_run.is_empty() {
+            text.push_str(&format!(
+                ", {} not run: {}",
+                not_run.len(),
+                not_run.join(", ")
+            ));
+        }
+        text
     }
 }
 
@@ -150,7 +186,7 @@ fn checks(
         if errors == 0 {
             Outcome::Passed
         } else {
-            Outcome::Failed(format!("{errors} errors"))
+            Outcome::Failed(plural(errors, "error", "errors"))
         },
         details,
     ))
@@ -169,13 +205,15 @@ fn sync_check(
             None => format!("{}: {}", m.path, m.why),
         })
         .collect();
+    let regions = |n| plural(n, "conflict region", "conflict regions");
+    let differ = |n| format!("{} differ", plural(n, "record", "records"));
     let markers = mismatches.iter().filter(|m| m.line.is_some()).count();
     let records = mismatches.len() - markers;
     let outcome = match (records, markers) {
         (0, 0) => Outcome::Passed,
-        (0, m) => Outcome::Failed(format!("{m} conflict regions left")),
-        (r, 0) => Outcome::Failed(format!("{r} records differ")),
-        (r, m) => Outcome::Failed(format!("{r} records differ, {m} conflict regions left")),
+        (0, m) => Outcome::Failed(format!("{} left", regions(m))),
+        (r, 0) => Outcome::Failed(differ(r)),
+        (r, m) => Outcome::Failed(format!("{}, {} left", differ(r), regions(m))),
     };
     Ok((outcome, details))
 }

@@ -27,6 +27,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The preprocessor's name, the `forkbook` of `[preprocessor.forkbook]`.
 pub const NAME: &str = "forkbook";
@@ -55,6 +56,59 @@ pub struct ForkbookPreprocessor<R> {
     runner: R,
     vars: BTreeMap<String, String>,
     rerun: bool,
+    tally: Arc<Mutex<Tally>>,
+}
+
+/// What the last run did with the book's steps, for the summary line a build ends with. Every
+/// step is counted once, in the one word its box shows: passed, failed, skipped (the reason is
+/// in the box) or not run (the block could not be read; the build fails naming it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub passed: usize,
+    pub failed: usize,
+    /// Failed steps that are gated: these fail the build.
+    pub gated_failed: usize,
+    pub skipped: usize,
+    pub not_run: usize,
+    /// Results taken from the step cache (counted in the words above too).
+    pub cached: usize,
+}
+
+impl Tally {
+    pub fn steps(&self) -> usize {
+        self.passed + self.failed + self.skipped + self.not_run
+    }
+
+    fn count(&mut self, step: &Step, outcome: &StepOutcome, cached: bool) {
+        match outcome {
+            StepOutcome::Ran { exit, .. } if *exit == step.attrs.expect => self.passed += 1,
+            StepOutcome::Ran { .. } => {
+                self.failed += 1;
+                self.gated_failed += usize::from(step.attrs.gate);
+            }
+            StepOutcome::Skipped { .. } => self.skipped += 1,
+        }
+        self.cached += usize::from(cached);
+    }
+}
+
+impl std::fmt::Display for Tally {
+    /// `12 steps: 8 ran (7 passed, 1 failed), 4 skipped, 0 not run; 3 results from the cache`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        write!(
+            f,
+            "{}: {} ran ({} passed, {} failed), {} skipped, {} not run; {} from the cache",
+            plural(self.steps(), "step", "steps"),
+            self.passed + self.failed,
+            self.passed,
+            self.failed,
+            self.skipped,
+            self.not_run,
+            plural(self.cached, "result", "results")
+        )
+    }
 }
 
 impl<R: StepRunner> ForkbookPreprocessor<R> {
@@ -63,7 +117,13 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             runner,
             vars: BTreeMap::new(),
             rerun: false,
+            tally: Arc::default(),
         }
+    }
+
+    /// Where each run leaves its [`Tally`]; read it after mdBook has run the preprocessor.
+    pub fn tally_handle(&self) -> Arc<Mutex<Tally>> {
+        Arc::clone(&self.tally)
     }
 
     /// Variables that override book.toml's (the command line's `--var k=v`).
@@ -111,6 +171,7 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             renderer: ctx.renderer.clone(),
             problems: Vec::new(),
             directive_sites: BTreeMap::new(),
+            tally: Tally::default(),
         })
     }
 }
@@ -124,6 +185,9 @@ impl<R: StepRunner> Preprocessor for ForkbookPreprocessor<R> {
         let mut session = self.session(ctx)?;
         book.for_each_chapter_mut(|chapter| session.chapter(chapter));
         let findings = self.runner.gate_findings(&ctx.renderer);
+        if let Ok(mut tally) = self.tally.lock() {
+            *tally = session.tally.clone();
+        }
         session.gate(&findings)?;
         Ok(book)
     }
@@ -162,6 +226,7 @@ struct Session<'a, R> {
     problems: Vec<String>,
     /// Where each directive name was first used (`register` -> `src/register.md:5`).
     directive_sites: BTreeMap<String, String>,
+    tally: Tally,
 }
 
 impl<R: StepRunner> Session<'_, R> {
@@ -195,11 +260,13 @@ impl<R: StepRunner> Session<'_, R> {
             Ok(step) => step,
             Err(message) => {
                 self.problem(file, block.line, &message);
+                self.tally.not_run += 1;
                 return None;
             }
         };
         let fingerprint = self.runner.fingerprint();
         let (outcome, cached) = self.outcome(&step, &fingerprint);
+        self.tally.count(&step, &outcome, cached);
         self.check_gate(&step, &outcome);
         let html = render::step_html(&Shown {
             step: &step,

@@ -17,7 +17,9 @@ pub mod blocks;
 pub mod cache;
 pub mod render;
 
-pub use adapter::{handle_stdio, supports_renderer, ForkbookPreprocessor, GateFailure, NAME};
+pub use adapter::{
+    handle_stdio, supports_renderer, ForkbookPreprocessor, GateFailure, Tally, NAME,
+};
 pub use blocks::{Attrs, StepKind};
 
 use serde::{Deserialize, Serialize};

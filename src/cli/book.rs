@@ -7,13 +7,14 @@
 use super::{Ctx, FAILED, OK, PROBLEMS};
 use crate::book::BookRunner;
 use crate::engine::{Error, Result};
-use forkbook_preprocessor::{ForkbookPreprocessor, GateFailure};
+use forkbook_preprocessor::{ForkbookPreprocessor, GateFailure, Tally};
 use mdbook_driver::builtin_renderers::CmdRenderer;
 use mdbook_driver::MDBook;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Build, test or serve the executable book (the procedures, with every step run)
 #[derive(Debug, clap::Args)]
@@ -70,8 +71,9 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     }
 }
 
-/// Loads the book with the forkbook preprocessor registered over book.toml's command.
-fn load(args: &BookArgs, ctx: &Ctx) -> Result<MDBook> {
+/// Loads the book with the forkbook preprocessor registered over book.toml's command; the
+/// handle holds what the steps did once the book is built.
+fn load(args: &BookArgs, ctx: &Ctx) -> Result<(MDBook, Arc<Mutex<Tally>>)> {
     let project = ctx.project()?;
     let dir = args
         .dir
@@ -85,19 +87,29 @@ fn load(args: &BookArgs, ctx: &Ctx) -> Result<MDBook> {
     })?;
     let vars: BTreeMap<String, String> = args.vars.iter().cloned().collect();
     let runner = BookRunner::new(project.root.clone(), ctx.overrides());
+    let preprocessor = ForkbookPreprocessor::new(runner)
+        .with_vars(vars)
+        .with_rerun(args.rerun);
+    let tally = preprocessor.tally_handle();
     // Same name as `[preprocessor.forkbook]`, so this replaces the `forkbook mdbook` command.
-    book.with_preprocessor(
-        ForkbookPreprocessor::new(runner)
-            .with_vars(vars)
-            .with_rerun(args.rerun),
-    );
-    Ok(book)
+    book.with_preprocessor(preprocessor);
+    Ok((book, tally))
+}
+
+/// The summary line every build and test ends with, so a book whose steps were all skipped
+/// does not read as a book whose steps all passed.
+fn print_tally(tally: &Mutex<Tally>, ctx: &mut Ctx) -> Result<()> {
+    let tally = tally.lock().map(|t| t.clone()).unwrap_or_default();
+    writeln!(ctx.out, "{tally}")?;
+    Ok(())
 }
 
 fn build(args: &BookArgs, ctx: &mut Ctx) -> Result<(i32, Option<PathBuf>)> {
-    let book = load(args, ctx)?;
+    let (book, tally) = load(args, ctx)?;
     let html = book.build_dir_for("html");
-    match book.build() {
+    let built = book.build();
+    print_tally(&tally, ctx)?;
+    match built {
         Ok(()) => {
             writeln!(ctx.out, "built the book into `{}`", html.display())?;
             Ok((OK, Some(html)))
@@ -107,11 +119,13 @@ fn build(args: &BookArgs, ctx: &mut Ctx) -> Result<(i32, Option<PathBuf>)> {
 }
 
 fn test(args: &BookArgs, ctx: &mut Ctx) -> Result<i32> {
-    let book = load(args, ctx)?;
+    let (book, tally) = load(args, ctx)?;
     // `mdbook test` preprocesses for a renderer named `test`; only the name is used here, and
     // nothing is rendered (the book has no Rust examples for rustdoc to run).
     let renderer = CmdRenderer::new("test".into(), String::new());
-    match book.preprocess_book(&renderer) {
+    let processed = book.preprocess_book(&renderer);
+    print_tally(&tally, ctx)?;
+    match processed {
         Ok(_) => {
             writeln!(ctx.out, "the book's gate passed")?;
             Ok(OK)

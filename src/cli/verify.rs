@@ -46,7 +46,8 @@ pub fn run_report(args: &ReportArgs, ctx: &mut Ctx) -> Result<i32> {
     } else {
         write!(ctx.out, "{}", report.render_markdown())?;
     }
-    Ok(if args.pr_body || report.verify_failed == 0 {
+    // A report that says FAILED is a failure, whether it is printed for a PR body or not.
+    Ok(if report.verify_failed == 0 {
         OK
     } else {
         PROBLEMS

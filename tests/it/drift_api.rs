@@ -213,7 +213,7 @@ fn a_suppressed_demo_break_no_longer_counts() {
 /// FORKBOOK_DRIFT_OVERRIDES=1 also lays the fork's own core headers over
 /// upstream's (the fork's at the old pin, merged into the new pin at the new one).
 #[test]
-#[ignore]
+#[ignore = "needs local mirrors of ml-explore/mlx and NripeshN/mlx (FORKBOOK_UPSTREAM_MIRROR, FORKBOOK_FORK_MIRROR)"]
 fn real_mlx_rocm_backend() {
     let (Ok(upstream), Ok(fork)) = (
         std::env::var("FORKBOOK_UPSTREAM_MIRROR"),

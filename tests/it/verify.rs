@@ -105,7 +105,68 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
     );
     assert!(out.contains("- `mlx/device.cpp`: UNRESOLVED"), "{out}");
     assert!(out.contains("API drift fixed by this change (7)"), "{out}");
-    assert!(out.contains("Verify: FAILED."), "{out}");
+    assert!(
+        out.contains("Verify: FAILED, 3 failed: checks (1 error), sync --check (1 conflict region left), drift api (base to pin) (7 breaks), 2 not run: "),
+        "{out}"
+    );
+    let (code, _) = demo.run(&["report", "--pr-body"]);
+    assert_eq!(code, 1, "a report that says FAILED exits 1, PR body or not");
+}
+
+/// Issue 11: "passed" only when every step ran and passed; skipped steps are named as not run
+/// with their reasons, in `verify` and in the report.
+#[test]
+fn verify_and_report_say_passed_only_when_every_step_ran() {
+    let demo = Demo::new(Layout::Patch);
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 0, "skips are not failures: {out}");
+    let not_run = "passed, 2 not run: ROCm build (needs `hipcc`, which is not on PATH), generation smoke (needs `hipcc`, which is not on PATH)";
+    assert!(out.contains(&format!("verify: {not_run}\n")), "{out}");
+    let (code, out) = demo.run(&["report", "--pr-body"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("Verify: {not_run}.")), "{out}");
+    assert!(!out.contains("Verify: passed."), "{out}");
+    // With every step able to run, it is a plain pass.
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let head = text.split("[[verify.steps]]").next().unwrap().to_string();
+    std::fs::write(
+        &config,
+        format!("{head}[[verify.steps]]\nname = \"runs\"\ncommand = \"true\"\n"),
+    )
+    .unwrap();
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.ends_with("verify: passed\n"), "{out}");
+}
+
+/// Issue 11: a misspelt key of `[[verify.steps]]` fails every command at load, with its line.
+#[test]
+fn a_misspelt_verify_step_key_fails_status_and_check_with_its_line() {
+    let demo = Demo::new(Layout::Patch);
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let typo = text.replacen(
+        "requires = [\"hipcc\", \"cmake\"",
+        "requries = [\"hipcc\", \"cmake\"",
+        1,
+    );
+    assert_ne!(typo, text, "the demo's first step has `requires`");
+    std::fs::write(&config, &typo).unwrap();
+    let line = typo
+        .lines()
+        .position(|l| l.starts_with("requries"))
+        .unwrap()
+        + 1;
+    for command in ["status", "check", "verify"] {
+        let (code, out) = demo.run(&[command]);
+        assert_eq!(code, 2, "{command}: {out}");
+        assert!(
+            out.contains(&format!("line {line}: unknown field `requries`")),
+            "{command}: {out}"
+        );
+        assert!(out.contains("forkbook.toml"), "{command}: {out}");
+    }
 }
 
 #[test]
@@ -135,6 +196,11 @@ fn the_book_builds_offline_without_objects_and_its_test_gate_asks_for_them() {
         code, 0,
         "no false findings while the objects are missing: {out}"
     );
+    assert!(
+        out.contains(" ran (") && out.contains(" skipped, "),
+        "the build ends with what ran and what was skipped: {out}"
+    );
+    assert!(out.contains("0 failed"), "{out}");
     let page = std::fs::read_to_string(demo.root().join("book/book/pin-bump.html")).unwrap();
     assert!(
         page.contains("is not in the object cache"),

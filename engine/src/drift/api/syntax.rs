@@ -447,11 +447,9 @@ mod tests {
 
     /// Prints where a file (path in `DUMP_FILE`) still fails to parse after blanking.
     #[test]
-    #[ignore]
+    #[ignore = "a debugging aid: set DUMP_FILE to a header and run it with --ignored"]
     fn dump_errors() {
-        let Ok(path) = std::env::var("DUMP_FILE") else {
-            return;
-        };
+        let path = std::env::var("DUMP_FILE").expect("set DUMP_FILE to the file to parse");
         let src = std::fs::read(&path).unwrap();
         let cfg = crate::drift::api::ApiConfig::default();
         let files: crate::FileMap = [(path.clone(), src.clone())].into();
