@@ -1133,3 +1133,34 @@ fn fix_add_writes_a_list_entry_into_a_list_register_and_only_adds_lines() {
     assert_eq!(added.files[0].name, "mlx/backend/rocm/new_helper.hpp");
     assert_eq!(added.state(), None, "the author fills in its state");
 }
+
+#[test]
+fn an_issue_the_policy_cites_is_the_issue_of_every_entry_kept_by_it() {
+    let cited = POLICY.replace(
+        "are not proposed to the fork.",
+        "are not proposed to the fork (acme/ourapp#7).",
+    );
+    assert_ne!(cited, POLICY);
+    let register = register::parse("LOCAL_FIXES.md", &cited);
+    assert_eq!(
+        register.entry(1).unwrap().value("issue"),
+        Some("acme/ourapp#7")
+    );
+    assert_eq!(
+        register.entry(3).unwrap().value("issue"),
+        Some("acme/ourapp#31"),
+        "an entry's own citation wins"
+    );
+    let facts = Facts {
+        register: Some(register),
+        ..Facts::default()
+    };
+    let messages: Vec<String> = run("fix-state-complete", &facts)
+        .into_iter()
+        .map(|f| f.message)
+        .collect();
+    assert_eq!(
+        messages,
+        ["entry 5 has no upstream state: no `state:` line, and nothing in its words says one"]
+    );
+}
