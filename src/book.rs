@@ -19,14 +19,11 @@ use crate::engine::tools::missing_requirement;
 use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The exit status reported for a step stopped by its timeout (as `timeout(1)` does).
-pub const TIMED_OUT: i32 = 124;
+pub use crate::book_steps::TIMED_OUT;
+use crate::book_steps::{run_in_process, run_shell};
 
 /// What the error of a command says when an object is missing from the cache.
 const MISSING_OBJECT: &str = "not in the object cache";
@@ -98,11 +95,7 @@ impl BookRunner {
                 step.command
             ));
         };
-        if let Some(sub @ ("book" | "mdbook")) = words.first().map(String::as_str) {
-            return refused(format!(
-                "a book step cannot run `forkbook {sub}` (the book would build itself)"
-            ));
-        }
+        // A step that builds a book is refused where books are built (`book_steps`).
         let args = self.argv(words);
         let started = Instant::now();
         let (exit, output) = run_in_process(args, step.attrs.timeout);
@@ -122,7 +115,12 @@ impl BookRunner {
 
     fn run_shell(&self, step: &Step) -> StepOutcome {
         let started = Instant::now();
-        match run_shell(&step.command, &self.root, step.attrs.timeout) {
+        match run_shell(
+            &step.command,
+            &self.root,
+            step.attrs.timeout,
+            path_with_this_forkbook(),
+        ) {
             Ok((exit, output)) => StepOutcome::Ran {
                 exit,
                 duration: started.elapsed(),
@@ -389,92 +387,6 @@ pub fn split_words(line: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
-/// Runs forkbook in process on a thread of its own, so that a timeout can give up on it.
-fn run_in_process(args: Vec<OsString>, timeout: Option<Duration>) -> (i32, String) {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let code = crate::cli::run(args, &mut out);
-        let _ = tx.send((code, out));
-    });
-    let received = match timeout {
-        Some(limit) => rx.recv_timeout(limit).map_err(|_| limit),
-        None => rx.recv().map_err(|_| Duration::ZERO),
-    };
-    match received {
-        Ok((code, out)) => (code, String::from_utf8_lossy(&out).into_owned()),
-        Err(limit) if limit > Duration::ZERO => (
-            TIMED_OUT,
-            format!(
-                "timed out after {} s (the command was abandoned)",
-                limit.as_secs_f64()
-            ),
-        ),
-        Err(_) => (101, "forkbook panicked while running this step".to_string()),
-    }
-}
-
-/// Runs `sh -c script` in `dir`, stdout and stderr in one stream, killed with its children at
-/// the timeout.
-fn run_shell(
-    script: &str,
-    dir: &Path,
-    timeout: Option<Duration>,
-) -> std::io::Result<(i32, String)> {
-    use std::os::unix::process::CommandExt;
-    let (mut reader, writer) = std::io::pipe()?;
-    let mut child = {
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir)
-            .env("PATH", path_with_this_forkbook())
-            .stdin(Stdio::null())
-            .stdout(writer.try_clone()?)
-            .stderr(writer)
-            .process_group(0);
-        command.spawn()?
-        // `command` drops here, closing our copies of the pipe's writing end.
-    };
-    let collector = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = reader.read_to_end(&mut bytes);
-        bytes
-    });
-    let deadline = timeout.map(|t| Instant::now() + t);
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            kill_group(child.id());
-            child.wait()?;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let mut output = String::from_utf8_lossy(&collector.join().unwrap_or_default()).into_owned();
-    let exit = match status {
-        Some(status) => status.code().unwrap_or(128 + 9),
-        None => {
-            output.push_str(&format!(
-                "\ntimed out after {} s",
-                timeout.unwrap_or_default().as_secs_f64()
-            ));
-            TIMED_OUT
-        }
-    };
-    Ok((exit, output))
-}
-
-/// Kills a process group (the shell and everything it started).
-fn kill_group(pgid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .status();
-}
-
 /// PATH with this executable's folder first, when it is forkbook, so shell steps call this one.
 fn path_with_this_forkbook() -> OsString {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -550,7 +462,10 @@ fn state_digest(project: &Project) -> String {
     if let Some(pin_file) = &project.config.overlay.pin_file {
         add(
             pin_file,
-            &std::fs::read(project.root.join(pin_file)).unwrap_or_default(),
+            &crate::engine::fsutil::read_regular_file(&project.root.join(pin_file), "pin file")
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
         );
     }
     match crate::engine::fsutil::read_tree(&project.records_dir()) {
@@ -582,29 +497,6 @@ fn cache_refs(dir: &Path) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shell_steps_merge_streams_and_report_exit() {
-        let (exit, output) =
-            run_shell("echo out; echo err >&2; exit 3", Path::new("."), None).unwrap();
-        assert_eq!(exit, 3);
-        assert_eq!(output, "out\nerr\n");
-    }
-
-    #[test]
-    fn shell_timeout_kills_the_whole_group() {
-        let started = Instant::now();
-        let (exit, output) = run_shell(
-            "sleep 30 & sleep 30; echo never",
-            Path::new("."),
-            Some(Duration::from_millis(300)),
-        )
-        .unwrap();
-        assert_eq!(exit, TIMED_OUT);
-        assert!(output.contains("timed out after 0.3 s"), "{output}");
-        // The background `sleep` held the pipe open: returning at all means it was killed too.
-        assert!(started.elapsed() < Duration::from_secs(25));
-    }
 
     #[test]
     fn command_lines_split_like_a_shell() {

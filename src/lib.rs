@@ -2,6 +2,7 @@
 //! crate (`forkbook-engine`), which knows nothing of either.
 
 pub mod book;
+pub mod book_steps;
 pub mod cli;
 pub mod demo;
 

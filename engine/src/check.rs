@@ -175,7 +175,8 @@ fn build_pin(project: &Project) -> Result<Option<BuildPin>> {
         return Ok(None);
     };
     super::paths::check_relative(name).context("`overlay.pin_file`")?;
-    let text = std::fs::read_to_string(project.root.join(name)).unwrap_or_default();
+    let bytes = super::fsutil::read_regular_file(&project.root.join(name), "`overlay.pin_file`")?;
+    let text = String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned();
     let found = text.lines().enumerate().find_map(|(index, line)| {
         line.split(|c: char| !c.is_ascii_hexdigit())
             .find(|word| word.len() == 40)

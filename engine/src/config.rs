@@ -145,6 +145,16 @@ impl Config {
         if config.upstream.branch.is_empty() {
             config.upstream.branch = defaults.upstream.branch;
         }
+        if config.overlay.backend_prefix.trim_matches('/').is_empty() {
+            return Err(Error::new(
+                "`overlay.backend_prefix` is empty: the whole fork tree would be the backend",
+            )
+            .with_note(
+                "name the backend's folder, such as `backend_prefix = \"mlx/backend/rocm/\"`",
+            ));
+        }
+        super::paths::check_relative(config.overlay.backend_prefix.trim_end_matches('/'))
+            .map_err(|e| e.context("`overlay.backend_prefix`"))?;
         if !config.overlay.backend_prefix.ends_with('/') {
             config.overlay.backend_prefix.push('/');
         }

@@ -103,6 +103,25 @@ pub fn write_tree_synced(dir: &Path, files: &FileMap) -> Result<()> {
     Ok(())
 }
 
+/// Reads a file a setting names, refusing anything but a regular file before opening it: a FIFO
+/// or a device would block or never end. `Ok(None)` when nothing is there.
+pub fn read_regular_file(path: &Path, what: &str) -> Result<Option<Vec<u8>>> {
+    match fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => {
+            Err(Error::from(e).context(format!("failed to read {what} `{}`", path.display())))
+        }
+        Ok(meta) if !meta.is_file() => Err(Error::new(format!(
+            "{what} `{}` is not a regular file",
+            path.display()
+        ))
+        .with_note("name a plain file there")),
+        Ok(_) => fs::read(path)
+            .map(Some)
+            .with_context(|| format!("failed to read {what} `{}`", path.display())),
+    }
+}
+
 /// Reads every regular file below `dir` into a map of `/`-separated relative paths.
 ///
 /// Links are refused when they lead outside `dir` and read as the file they name otherwise is not

@@ -54,6 +54,7 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
     let state = empty_state(project, cache, commits, core_files)?;
     let planned = sync::plan(project, cache, &state, commits)?;
     let _lock = RunLock::acquire(&project.root, "overlay")?;
+    super::overlay::refuse_linked_records(&dir)?;
     let staged = StagedDir::new(&dir)?;
     write_tree_synced(staged.path(), &planned.records)?;
     staged.commit()?;

@@ -74,6 +74,7 @@ pub struct Records {
 impl Records {
     pub fn read(project: &Project) -> Result<Records> {
         let dir = project.records_dir();
+        refuse_linked_records(&dir)?;
         if !dir.is_dir() {
             return Err(Error::new(format!("no overlay records folder `{}`", dir.display()))
                 .with_note("create one with `forkbook init --fork REV`, or set `[overlay] dir` in forkbook.toml"));
@@ -264,6 +265,19 @@ fn check_placement(project: &Project, files: &FileMap, tree: &FileMap) -> Result
         }
         _ => Ok(()),
     }
+}
+
+/// A records folder that is a link is refused: forkbook replaces the records folder whole, and
+/// would replace the link by a real folder, leaving the folder it named behind unchanged.
+pub fn refuse_linked_records(dir: &std::path::Path) -> Result<()> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(Error::new(format!(
+            "the records folder `{}` is a link",
+            dir.display()
+        ))
+        .with_note("point `[overlay] dir` in forkbook.toml at the real folder, or replace the link by the folder"));
+    }
+    Ok(())
 }
 
 /// One applied fix of the patch layout: what its files were before and after it.

@@ -118,8 +118,89 @@ fn quote_spaced_paths(text: &str) -> String {
     out
 }
 
+/// Refuses what libgit2 would silently change: a path without its `a/` or `b/` prefix (an
+/// absolute `/etc/x` loses its first component and becomes `etc/x`), and any file mode but a
+/// plain file's 100644 (an executable or a link would be written as a plain file, its mode or
+/// link lost). Names the patch and line. Only header lines are read (up to each first `@@`),
+/// so a removed line that starts `-- ` is not taken for a header.
+fn check_headers(patch: &str, name: &str) -> Result<()> {
+    let refuse = |line: usize, why: String| {
+        Err(Error::new(format!("`{name}`:{line}: {why}")).with_note(
+            "forkbook carries plain files with repository-relative paths; fix the patch, or regenerate it with `forkbook fix add`",
+        ))
+    };
+    let prefixed = |path: &str, side: &str| {
+        path == "/dev/null"
+            || path.starts_with(&format!("{side}/"))
+            || path.starts_with(&format!("\"{side}/"))
+    };
+    let mut in_header = false;
+    for (index, line) in patch.lines().enumerate() {
+        let number = index + 1;
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            in_header = true;
+            if !(prefixed(rest, "a") && (rest.contains(" b/") || rest.contains(" \"b/"))) {
+                return refuse(
+                    number,
+                    format!(
+                        "`{}` does not name `a/...` and `b/...` paths (an absolute path?)",
+                        line.escape_debug()
+                    ),
+                );
+            }
+            continue;
+        }
+        if !in_header {
+            continue;
+        }
+        if line.starts_with("@@") || line.starts_with("GIT binary patch") {
+            in_header = false;
+            continue;
+        }
+        let (side, path) = match (line.strip_prefix("--- "), line.strip_prefix("+++ ")) {
+            (Some(path), _) => ("a", path),
+            (_, Some(path)) => ("b", path),
+            _ => ("", ""),
+        };
+        if !side.is_empty() && !prefixed(path.trim_end(), side) {
+            return refuse(
+                number,
+                format!(
+                    "`{}` names a path without its `{side}/` prefix (an absolute path?)",
+                    line.escape_debug()
+                ),
+            );
+        }
+        let mode = [
+            "old mode ",
+            "new mode ",
+            "new file mode ",
+            "deleted file mode ",
+        ]
+        .iter()
+        .find_map(|key| line.strip_prefix(key))
+        .or_else(|| {
+            line.strip_prefix("index ")
+                .and_then(|rest| rest.split_whitespace().nth(1))
+        });
+        if let Some(mode) = mode.map(str::trim) {
+            if mode != "100644" {
+                let what = match mode {
+                    "100755" => "an executable file",
+                    "120000" => "a symbolic link",
+                    "160000" => "a submodule",
+                    _ => "an unusual file",
+                };
+                return refuse(number, format!("mode {mode} ({what}) would not be carried: forkbook writes plain files (mode 100644)"));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The paths a patch touches (old and new names), each checked: patches are untrusted text.
 pub fn touched(patch: &str, name: &str) -> Result<Vec<String>> {
+    check_headers(patch, name)?;
     let diff = parse(patch, name)?;
     let mut paths = Vec::new();
     for delta in diff.deltas() {
@@ -200,6 +281,30 @@ mod tests {
             ["a/gone.h", "a/new.h", "a/x.cpp"]
         );
         assert_eq!(apply(&text, "t.patch", &pre).unwrap(), post);
+    }
+
+    /// Fails on main before issue 12: the absolute path was rewritten to `etc/passwd` and the
+    /// modes dropped, silently.
+    #[test]
+    fn absolute_paths_links_and_modes_are_refused_naming_patch_and_line() {
+        let cases = [
+            ("diff --git /etc/passwd /etc/passwd\n--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+b\n", 1, "absolute"),
+            ("diff --git a/x b/x\n--- /x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", 2, "absolute"),
+            ("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n", 3, "executable"),
+            ("diff --git a/l b/l\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+target\n", 2, "symbolic link"),
+            ("diff --git a/x b/x\nindex 1111111..2222222 100755\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", 2, "executable"),
+        ];
+        for (text, line, why) in cases {
+            let err = touched(text, "0001-x.patch").unwrap_err();
+            assert!(
+                err.message().contains(&format!("`0001-x.patch`:{line}:")),
+                "{text}: {err}"
+            );
+            assert!(err.message().contains(why), "{text}: {err}");
+        }
+        // A removed line that starts with `-- ` inside a hunk is content, not a header.
+        let fine = "diff --git a/x b/x\nindex 1111111..2222222 100644\n--- a/x\n+++ b/x\n@@ -1,2 +1,1 @@\n--- not a header\n a\n";
+        check_headers(fine, "0001-x.patch").unwrap();
     }
 
     #[test]

@@ -104,13 +104,24 @@ fn fix_count(state: &OverlayState) -> usize {
     }
 }
 
+/// A Markdown code span holding `text` exactly, whatever backticks it holds: fenced by one more
+/// backtick than its longest run, padded with a space (which the reader strips) when it holds one.
+fn code_span(text: &str) -> String {
+    if !text.contains('`') {
+        return format!("`{text}`");
+    }
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest + 1);
+    format!("{ticks} {text} {ticks}")
+}
+
 /// A new register entry; the author fills in its state. It is written in the register's own
 /// form: a numbered list item after the latest list entry when the register is written so,
 /// otherwise a `## N. Title` entry at the end. Either way the diff is only the lines it adds.
 fn append_entry(register: &str, number: usize, title: &str, paths: &[String]) -> String {
     let files = paths
         .iter()
-        .map(|p| format!("`{p}`"))
+        .map(|p| code_span(p))
         .collect::<Vec<_>>()
         .join(", ");
     let parsed = crate::register::parse(records::FIXES_FILE, register);

@@ -279,40 +279,27 @@ fn run_step(step: &StepConfig, root: &Path) -> (Outcome, Vec<String>) {
     }
 }
 
-/// Runs `sh -c command` with a timeout; returns the exit status and the output's last lines.
+/// Runs `sh -c command` through [`super::process`] (its own session, killed with everything
+/// it started at the timeout); returns the exit status and the output's last lines.
 pub fn run_shell(
     command: &str,
     dir: &Path,
     timeout: Duration,
 ) -> std::result::Result<(i32, Vec<String>), String> {
-    use std::process::{Command, Stdio};
-    let log_file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
-    let out_path = log_file.path().to_path_buf();
-    let log = log_file.reopen().map_err(|e| e.to_string())?;
-    let err = log.try_clone().map_err(|e| e.to_string())?;
-    let mut child = Command::new("sh")
+    use super::process::{run, Ended, Spec};
+    let done = run(&Spec::new("sh", dir)
         .arg("-c")
         .arg(command)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(err)
-        .spawn()
-        .map_err(|e| format!("failed to start `sh`: {e}"))?;
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("timed out after {} s", timeout.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let text = String::from_utf8_lossy(&std::fs::read(&out_path).unwrap_or_default()).into_owned();
-    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        .timeout(Some(timeout)))
+    .map_err(|e| e.to_string())?;
+    let lines: Vec<String> = done.output.lines().map(str::to_string).collect();
     let tail = lines[lines.len().saturating_sub(20)..].to_vec();
-    Ok((status.code().unwrap_or(-1), tail))
+    match done.ended {
+        Ended::TimedOut(after) => Err(format!(
+            "timed out after {} s; its last lines: {}",
+            after.as_secs(),
+            tail.join(" | ")
+        )),
+        _ => Ok((done.code().unwrap_or(-1), tail)),
+    }
 }

@@ -56,27 +56,82 @@ fn skip_ansi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
-/// Makes Markdown from a directive safe to splice: raw HTML in it is shown as text, and no
-/// `{{#...}}` in it is left for a later preprocessor to expand. Markdown itself (tables, code
-/// spans, links) keeps working, so directives can render tables of names from other trees.
+/// Makes Markdown from a directive safe to splice: raw HTML in it is shown as text, a link or
+/// image whose address fails [`url_allowed`] is shown as text, and no `{{#...}}` in it is left
+/// for a later preprocessor to expand. Markdown itself (tables, code spans, safe links) keeps
+/// working, so directives can render tables of names from other trees.
 pub fn inert_markdown(text: &str) -> String {
+    use pulldown_cmark::Tag;
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for (event, range) in
         Parser::new_ext(text, crate::blocks::markdown_options()).into_offset_iter()
     {
-        if matches!(event, Event::Html(_) | Event::InlineHtml(_)) && range.start >= at {
-            out.push_str(&text[at..range.start]);
-            out.push_str(
-                &text[range.clone()]
+        if range.start < at {
+            continue;
+        }
+        let replacement = match &event {
+            Event::Html(_) | Event::InlineHtml(_) => Some(
+                text[range.clone()]
                     .replace('&', "&amp;")
                     .replace('<', "&lt;"),
-            );
+            ),
+            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })
+                if !url_allowed(dest_url) =>
+            {
+                Some(markdown_as_text(&text[range.clone()]))
+            }
+            _ => None,
+        };
+        if let Some(replacement) = replacement {
+            out.push_str(&text[at..range.start]);
+            out.push_str(&replacement);
             at = range.end;
         }
     }
     out.push_str(&text[at..]);
     break_brace_pairs(&out)
+}
+
+/// The one rule for every address that reaches a page (register, directives, step results):
+/// `http:`, `https:`, `mailto:` and relative addresses pass; any other scheme (`javascript:`,
+/// `data:`, `vbscript:`, `file:`...) does not. Judged on the address as a browser reads it:
+/// entities already decoded by the Markdown parser, leading spaces and control characters and
+/// any tab or line break inside removed, the scheme compared without case.
+pub fn url_allowed(url: &str) -> bool {
+    let cleaned: String = url
+        .trim_start_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let scheme_end = cleaned.find(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)));
+    match scheme_end {
+        Some(end) if end > 0 && cleaned[end..].starts_with(':') => {
+            let scheme = cleaned[..end].to_ascii_lowercase();
+            matches!(scheme.as_str(), "http" | "https" | "mailto")
+        }
+        // No scheme: a path, `#anchor`, `?query` or `//host/...` (http or https by the page's own).
+        _ => !cleaned.contains(|c: char| c.is_control()),
+    }
+}
+
+/// Markdown source shown as its own text: every character that could start markup is escaped.
+fn markdown_as_text(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() + 8);
+    for c in source.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' => out.push(' '),
+            '[' | ']' | '(' | ')' | '!' | '*' | '_' | '`' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A zero-width space after every `{` that another `{` follows: invisible, and no `{{#include}}`
@@ -325,6 +380,63 @@ mod tests {
         );
         assert!(out.contains("&lt;div onclick=x>"), "{out}");
         assert!(!out.contains("{{"), "{out}");
+    }
+
+    /// Fails on main before issue 12: these became live `javascript:` / `data:` links.
+    #[test]
+    fn directive_links_with_a_dangerous_address_become_text() {
+        let hostile = [
+            "[x](javascript:alert(1))",
+            "[x](JaVaScRiPt:alert(1))",
+            "<javascript:alert(1)>",
+            "[x](&#106;avascript:alert(1))",
+            "[x](java\tscript:alert(1))",
+            "[x]( javascript:alert(1))",
+            "[x](data:text/html;base64,PHNjcmlwdD4=)",
+            "![x](data:image/svg+xml;base64,PHN2Zz4=)",
+            "[x][r]\n\n[r]: vbscript:msgbox",
+            "| 1 | [title](javascript:alert(1)) |",
+        ];
+        for md in hostile {
+            let md = if md.starts_with('|') {
+                format!("| n | t |\n|---|---|\n{md}\n")
+            } else {
+                md.to_string()
+            };
+            let out = inert_markdown(&md);
+            // What a renderer would make of it: no link, no image, no raw HTML at all.
+            let mut text = String::new();
+            for event in Parser::new_ext(&out, crate::blocks::markdown_options()) {
+                match event {
+                    Event::Start(pulldown_cmark::Tag::Link { dest_url, .. })
+                    | Event::Start(pulldown_cmark::Tag::Image { dest_url, .. }) => {
+                        panic!("{md:?} -> {out:?} still links to {dest_url}")
+                    }
+                    Event::Html(h) | Event::InlineHtml(h) => panic!("{md:?} -> {out:?}: html {h}"),
+                    Event::Text(t) => text.push_str(&t),
+                    _ => {}
+                }
+            }
+            assert!(
+                text.contains("alert") || text.contains("base64") || text.contains('x'),
+                "the text stays visible: {md:?} -> {text:?}"
+            );
+        }
+        for safe in [
+            "[pr](https://github.com/o/r/pull/1)",
+            "[m](mailto:a@b.c)",
+            "[page](register.html#fix-1)",
+            "<https://example.com/x>",
+        ] {
+            let out = inert_markdown(safe);
+            assert_eq!(out, safe);
+        }
+        assert!(url_allowed("http://x") && url_allowed("../a.html") && url_allowed("#top"));
+        assert!(
+            !url_allowed("javascript:x")
+                && !url_allowed("\u{1}javascript:x")
+                && !url_allowed("file:///etc/passwd")
+        );
     }
 
     #[test]

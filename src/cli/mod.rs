@@ -203,6 +203,17 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
         }
     };
     let json = cli.global.json;
+    // Human output carries names from other people's trees and compilers' messages: every
+    // control character in it is shown escaped, never sent to the terminal. JSON escapes its own
+    // strings, and `mdbook` speaks JSON to mdBook.
+    let raw = json || matches!(cli.command, Command::Mdbook(_));
+    let mut safe;
+    let out: &mut dyn Write = if raw {
+        out
+    } else {
+        safe = engine::terminal::SafeWriter::new(out);
+        &mut safe
+    };
     let mut ctx = Ctx {
         out,
         global: cli.global,
@@ -212,6 +223,7 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
         Ok(code) => code,
         Err(e) => {
             let text = format!("error: {e}\n");
+            let text = engine::terminal::escape_controls(&text).into_owned();
             match err {
                 Some(err) => {
                     let _ = ctx.out.flush();
@@ -240,8 +252,14 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::Fixes(args) => fixes::run(&args, ctx),
         Command::Check(args) => check::run(&args, ctx),
         Command::Propose(args) => propose::run(&args, ctx),
-        Command::Book(args) => book::run(&args, ctx),
-        Command::Mdbook(args) => mdbook::run(&args, ctx),
+        Command::Book(args) => {
+            crate::book_steps::refuse_inside_a_step("book")?;
+            book::run(&args, ctx)
+        }
+        Command::Mdbook(args) => {
+            crate::book_steps::refuse_inside_a_step("mdbook")?;
+            mdbook::run(&args, ctx)
+        }
         Command::Drift(args) => drift::run(&args, ctx),
         Command::Verify(args) => verify::run(&args, ctx),
         Command::Report(args) => verify::run_report(&args, ctx),

@@ -154,3 +154,288 @@ fn the_written_marker_is_not_recorded_as_a_fix() {
         "{out}"
     );
 }
+
+/// Builds a one-chapter book (shell steps allowed) in `<project>/book` with `forkbook book build`
+/// in process; returns (exit status, output, the chapter's HTML).
+fn build_book(demo: &Demo, chapter: &str) -> (i32, String, String) {
+    let dir = demo.root().join("book");
+    let write = |rel: &str, text: &str| {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "book.toml",
+        "[book]\ntitle = \"attacks\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\nallow-shell = true\n",
+    );
+    write("src/SUMMARY.md", "# Summary\n\n- [Steps](steps.md)\n");
+    write("src/steps.md", chapter);
+    let (code, out) = demo.run(&["book", "build", "--dir", dir.to_str().unwrap()]);
+    let html = std::fs::read_to_string(dir.join("book/steps.html")).unwrap_or_default();
+    (code, out, html)
+}
+
+/// The output boxes of a built chapter, in order: (status line, output).
+fn results(html: &str) -> Vec<(String, String)> {
+    html.split("<span class=\"forkbook-exit\">")
+        .skip(1)
+        .map(|part| {
+            let status = part.split("</span>").next().unwrap_or("").to_string();
+            let output = part
+                .split("forkbook-output\">")
+                .nth(1)
+                .and_then(|o| o.split("</pre>").next())
+                .unwrap_or("")
+                .to_string();
+            (status, output)
+        })
+        .collect()
+}
+
+/// Fails on main before issue 12: the guard only looked at the first word, so
+/// `forkbook --json book build` built the book inside itself without end.
+#[test]
+fn a_book_step_cannot_build_test_or_serve_a_book_whatever_its_flags_order() {
+    let demo = Demo::new(Layout::Patch);
+    let root = demo.root().display().to_string();
+    let commands = [
+        "book build".to_string(),
+        "--json book build".to_string(),
+        "book --json build".to_string(),
+        "book --json test".to_string(),
+        "--json book serve".to_string(),
+        format!("book build --dir {root}/book"),
+        "mdbook supports html".to_string(),
+        "--json mdbook".to_string(),
+    ];
+    let exe = env!("CARGO_BIN_EXE_forkbook");
+    let mut chapter = String::from("# Steps\n\n");
+    for command in &commands {
+        chapter.push_str(&format!(
+            "```forkbook,timeout=20\nforkbook {command}\n```\n\n"
+        ));
+    }
+    // The same rule for a shell step that runs this forkbook.
+    for command in &commands {
+        chapter.push_str(&format!("```sh,run,timeout=20\n'{exe}' {command}\n```\n\n"));
+    }
+    chapter.push_str("```forkbook\nforkbook --json status\n```\n");
+    let (code, out, html) = build_book(&demo, &chapter);
+    assert_eq!(code, 0, "{out}");
+    let results = results(&html);
+    assert_eq!(results.len(), commands.len() * 2 + 1, "{html}");
+    for (index, (status, output)) in results.iter().enumerate().take(commands.len() * 2) {
+        let command = &commands[index % commands.len()];
+        assert!(
+            status.starts_with("exit 2"),
+            "step {index} ({command}): {status}: {output}"
+        );
+        assert!(
+            output.contains("a book step cannot run"),
+            "step {index} ({command}): {output}"
+        );
+    }
+    let (status, output) = results.last().unwrap();
+    assert!(
+        status.starts_with("exit 0"),
+        "other commands still run from a step: {status} {output}"
+    );
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| !r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+fn pids_in(file: &Path) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+/// Fails on main before issue 12: a `setsid` child kept a `timeout=2` step alive (45 s in the
+/// report), and `verify` killed only `sh` at its timeout, leaving its children running.
+#[test]
+fn a_setsid_or_background_grandchild_does_not_outlive_a_timed_out_step() {
+    let demo = Demo::new(Layout::Patch);
+    let script = |pids: &Path| {
+        format!(
+            "setsid sh -c 'echo $$ >> {0}; exec sleep 120' & (sleep 120 & echo $! >> {0}); sleep 0.3; echo printed before the timeout; sleep 120",
+            pids.display()
+        )
+    };
+    let book_pids = demo.tmp.path().join("pids-book");
+    let started = std::time::Instant::now();
+    let chapter = format!(
+        "# Steps\n\n```sh,run,timeout=2\n{}\n```\n",
+        script(&book_pids)
+    );
+    let (code, out, html) = build_book(&demo, &chapter);
+    let took = started.elapsed();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "the book took {took:?}"
+    );
+    let results = results(&html);
+    assert_eq!(results.len(), 1, "{html}");
+    assert!(results[0].0.starts_with("exit 124"), "{:?}", results[0]);
+    assert!(
+        results[0].1.contains("printed before the timeout"),
+        "what it printed so far: {:?}",
+        results[0]
+    );
+    assert!(
+        results[0].1.contains("timed out after 2 s"),
+        "{:?}",
+        results[0]
+    );
+
+    let verify_pids = demo.tmp.path().join("pids-verify");
+    let started = std::time::Instant::now();
+    let outcome = forkbook::engine::verify::run_shell(
+        &script(&verify_pids),
+        demo.root(),
+        std::time::Duration::from_secs(2),
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let why = outcome.expect_err("a timed-out verify step is a failure");
+    assert!(
+        why.contains("timed out after 2 s") && why.contains("printed before the timeout"),
+        "{why}"
+    );
+
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for (runner, file) in [("book", &book_pids), ("verify", &verify_pids)] {
+        let pids = pids_in(file);
+        assert_eq!(pids.len(), 2, "{runner}: {pids:?}");
+        for pid in pids {
+            assert!(!alive(pid), "{runner}: process {pid} outlived the step");
+        }
+    }
+}
+
+/// The forkbook binary on the demo, killed after 30 s so a hang fails the test instead of
+/// stopping it: (exit status, everything printed).
+fn run_binary(demo: &Demo, args: &[&str]) -> (Option<i32>, String) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_forkbook"))
+        .arg("--root")
+        .arg(demo.root())
+        .arg("--cache")
+        .arg(&demo.demo.cache)
+        .args(args)
+        .env_remove("FORKBOOK_CACHE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, "hung: killed after 30 s".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// Each fails on main before issue 12: a FIFO as `pin_file` hung `check`; `backend_prefix = ""`
+/// silently made the whole fork tree the backend; a records folder that is a link was silently
+/// replaced by a real folder.
+#[test]
+fn odd_settings_and_folders_are_refused_with_a_clear_error() {
+    let demo = Demo::new(Layout::Patch);
+    let config = demo.root().join("forkbook.toml");
+    let original = std::fs::read_to_string(&config).unwrap();
+
+    let fifo = demo.root().join("pin.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    let with_pin = original.replace("[overlay]\n", "[overlay]\npin_file = \"pin.fifo\"\n");
+    std::fs::write(&config, &with_pin).unwrap();
+    let (code, out) = run_binary(&demo, &["check"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("pin.fifo") && out.contains("not a regular file"),
+        "{out}"
+    );
+
+    let empty = original.replace(
+        "backend_prefix = \"mlx/backend/rocm/\"",
+        "backend_prefix = \"\"",
+    );
+    assert_ne!(empty, original);
+    std::fs::write(&config, &empty).unwrap();
+    let (code, out) = run_binary(&demo, &["status"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("backend_prefix") && out.contains("empty"),
+        "{out}"
+    );
+    std::fs::write(&config, &original).unwrap();
+
+    let real = demo.tmp.path().join("real-records");
+    std::fs::rename(demo.records(), &real).unwrap();
+    std::os::unix::fs::symlink(&real, demo.records()).unwrap();
+    let before = snapshot(&real);
+    let f2 = demo.fork(2).to_string();
+    let (code, out) = run_binary(&demo, &["sync", &f2]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("is a link"), "{out}");
+    assert!(std::fs::symlink_metadata(demo.records())
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        snapshot(&real) == before,
+        "the records behind the link are unchanged"
+    );
+}
+
+/// Fails on main before issue 12: a file name with a backtick gave a `Files:` line whose code
+/// span ended inside the name, so the register named a file that does not exist.
+#[test]
+fn fix_add_names_a_file_with_backticks_exactly() {
+    let demo = Demo::new(Layout::Patch);
+    let out_dir = demo.tmp.path().join("mat");
+    let (code, out) = demo.run(&["materialize", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let name = "mlx/backend/rocm/we`ird``name.txt";
+    std::fs::write(out_dir.join(name), "x\n").unwrap();
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        out_dir.to_str().unwrap(),
+        "--title",
+        "odd name",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let text = demo.read("LOCAL_FIXES.md");
+    let register = forkbook::engine::register::parse("LOCAL_FIXES.md", &text);
+    let entry = register.entries.last().unwrap();
+    let files: Vec<&str> = entry.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(files, [name], "{text}");
+}

@@ -755,3 +755,39 @@ fn export_tree_refuses_a_chain_of_links_that_leaves_the_tree() {
         "int core() { return 1; }\n"
     );
 }
+
+/// Fails on main before issue 12: `sync` printed a fork's file name raw, so ESC and BEL in it
+/// reached the terminal (retitle it, erase a line, forge "applies as before").
+#[test]
+fn control_characters_in_a_fork_file_name_never_reach_the_terminal() {
+    let mut f2 = fork_f1();
+    let name =
+        "mlx/backend/rocm/\u{1b}]0;owned\u{7}\u{1b}[2K\u{1b}[1A  fix 1: applies as before.cpp";
+    f2.file(name, "int x;\n");
+    let world = World::new(fork_f1(), f2);
+    let project = world.project("escape", "patch");
+    let (code, out) = world.run(
+        &project,
+        &[
+            "init",
+            "--fork",
+            &world.f1.to_string(),
+            "--pin",
+            &world.pin.to_string(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let f2 = world.f2.to_string();
+    for args in [vec!["sync", &f2, "--check"], vec!["sync", &f2]] {
+        let (code, out) = world.run(&project, &args);
+        assert_eq!(code, 0, "{args:?}: {out}");
+        assert!(
+            !out.contains(|c: char| c.is_control() && c != '\n'),
+            "{args:?}: a control character reached the output: {out:?}"
+        );
+        assert!(
+            out.contains("\"mlx/backend/rocm/\\033]0;owned\\a\\033[2K\\033[1A  fix 1: applies as before.cpp\": added"),
+            "{args:?}: the name is shown quoted the way git quotes it: {out}"
+        );
+    }
+}

@@ -4,6 +4,7 @@ use super::{FileOutcome, FixOutcome, Mismatch, Move, ResolvedConflict, SyncCheck
 use crate::base::CoreOutcome;
 use crate::cache::short;
 use crate::report_value::{plural, CommandReport, Verdict};
+use crate::terminal::quote_path;
 use std::fmt::Write;
 
 impl CommandReport for Move {
@@ -27,7 +28,7 @@ impl CommandReport for Move {
             if *outcome == FileOutcome::Taken && base_conflicts.contains(&path.as_str()) {
                 continue;
             }
-            let _ = writeln!(out, "  {path}: {}", file_words(outcome));
+            let _ = writeln!(out, "  {}: {}", quote_path(path), file_words(outcome));
         }
         for fix in &self.fixes {
             let _ = writeln!(
@@ -107,7 +108,7 @@ impl Move {
                 Some(resolved) => format!("pin vs fork ({regions}), {}", resolved_words(resolved)),
                 None => format!("CONFLICT ({regions}, pin vs fork)"),
             };
-            let _ = writeln!(out, "  {path}: {line}");
+            let _ = writeln!(out, "  {}: {line}", quote_path(path));
         }
         out
     }
@@ -182,7 +183,7 @@ impl CommandReport for SyncCheck {
                 self.commits.describe()
             );
             for m in &records {
-                let _ = writeln!(out, "  {}: {}", m.path, m.why);
+                let _ = writeln!(out, "  {}: {}", quote_path(&m.path), m.why);
             }
         }
         if !markers.is_empty() {

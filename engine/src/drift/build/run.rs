@@ -1,9 +1,7 @@
 //! Finding the tools and running them, with their output kept in a log file.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 use serde::Serialize;
 
@@ -44,29 +42,33 @@ pub fn run_logged(
     dir: &Path,
     log: &Path,
 ) -> Result<(Step, String)> {
-    let file =
-        File::create(log).with_context(|| format!("failed to create `{}`", log.display()))?;
-    let stderr = file.try_clone()?;
-    let started = Instant::now();
-    let status = Command::new(program)
+    use crate::process::{run, Output, Spec};
+    // Through the one runner: cmake and make in a session of their own, so a timeout of the
+    // book step or verify step running `forkbook drift build` stops them too.
+    let done = run(&Spec::new(program, dir)
         .args(args)
-        .current_dir(dir)
         .env("LC_ALL", "C")
         .env("LANG", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(file))
-        .stderr(Stdio::from(stderr))
-        .status()
-        .with_context(|| format!("failed to run `{}`", program.display()))?;
+        .output(Output::File(log.to_path_buf())))?;
     let step = Step {
         command: command_line(program, args),
-        status: status.code(),
-        seconds: started.elapsed().as_secs_f64(),
+        status: done.code(),
+        seconds: done.duration.as_secs_f64(),
         log: log.to_path_buf(),
     };
     let bytes =
         std::fs::read(log).with_context(|| format!("failed to read `{}`", log.display()))?;
-    Ok((step, String::from_utf8_lossy(&bytes).into_owned()))
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if let crate::process::Ended::TimedOut(after) = done.ended {
+        text.push_str(&format!("\ntimed out after {} s\n", after.as_secs()));
+        return Err(Error::new(format!(
+            "`{}` timed out after {} s (it and everything it started were stopped)",
+            step.command,
+            after.as_secs()
+        ))
+        .with_note(format!("its output so far is in `{}`", log.display())));
+    }
+    Ok((step, text))
 }
 
 /// Runs `program args` in `dir` and returns its stdout (stderr is dropped: `nm` warns there

@@ -1,0 +1,170 @@
+//! Text from other people (file names from a fork, compiler messages, register titles) made safe
+//! to print on a terminal.
+//!
+//! A name holding ESC or BEL could retitle the terminal, erase a line or forge a line of
+//! forkbook's own output. Every control character is shown the way git shows it in a quoted path
+//! (`\t`, `\r`, `\033`), never emitted: [`escape_controls`] is the one rule, used for whole
+//! outputs by [`SafeWriter`] (every human-readable output of the command line goes through one)
+//! and for single paths by [`quote_path`].
+
+use std::borrow::Cow;
+use std::io::Write;
+
+/// Whether `c` must not reach a terminal as itself: C0 controls but the line break, DEL, the C1
+/// controls (U+0080..U+009F: `U+009B` is CSI on some terminals), and the Unicode bidirectional
+/// overrides and isolates, which reorder what a line appears to say.
+fn is_hostile(c: char) -> bool {
+    (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\u{7}' => out.push_str("\\a"),
+        '\u{8}' => out.push_str("\\b"),
+        '\t' => out.push_str("\\t"),
+        '\u{b}' => out.push_str("\\v"),
+        '\u{c}' => out.push_str("\\f"),
+        '\r' => out.push_str("\\r"),
+        c => {
+            let mut bytes = [0; 4];
+            for b in c.encode_utf8(&mut bytes).bytes() {
+                out.push_str(&format!("\\{b:03o}"));
+            }
+        }
+    }
+}
+
+/// `text` with every control character (but the line break) shown as git shows it in a quoted
+/// path: `\t`, `\r`, `\a`, and octal escapes such as `\033` for ESC. Text without any comes back
+/// as it is.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hostile) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_hostile(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path as git prints it (`core.quotePath=false`): as it is, or, when it holds a control
+/// character, a line break, a double quote or a backslash, in double quotes with those escaped.
+pub fn quote_path(path: &str) -> Cow<'_, str> {
+    let needs = |c: char| is_hostile(c) || matches!(c, '\n' | '"' | '\\');
+    if !path.chars().any(needs) {
+        return Cow::Borrowed(path);
+    }
+    let mut out = String::from("\"");
+    for c in path.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if is_hostile(c) => push_escaped(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    Cow::Owned(out)
+}
+
+/// Bytes that are not UTF-8 shown as octal escapes, the rest through [`escape_controls`].
+fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&escape_controls(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\{b:03o}"));
+        }
+    }
+    out
+}
+
+/// A writer that passes every line through [`escape_controls`] (bytes that are not UTF-8 become
+/// octal escapes). Line-buffered, so a character split across two writes is judged whole; call
+/// `flush` (or drop it) to write the last partial line.
+pub struct SafeWriter<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> SafeWriter<W> {
+    pub fn new(inner: W) -> SafeWriter<W> {
+        SafeWriter {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    fn write_lines(&mut self, all: bool) -> std::io::Result<()> {
+        let end = if all {
+            self.pending.len()
+        } else {
+            match self.pending.iter().rposition(|b| *b == b'\n') {
+                Some(at) => at + 1,
+                None => return Ok(()),
+            }
+        };
+        let text = escape_bytes(&self.pending[..end]);
+        self.pending.drain(..end);
+        self.inner.write_all(text.as_bytes())
+    }
+}
+
+impl<W: Write> Write for SafeWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        self.write_lines(false)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.write_lines(true)?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for SafeWriter<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_shown_never_emitted() {
+        assert_eq!(escape_controls("plain/path.cpp"), "plain/path.cpp");
+        assert_eq!(
+            escape_controls("a\u{1b}]0;owned\u{7}b\u{1b}[2K\rc\n"),
+            "a\\033]0;owned\\ab\\033[2K\\rc\n"
+        );
+        assert_eq!(
+            escape_controls("x\u{9b}y\u{202e}z"),
+            "x\\302\\233y\\342\\200\\256z"
+        );
+        assert_eq!(quote_path("a b.cpp"), "a b.cpp");
+        assert_eq!(quote_path("a\u{1b}b\"\\.cpp"), "\"a\\033b\\\"\\\\.cpp\"");
+    }
+
+    #[test]
+    fn the_writer_escapes_across_writes_and_non_utf8_bytes() {
+        let mut out = Vec::new();
+        {
+            let mut safe = SafeWriter::new(&mut out);
+            safe.write_all(b"one \xc2").unwrap();
+            safe.write_all(b"\x9b two\n\x1b[31mred\xff").unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "one \\302\\233 two\n\\033[31mred\\377"
+        );
+    }
+}
