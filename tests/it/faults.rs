@@ -568,7 +568,7 @@ fn every_record_writer_under_a_size_limit_leaves_the_old_records() {
             ],
         ),
         ("sync", vec!["sync", &f2]),
-        ("retarget", vec!["retarget", "HEAD"]),
+        ("retarget", vec!["retarget", "HEAD", "--allow-conflicts"]),
     ];
     for (what, args) in writers {
         if what == "fixes migrate --write" {
