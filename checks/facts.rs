@@ -39,6 +39,8 @@ pub struct Facts {
     /// The materialized overlay files that hold conflict markers, or `None` when the overlay
     /// could not be built.
     pub markers: Option<Vec<MarkedFile>>,
+    /// The residual record the project keeps (`CORE_RESIDUAL.diff` or `residual.diff`), if any.
+    pub residual_record: Option<ResidualRecordFacts>,
 }
 
 /// One materialized overlay file with conflict markers left in.
@@ -51,6 +53,45 @@ pub struct MarkedFile {
     pub regions: Vec<crate::markers::Region>,
     /// Marker lines outside any region.
     pub stray: Vec<crate::markers::Marker>,
+}
+
+/// The residual record as read, beside what the overlay holds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ResidualRecordFacts {
+    /// Path of the record, relative to the project root.
+    pub file: String,
+    /// Whether the record carries the three commits and a hash per core file in its header
+    /// (`CORE_RESIDUAL.diff`) and so needs a note for every core file with a residual.
+    pub core_header: bool,
+    /// `pin`, `fork`, `fork_upstream_merge_base` as recorded.
+    pub commits: Vec<RecordedValue>,
+    /// One per `# overlay-sha256:` line: the path in `key`, the recorded SHA-256 in `value`.
+    pub hashes: Vec<RecordedValue>,
+    pub notes: Vec<ResidualNote>,
+    /// `# review <path>:` lines: notes whose residual changed since they were written.
+    pub reviews: Vec<RecordedValue>,
+    pub problems: Vec<Problem>,
+    /// The SHA-256 of each core file of the overlay, when the overlay could be built.
+    pub core_hashes: Option<Vec<(String, String)>>,
+    /// The core files that have a residual, when the overlay could be built.
+    pub residual_files: Option<Vec<String>>,
+}
+
+/// A value written on a line of a record.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RecordedValue {
+    pub key: String,
+    pub value: String,
+    pub line: usize,
+}
+
+/// `# note <path>: LOCAL_FIXES.md item N: <reason>`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ResidualNote {
+    pub path: String,
+    pub item: Option<u32>,
+    pub reason: String,
+    pub line: usize,
 }
 
 /// What the base tree and the overlay hold.

@@ -43,6 +43,8 @@ catalogue![
     fork_hooks_explained,
     no_conflict_markers,
     fix_draft_confirmed,
+    residual_record_current,
+    residual_notes,
 ];
 
 /// How much a finding matters. Errors fail `forkbook check`, `verify` and the book's gate;

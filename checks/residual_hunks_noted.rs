@@ -28,6 +28,11 @@ fn run(facts: &Facts) -> Vec<Finding> {
 }
 
 fn problem(hunk: &ResidualHunk, register: &Register, facts: &Facts) -> Option<String> {
+    // A note of the residual record ties the file to its entry; `residual-notes` checks the note.
+    let noted = facts.residual_record.as_ref().is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file));
+    if noted {
+        return None;
+    }
     let place = format!("`{}:{}`", hunk.file, hunk.line);
     if hunk.fixes.is_empty() {
         return Some(format!("residual hunk at {place} belongs to no local fix"));

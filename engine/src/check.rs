@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 
 use forkbook_checks::facts::{
     BuildPin, CountFact, KeyValueLine, LockFacts, LockMismatch, MarkedFile, MismatchKind,
-    ReadmeFacts, Repos, ResidualHunk, SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
+    ReadmeFacts, RecordedValue, Repos, ResidualHunk, ResidualNote, ResidualRecordFacts,
+    SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
 };
 use forkbook_checks::names::{resolve, Resolved};
 use forkbook_checks::register::{Problem, Register};
@@ -20,6 +21,7 @@ use super::error::{Context, Result};
 use super::overlay::{OverlayState, PATCHES_DIR};
 use super::project::Project;
 use super::records::{self, Counts, Lock, UpstreamLineKind};
+use super::residual_record::{self, Flavor, ResidualRecord};
 use super::{counts, register, residual};
 
 /// Every fact: the records, then the overlay state's.
@@ -56,6 +58,7 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
         register: read(records::FIXES_FILE)?.map(|t| register::parse(&register_name, &t)),
         readme: read(records::README_FILE)?.map(|t| readme_facts(project, t)),
         repos: web_repos(project),
+        residual_record: residual_record_facts(project, &read)?,
         ..Facts::default()
     })
 }
@@ -96,6 +99,17 @@ pub fn add_overlay_facts(
     let mut hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
     hooks.retain(|p| !state.core_files.contains(p));
     facts.fork_hooks = hooks;
+    if let Some(record) = facts.residual_record.as_mut() {
+        let core = residual_record::core_of(&state.core_files, &state.overlay);
+        record.core_hashes = Some(
+            core.iter()
+                .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
+                .collect(),
+        );
+        let mut files: Vec<String> = facts.residual.iter().map(|h| h.file.clone()).collect();
+        files.dedup();
+        record.residual_files = Some(files);
+    }
     let entries = facts.register.as_ref().map_or(0, |r| r.entries.len());
     if let Some(counts) = facts.readme.as_mut().and_then(|r| r.counts.as_mut()) {
         fill_actual_counts(counts, state, prefix, entries);
@@ -233,6 +247,55 @@ fn readme_facts(project: &Project, text: String) -> ReadmeFacts {
         unread,
         text,
     }
+}
+
+/// The residual record the folder keeps (`CORE_RESIDUAL.diff`, else `residual.diff`), as read.
+fn residual_record_facts(
+    project: &Project,
+    read: &dyn Fn(&str) -> Result<Option<String>>,
+) -> Result<Option<ResidualRecordFacts>> {
+    let found = [Flavor::Core, Flavor::Own]
+        .into_iter()
+        .map(|flavor| Ok((flavor, read(flavor.file())?)))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .find_map(|(flavor, text)| Some((flavor, text?)));
+    let Some((flavor, text)) = found else {
+        return Ok(None);
+    };
+    let record = ResidualRecord::parse(&text, flavor);
+    let value = |r: &residual_record::Recorded| RecordedValue {
+        key: r.key.clone(),
+        value: r.value.clone(),
+        line: r.line,
+    };
+    Ok(Some(ResidualRecordFacts {
+        file: project.record_name(flavor.file()),
+        core_header: flavor == Flavor::Core,
+        commits: record.commits.iter().map(value).collect(),
+        hashes: record.hashes.iter().map(value).collect(),
+        notes: record
+            .notes
+            .iter()
+            .map(|n| ResidualNote {
+                path: n.path.clone(),
+                item: n.item,
+                reason: n.reason.clone(),
+                line: n.line,
+            })
+            .collect(),
+        reviews: record.reviews.iter().map(value).collect(),
+        problems: record
+            .problems
+            .iter()
+            .map(|p| Problem {
+                line: p.line,
+                message: p.message.clone(),
+            })
+            .collect(),
+        core_hashes: None,
+        residual_files: None,
+    }))
 }
 
 /// The true figure for each stated count, the way `sync` writes them; unknown names are kept true.

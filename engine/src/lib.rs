@@ -4,6 +4,7 @@
 //! each core file rebuilt as a 3-way merge of the fork's change into the pin. The overlay is B
 //! plus the local fixes. Every module here works on that model in process, through libgit2.
 
+pub mod adopt;
 pub mod base;
 pub mod cache;
 pub mod candidate;

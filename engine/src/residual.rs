@@ -103,6 +103,20 @@ pub fn compute(state: &OverlayState) -> Residual {
 /// [`compute`] straight from the records, reading only what the core files need: the core files
 /// at the three commits and the backend files the local fixes touch (not the whole backend).
 pub fn compute_from_records(project: &Project, cache: &Cache) -> Result<Residual> {
+    Ok(compute_with_records(project, cache)?.residual)
+}
+
+/// [`compute_from_records`], with what the residual record needs beside it.
+pub struct Computed {
+    pub residual: Residual,
+    pub commits: super::base::Commits,
+    pub records: Records,
+    /// Each core file of the overlay with its bytes.
+    pub core: FileMap,
+}
+
+/// [`compute_from_records`], keeping the commits, the records and the overlay's core files.
+pub fn compute_with_records(project: &Project, cache: &Cache) -> Result<Computed> {
     let records = Records::read(project)?;
     let commits = records.commits(project, cache)?;
     let layout = project.config.overlay.layout;
@@ -121,7 +135,12 @@ pub fn compute_from_records(project: &Project, cache: &Cache) -> Result<Residual
         Layout::Patch => overlay::replay(&base.files, &records.patches, project)?,
         Layout::Files => (records.tree.clone(), Vec::new()),
     };
-    Ok(compute_parts(&core_files, &base.files, &overlay, &steps))
+    Ok(Computed {
+        residual: compute_parts(&core_files, &base.files, &overlay, &steps),
+        commits,
+        core: super::residual_record::core_of(&core_files, &overlay),
+        records,
+    })
 }
 
 /// [`compute`] from its parts, for a move that has no [`OverlayState`] yet.

@@ -20,7 +20,6 @@ use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
 use super::records::{self, keys, Lock};
-use super::residual::{self, RESIDUAL_FILE};
 use super::FileMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -455,10 +454,7 @@ fn render_records(
         }
         Layout::Patch => {}
     }
-    if files.contains_key(RESIDUAL_FILE) {
-        let residual = residual::compute_parts(&state.core_files, new_base, overlay, &[]);
-        files.insert(RESIDUAL_FILE.into(), residual.render_diff().into_bytes());
-    }
+    super::residual_record::rewrite_in(&mut files, &state.core_files, new, new_base, overlay);
     let prefix = &project.config.overlay.backend_prefix;
     let counts = super::counts::actual(overlay, prefix, count_entries(&files));
     let readme = files

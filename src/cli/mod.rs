@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
+mod adopt;
 mod book;
 mod check;
 mod demo;
@@ -85,6 +86,7 @@ pub enum Command {
     Demo(demo::Args),
     Book(book::Args),
     Mdbook(mdbook::Args),
+    Adopt(adopt::Args),
 }
 
 /// What a command gets: where to print, and the project and cache on demand.
@@ -264,6 +266,7 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::Verify(args) => verify::run(&args, ctx),
         Command::Report(args) => verify::run_report(&args, ctx),
         Command::Demo(args) => demo::run(&args, ctx),
+        Command::Adopt(args) => adopt::run(&args, ctx),
     }
 }
 

@@ -1,13 +1,15 @@
 //! `forkbook residual`: each core file against the pin plus the fork's change, line by line.
 
-use super::{Ctx, OK};
-use crate::engine::residual::{compute_from_records, RESIDUAL_FILE};
+use super::{Ctx, OK, PROBLEMS};
+use crate::engine::residual::compute_with_records;
+use crate::engine::residual_record;
 use crate::engine::Result;
 
 /// Compare each core file with the pin plus the fork's change, line by line
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Write the residual into the records folder (`residual.diff`), kept by sync from then on
+    /// Write the residual into the records folder, kept by sync from then on: `CORE_RESIDUAL.diff`
+    /// where the folder has one (its header and notes kept), else `residual.diff`
     #[arg(long)]
     pub write: bool,
 }
@@ -15,19 +17,30 @@ pub struct Args {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let project = ctx.project()?;
     let cache = crate::engine::Cache::open(&project)?;
-    let residual = compute_from_records(&project, &cache)?;
-    if args.write {
-        let _lock = crate::engine::fsutil::RunLock::acquire(&project.root, "overlay")?;
-        let path = project.records_dir().join(RESIDUAL_FILE);
-        crate::engine::fsutil::replace_file(&path, residual.render_diff().as_bytes())?;
-    }
-    if ctx.json {
-        ctx.print_json(&residual)?;
+    let computed = compute_with_records(&project, &cache)?;
+    let written = if args.write {
+        Some(residual_record::write(&project, &computed)?)
     } else {
-        write!(ctx.out, "{}", residual.render_text())?;
-        if args.write {
-            writeln!(ctx.out, "wrote {}", project.record_name(RESIDUAL_FILE))?;
+        None
+    };
+    if ctx.json {
+        ctx.print_json(&computed.residual)?;
+        return Ok(OK);
+    }
+    write!(ctx.out, "{}", computed.residual.render_text())?;
+    let mut code = OK;
+    if let Some(written) = written {
+        writeln!(ctx.out, "wrote {}", written.file)?;
+        if !written.flagged.is_empty() {
+            code = PROBLEMS;
+        }
+        for path in &written.flagged {
+            writeln!(
+                ctx.out,
+                "review the note for `{path}`: its residual changed (flagged in {})",
+                written.file
+            )?;
         }
     }
-    Ok(OK)
+    Ok(code)
 }

@@ -5,6 +5,8 @@
 
 use crate::common::Demo;
 use forkbook::engine::config::Layout;
+use std::collections::BTreeMap;
+use std::path::Path;
 
 /// The demo's files-layout overlay with its whole files moved out of `tree/` into the records
 /// folder itself, as a project whose build copies that folder over the upstream checkout keeps
@@ -209,4 +211,320 @@ fn prose_counts_are_read_checked_and_kept_true_by_sync() {
     );
     let (_, out) = demo.run(&["check"]);
     assert!(!out.contains("[readme-counts]"), "{out}");
+}
+
+/// Every file below `dir` with its bytes, to show what a command changed.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    forkbook::engine::fsutil::read_tree(dir).unwrap()
+}
+
+/// A residual record's header in the first user's shape, of our own words: prose, then the
+/// commits and hashes `residual --write` fills in.
+const CORE_HEADER: &str = "\
+# CORE_RESIDUAL.diff: what our core files carry beyond the pin plus the fork's change.
+#
+# Rebuilt by the overlay tool; every file listed below needs a note naming its register entry.
+#
+";
+
+/// The note our fixture writes for the demo's core-file fix (fix 1 changes `mlx/fast.cpp`).
+const FAST_NOTE: &str =
+    "# note mlx/fast.cpp: LOCAL_FIXES.md item 1: the fast path waits for the backend's own check.";
+
+/// The demo with its whole files in place and a `CORE_RESIDUAL.diff` carrying a note, the way a
+/// project that reviews its residual keeps it.
+fn with_core_residual() -> Demo {
+    let demo = files_in_place(true);
+    let path = demo.records().join("CORE_RESIDUAL.diff");
+    std::fs::write(&path, CORE_HEADER).unwrap();
+    let (code, out) = demo.run(&["residual", "--write"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("wrote patches-rocm/CORE_RESIDUAL.diff"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (header, diffs) = text.split_at(text.find("--- a/").expect("a diff"));
+    let with_note = format!("{header}{FAST_NOTE}\n{diffs}").replacen("\n\n--- a/", "\n\n--- a/", 1);
+    // The note goes with the other `#` lines, before the blank line that ends the header.
+    let with_note = with_note.replacen(
+        &format!("\n\n{FAST_NOTE}\n"),
+        &format!("\n{FAST_NOTE}\n\n"),
+        1,
+    );
+    std::fs::write(&path, with_note).unwrap();
+    demo
+}
+
+#[test]
+fn core_residual_is_read_and_checked_against_upstream_and_the_core_files() {
+    let demo = with_core_residual();
+    let text = demo.read("CORE_RESIDUAL.diff");
+    assert!(text.starts_with(CORE_HEADER), "prose kept: {text}");
+    let upstream = demo.read("UPSTREAM");
+    let commit = |key: &str| {
+        upstream
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        text.contains(&format!("# fork: {}\n", commit("commit"))),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "# fork_upstream_merge_base: {}\n",
+            commit("fork_upstream_merge_base")
+        )),
+        "{text}"
+    );
+    let fast = std::fs::read(demo.records().join("mlx/fast.cpp")).unwrap();
+    let sha = forkbook::engine::records::sha256_hex(&fast);
+    assert!(
+        text.contains(&format!("# overlay-sha256: {sha} mlx/fast.cpp\n")),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("# overlay-sha256: ").count(),
+        4,
+        "one per core file: {text}"
+    );
+    assert!(
+        text.contains("--- a/mlx/fast.cpp\n+++ b/mlx/fast.cpp\n@@ "),
+        "{text}"
+    );
+    let (code, out) = demo.run(&["check"]);
+    assert!(
+        !out.contains("[residual-"),
+        "a current record with its note: {out}"
+    );
+    assert_eq!(code, 0, "{out}");
+
+    // A header commit that is not UPSTREAM's, a hash that is not the file's, a note of an entry
+    // the register lacks: each named with its line.
+    let fork_line = text
+        .lines()
+        .position(|l| l.starts_with("# fork: "))
+        .unwrap()
+        + 1;
+    let tampered = text
+        .replace(
+            &format!("# fork: {}", commit("commit")),
+            &format!("# fork: {}", "0".repeat(40)),
+        )
+        .replace(&sha, &"f".repeat(64))
+        .replace("LOCAL_FIXES.md item 1:", "LOCAL_FIXES.md item 9:");
+    std::fs::write(demo.records().join("CORE_RESIDUAL.diff"), tampered).unwrap();
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(&format!("patches-rocm/CORE_RESIDUAL.diff:{fork_line}: error[residual-record-current]: `fork` is `{}`", "0".repeat(40))), "{out}");
+    assert!(
+        out.contains(
+            "error[residual-record-current]: `mlx/fast.cpp` no longer has the recorded SHA-256"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "error[residual-notes]: the note for `mlx/fast.cpp` names LOCAL_FIXES.md item 9"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn notes_are_kept_byte_for_byte_by_residual_write_and_sync_and_a_changed_hunk_is_flagged() {
+    let demo = with_core_residual();
+    let before = demo.read("CORE_RESIDUAL.diff");
+    let (code, out) = demo.run(&["residual", "--write"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        demo.read("CORE_RESIDUAL.diff"),
+        before,
+        "a rewrite at the same commits"
+    );
+    let f1 = demo.fork(1).to_string();
+    let (code, out) = demo.run(&["sync", &f1]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(demo.read("CORE_RESIDUAL.diff"), before, "kept by sync");
+    let (code, out) = demo.run(&["sync", "--check"]);
+    assert_eq!(code, 0, "{out}");
+
+    // The fix's hunk changes: the note stays, flagged for review until a person clears it.
+    let fast = demo.records().join("mlx/fast.cpp");
+    let mut text = std::fs::read_to_string(&fast).unwrap();
+    text.push_str("// a second local line\n");
+    std::fs::write(&fast, text).unwrap();
+    let (code, out) = demo.run(&["residual", "--write"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("review the note for `mlx/fast.cpp`"), "{out}");
+    let after = demo.read("CORE_RESIDUAL.diff");
+    assert!(
+        after.contains(&format!("{FAST_NOTE}\n# review mlx/fast.cpp: ")),
+        "{after}"
+    );
+    assert!(after.contains("+// a second local line"), "{after}");
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("error[residual-notes]: the residual of `mlx/fast.cpp` changed since its note was written"), "{out}");
+    // Cleared by hand, the record passes again and the next rewrite leaves it alone.
+    let cleared: String = after
+        .lines()
+        .filter(|l| !l.starts_with("# review "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(demo.records().join("CORE_RESIDUAL.diff"), &cleared).unwrap();
+    let (code, out) = demo.run(&["residual", "--write"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(demo.read("CORE_RESIDUAL.diff"), cleared);
+}
+
+#[test]
+fn forkbooks_own_residual_record_carries_notes_too() {
+    let demo = files_in_place(true);
+    let (code, out) = demo.run(&["residual", "--write"]);
+    assert_eq!(code, 0, "{out}");
+    let path = demo.records().join("residual.diff");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("--- B/mlx/fast.cpp\n"), "{text}");
+    let noted = format!("{FAST_NOTE}\n\n{text}");
+    std::fs::write(&path, &noted).unwrap();
+    let f1 = demo.fork(1).to_string();
+    let (code, out) = demo.run(&["sync", &f1]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), noted);
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+/// A folder as a project keeps it before forkbook: whole files beside UPSTREAM, a prose README,
+/// a CORE_RESIDUAL.diff with its note, desktop noise, and no forkbook.toml or lock.
+fn never_adopted() -> Demo {
+    let demo = with_core_residual();
+    let (backend, core) = status_counts(&demo);
+    let readme = prose_readme(backend, core, 4)
+        .replace("first.\n", "first. <!-- forkbook:not-a-count -->\n");
+    std::fs::write(demo.records().join("README.md"), readme).unwrap();
+    std::fs::write(demo.records().join(".DS_Store"), b"\0\0\x01Bud1").unwrap();
+    std::fs::remove_file(demo.records().join("overlay.lock")).unwrap();
+    std::fs::remove_file(demo.root().join("forkbook.toml")).unwrap();
+    demo
+}
+
+fn adopt(demo: &Demo, args: &[&str]) -> (i32, String) {
+    let upstream = demo.demo.world.upstream.to_str().unwrap().to_string();
+    let mut full = vec!["--upstream-url", upstream.as_str(), "adopt"];
+    full.extend_from_slice(args);
+    demo.run(&full)
+}
+
+#[test]
+fn adopt_writes_only_its_own_files_and_says_what_it_understood() {
+    let demo = never_adopted();
+    let before = snapshot(demo.root());
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm", "--tree", "."]);
+    assert_eq!(code, 0, "{out}");
+    let after = snapshot(demo.root());
+    let changed: Vec<&String> = before
+        .keys()
+        .filter(|p| after.get(*p) != before.get(*p))
+        .collect();
+    assert!(changed.is_empty(), "adopt changed user files: {changed:?}");
+    let added: Vec<&String> = after.keys().filter(|p| !before.contains_key(*p)).collect();
+    assert_eq!(
+        added,
+        ["forkbook.toml", "patches-rocm/overlay.lock"],
+        "{out}"
+    );
+    let toml = std::fs::read_to_string(demo.root().join("forkbook.toml")).unwrap();
+    assert!(
+        toml.contains("dir = \"patches-rocm\"\nlayout = \"files\"\ntree = \".\"\n"),
+        "{toml}"
+    );
+    for line in [
+        "adopted  `patches-rocm/`: files layout, whole files in the records folder itself (tree = \".\")",
+        "wrote    forkbook.toml, patches-rocm/overlay.lock",
+        "lock     written",
+        "entries  4 in patches-rocm/LOCAL_FIXES.md:",
+        "residual patches-rocm/CORE_RESIDUAL.diff: 1 notes",
+        "  mlx/fast.cpp: item 1: the fast path waits for the backend's own check.",
+        "decide   nothing: every check passes",
+    ] {
+        assert!(out.contains(line), "missing `{line}` in:\n{out}");
+    }
+    assert!(out.contains("counts   patches-rocm/README.md:5: "), "{out}");
+    assert!(!out.contains(".DS_Store"), "{out}");
+    // Run again: the lock matches, nothing is written.
+    let (code, again) = adopt(&demo, &[]);
+    assert_eq!(code, 0, "{again}");
+    assert!(
+        again.contains("wrote    nothing") && again.contains("lock     matches"),
+        "{again}"
+    );
+    assert_eq!(snapshot(demo.root()), after);
+    // The adopted project works with every command.
+    let (code, out) = demo.run(&[
+        "--upstream-url",
+        demo.demo.world.upstream.to_str().unwrap(),
+        "sync",
+        "--check",
+    ]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn adopt_exits_1_naming_what_needs_a_decision_and_still_changes_no_user_file() {
+    let demo = never_adopted();
+    // A file changed by hand that no entry names, and a count that is not true.
+    let hand = demo.records().join("mlx/backend/rocm/copy.cpp");
+    let mut text = std::fs::read_to_string(&hand).unwrap();
+    text.push_str("// changed by hand, in no entry\n");
+    std::fs::write(&hand, text).unwrap();
+    let readme = demo.records().join("README.md");
+    let prose = std::fs::read_to_string(&readme)
+        .unwrap()
+        .replace("first. <!-- forkbook:not-a-count -->", "first.");
+    std::fs::write(&readme, prose).unwrap();
+    let before = snapshot(demo.root());
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm", "--tree", "."]);
+    assert_eq!(code, 1, "{out}");
+    let after = snapshot(demo.root());
+    assert!(
+        before.iter().all(|(p, b)| after.get(p) == Some(b)),
+        "no user file changed"
+    );
+    assert!(out.contains("not named: 1 files differ from the base tree and no entry names them:\n  mlx/backend/rocm/copy.cpp\n"), "{out}");
+    assert!(out.contains("counts   patches-rocm/README.md:10: cannot tell which count \"After a bump, look at the 2 files named in the log first.\" states"), "{out}");
+    assert!(out.contains("decide   "), "{out}");
+    assert!(out.contains("error[differing-file-named]"), "{out}");
+}
+
+#[test]
+fn adopt_with_the_wrong_tree_is_one_error_and_writes_nothing() {
+    let demo = never_adopted();
+    let before = snapshot(demo.root());
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm", "--tree", "tree"]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out.matches("error:").count(), 1, "{out}");
+    assert!(
+        out.contains("`patches-rocm/tree/`") && out.contains("tree = \".\""),
+        "{out}"
+    );
+    assert_eq!(snapshot(demo.root()), before, "nothing written");
+}
+
+#[test]
+fn adopt_counts_adds_a_counts_block_only_when_asked() {
+    let demo = never_adopted();
+    let readme = demo.read("README.md");
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm", "--tree", ".", "--counts"]);
+    assert_eq!(code, 0, "{out}");
+    let written = demo.read("README.md");
+    assert!(written.starts_with(&readme), "the prose is kept");
+    assert!(
+        written[readme.len()..].contains("<!-- forkbook:counts -->\n- backend files: "),
+        "{written}"
+    );
 }

@@ -193,6 +193,43 @@ pub fn healthy() -> Facts {
             upstream: Some("https://github.com/ml-explore/mlx".into()),
         },
         markers: Some(Vec::new()),
+        residual_record: Some(residual_record()),
+    }
+}
+
+/// A `CORE_RESIDUAL.diff` of the recorded commits, with a hash per core file and a note for the
+/// one core file that has a residual.
+fn residual_record() -> ResidualRecordFacts {
+    let value = |key: &str, value: &str, line: usize| RecordedValue {
+        key: key.into(),
+        value: value.into(),
+        line,
+    };
+    ResidualRecordFacts {
+        file: "patches-rocm/CORE_RESIDUAL.diff".into(),
+        core_header: true,
+        commits: vec![
+            value("pin", PIN, 3),
+            value("fork", FORK, 4),
+            value("fork_upstream_merge_base", BASE, 5),
+        ],
+        hashes: vec![
+            value("CMakeLists.txt", &"1".repeat(64), 6),
+            value("mlx/device.cpp", &"2".repeat(64), 7),
+        ],
+        notes: vec![ResidualNote {
+            path: "mlx/device.cpp".into(),
+            item: Some(1),
+            reason: "keeps the fork's device check beside upstream's table".into(),
+            line: 8,
+        }],
+        reviews: Vec::new(),
+        problems: Vec::new(),
+        core_hashes: Some(vec![
+            ("CMakeLists.txt".into(), "1".repeat(64)),
+            ("mlx/device.cpp".into(), "2".repeat(64)),
+        ]),
+        residual_files: Some(vec!["mlx/device.cpp".into()]),
     }
 }
 
@@ -265,5 +302,39 @@ pub fn broken() -> Facts {
         regions,
         stray,
     }]);
+    let record = facts.residual_record.as_mut().unwrap();
+    record.commits[0].value = "81ba1c6a0e50a9268b931579c2d4f1158b9aab5a".into();
+    record.hashes[1].value = "3".repeat(64);
+    record.hashes.push(RecordedValue {
+        key: "mlx/gone.cpp".into(),
+        value: "4".repeat(64),
+        line: 9,
+    });
+    record.notes[0].item = Some(7);
+    record.notes.push(ResidualNote {
+        path: "CMakeLists.txt".into(),
+        item: None,
+        reason: String::new(),
+        line: 10,
+    });
+    record.reviews.push(RecordedValue {
+        key: "mlx/device.cpp".into(),
+        value: String::new(),
+        line: 11,
+    });
+    record.problems.push(Problem {
+        line: 2,
+        message: "`stray` is neither a `#` line nor a diff".into(),
+    });
+    record
+        .core_hashes
+        .as_mut()
+        .unwrap()
+        .push(("mlx/fast.cpp".into(), "5".repeat(64)));
+    record
+        .residual_files
+        .as_mut()
+        .unwrap()
+        .push("mlx/fast.cpp".into());
     facts
 }

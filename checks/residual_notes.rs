@@ -1,0 +1,101 @@
+//! `residual-notes`: each note of the residual record ties a core file's residual to a register
+//! entry, with a reason, and is still about the hunk it was written for.
+
+use crate::facts::{Facts, ResidualRecordFacts};
+use crate::register::Register;
+use crate::{Chapter, Check, Finding, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "residual-notes",
+    name: "every residual note names its entry and a reason",
+    severity: Severity::Error,
+    chapter: Chapter::Checks,
+    doc: include_str!("residual-notes.md"),
+    source: file!(),
+    run,
+};
+
+const FORM: &str = "write it as `# note <path>: LOCAL_FIXES.md item N: <reason>`";
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(record) = &facts.residual_record else {
+        return Vec::new();
+    };
+    let empty = Register::default();
+    let register = facts.register.as_ref().unwrap_or(&empty);
+    let mut out = note_findings(record, register);
+    for review in &record.reviews {
+        let message = format!(
+            "the residual of `{}` changed since its note was written",
+            review.key
+        );
+        out.push(CHECK.finding(&record.file, Some(review.line), message).with_note(
+            "read the file's hunk; confirm or update its note, then delete this `# review` line",
+        ));
+    }
+    out.extend(coverage_findings(record));
+    out
+}
+
+fn note_findings(record: &ResidualRecordFacts, register: &Register) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for note in &record.notes {
+        let finding = |message: String| CHECK.finding(&record.file, Some(note.line), message);
+        match note.item {
+            None => out.push(
+                finding(format!("the note for `{}` names no register entry", note.path))
+                    .with_note(FORM),
+            ),
+            Some(n) if register.entry(n).is_none() => out.push(
+                finding(format!(
+                    "the note for `{}` names LOCAL_FIXES.md item {n}, which {} does not have",
+                    note.path, register.file
+                ))
+                .with_note("name the entry whose fix made the hunk, or add that entry"),
+            ),
+            Some(_) => {}
+        }
+        if note.reason.trim().is_empty() {
+            out.push(
+                finding(format!("the note for `{}` gives no reason", note.path)).with_note(FORM),
+            );
+        }
+    }
+    out
+}
+
+fn coverage_findings(record: &ResidualRecordFacts) -> Vec<Finding> {
+    let Some(residual) = &record.residual_files else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if record.core_header {
+        for path in residual {
+            if !record.notes.iter().any(|n| n.path == *path) {
+                out.push(
+                    CHECK
+                        .finding(
+                            &record.file,
+                            None,
+                            format!("core file `{path}` has a residual and no note"),
+                        )
+                        .with_note(format!("add a note saying which entry made it and why: {FORM}")),
+                );
+            }
+        }
+    }
+    for note in &record.notes {
+        if !residual.contains(&note.path) {
+            out.push(
+                CHECK
+                    .finding(
+                        &record.file,
+                        Some(note.line),
+                        format!("the note for `{}` explains a residual the file no longer has", note.path),
+                    )
+                    .with_note("the core file now equals the pin plus the fork's change: delete the note"),
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,295 @@
+//! `forkbook adopt`: take on an overlay a project already keeps, as it stands.
+//!
+//! Run once in an existing folder, it reads the records where they are (whole files beside
+//! `UPSTREAM` included), writes only what forkbook must keep beside them (`overlay.lock`; the
+//! README's counts block only when asked), and says what it understood: the register's entries by
+//! state, the files they name, the files that differ from the base tree and that no entry names,
+//! the README's counts, and the residual record's notes. What needs a person's decision is the
+//! checks' errors, listed with the rest.
+
+use super::cache::Cache;
+use super::check::{add_overlay_facts, gather_record_facts, run_checks, Finding};
+use super::error::Result;
+use super::fsutil::{replace_file, RunLock};
+use super::overlay::{OverlayState, Records};
+use super::project::Project;
+use super::records::{self, Counts, Lock};
+use forkbook_checks::names::{resolve, Resolved};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What to write beyond the lock.
+#[derive(Debug, Clone, Default)]
+pub struct AdoptRequest {
+    /// Add a counts block to the README (the one change to a user's file adopt makes, and only
+    /// when asked).
+    pub counts: bool,
+    /// A `forkbook.toml` to write at the project root before anything else, when the project has
+    /// none (the text adopt composed from its flags).
+    pub config_text: Option<String>,
+}
+
+/// An entry as adopt understood it.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntrySummary {
+    pub number: u32,
+    pub title: String,
+    pub state: Option<String>,
+    pub line: usize,
+}
+
+/// A count the README states, beside the true figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct CountSummary {
+    pub line: usize,
+    pub name: String,
+    pub stated: u64,
+    pub actual: u64,
+}
+
+/// A residual note as read.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoteSummary {
+    pub path: String,
+    pub item: Option<u32>,
+    pub reason: String,
+}
+
+/// What adopt wrote and what it understood.
+#[derive(Debug, Clone, Serialize)]
+pub struct Adoption {
+    /// The records folder, relative to the project root.
+    pub records_dir: String,
+    pub layout: String,
+    /// Where the whole files sit, relative to the records folder (`.` for the folder itself).
+    pub tree: Option<String>,
+    /// Files adopt wrote, relative to the project root.
+    pub wrote: Vec<String>,
+    /// `matches`, `differs (N files)` or `written`.
+    pub lock: String,
+    pub fork: String,
+    pub base: String,
+    pub pin: String,
+    pub backend_files: usize,
+    pub core_files: usize,
+    /// Paths that differ from the base tree.
+    pub differing: usize,
+    pub register: String,
+    pub entries: Vec<EntrySummary>,
+    /// Entries by state (`none` for entries without one).
+    pub states: BTreeMap<String, usize>,
+    /// Every file some entry names, resolved to its path where it resolves.
+    pub named_files: Vec<String>,
+    /// Paths that differ from the base tree and that no entry names.
+    pub unnamed: Vec<String>,
+    pub readme: String,
+    pub counts: Vec<CountSummary>,
+    /// README sentences whose number of files or fixes says no count.
+    pub unread_counts: Vec<(usize, String)>,
+    /// The residual record, when the folder keeps one.
+    pub residual_record: Option<String>,
+    pub notes: Vec<NoteSummary>,
+    /// Core files with a residual and no note.
+    pub unnoted: Vec<String>,
+    /// Every finding of `forkbook check` after adopting; its errors are the decisions to make.
+    pub findings: Vec<Finding>,
+}
+
+impl Adoption {
+    /// Whether anything needs a person's decision (adopt's exit status 1).
+    pub fn needs_decision(&self) -> bool {
+        forkbook_checks::has_errors(&self.findings)
+            || !self.unnamed.is_empty()
+            || self.states.contains_key("none")
+            || !self.unread_counts.is_empty()
+    }
+}
+
+/// Adopts the overlay of `project` as it stands; see the module documentation.
+pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result<Adoption> {
+    // Read first: records in an unexpected place are one error, and nothing is written.
+    let records = Records::read(project)?;
+    let mut state = OverlayState::from_records(project, cache, records)?;
+    let _lock = RunLock::acquire(&project.root, "overlay")?;
+    let mut wrote = Vec::new();
+    if let Some(text) = &request.config_text {
+        replace_file(
+            &project.root.join(super::config::CONFIG_FILE),
+            text.as_bytes(),
+        )?;
+        wrote.push(super::config::CONFIG_FILE.to_string());
+    }
+    let actual_lock = Lock::of(&state.overlay);
+    let lock = match &state.records.lock {
+        Some(lock) => match lock.mismatches(&actual_lock).len() {
+            0 => "matches".to_string(),
+            n => format!("differs ({n} files)"),
+        },
+        None => {
+            let text = actual_lock.render();
+            replace_file(
+                &project.records_dir().join(records::LOCK_FILE),
+                text.as_bytes(),
+            )?;
+            state.records.lock = Some(actual_lock);
+            state
+                .records
+                .files
+                .insert(records::LOCK_FILE.into(), text.into_bytes());
+            wrote.push(project.record_name(records::LOCK_FILE));
+            "written".to_string()
+        }
+    };
+    if request.counts {
+        if let Some(name) = write_counts_block(project, &state)? {
+            wrote.push(name);
+        }
+    }
+    let mut facts = gather_record_facts(project)?;
+    add_overlay_facts(&mut facts, project, cache, &state)?;
+    let findings = run_checks(&facts);
+    Ok(summarize(project, &state, &facts, findings, wrote, lock))
+}
+
+/// Adds a counts block to the README when it has none; returns its name when it wrote one.
+fn write_counts_block(project: &Project, state: &OverlayState) -> Result<Option<String>> {
+    let path = project.records_dir().join(records::README_FILE);
+    let readme = std::fs::read_to_string(&path).unwrap_or_default();
+    if Counts::stated(&readme).is_some() {
+        return Ok(None);
+    }
+    let register = state
+        .records
+        .files
+        .get(records::FIXES_FILE)
+        .map(|b| super::register::parse(records::FIXES_FILE, &String::from_utf8_lossy(b)));
+    let entries = register.map_or(0, |r| r.entries.len());
+    let counts = super::counts::actual(
+        &state.overlay,
+        &project.config.overlay.backend_prefix,
+        entries,
+    );
+    replace_file(&path, counts.write_into(&readme).as_bytes())?;
+    Ok(Some(project.record_name(records::README_FILE)))
+}
+
+fn summarize(
+    project: &Project,
+    state: &OverlayState,
+    facts: &forkbook_checks::Facts,
+    findings: Vec<Finding>,
+    wrote: Vec<String>,
+    lock: String,
+) -> Adoption {
+    let config = &project.config.overlay;
+    let prefix = config.backend_prefix.as_str();
+    let tree_files = facts.tree.as_ref().map_or(Vec::new(), |t| t.files.clone());
+    let differing: Vec<String> = state.differences().into_iter().map(|(p, _, _)| p).collect();
+    let mut entries = Vec::new();
+    let mut states = BTreeMap::new();
+    let mut named_files = Vec::new();
+    let mut resolved = Vec::new();
+    if let Some(register) = &facts.register {
+        for entry in &register.entries {
+            let state_name = entry.state().map(|s| s.as_str().to_string());
+            *states
+                .entry(state_name.clone().unwrap_or_else(|| "none".into()))
+                .or_insert(0) += 1;
+            entries.push(EntrySummary {
+                number: entry.number,
+                title: entry.title.clone(),
+                state: state_name,
+                line: entry.line,
+            });
+            for named in &entry.files {
+                let name = match resolve(&named.name, &tree_files, prefix) {
+                    Resolved::File(path) => {
+                        resolved.push(path.to_string());
+                        path.to_string()
+                    }
+                    _ => named.name.clone(),
+                };
+                if !named_files.contains(&name) {
+                    named_files.push(name);
+                }
+            }
+        }
+    }
+    named_files.sort();
+    let unnamed = differing
+        .iter()
+        .filter(|p| !resolved.contains(p))
+        .cloned()
+        .collect();
+    let (counts, unread_counts) = match &facts.readme {
+        Some(readme) => (
+            readme
+                .counts
+                .iter()
+                .flatten()
+                .map(|c| CountSummary {
+                    line: c.line,
+                    name: c.name.clone(),
+                    stated: c.stated,
+                    actual: c.actual,
+                })
+                .collect(),
+            readme
+                .unread
+                .iter()
+                .map(|u| (u.line, u.sentence.clone()))
+                .collect(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    let record = facts.residual_record.as_ref();
+    let notes = record.map_or(Vec::new(), |r| {
+        r.notes
+            .iter()
+            .map(|n| NoteSummary {
+                path: n.path.clone(),
+                item: n.item,
+                reason: n.reason.clone(),
+            })
+            .collect()
+    });
+    let mut residual_files: Vec<String> = facts.residual.iter().map(|h| h.file.clone()).collect();
+    residual_files.dedup();
+    let unnoted = residual_files
+        .into_iter()
+        .filter(|p| record.is_some() && !notes.iter().any(|n| n.path == *p))
+        .collect();
+    let backend = state.backend_count(prefix);
+    Adoption {
+        records_dir: config.dir.clone(),
+        layout: state.layout.name().to_string(),
+        tree: (state.layout == super::config::Layout::Files).then(|| {
+            let t = config.tree_prefix();
+            if t.is_empty() {
+                ".".into()
+            } else {
+                t.trim_end_matches('/').to_string()
+            }
+        }),
+        wrote,
+        lock,
+        fork: state.commits.fork.to_string(),
+        base: state.commits.base.to_string(),
+        pin: state.commits.pin.to_string(),
+        backend_files: backend,
+        core_files: state.overlay.len() - backend,
+        differing: differing.len(),
+        register: project.record_name(records::FIXES_FILE),
+        entries,
+        states,
+        named_files,
+        unnamed,
+        readme: project.record_name(records::README_FILE),
+        counts,
+        unread_counts,
+        residual_record: record.map(|r| r.file.clone()),
+        notes,
+        unnoted,
+        findings,
+    }
+}
