@@ -23,7 +23,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
     };
     let empty = Register::default();
     let register = facts.register.as_ref().unwrap_or(&empty);
-    let mut out = note_findings(record, register);
+    let mut out = note_findings(record, register, &facts.register_file());
     for review in &record.reviews {
         let message = format!(
             "the residual of `{}` changed since its note was written",
@@ -37,7 +37,11 @@ fn run(facts: &Facts) -> Vec<Finding> {
     out
 }
 
-fn note_findings(record: &ResidualRecordFacts, register: &Register) -> Vec<Finding> {
+fn note_findings(
+    record: &ResidualRecordFacts,
+    register: &Register,
+    register_file: &str,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for note in &record.notes {
         let finding = |message: String| CHECK.finding(&record.file, Some(note.line), message);
@@ -49,7 +53,7 @@ fn note_findings(record: &ResidualRecordFacts, register: &Register) -> Vec<Findi
             Some(n) if register.entry(n).is_none() => out.push(
                 finding(format!(
                     "the note for `{}` names LOCAL_FIXES.md item {n}, which {} does not have",
-                    note.path, register.file
+                    note.path, register_file
                 ))
                 .with_note("name the entry whose fix made the hunk, or add that entry"),
             ),
