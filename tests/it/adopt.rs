@@ -65,7 +65,7 @@ fn whole_files_beside_upstream_are_the_overlay() {
 }
 
 #[test]
-fn sync_and_fix_add_write_whole_files_where_they_are() {
+fn sync_writes_whole_files_where_they_are() {
     let demo = files_in_place(true);
     let f3 = demo.fork(3).to_string();
     let (code, out) = demo.run(&["sync", &f3]);
@@ -527,4 +527,34 @@ fn adopt_counts_adds_a_counts_block_only_when_asked() {
         written[readme.len()..].contains("<!-- forkbook:counts -->\n- backend files: "),
         "{written}"
     );
+}
+
+#[test]
+fn fix_add_records_an_edit_in_the_whole_files_where_they_are() {
+    let demo = files_in_place(true);
+    let out_dir = demo.tmp.path().join("edit");
+    let (code, out) = demo.run(&["materialize", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let edited = out_dir.join("mlx/backend/rocm/copy.cpp");
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str("// a fifth local fix\n");
+    std::fs::write(&edited, &text).unwrap();
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        out_dir.to_str().unwrap(),
+        "--title",
+        "Note the copy kernel's limit",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let in_place = demo.records().join("mlx/backend/rocm/copy.cpp");
+    assert_eq!(std::fs::read_to_string(in_place).unwrap(), text);
+    assert!(
+        !demo.records().join("tree").exists(),
+        "nothing written into tree/"
+    );
+    assert!(demo
+        .read("LOCAL_FIXES.md")
+        .contains("## 5. Note the copy kernel's limit"));
 }
