@@ -21,7 +21,7 @@ use super::error::Result;
 use super::merge::{count_conflicts, Labels};
 use super::overlay::OverlayState;
 use super::project::Project;
-use super::report_value::{CommandReport, Verdict};
+use super::report_value::{plural, CommandReport, Verdict};
 use super::sync::{FileOutcome, Move};
 use git2::{Oid, Repository};
 use serde::Serialize;
@@ -629,18 +629,19 @@ pub fn render_first_conflicts(found: &[FirstConflict], candidate: Oid) -> String
     for f in found {
         let line = match &f.first {
             Some(c) => format!(
-                "first conflicts at {} ({} regions; {} at {})",
+                "first conflicts at {} ({}; {} at {})",
                 c.describe(),
-                f.regions,
+                plural(f.regions, "region", "regions"),
                 f.regions_at_candidate,
                 short(candidate)
             ),
             None => "merges cleanly at every commit".to_string(),
         };
-        out.push_str(&format!(
-            "  {}: {line} [{} upstream commits change it]\n",
-            f.path, f.commits_touching
-        ));
+        let touching = match f.commits_touching {
+            1 => "1 upstream commit changes it".to_string(),
+            n => format!("{n} upstream commits change it"),
+        };
+        out.push_str(&format!("  {}: {line} [{touching}]\n", f.path));
     }
     out
 }

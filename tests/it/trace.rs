@@ -84,14 +84,14 @@ fn stepwise_names_the_first_commit_at_which_each_core_file_conflicts() {
     assert_eq!(code, 1, "{text}");
     assert!(
         text.contains(&format!(
-            "  mlx/device.cpp: first conflicts at {} {DEVICE_COMMIT} (1 regions; 1 at ",
+            "  mlx/device.cpp: first conflicts at {} {DEVICE_COMMIT} (1 region; 1 at ",
             &device[..8]
         )),
         "{text}"
     );
     assert!(
         text.contains(
-            "  mlx/CMakeLists.txt: merges cleanly at every commit [1 upstream commits change it]"
+            "  mlx/CMakeLists.txt: merges cleanly at every commit [1 upstream commit changes it]"
         ),
         "{text}"
     );
