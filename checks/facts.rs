@@ -154,6 +154,9 @@ pub struct LockFacts {
     /// Whether the lock file exists.
     pub present: bool,
     pub mismatches: Vec<LockMismatch>,
+    /// Lines of the lock that are not `<sha256>  <path>` (read from the records alone).
+    #[serde(default)]
+    pub problems: Vec<Problem>,
 }
 
 /// One file where the overlay and the lock disagree.

@@ -47,6 +47,30 @@ catalogue![
     residual_notes,
 ];
 
+/// The checks that need the base tree and the overlay, so the objects of the recorded commits
+/// (the others read the records alone), each with what it still checks without them. Without
+/// the objects `forkbook check` runs every other check and names these as skipped.
+pub static NEED_OBJECTS: &[(&str, Option<&str>)] = &[
+    ("differing-file-named", None),
+    ("named-file-differs", None),
+    (
+        "overlay-matches-lock",
+        Some("the lock's presence and form were checked"),
+    ),
+    ("residual-hunks-noted", None),
+    (
+        "readme-counts",
+        Some("the counts block was read; its figures were not compared"),
+    ),
+    ("fork-hooks-explained", None),
+    ("no-conflict-markers", None),
+];
+
+/// Whether the check with this id needs the objects of the recorded commits.
+pub fn needs_objects(id: &str) -> bool {
+    NEED_OBJECTS.iter().any(|(need, _)| *need == id)
+}
+
 /// How much a finding matters. Errors fail `forkbook check`, `verify` and the book's gate;
 /// warnings are shown and do not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

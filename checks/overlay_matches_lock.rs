@@ -22,13 +22,17 @@ fn run(facts: &Facts) -> Vec<Finding> {
             .finding(&lock.file, None, "the lock `overlay.lock` is missing")
             .with_note("write it with `forkbook sync` at the recorded commits")];
     }
-    lock.mismatches
-        .iter()
-        .map(|m| {
+    let malformed = lock.problems.iter().map(|p| {
+        CHECK
+            .finding(&lock.file, Some(p.line), &p.message)
+            .with_note("regenerate the lock with `forkbook sync` at the recorded commits")
+    });
+    malformed
+        .chain(lock.mismatches.iter().map(|m| {
             CHECK
                 .finding(&lock.file, m.line, message(m))
                 .with_note(NOTE)
-        })
+        }))
         .collect()
 }
 

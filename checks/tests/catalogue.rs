@@ -200,3 +200,58 @@ fn every_check_runs_on_every_fixture() {
         stale.join("\n")
     );
 }
+
+/// What the engine can gather with no objects at all: the records, nothing of the base tree.
+fn records_alone(mut facts: forkbook_checks::Facts) -> forkbook_checks::Facts {
+    facts.tree = None;
+    facts.residual.clear();
+    facts.fork_hooks.clear();
+    facts.markers = None;
+    if let Some(lock) = facts.lock.as_mut() {
+        lock.mismatches.clear();
+    }
+    if let Some(counts) = facts.readme.as_mut().and_then(|r| r.counts.as_mut()) {
+        for count in counts {
+            count.actual = count.stated;
+        }
+    }
+    facts
+}
+
+#[test]
+fn checks_that_need_no_objects_find_the_same_from_the_records_alone() {
+    for (id, _) in forkbook_checks::NEED_OBJECTS {
+        assert!(
+            CHECKS.iter().any(|c| c.id == *id),
+            "NEED_OBJECTS names `{id}`, which is no check"
+        );
+    }
+    let with_objects = run_all(&common::broken());
+    let without = run_all(&records_alone(common::broken()));
+    let of = |findings: &[forkbook_checks::Finding], id: &str| -> Vec<String> {
+        findings
+            .iter()
+            .filter(|f| f.check == id)
+            .map(|f| f.render())
+            .collect()
+    };
+    let mut record_checks = 0;
+    for check in CHECKS
+        .iter()
+        .filter(|c| !forkbook_checks::needs_objects(c.id))
+    {
+        record_checks += 1;
+        assert!(
+            !of(&with_objects, check.id).is_empty(),
+            "the broken facts break `{}`",
+            check.id
+        );
+        assert_eq!(
+            of(&with_objects, check.id),
+            of(&without, check.id),
+            "`{}` is not listed as needing the objects, yet finds less without them",
+            check.id
+        );
+    }
+    assert!(record_checks >= 5, "{record_checks} checks run offline");
+}

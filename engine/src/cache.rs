@@ -5,7 +5,7 @@
 //! `forkbook fetch` fills it, and `--offline` makes a missing object an error that names the
 //! command that fetches it.
 
-use super::error::{Context, Error, Result};
+use super::error::{Context, Error, ErrorKind, Result};
 use super::fsutil::RunLock;
 use super::paths::{check_relative, link_stays_inside};
 use super::project::Project;
@@ -35,6 +35,8 @@ pub struct Cache {
     dir: PathBuf,
     fork: (String, String),
     upstream: (String, String),
+    /// Where each URL came from, for notes: (fork, upstream).
+    url_origins: (String, String),
     offline: bool,
     _lock: RunLock,
 }
@@ -62,6 +64,10 @@ impl Cache {
             dir,
             fork: (config.fork.url.clone(), config.fork.branch.clone()),
             upstream: (config.upstream.url.clone(), config.upstream.branch.clone()),
+            url_origins: (
+                url_origin(project, Remote::Fork),
+                url_origin(project, Remote::Upstream),
+            ),
             offline: project.overrides.offline,
             _lock: lock,
         };
@@ -90,6 +96,24 @@ impl Cache {
             Remote::Fork => &self.fork,
             Remote::Upstream => &self.upstream,
         }
+    }
+
+    fn url_origin(&self, remote: Remote) -> &str {
+        match remote {
+            Remote::Fork => &self.url_origins.0,
+            Remote::Upstream => &self.url_origins.1,
+        }
+    }
+
+    /// `` `rev` is not in the fork `url` ``, a missing object, with a note saying where the URL
+    /// came from so the user knows what to change.
+    fn not_in_remote(&self, rev: &str, remote: Remote, url: &str) -> Error {
+        Error::new(format!("`{rev}` is not in the {} `{url}`", remote.name()))
+            .with_note(format!(
+                "check the revision, or the URL: it is {}",
+                self.url_origin(remote)
+            ))
+            .with_kind(ErrorKind::MissingObject)
     }
 
     fn point_remote(&self, remote: Remote) -> Result<()> {
@@ -135,15 +159,13 @@ impl Cache {
         if fetched.is_err() || missing() > 0 {
             let all = [format!("+refs/heads/*:refs/remotes/{name}/*")];
             self.git_fetch(remote, &all)
-                .with_context(|| format!("failed to fetch from the {name} `{url}`"))?;
+                .map_err(|e| self.network_error(remote, &url, e))?;
         }
         let mut found = Vec::new();
         for rev in revs {
-            let oid = self.find(rev).ok_or_else(|| {
-                Error::new(format!("`{rev}` is not in the {name} `{url}`")).with_note(format!(
-                    "check the revision, or the `[{name}] url` in forkbook.toml"
-                ))
-            })?;
+            let oid = self
+                .find(rev)
+                .ok_or_else(|| self.not_in_remote(rev, remote, &url))?;
             self.keep(oid)?;
             found.push(oid);
         }
@@ -195,13 +217,7 @@ impl Cache {
                 if *rev == branch {
                     continue;
                 }
-                return Err(Error::new(format!(
-                    "`{rev}` is not in the {name} `{}`",
-                    mirror.display()
-                ))
-                .with_note(format!(
-                    "check the revision, or the `[{name}] url` in forkbook.toml"
-                )));
+                return Err(self.not_in_remote(rev, remote, &mirror.display().to_string()));
             };
             if !is_hex(rev) {
                 self.repo.reference(
@@ -218,6 +234,29 @@ impl Cache {
             found.remove(0);
         }
         Ok(found)
+    }
+
+    /// A fetch that failed on the network: what to do without it.
+    fn network_error(&self, remote: Remote, url: &str, e: Error) -> Error {
+        let name = remote.name();
+        // What git said (its note) is the cause; the note becomes what to do without the network.
+        let mut chain = vec![format!("failed to fetch from the {name} `{url}`")];
+        chain.extend(e.chain);
+        if let Some(said) = e.note.filter(|s| !s.is_empty()) {
+            chain.push(said.lines().collect::<Vec<_>>().join("; "));
+        }
+        Error {
+            chain,
+            ..Error::new("")
+        }
+        .with_note(format!(
+            "the URL is {}; point it at a clone or mirror on this machine with \
+                 `--{name}-url DIR` or `FORKBOOK_{}_URL=DIR` (its objects are read in place), \
+                 or run with `--offline` to use only what the cache holds",
+            self.url_origin(remote),
+            name.to_ascii_uppercase()
+        ))
+        .with_kind(ErrorKind::Network)
     }
 
     /// Pins a commit with a ref, so that it stays in the cache whatever the remotes do.
@@ -264,9 +303,34 @@ impl Cache {
             .with_note(format!(
                 "run `forkbook fetch --{} {rev}` (online, or with a mirror as the URL)",
                 remote.name()
-            )));
+            ))
+            .with_kind(ErrorKind::MissingObject));
         }
         Ok(self.fetch(remote, &[rev])?[0])
+    }
+
+    /// A recorded commit (one the records name, not the user): taken from the cache, or from a
+    /// mirror on this machine, never over the network. Only `forkbook fetch` and revisions the
+    /// user names on the command line fetch, so `status` and `check` work offline as they are.
+    pub fn recorded(&self, rev: &str, remote: Remote) -> Result<Oid> {
+        refuse_option_like(rev)?;
+        if let Some(oid) = self.find(rev) {
+            return Ok(oid);
+        }
+        let url = &self.remote_config(remote).0;
+        if !self.offline && local_mirror(url).is_some() {
+            return Ok(self.fetch(remote, &[rev])?[0]);
+        }
+        Err(Error::new(format!(
+            "commit `{rev}` of the {} is not in the object cache `{}`",
+            remote.name(),
+            self.dir.display()
+        ))
+        .with_note(format!(
+            "run `forkbook fetch` (online, or with `--{}-url` naming a mirror on this machine)",
+            remote.name()
+        ))
+        .with_kind(ErrorKind::MissingObject))
     }
 
     /// The tip of `remote`'s configured branch: fetched when missing and online, else `None`.
@@ -587,4 +651,34 @@ fn absolute_url(url: &str) -> String {
     std::fs::canonicalize(url)
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| url.to_string())
+}
+
+/// Where a remote's URL came from, as a note says it: the environment, the command line, or
+/// `forkbook.toml` (the built-in MLX ROCm default when there is none).
+fn url_origin(project: &Project, remote: Remote) -> String {
+    let (flag, var, given) = match remote {
+        Remote::Fork => (
+            "--fork-url",
+            "FORKBOOK_FORK_URL",
+            &project.overrides.fork_url,
+        ),
+        Remote::Upstream => (
+            "--upstream-url",
+            "FORKBOOK_UPSTREAM_URL",
+            &project.overrides.upstream_url,
+        ),
+    };
+    match given {
+        Some(url) if std::env::var(var).ok().as_ref() == Some(url) => {
+            format!("from `{var}` in the environment")
+        }
+        Some(_) => format!("from `{flag}`"),
+        None if project.root.join(super::config::CONFIG_FILE).is_file() => {
+            format!("the `[{}] url` in forkbook.toml", remote.name())
+        }
+        None => format!(
+            "the built-in default (there is no forkbook.toml; set `[{}] url` in one)",
+            remote.name()
+        ),
+    }
 }

@@ -59,8 +59,74 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
         readme: read(records::README_FILE)?.map(|t| readme_facts(project, t)),
         repos: web_repos(project),
         residual_record: residual_record_facts(project, &read)?,
+        patch_series: record_series(project),
+        lock: Some(record_lock(project, read(records::LOCK_FILE)?.as_deref())),
         ..Facts::default()
     })
+}
+
+/// The patch layout's series as the records folder lists it (`patches/NNNN-title.patch`).
+fn record_series(project: &Project) -> Option<Vec<SeriesPatch>> {
+    if project.config.overlay.layout != Layout::Patch {
+        return None;
+    }
+    let dir = project.records_dir().join(PATCHES_DIR);
+    // No folder at all is a layout problem, which loading the overlay names; not an empty series.
+    if !dir.is_dir() {
+        return None;
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".patch"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let series = names
+        .into_iter()
+        .map(|name| SeriesPatch {
+            number: name
+                .split('-')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+            file: project.record_name(&format!("{PATCHES_DIR}/{name}")),
+        })
+        .collect();
+    Some(series)
+}
+
+/// The lock as the records hold it: present or not, and well-formed or not. What it locks is
+/// compared with the overlay once the overlay is built.
+fn record_lock(project: &Project, text: Option<&str>) -> LockFacts {
+    let file = project.record_name(records::LOCK_FILE);
+    let problems = match text.map(|t| Lock::parse(t, &file)) {
+        Some(Err(e)) => {
+            let message = e.message();
+            // The parser's messages start with `file:line: `; the finding carries the line.
+            let rest = message
+                .strip_prefix(&format!("{file}:"))
+                .unwrap_or(&message);
+            let (line, what) = rest
+                .split_once(": ")
+                .and_then(|(n, what)| Some((n.parse().ok()?, what.to_string())))
+                .unwrap_or((1, message.clone()));
+            vec![Problem {
+                line,
+                message: what,
+            }]
+        }
+        _ => Vec::new(),
+    };
+    LockFacts {
+        file,
+        present: text.is_some(),
+        mismatches: Vec::new(),
+        problems,
+    }
 }
 
 /// Adds what the overlay state knows: trees, series, lock, residual, hooks, true counts.
@@ -331,6 +397,7 @@ fn lock_facts(project: &Project, state: &OverlayState) -> LockFacts {
             file,
             present: false,
             mismatches: Vec::new(),
+            problems: Vec::new(),
         };
     };
     let text = state
@@ -364,6 +431,7 @@ fn lock_facts(project: &Project, state: &OverlayState) -> LockFacts {
         file,
         present: true,
         mismatches,
+        problems: Vec::new(),
     }
 }
 

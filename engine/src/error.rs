@@ -5,6 +5,22 @@
 
 use std::fmt;
 
+/// What kind of failure an [`Error`] is, for callers that act on it (the book skips a step
+/// whose objects are missing; `check` runs the record checks and names the rest as skipped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorKind {
+    /// Anything else.
+    #[default]
+    Other,
+    /// A commit is in neither the object cache nor a mirror on this machine (or not in the
+    /// remote it was fetched from): `forkbook fetch` or another URL gets it.
+    MissingObject,
+    /// A fetch over the network failed (no route, refused, authentication).
+    Network,
+    /// The output was closed by the reader (`forkbook status | head -1`): not a failure.
+    OutputClosed,
+}
+
 /// An engine failure. The command line maps it to exit status 2 ("the tool could not do it"),
 /// as opposed to 1 ("it ran and found problems").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +29,8 @@ pub struct Error {
     pub chain: Vec<String>,
     /// What the user can do about it.
     pub note: Option<String>,
+    /// What kind of failure it is; kept through [`Error::context`].
+    pub kind: ErrorKind,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -22,7 +40,19 @@ impl Error {
         Error {
             chain: vec![message.into()],
             note: None,
+            kind: ErrorKind::Other,
         }
+    }
+
+    /// Marks the kind of failure.
+    pub fn with_kind(mut self, kind: ErrorKind) -> Error {
+        self.kind = kind;
+        self
+    }
+
+    /// Whether a commit was missing from the cache and every mirror (nothing else went wrong).
+    pub fn is_missing_object(&self) -> bool {
+        self.kind == ErrorKind::MissingObject
     }
 
     /// Adds the hint shown in a `note:` paragraph.
@@ -63,7 +93,11 @@ impl From<git2::Error> for Error {
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
-        Error::new(e.to_string())
+        let kind = match e.kind() {
+            std::io::ErrorKind::BrokenPipe => ErrorKind::OutputClosed,
+            _ => ErrorKind::Other,
+        };
+        Error::new(e.to_string()).with_kind(kind)
     }
 }
 

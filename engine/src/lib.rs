@@ -9,6 +9,7 @@ pub mod base;
 pub mod cache;
 pub mod candidate;
 pub mod check;
+pub mod ci;
 pub mod config;
 pub mod counts;
 pub mod drift;
@@ -32,12 +33,13 @@ pub mod residual_record;
 pub mod status;
 pub mod sync;
 pub mod terminal;
+pub mod text;
 pub mod tools;
 pub mod trace;
 pub mod verify;
 
 pub use cache::Cache;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use project::Project;
 
 /// Files by repository-relative path (always `/`-separated), contents as bytes.

@@ -75,6 +75,18 @@ impl Records {
     pub fn read(project: &Project) -> Result<Records> {
         let dir = project.records_dir();
         refuse_linked_records(&dir)?;
+        let config = project.root.join(super::config::CONFIG_FILE);
+        if !dir.is_dir() && !config.is_file() {
+            return Err(Error::new(format!(
+                "`{}` is not a forkbook project: it has no forkbook.toml and no `{}` folder",
+                project.root.display(),
+                project.config.overlay.dir
+            ))
+            .with_note(
+                "pass `--root` the folder that holds forkbook.toml (`forkbook demo` makes one to \
+                 try); to start an overlay in this folder, `forkbook init --fork REV`",
+            ));
+        }
         if !dir.is_dir() {
             return Err(Error::new(format!("no overlay records folder `{}`", dir.display()))
                 .with_note("create one with `forkbook init --fork REV`, or set `[overlay] dir` in forkbook.toml"));
@@ -137,7 +149,7 @@ impl Records {
         })
     }
 
-    /// The recorded commits, resolved in the cache (fetched when missing and online).
+    /// The recorded commits, resolved in the cache or a local mirror (never over the network).
     pub fn commits(&self, project: &Project, cache: &Cache) -> Result<Commits> {
         let name = project.record_name(records::UPSTREAM_FILE);
         let fork = self.upstream.sha(keys::COMMIT, &name)?;
@@ -147,9 +159,9 @@ impl Records {
             None => base.clone(),
         };
         Ok(Commits {
-            fork: cache.commit(&fork, Remote::Fork)?,
-            base: cache.commit(&base, Remote::Upstream)?,
-            pin: cache.commit(&pin, Remote::Upstream)?,
+            fork: cache.recorded(&fork, Remote::Fork)?,
+            base: cache.recorded(&base, Remote::Upstream)?,
+            pin: cache.recorded(&pin, Remote::Upstream)?,
         })
     }
 }

@@ -261,8 +261,8 @@ impl Report {
             None => "first recorded",
         };
         out.push_str(&format!(
-            "\nResidual: {changed}, {} hunks.\n\n",
-            self.residual.len()
+            "\nResidual: {changed}, {}.\n\n",
+            super::report_value::plural(self.residual.len(), "hunk", "hunks")
         ));
         for hunk in &self.residual {
             out.push_str(&format!("- {hunk}\n"));

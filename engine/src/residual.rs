@@ -60,10 +60,10 @@ impl Residual {
             );
         }
         let mut out = format!(
-            "residual: {} hunks in {} of {} core files\n",
-            self.hunks.len(),
+            "residual: {} in {} of {}\n",
+            super::report_value::plural(self.hunks.len(), "hunk", "hunks"),
             self.touched_files(),
-            self.files
+            super::report_value::plural(self.files, "core file", "core files")
         );
         for h in &self.hunks {
             let fixes = if h.fixes.is_empty() {

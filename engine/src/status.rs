@@ -30,7 +30,10 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
         None => "missing".to_string(),
         Some(lock) => match lock.mismatches(&Lock::of(&state.overlay)).len() {
             0 => "matches".to_string(),
-            n => format!("differs ({n} files)"),
+            n => format!(
+                "differs ({})",
+                super::report_value::plural(n, "file", "files")
+            ),
         },
     };
     Status {

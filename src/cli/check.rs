@@ -3,6 +3,7 @@
 use super::{Ctx, OK, PROBLEMS};
 use crate::engine::check::{add_overlay_facts, gather_record_facts, run_checks, Finding, Severity};
 use crate::engine::overlay::OverlayState;
+use crate::engine::report_value::plural;
 use crate::engine::{Cache, Error, Result};
 use forkbook_checks::CHECKS;
 use serde::Serialize;
@@ -26,7 +27,19 @@ struct Report<'a> {
     warnings: usize,
     /// Why the overlay checks could not run, when they could not.
     skipped: Option<String>,
+    /// The checks that were skipped (or run only in part) for that reason.
+    skipped_checks: Vec<Skipped>,
+    /// What gets the objects the skipped checks need, when that is the reason.
+    fetch: Option<String>,
     findings: &'a [Finding],
+}
+
+/// One check that needed the objects of the recorded commits and did not have them.
+#[derive(Serialize)]
+struct Skipped {
+    id: &'static str,
+    /// What it checked all the same, when it checked a part.
+    checked: Option<&'static str>,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
@@ -47,17 +60,31 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .count();
-    // A broken record explains why the overlay could not be built: report it rather than fail.
-    let skipped = match overlay {
-        Ok(()) => None,
-        Err(e) if errors > 0 => Some(e.message()),
+    // Without the objects of the recorded commits the record checks still run and the rest are
+    // named; a broken record explains why the overlay could not be built: report it, not fail.
+    let (skipped, fetch) = match overlay {
+        Ok(()) => (None, None),
+        Err(e) if e.is_missing_object() => (Some(e.message()), e.note.clone()),
+        Err(e) if errors > 0 => (Some(e.message()), None),
         Err(e) => return Err(e),
+    };
+    let skipped_checks = match skipped {
+        None => Vec::new(),
+        Some(_) => forkbook_checks::NEED_OBJECTS
+            .iter()
+            .map(|(id, checked)| Skipped {
+                id,
+                checked: *checked,
+            })
+            .collect(),
     };
     let report = Report {
         checks: CHECKS.len(),
         errors,
         warnings: findings.len() - errors,
         skipped,
+        skipped_checks,
+        fetch,
         findings: &findings,
     };
     if ctx.json {
@@ -73,11 +100,39 @@ fn print_human(report: &Report, ctx: &mut Ctx) -> Result<()> {
         writeln!(ctx.out, "{}", finding.render())?;
     }
     if let Some(why) = &report.skipped {
-        writeln!(ctx.out, "overlay checks skipped: {why}")?;
+        writeln!(
+            ctx.out,
+            "skipped: the checks that need the base tree and the overlay ({why})"
+        )?;
+        for skipped in &report.skipped_checks {
+            match skipped.checked {
+                Some(part) => writeln!(ctx.out, "  {} (in part: {part})", skipped.id)?,
+                None => writeln!(ctx.out, "  {}", skipped.id)?,
+            }
+        }
+        if let Some(fetch) = &report.fetch {
+            writeln!(ctx.out, "  to run them: {fetch}")?;
+        }
     }
+    let whole = report
+        .skipped_checks
+        .iter()
+        .filter(|s| s.checked.is_none())
+        .count();
+    let ran = report.checks - whole;
+    let of = if whole == 0 {
+        format!("{} checks", report.checks)
+    } else {
+        format!("{ran} of {} checks ({whole} skipped)", report.checks)
+    };
     let summary = match (report.errors, report.warnings) {
-        (0, 0) => format!("all {} checks passed", report.checks),
-        (e, w) => format!("{e} errors, {w} warnings from {} checks", report.checks),
+        (0, 0) if whole == 0 => format!("all {of} passed"),
+        (0, 0) => format!("{of}: all passed"),
+        (e, w) => format!(
+            "{}, {} from {of}",
+            plural(e, "error", "errors"),
+            plural(w, "warning", "warnings")
+        ),
     };
     writeln!(ctx.out, "{summary}")?;
     if report.errors + report.warnings > 0 {

@@ -22,6 +22,8 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         Some(dir) => dir.clone(),
         None => std::env::temp_dir().join(format!("forkbook-demo-{}", std::process::id())),
     };
+    // Absolute, so the world's URLs in forkbook.toml and the printed paths work from anywhere.
+    let dir = std::path::absolute(&dir)?;
     if dir.join("project").exists() {
         return Err(
             crate::engine::Error::new(format!("`{}` already holds a demo", dir.display()))
@@ -114,14 +116,58 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         "open {} in a browser",
         book.join("book/index.html").display()
     )?;
+    // Each `next:` line is a shell command that works as printed, in order, in one shell.
+    let forkbook = this_forkbook();
+    let pin2 = &world.pin2[..8];
     writeln!(
         ctx.out,
-        "\nnext: cd {} and try `forkbook retarget {}` for real",
-        demo.root.display(),
-        &world.pin2[..8]
+        "\ngo on by hand (each `next:` line is a command to paste):"
     )?;
-    writeln!(ctx.out, "      or `forkbook drift build --to {} --compiler c++` for the real build with the C++ compiler", &world.pin2[..8])?;
+    writeln!(
+        ctx.out,
+        "next: cd {}",
+        shell_quote(&demo.root.to_string_lossy())
+    )?;
+    writeln!(
+        ctx.out,
+        "next: {forkbook} retarget {pin2}    # the pin bump for real: conflicts to resolve, exit 1"
+    )?;
+    writeln!(ctx.out, "next: {forkbook} status")?;
+    writeln!(
+        ctx.out,
+        "next: {forkbook} drift build --to {pin2} --compiler c++    # the real build, with C++"
+    )?;
     Ok(OK)
+}
+
+/// How to call this forkbook from a shell: `forkbook` when that is what PATH finds, else the
+/// full path of this executable (after `cargo run`, forkbook is not on PATH).
+fn this_forkbook() -> String {
+    let this = std::env::current_exe().ok();
+    let on_path = crate::book::find_on_path("forkbook");
+    let same = match (&this, &on_path) {
+        (Some(a), Some(b)) => a.canonicalize().ok() == b.canonicalize().ok(),
+        _ => false,
+    };
+    match this {
+        Some(exe) if !same && exe.file_name().is_some_and(|n| n == "forkbook") => {
+            shell_quote(&exe.to_string_lossy())
+        }
+        _ => "forkbook".to_string(),
+    }
+}
+
+/// `text` as one shell word: as is when it is plain, else in single quotes.
+fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// Runs one forkbook command against the demo project, in process, printing what it prints.

@@ -6,7 +6,7 @@ use crate::engine::record::add_fix;
 use crate::engine::Result;
 use std::path::PathBuf;
 
-/// Record local fixes
+/// Record a new local fix (`fix add`) or confirm a drafted one; `fixes` works on the register
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]

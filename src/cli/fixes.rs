@@ -10,7 +10,7 @@ use crate::engine::records::FIXES_FILE;
 use crate::engine::register::{self, listing, migrate, Listed, Listing, Migration};
 use crate::engine::{fsutil, Error, Result};
 
-/// Work on the LOCAL_FIXES.md register
+/// Work on the register of all local fixes, LOCAL_FIXES.md; `fix add` records a new fix
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(subcommand)]

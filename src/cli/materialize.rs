@@ -6,7 +6,7 @@ use crate::engine::overlay::{export_tree, materialize};
 use crate::engine::Result;
 use std::path::PathBuf;
 
-/// Write the overlay's files (B plus the local fixes) into a folder, replacing it whole
+/// Write the overlay's files (the base tree plus the local fixes) into a folder, replacing it whole
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The folder to write (replaced as a whole, never half-written): new, empty, or one forkbook wrote

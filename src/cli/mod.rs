@@ -12,6 +12,7 @@ use std::path::PathBuf;
 mod adopt;
 mod book;
 mod check;
+mod ci;
 mod demo;
 mod drift;
 mod fetch;
@@ -36,6 +37,7 @@ pub const FAILED: i32 = 2;
 /// Keeps a vendored fork overlay honest and current from its own documentation.
 #[derive(Debug, Parser)]
 #[command(name = "forkbook", version, about, long_about = None, max_term_width = 100)]
+#[command(after_help = AFTER_HELP)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -43,8 +45,34 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The end of `forkbook --help`: where to start, the environment, the exit status.
+const AFTER_HELP: &str = "\
+New here? `forkbook demo` builds a small fork, upstream and overlay and runs every command on it.
+
+Terms: the base tree is the fork's backend files plus each core file rebuilt as the pin plus the
+fork's own change; the overlay is the base tree plus the local fixes (LOCAL_FIXES.md).
+
+Environment:
+  FORKBOOK_CACHE         the object cache, as `--cache` (default: ~/.cache/forkbook/objects.git,
+                         or $XDG_CACHE_HOME/forkbook/objects.git)
+  FORKBOOK_FORK_URL      the fork's URL or a mirror on this machine, as `--fork-url`
+  FORKBOOK_UPSTREAM_URL  upstream's URL or a mirror on this machine, as `--upstream-url`
+  FORKBOOK_OFFLINE=1     as `--offline`
+  FORKBOOK_LOCK_WAIT=1   wait for another run on the same overlay or cache instead of refusing
+
+Exit status:
+  0  nothing wrong
+  1  the command ran and found problems (conflicts, mismatches, failed checks, drift)
+  2  it could not do its job (bad input, refused, missing object or tool)";
+
+/// The end of every command's `--help`.
+const COMMAND_AFTER_HELP: &str = "\
+Exit status: 0 nothing wrong, 1 found problems, 2 could not do its job.
+`forkbook --help` lists the environment variables; `forkbook demo` shows every command at work.";
+
 /// Options every command takes.
 #[derive(Debug, Clone, clap::Args, Default)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// The project folder (holding forkbook.toml); default: the nearest one above the current folder
     #[arg(long, global = true, value_name = "DIR")]
@@ -52,16 +80,17 @@ pub struct Global {
     /// The object cache (bare git repository) [env: FORKBOOK_CACHE]
     #[arg(long, global = true, value_name = "DIR")]
     pub cache: Option<PathBuf>,
-    /// The fork's URL or a local mirror [env: FORKBOOK_FORK_URL]
+    /// The fork's URL or a mirror on this machine [env: FORKBOOK_FORK_URL]
     #[arg(long, global = true, value_name = "URL")]
     pub fork_url: Option<String>,
-    /// Upstream's URL or a local mirror [env: FORKBOOK_UPSTREAM_URL]
+    /// Upstream's URL or a mirror on this machine [env: FORKBOOK_UPSTREAM_URL]
     #[arg(long, global = true, value_name = "URL")]
     pub upstream_url: Option<String>,
     /// Never touch the network; a missing object is an error naming the command that fetches it
+    /// [env: FORKBOOK_OFFLINE=1]
     #[arg(long, global = true)]
     pub offline: bool,
-    /// Machine-readable output
+    /// Machine-readable output (errors too: `{"error": …, "note": …}` on stdout)
     #[arg(long, global = true)]
     pub json: bool,
 }
@@ -79,6 +108,7 @@ pub enum Command {
     Fix(fix::Args),
     Fixes(fixes::Args),
     Check(check::Args),
+    Ci(ci::Args),
     Propose(propose::Args),
     Drift(drift::Args),
     Verify(verify::Args),
@@ -108,10 +138,19 @@ impl Ctx<'_> {
     }
 
     pub fn project(&self) -> engine::Result<Project> {
-        let root = match &self.global.root {
-            Some(root) => root.clone(),
-            None => Project::find_root(&std::env::current_dir()?)?,
-        };
+        let root =
+            match &self.global.root {
+                Some(root) if !root.is_dir() => return Err(Error::new(format!(
+                    "the project folder `{}` (from `--root`) does not exist",
+                    root.display()
+                ))
+                .with_note(
+                    "pass `--root` the folder that holds forkbook.toml, or leave it out to use \
+                     the nearest one above the current folder (`forkbook demo` makes one to try)",
+                )),
+                Some(root) => root.clone(),
+                None => Project::find_root(&std::env::current_dir()?)?,
+            };
         Project::open(&root, &self.overrides())
     }
 
@@ -185,7 +224,22 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write) -> i32 {
 
 /// Like [`run`], with errors going to `err` when given (the binary passes stderr).
 pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn Write>) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+    run_with_kind(args, out, err).0
+}
+
+/// Like [`run_split`], also saying what kind of failure ended the command, if one did: the
+/// book skips a step whose objects are missing without reading its text.
+///
+/// With `--json`, an error is a JSON object on `out` (`{"error": …, "note": …}`), with the same
+/// exit status. A reader that closes the output early (`forkbook status | head -1`) ends the
+/// command quietly with status 0, as git does.
+pub fn run_with_kind(
+    args: Vec<OsString>,
+    out: &mut dyn Write,
+    err: Option<&mut dyn Write>,
+) -> (i32, Option<engine::ErrorKind>) {
+    let wants_json = args.iter().skip(1).any(|a| a == "--json");
+    let cli = match parse(args) {
         Ok(cli) => cli,
         Err(e) => {
             let (code, text) = if e.use_stderr() {
@@ -193,6 +247,11 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
             } else {
                 (OK, e.render().to_string())
             };
+            if code != OK && wants_json {
+                let (error, note) = split_clap_error(&text);
+                let _ = write_json_error(out, &error, note.as_deref());
+                return (code, None);
+            }
             match err {
                 Some(err) if code != OK => {
                     let _ = write!(err, "{text}");
@@ -201,7 +260,7 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
                     let _ = write!(out, "{text}");
                 }
             }
-            return code;
+            return (code, None);
         }
     };
     let json = cli.global.json;
@@ -221,9 +280,18 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
         global: cli.global,
         json,
     };
-    match dispatch(cli.command, &mut ctx) {
-        Ok(code) => code,
+    let result = dispatch(cli.command, &mut ctx).and_then(|code| {
+        ctx.out.flush()?;
+        Ok(code)
+    });
+    match result {
+        Ok(code) => (code, None),
+        Err(e) if e.kind == engine::ErrorKind::OutputClosed => (OK, None),
         Err(e) => {
+            if json {
+                let _ = write_json_error(ctx.out, &e.message(), e.note.as_deref());
+                return (FAILED, Some(e.kind));
+            }
             let text = format!("error: {e}\n");
             let text = engine::terminal::escape_controls(&text).into_owned();
             match err {
@@ -235,9 +303,43 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
                     let _ = ctx.out.write_all(text.as_bytes());
                 }
             }
-            FAILED
+            (FAILED, Some(e.kind))
         }
     }
+}
+
+/// The command line with every command's help ending in [`COMMAND_AFTER_HELP`].
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_subcommands(|sub| {
+        let sub = sub.after_help(COMMAND_AFTER_HELP);
+        sub.mut_subcommands(|leaf| leaf.after_help(COMMAND_AFTER_HELP))
+    })
+}
+
+fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let mut matches = command().try_get_matches_from(args)?;
+    Cli::from_arg_matches_mut(&mut matches)
+}
+
+/// `{"error": …, "note": …}` on one line.
+fn write_json_error(out: &mut dyn Write, error: &str, note: Option<&str>) -> std::io::Result<()> {
+    let value = serde_json::json!({ "error": error, "note": note });
+    writeln!(out, "{value}")?;
+    out.flush()
+}
+
+/// clap's rendered error as (message, the rest as a note).
+fn split_clap_error(text: &str) -> (String, Option<String>) {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let error = lines
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let rest: Vec<&str> = lines.map(str::trim).collect();
+    (error, (!rest.is_empty()).then(|| rest.join(" ")))
 }
 
 fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
@@ -253,6 +355,7 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::Fix(args) => fix::run(&args, ctx),
         Command::Fixes(args) => fixes::run(&args, ctx),
         Command::Check(args) => check::run(&args, ctx),
+        Command::Ci(args) => ci::run(&args, ctx),
         Command::Propose(args) => propose::run(&args, ctx),
         Command::Book(args) => {
             crate::book_steps::refuse_inside_a_step("book")?;

@@ -13,7 +13,7 @@ pub struct Args {}
 /// Print the "ROCm overlay" section of a pin-bump or fork-sync PR from live results
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Compare with the records as committed at this revision of the project (default: HEAD)
+    /// Compare with the records as committed at this revision of the project
     #[arg(long, value_name = "REV", default_value = "HEAD")]
     pub since: String,
     /// Print only the Markdown for the PR body

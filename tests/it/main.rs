@@ -4,14 +4,17 @@
 mod adopt;
 mod attacks;
 mod book;
+mod ci;
 mod common;
 mod demo;
 mod draft;
 mod drift_api;
 mod drift_build;
 mod faults;
+mod first_hour;
 mod gate;
 mod hostile;
+mod offline;
 mod propose;
 mod readonly;
 mod register;

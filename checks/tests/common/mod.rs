@@ -165,6 +165,7 @@ pub fn healthy() -> Facts {
             file: "patches-rocm/overlay.lock".into(),
             present: true,
             mismatches: Vec::new(),
+            problems: Vec::new(),
         }),
         residual: vec![ResidualHunk {
             file: "mlx/device.cpp".into(),

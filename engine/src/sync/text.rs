@@ -42,9 +42,9 @@ impl CommandReport for Move {
         if !self.hooks_outside.is_empty() {
             let _ = writeln!(
                 out,
-                "fork changes outside the overlay ({}): {}",
+                "fork changes outside the overlay ({}):\n  {}",
                 self.hooks_outside.len(),
-                self.hooks_outside.join(", ")
+                crate::text::wrap_list(&self.hooks_outside, "  ", 96)
             );
         }
         let conflicts = self.conflicts();

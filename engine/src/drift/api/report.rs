@@ -160,13 +160,16 @@ impl ApiReport {
         let suppressed = self.findings.len() - self.breaks();
         let _ = writeln!(
             out,
-            "\n{} break(s), {} suppressed; parsed {} + {} headers and {} backend files ({} error nodes)",
-            self.breaks(),
+            "\n{}, {} suppressed; parsed {} + {} headers and {} backend files ({} error nodes: \
+             syntax the parser could not read and skipped, where a declaration may be missed)",
+            crate::report_value::plural(self.breaks(), "break", "breaks"),
             suppressed,
             self.parse.from_headers,
             self.parse.to_headers,
             self.parse.backend_files,
-            self.parse.from_error_nodes + self.parse.to_error_nodes + self.parse.backend_error_nodes,
+            self.parse.from_error_nodes
+                + self.parse.to_error_nodes
+                + self.parse.backend_error_nodes,
         );
         out
     }

@@ -675,7 +675,7 @@ fn the_report_renders_each_place_and_the_count() {
         "{text}"
     );
     assert!(text.contains("to       mlx/array.h:7"), "{text}");
-    assert!(text.contains("1 break(s), 0 suppressed"), "{text}");
+    assert!(text.contains("1 break, 0 suppressed"), "{text}");
 }
 
 #[test]

@@ -1,0 +1,141 @@
+//! `forkbook ci github`: the GitHub Actions workflow that makes the book the project's gate and
+//! its contributors' site. On a pull request that touches the overlay (its records, the
+//! configuration, the book) it runs `forkbook book test`; on the main branch it builds the book
+//! and publishes it to GitHub Pages.
+
+use super::project::Project;
+
+/// Where the workflow goes, relative to the project root.
+pub const WORKFLOW_FILE: &str = ".github/workflows/book.yml";
+
+/// What the workflow is made of.
+#[derive(Debug, Clone)]
+pub struct GithubOptions {
+    /// The branch whose pushes publish the book.
+    pub branch: String,
+    /// The book folder, relative to the project root.
+    pub book_dir: String,
+    /// The shell command that puts `forkbook` on PATH in the runner.
+    pub install: String,
+}
+
+impl GithubOptions {
+    /// The defaults for `project`: its own build of forkbook when the project is forkbook's
+    /// repository, else `cargo install --locked forkbook`.
+    pub fn defaults(project: &Project) -> GithubOptions {
+        let own = std::fs::read_to_string(project.root.join("Cargo.toml"))
+            .is_ok_and(|t| t.lines().any(|l| l.trim() == "name = \"forkbook\""));
+        GithubOptions {
+            branch: "main".into(),
+            book_dir: "book".into(),
+            install: if own {
+                "cargo install --locked --path .".into()
+            } else {
+                "cargo install --locked forkbook".into()
+            },
+        }
+    }
+}
+
+/// A YAML scalar that means exactly `text`: JSON strings are YAML double-quoted scalars.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// The workflow's text.
+pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
+    let records = project.config.overlay.dir.trim_end_matches('/');
+    let book = options.book_dir.trim_end_matches('/');
+    let paths = [
+        format!("{records}/**"),
+        super::config::CONFIG_FILE.to_string(),
+        format!("{book}/**"),
+        WORKFLOW_FILE.to_string(),
+    ];
+    let paths: String = paths
+        .iter()
+        .map(|p| format!("      - {}\n", quoted(p)))
+        .collect();
+    // An expression's string literal is single-quoted, with `''` for a quote.
+    let upstream = format!("'{}'", format!("{records}/UPSTREAM").replace('\'', "''"));
+    let cache_key = quoted(&format!(
+        "forkbook-objects-${{{{ hashFiles({upstream}) }}}}"
+    ));
+    let branch = quoted(&options.branch);
+    let install = quoted(&options.install);
+    let book_arg = quoted(book);
+    let site = quoted(&format!("{book}/book"));
+    format!(
+        "\
+# Written by `forkbook ci github`: the executable book is this project's gate and its site.
+# Pull requests that touch the overlay run `forkbook book test`; pushes to the branch below
+# build the book and publish it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
+name: book
+
+on:
+  pull_request:
+    paths:
+{paths}  push:
+    branches: [{branch}]
+  workflow_dispatch:
+
+permissions:
+  contents: read
+
+env:
+  # The recorded commits are fetched once and kept between runs.
+  FORKBOOK_CACHE: ${{{{ github.workspace }}}}/.forkbook-objects
+
+jobs:
+  test:
+    if: github.event_name == 'pull_request'
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/cache@v4
+        with:
+          path: .forkbook-objects
+          key: {cache_key}
+          restore-keys: forkbook-objects-
+      - name: Install forkbook
+        run: {install}
+      - name: Fetch the recorded commits
+        run: forkbook fetch
+      - name: The book's gate
+        run: forkbook book test --dir {book_arg}
+
+  publish:
+    if: github.event_name != 'pull_request'
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+      pages: write
+      id-token: write
+    concurrency:
+      group: pages
+      cancel-in-progress: false
+    environment:
+      name: github-pages
+      url: ${{{{ steps.deployment.outputs.page_url }}}}
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/cache@v4
+        with:
+          path: .forkbook-objects
+          key: {cache_key}
+          restore-keys: forkbook-objects-
+      - name: Install forkbook
+        run: {install}
+      - name: Fetch the recorded commits
+        run: forkbook fetch
+      - name: Build the book
+        run: forkbook book build --dir {book_arg}
+      - uses: actions/configure-pages@v5
+      - uses: actions/upload-pages-artifact@v3
+        with:
+          path: {site}
+      - id: deployment
+        uses: actions/deploy-pages@v4
+"
+    )
+}

@@ -1,0 +1,50 @@
+//! Small helpers for the text forkbook prints to people.
+
+/// `items` joined with `, ` and wrapped to lines of at most `width` characters, every line after
+/// the first starting with `indent`: a line of 22 paths is unreadable in a terminal.
+pub fn wrap_list(items: &[String], indent: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line_len = 0;
+    for (i, item) in items.iter().enumerate() {
+        let piece = if i + 1 < items.len() {
+            format!("{item},")
+        } else {
+            item.clone()
+        };
+        if line_len > 0 && line_len + 1 + piece.chars().count() > width {
+            out.push('\n');
+            out.push_str(indent);
+            line_len = indent.chars().count();
+        } else if line_len > 0 {
+            out.push(' ');
+            line_len += 1;
+        }
+        line_len += piece.chars().count();
+        out.push_str(&piece);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lists_wrap_under_the_width_and_keep_every_item() {
+        let items: Vec<String> = (1..=22)
+            .map(|n| format!("mlx/backend/cuda/file{n}.cpp"))
+            .collect();
+        let text = wrap_list(&items, "  ", 80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(text.lines().skip(1).all(|l| l.starts_with("  ")), "{text}");
+        let back: Vec<&str> = text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .collect();
+        assert_eq!(back.len(), 22);
+        assert_eq!(
+            wrap_list(&items[..2], "  ", 80),
+            "mlx/backend/cuda/file1.cpp, mlx/backend/cuda/file2.cpp"
+        );
+    }
+}
