@@ -173,7 +173,7 @@ pub const RECORD_FILES: &[&str] = &[
     records::FIXES_FILE,
     records::README_FILE,
     records::LOCK_FILE,
-    super::residual::RESIDUAL_FILE,
+    records::RESIDUAL_FILE,
     super::residual_record::CORE_RESIDUAL_FILE,
     "drift-suppressions.toml",
 ];

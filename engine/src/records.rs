@@ -11,6 +11,8 @@ pub const UPSTREAM_FILE: &str = "UPSTREAM";
 pub const LOCK_FILE: &str = "overlay.lock";
 pub const README_FILE: &str = "README.md";
 pub const FIXES_FILE: &str = "LOCAL_FIXES.md";
+/// The residual record written by `residual --write`, inside the records folder.
+pub const RESIDUAL_FILE: &str = "residual.diff";
 
 /// Keys of `UPSTREAM` that forkbook reads and writes.
 pub mod keys {

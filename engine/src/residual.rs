@@ -15,8 +15,7 @@ use super::FileMap;
 use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
 
-/// The residual record written by `residual --write`, inside the records folder.
-pub const RESIDUAL_FILE: &str = "residual.diff";
+pub use super::records::RESIDUAL_FILE;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Hunk {

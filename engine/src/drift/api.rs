@@ -13,6 +13,7 @@ pub mod config;
 mod extract;
 pub mod history;
 mod index;
+mod kind;
 mod macros;
 mod model;
 pub mod report;
@@ -180,7 +181,7 @@ pub fn drift_api_stored(
             overlay_ids(&mut to_key, inputs.to_overrides, cfg)?;
             let key = store::key(from, to, &from_key, &to_key, inputs.backend, cfg)?;
             if let Some(mut report) = store::load(dir, &key) {
-                suppress::apply(&mut report, inputs.suppressions);
+                report::apply_suppressions(&mut report, inputs.suppressions);
                 return Ok(report);
             }
             Some((dir, key))
@@ -205,7 +206,7 @@ pub fn drift_api_stored(
         // A cache that cannot be written costs the next run its reuse, not this run its result.
         let _ = store::save(dir, &key, &report);
     }
-    suppress::apply(&mut report, inputs.suppressions);
+    report::apply_suppressions(&mut report, inputs.suppressions);
     Ok(report)
 }
 

@@ -1,52 +1,10 @@
 //! The drift report: findings, their JSON form, and the text a person reads.
 
+pub use super::kind::{Kind, ALL_KINDS};
 use super::model::Loc;
 use super::suppress::Suppression;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// A function or member the backend calls or defines changed its return or parameters.
-    ChangedSignature,
-    /// A constructor the backend uses or defines changed its arguments.
-    ConstructorChanged,
-    /// A new primitive declares `eval_gpu`; the backend neither defines nor stubs it.
-    MissingEvalGpu,
-    /// A new declaration that every backend defines (other backends do); this one does not.
-    MissingBackendDefinition,
-    /// A new declaration in an enclosing namespace hides what the backend calls unqualified.
-    HiddenByNewDeclaration,
-    /// Something the backend uses or defines is no longer declared.
-    RemovedDeclaration,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::ChangedSignature => "changed-signature",
-            Kind::ConstructorChanged => "constructor-changed",
-            Kind::MissingEvalGpu => "missing-eval-gpu",
-            Kind::MissingBackendDefinition => "missing-backend-definition",
-            Kind::HiddenByNewDeclaration => "hidden-by-new-declaration",
-            Kind::RemovedDeclaration => "removed-declaration",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Kind> {
-        ALL_KINDS.iter().copied().find(|k| k.as_str() == text)
-    }
-}
-
-pub const ALL_KINDS: [Kind; 6] = [
-    Kind::ChangedSignature,
-    Kind::ConstructorChanged,
-    Kind::MissingEvalGpu,
-    Kind::MissingBackendDefinition,
-    Kind::HiddenByNewDeclaration,
-    Kind::RemovedDeclaration,
-];
 
 /// An upstream commit: full SHA and the first line of its message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,4 +165,24 @@ fn render_finding(out: &mut String, finding: &Finding) {
     if let Some(reason) = &finding.suppressed {
         let _ = writeln!(out, "  reason   {reason}");
     }
+}
+
+/// Marks the findings each suppression covers and lists the suppressions that covered none.
+pub fn apply_suppressions(report: &mut ApiReport, suppressions: &[Suppression]) {
+    let mut used = vec![false; suppressions.len()];
+    for finding in &mut report.findings {
+        let hit = suppressions
+            .iter()
+            .position(|s| s.kind == finding.kind.as_str() && s.symbol == finding.symbol);
+        if let Some(index) = hit {
+            used[index] = true;
+            finding.suppressed = Some(suppressions[index].reason.clone());
+        }
+    }
+    report.unused_suppressions = suppressions
+        .iter()
+        .zip(used)
+        .filter(|(_, used)| !used)
+        .map(|(s, _)| s.clone())
+        .collect();
 }

@@ -8,7 +8,7 @@
 //! reason = "the backend never schedules Foo on the GPU"
 //! ```
 
-use super::report::{ApiReport, Kind};
+use super::kind::Kind;
 use crate::bail;
 use crate::error::{Context, Error, Result};
 use serde::{Deserialize, Serialize};
@@ -62,26 +62,6 @@ pub fn parse(text: &str) -> Result<Vec<Suppression>> {
         }
     }
     Ok(file.suppress)
-}
-
-/// Marks the findings each suppression covers and lists the suppressions that covered none.
-pub fn apply(report: &mut ApiReport, suppressions: &[Suppression]) {
-    let mut used = vec![false; suppressions.len()];
-    for finding in &mut report.findings {
-        let hit = suppressions
-            .iter()
-            .position(|s| s.kind == finding.kind.as_str() && s.symbol == finding.symbol);
-        if let Some(index) = hit {
-            used[index] = true;
-            finding.suppressed = Some(suppressions[index].reason.clone());
-        }
-    }
-    report.unused_suppressions = suppressions
-        .iter()
-        .zip(used)
-        .filter(|(_, used)| !used)
-        .map(|(s, _)| s.clone())
-        .collect();
 }
 
 #[cfg(test)]
