@@ -831,7 +831,7 @@ mod tests {
             s(&["bool", "Shape", "V"]),
             s(&["bool", "bool", "Shape", "V"]),
         );
-        assert_eq!(align(&old, &new), [Some(0), None, Some(2), Some(3)]);
+        assert_eq!(align(&old, &new), [Some(0), None, Some(1), Some(2)]);
         assert!(ambiguous(&old, &new));
         assert!(!ambiguous(&s(&["A", "B"]), &s(&["A", "B", "C"])));
     }
