@@ -198,7 +198,7 @@ fn each_break_kind_is_drafted_and_the_drafted_overlay_builds_at_the_candidate() 
 
     let (code, text) = demo.run(&["drift", "api"]);
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("0 break(s)"), "{text}");
+    assert!(text.contains("0 breaks,"), "{text}");
     let work = demo.tmp.path().join("build");
     let (code, text) = demo.run(&[
         "drift",
