@@ -288,31 +288,56 @@ fn gate_finding(finding: Finding) -> GateFinding {
     }
 }
 
-/// The register as a Markdown table: entry, files, state, link, package.
+/// The register as one card per entry: a heading (anchor `fix-N`, so other pages can link to
+/// the entry), its state, link and package on one line, and the files it names. A five-column
+/// table hid the state, link and package off the right edge of mdBook's column.
 fn render_register(register: &crate::engine::register::Register, label: &str) -> String {
-    let mut text = format!("{} entries in `{label}`.\n\n", register.entries.len());
-    text.push_str("| entry | files | state | link | package |\n| --- | --- | --- | --- | --- |\n");
+    let mut text = format!(
+        "{} in `{label}`.\n\n",
+        crate::engine::report_value::plural(register.entries.len(), "entry", "entries")
+    );
     for entry in &register.entries {
         let files: Vec<String> = entry.files.iter().map(|f| code_span(&f.name)).collect();
         // The same reading as `check` and `fixes list`: a state the words give is marked so.
         let said = entry.field("state").is_none() && entry.stated.is_some();
-        let state = entry.state().map_or("*none*".to_string(), |s| {
+        let state = entry.state().map_or("*no state*".to_string(), |s| {
             let from_words = if said { " (from its words)" } else { "" };
             format!("`{}`{from_words}", s.as_str())
         });
-        let link = entry.value("link").map_or("—".to_string(), link_cell);
-        // The package's file name: its folder is the same for all and would only widen the table.
-        let package = entry.value("package").map_or("—".to_string(), |p| {
-            code_span(p.rsplit('/').next().unwrap_or(p))
+        let link = entry
+            .value("link")
+            .map_or("no link yet".to_string(), link_cell);
+        // The package's file name: its folder is the same for all.
+        let package = entry.value("package").map_or(String::new(), |p| {
+            format!(
+                " · package {}",
+                code_span(p.rsplit('/').next().unwrap_or(p))
+            )
         });
-        text.push_str(&format!(
-            "| {}. {} | {} | {state} | {link} | {package} |\n",
-            entry.number,
-            cell(&entry.title),
+        let files = if files.is_empty() {
+            "*names no file*".to_string()
+        } else {
             files.join(", ")
+        };
+        text.push_str(&format!(
+            "### {}. {} {{#fix-{}}}\n\n**state** {state} · **link** {link}{package}\\\n**files** {files}\n\n",
+            entry.number,
+            heading_text(&entry.title),
+            entry.number,
         ));
     }
     text
+}
+
+/// Text safe as a heading: one line, no trailing `{…}` that would read as attributes, and no
+/// leading `#` that would change the level.
+fn heading_text(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+        .replace('{', "\\{")
+        .replace('}', "\\}")
+        .trim()
+        .trim_start_matches('#')
+        .to_string()
 }
 
 /// Text safe inside a table cell.

@@ -162,32 +162,51 @@ mod brace_tests {
     }
 }
 
-/// The result box for a step.
+/// The result box for a step. The command is shown once: by the code block above the box, or,
+/// when the block is hidden (`hide`), in the box's head.
 pub fn step_html(shown: &Shown<'_>) -> String {
     let command = escape(&shown.step.display_command());
     let command = command.trim_end().replace('\n', "&#10;");
+    let head = if shown.step.attrs.hide {
+        format!("<div class=\"forkbook-head\"><code>$ {command}</code></div>")
+    } else {
+        String::new()
+    };
     match shown.outcome {
         StepOutcome::Skipped { reason } => format!(
-            "<div class=\"forkbook-step forkbook-skipped\">\
-             <div class=\"forkbook-head\"><code>$ {command}</code></div>\
+            "<div class=\"forkbook-step forkbook-skipped\">{head}\
              <p class=\"forkbook-skip-reason\"><strong>skipped:</strong> {}</p></div>",
-            escape(reason).replace('\n', " ")
+            code_spans(&escape(reason).replace('\n', " "))
         ),
         StepOutcome::Ran {
             exit,
             duration,
             output,
-        } => ran_html(shown, &command, *exit, *duration, output),
+        } => ran_html(shown, &head, *exit, *duration, output),
     }
 }
 
-fn ran_html(
-    shown: &Shown<'_>,
-    command: &str,
-    exit: i32,
-    duration: Duration,
-    output: &str,
-) -> String {
+/// Escaped text with each `` `a pair` `` of backticks made inline code, as Markdown would.
+/// The text is escaped already, so what goes inside `<code>` is too; an odd backtick stays.
+fn code_spans(escaped: &str) -> String {
+    let parts: Vec<&str> = escaped.split('`').collect();
+    let mut out = String::with_capacity(escaped.len() + 16);
+    let pairs = (parts.len() - 1) / 2;
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            let opening = i % 2 == 1;
+            match (opening, i.div_ceil(2) <= pairs) {
+                (true, true) => out.push_str("<code>"),
+                (false, true) => out.push_str("</code>"),
+                _ => out.push('`'),
+            }
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+fn ran_html(shown: &Shown<'_>, head: &str, exit: i32, duration: Duration, output: &str) -> String {
     let expect = shown.step.attrs.expect;
     let passed = exit == expect;
     let class = if passed {
@@ -211,8 +230,7 @@ fn ran_html(
         pre
     };
     format!(
-        "<div class=\"forkbook-step {class}\">\
-         <div class=\"forkbook-head\"><code>$ {command}</code></div>\
+        "<div class=\"forkbook-step {class}\">{head}\
          <div class=\"forkbook-meta\"><span class=\"forkbook-exit\">{status}</span> · \
          <span class=\"forkbook-duration\">{}</span>{cached}{}</div>{body}</div>",
         format_duration(duration),
@@ -235,7 +253,9 @@ fn commits_html(fingerprint: &Fingerprint) -> String {
     )
 }
 
-/// The output inside `<pre>`: escaped, cut at [`MAX_LINES`], with no blank line.
+/// The output inside `<pre>`: escaped, cut at [`MAX_LINES`], with no blank line. Diff lines
+/// (a residual's hunks, a patch) are coloured: added, removed, hunk headers; conflict lines are
+/// marked.
 fn output_html(output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
     let mut html: Vec<String> = lines
@@ -245,7 +265,10 @@ fn output_html(output: &str) -> String {
             if line.trim().is_empty() {
                 "&#32;".to_string()
             } else {
-                escape(line)
+                match line_class(line) {
+                    Some(class) => format!("<span class=\"{class}\">{}</span>", escape(line)),
+                    None => escape(line),
+                }
             }
         })
         .collect();
@@ -259,6 +282,25 @@ fn output_html(output: &str) -> String {
         html.push("(no output)".to_string());
     }
     html.join("\n")
+}
+
+/// The class of an output line worth colouring, if it is one: diff lines as `git diff` shows
+/// them (indented or not), and lines that report a conflict.
+fn line_class(line: &str) -> Option<&'static str> {
+    let body = line.trim_start();
+    if body.starts_with("@@ ") {
+        Some("forkbook-diff-hunk")
+    } else if body.starts_with("+++ ") || body.starts_with("--- ") {
+        Some("forkbook-diff-file")
+    } else if body.starts_with('+') && line.len() - body.len() <= 4 {
+        Some("forkbook-diff-add")
+    } else if body.starts_with('-') && !body.starts_with("--") && line.len() - body.len() <= 4 {
+        Some("forkbook-diff-del")
+    } else if body.contains("CONFLICT") {
+        Some("forkbook-conflict")
+    } else {
+        None
+    }
 }
 
 /// `0.12 s`, `3 min 05 s`.
@@ -354,7 +396,11 @@ mod tests {
 
     #[test]
     fn result_names_command_exit_duration_and_commits() {
-        let out = html(Attrs::default(), ran(0, "all good"));
+        let hidden = Attrs {
+            hide: true,
+            ..Default::default()
+        };
+        let out = html(hidden, ran(0, "all good"));
         assert!(out.contains("$ forkbook status"));
         assert!(out.contains("exit 0"));
         assert!(out.contains("0.12 s"));
@@ -464,6 +510,55 @@ mod tests {
                 reason: "`hipcc` is not on PATH".into(),
             },
         );
-        assert!(skipped.contains("<strong>skipped:</strong> `hipcc` is not on PATH"));
+        assert!(skipped.contains("<strong>skipped:</strong> <code>hipcc</code> is not on PATH"));
+    }
+
+    #[test]
+    fn the_command_is_shown_once() {
+        // The code block above the box shows it; the box repeats it only when the block is hidden.
+        let out = html(Attrs::default(), ran(0, "ok"));
+        assert!(!out.contains("$ forkbook status"), "{out}");
+    }
+
+    #[test]
+    fn skip_reasons_make_code_of_backtick_pairs_and_stay_escaped() {
+        assert_eq!(
+            code_spans("needs `a&lt;b` and `c`"),
+            "needs <code>a&lt;b</code> and <code>c</code>"
+        );
+        assert_eq!(code_spans("odd ` tick"), "odd ` tick");
+        assert_eq!(code_spans("`a` then `"), "<code>a</code> then `");
+        let out = html(
+            Attrs::default(),
+            StepOutcome::Skipped {
+                reason: "needs `<script>`".into(),
+            },
+        );
+        assert!(out.contains("<code>&lt;script&gt;</code>"), "{out}");
+    }
+
+    #[test]
+    fn diff_lines_are_coloured_and_escaped() {
+        let out = html(
+            Attrs::default(),
+            ran(
+                1,
+                "  @@ -1,2 +1,2 @@\n  -old <b>\n  +new\n  mlx/a.cpp: CONFLICT (1 region)\nplain\n",
+            ),
+        );
+        assert!(
+            out.contains("<span class=\"forkbook-diff-hunk\">  @@ -1,2 +1,2 @@</span>"),
+            "{out}"
+        );
+        assert!(
+            out.contains("<span class=\"forkbook-diff-del\">  -old &lt;b&gt;</span>"),
+            "{out}"
+        );
+        assert!(
+            out.contains("<span class=\"forkbook-diff-add\">  +new</span>"),
+            "{out}"
+        );
+        assert!(out.contains("<span class=\"forkbook-conflict\">"), "{out}");
+        assert!(out.contains("\nplain"), "{out}");
     }
 }

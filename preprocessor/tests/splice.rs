@@ -181,7 +181,7 @@ fn skipped_step_shows_its_reason_and_does_not_fail_the_gate() {
         )
         .unwrap();
     assert!(
-        out.contains("<strong>skipped:</strong> `hipcc` is not on PATH"),
+        out.contains("<strong>skipped:</strong> <code>hipcc</code> is not on PATH"),
         "{out}"
     );
 }

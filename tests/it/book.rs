@@ -118,13 +118,15 @@ fn skipped_steps_show_their_reason() {
     let html = fixture.html("steps");
     assert!(
         html.contains(
-            "<strong>skipped:</strong> needs `no-such-compiler-xyz`, which is not on PATH"
+            "<strong>skipped:</strong> needs <code>no-such-compiler-xyz</code>, which is not on PATH"
         ),
         "{html}"
     );
     assert!(html.contains("is not in the object cache"), "{html}");
     assert!(
-        html.contains("run `forkbook fetch --upstream 0123456789abcdef0123456789abcdef01234567`"),
+        html.contains(
+            "run <code>forkbook fetch --upstream 0123456789abcdef0123456789abcdef01234567</code>"
+        ),
         "{html}"
     );
     // `book test` is the acceptance gate: missing objects fail it.
@@ -351,7 +353,7 @@ fn the_project_book_builds_against_the_demo_world() {
         pin_bump.contains("changed-signature"),
         "drift api shows the breaks at pin 2"
     );
-    let skipped = "<strong>skipped:</strong> needs `no-such-hipcc-for-tests`, which is not on PATH";
+    let skipped = "<strong>skipped:</strong> needs <code>no-such-hipcc-for-tests</code>, which is not on PATH";
     assert!(
         pin_bump.contains(skipped),
         "the drift build follows the compiler variable"
@@ -362,8 +364,8 @@ fn the_project_book_builds_against_the_demo_world() {
     );
     let register = read("register");
     assert!(
-        register.contains("<th>entry</th>"),
-        "the register is a table"
+        register.contains("id=\"fix-1\""),
+        "the register is one card per entry, each with its anchor"
     );
     assert!(
         register.contains("Free pooled buffers when the allocator is destroyed"),

@@ -207,7 +207,7 @@ fn the_book_builds_offline_without_objects_and_its_test_gate_asks_for_them() {
         "the steps say why they were skipped"
     );
     assert!(
-        page.contains("run `forkbook fetch`"),
+        page.contains("run <code>forkbook fetch</code>"),
         "and name the command that fetches"
     );
     let (code, out) = run("test");
