@@ -3,7 +3,7 @@
 //! check catalogue. The preprocessor crate does the mdBook side and knows nothing of forkbook;
 //! the engine knows nothing of mdBook; this module joins the two.
 //!
-//! A `forkbook` step runs in process through [`crate::cli::run`], always `--offline`, so the book
+//! A `forkbook` step runs in process through the [`CommandFn`] it is given, always `--offline`, so the book
 //! never touches the network; a step whose objects are not in the cache is shown as skipped with
 //! the `forkbook fetch` command that gets them (and fails `book test`, the acceptance gate). A
 //! `sh` step runs `sh -c` in the project folder, in its own process group so that a timeout
@@ -16,6 +16,8 @@ use crate::engine::project::{Overrides, Project};
 use crate::engine::records::{self, keys};
 pub use crate::engine::tools::find_program as find_on_path;
 use crate::engine::tools::missing_requirement;
+use crate::engine::ErrorKind;
+use crate::invoke::CommandFn;
 use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
@@ -24,9 +26,6 @@ use std::time::{Duration, Instant};
 
 pub use crate::book_steps::TIMED_OUT;
 use crate::book_steps::{run_in_process, run_shell};
-
-/// What the error of a command says when an object is missing from the cache.
-const MISSING_OBJECT: &str = "not in the object cache";
 
 /// The directives this book knows.
 const DIRECTIVES: &[&str] = &["register", "checks", "report"];
@@ -59,14 +58,18 @@ pub fn write_sources(dir: &Path) -> crate::engine::Result<()> {
 pub struct BookRunner {
     root: PathBuf,
     overrides: Overrides,
+    /// Runs a forkbook step in process (the command line's `run_for_book`).
+    command: CommandFn,
 }
 
 impl BookRunner {
     /// `overrides` are passed on to every step (`--cache`, the remote URLs); `--offline` always.
-    pub fn new(root: impl Into<PathBuf>, overrides: Overrides) -> BookRunner {
+    /// `command` runs a step's forkbook command in process.
+    pub fn new(root: impl Into<PathBuf>, overrides: Overrides, command: CommandFn) -> BookRunner {
         BookRunner {
             root: root.into(),
             overrides,
+            command,
         }
     }
 
@@ -76,7 +79,7 @@ impl BookRunner {
             offline: true,
             ..self.overrides.clone()
         };
-        crate::cli::argv(&self.root, &offline, command)
+        crate::invoke::argv(&self.root, &offline, command)
     }
 
     /// The project, offline like the steps.
@@ -98,10 +101,9 @@ impl BookRunner {
         // A step that builds a book is refused where books are built (`book_steps`).
         let args = self.argv(words);
         let started = Instant::now();
-        let (exit, output) = run_in_process(args, step.attrs.timeout);
+        let (exit, kind, output) = run_in_process(self.command, args, step.attrs.timeout);
         let duration = started.elapsed();
-        if exit == crate::cli::FAILED && output.contains(MISSING_OBJECT) && step.renderer != "test"
-        {
+        if kind == Some(ErrorKind::MissingObject) && step.renderer != "test" {
             return StepOutcome::Skipped {
                 reason: missing_objects_reason(&output),
             };
@@ -168,8 +170,8 @@ impl BookRunner {
 
     fn report(&self) -> String {
         let args = self.argv(["report", "--pr-body"]);
-        let (exit, output) = run_in_process(args, None);
-        if exit == crate::cli::FAILED {
+        let (exit, _, output) = run_in_process(self.command, args, None);
+        if exit == crate::invoke::FAILED {
             let reason = output
                 .lines()
                 .find(|l| !l.trim().is_empty())
@@ -249,7 +251,7 @@ impl StepRunner for BookRunner {
                 .map(gate_finding)
                 .collect(),
             // Offline without the objects: the steps already say so, with the fetch command.
-            Err(e) if e.message().contains(MISSING_OBJECT) && renderer != "test" => Vec::new(),
+            Err(e) if e.kind == ErrorKind::MissingObject && renderer != "test" => Vec::new(),
             Err(e) => vec![GateFinding {
                 check: "check".into(),
                 location: crate::engine::config::CONFIG_FILE.into(),
@@ -435,7 +437,7 @@ fn missing_objects_reason(output: &str) -> String {
         .collect();
     let error = lines
         .iter()
-        .find(|l| l.contains(MISSING_OBJECT))
+        .find(|l| l.starts_with("error:"))
         .copied()
         .unwrap_or("objects are missing");
     let note = lines
@@ -452,7 +454,7 @@ fn missing_objects_reason(output: &str) -> String {
 
 fn refused(message: String) -> StepOutcome {
     StepOutcome::Ran {
-        exit: crate::cli::FAILED,
+        exit: crate::invoke::FAILED,
         duration: Duration::ZERO,
         output: format!("error: {message}\n"),
     }

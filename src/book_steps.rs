@@ -11,6 +11,8 @@
 //! rule is kept where a book is built, not where a command line is read: `book` and `mdbook`
 //! refuse to run inside a step, whatever the flags' order or the way the step reached them.
 
+use crate::engine::ErrorKind;
+use crate::invoke::CommandFn;
 use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::Write;
@@ -83,10 +85,14 @@ impl Shared {
     }
 }
 
-/// Runs forkbook with `args` in process on a thread of its own, marked as inside a step, with
-/// `timeout` as the thread's deadline. Returns (exit status, output); a timeout gives
-/// [`TIMED_OUT`] with what it printed so far.
-pub fn run_in_process(args: Vec<OsString>, timeout: Option<Duration>) -> (i32, String) {
+/// Runs forkbook with `args` in process through `command`, on a thread of its own, marked as
+/// inside a step, with `timeout` as the thread's deadline. Returns (exit status, the kind of
+/// failure, output); a timeout gives [`TIMED_OUT`] with what it printed so far.
+pub fn run_in_process(
+    command: CommandFn,
+    args: Vec<OsString>,
+    timeout: Option<Duration>,
+) -> (i32, Option<ErrorKind>, String) {
     let (tx, rx) = mpsc::channel();
     let out = Shared::default();
     let deadline = timeout.map(|t| Instant::now() + t);
@@ -94,7 +100,7 @@ pub fn run_in_process(args: Vec<OsString>, timeout: Option<Duration>) -> (i32, S
         let mut out = out.clone();
         std::thread::spawn(move || {
             INSIDE_STEP.with(|s| s.set(true));
-            let run = || crate::cli::run(args, &mut out);
+            let run = || command(args, &mut out);
             let code = match deadline {
                 Some(deadline) => crate::engine::process::with_deadline(deadline, run),
                 None => run(),
@@ -107,7 +113,7 @@ pub fn run_in_process(args: Vec<OsString>, timeout: Option<Duration>) -> (i32, S
         None => rx.recv().map_err(|_| Duration::ZERO),
     };
     match received {
-        Ok(code) => (code, out.text()),
+        Ok((code, kind)) => (code, kind, out.text()),
         Err(limit) if limit > Duration::ZERO => {
             // Its programs die at the deadline; give the command a moment to return and drop
             // its locks, so the next step does not find them held.
@@ -122,9 +128,13 @@ pub fn run_in_process(args: Vec<OsString>, timeout: Option<Duration>) -> (i32, S
                     " (the command did not stop and was abandoned)"
                 }
             ));
-            (TIMED_OUT, text)
+            (TIMED_OUT, None, text)
         }
-        Err(_) => (101, "forkbook panicked while running this step".to_string()),
+        Err(_) => (
+            101,
+            None,
+            "forkbook panicked while running this step".to_string(),
+        ),
     }
 }
 

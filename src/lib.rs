@@ -5,6 +5,7 @@ pub mod book;
 pub mod book_steps;
 pub mod cli;
 pub mod demo;
+pub mod invoke;
 
 /// The engine, under the name the application and its tests have always used.
 pub use forkbook_engine as engine;

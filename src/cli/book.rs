@@ -86,7 +86,7 @@ fn load(args: &BookArgs, ctx: &Ctx) -> Result<(MDBook, Arc<Mutex<Tally>>)> {
         ))
     })?;
     let vars: BTreeMap<String, String> = args.vars.iter().cloned().collect();
-    let runner = BookRunner::new(project.root.clone(), ctx.overrides());
+    let runner = BookRunner::new(project.root.clone(), ctx.overrides(), super::run_for_book);
     let preprocessor = ForkbookPreprocessor::new(runner)
         .with_vars(vars)
         .with_rerun(args.rerun);

@@ -36,7 +36,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     }
     // mdBook runs this in the book's folder: the project is found above it.
     let project = ctx.project()?;
-    let runner = BookRunner::new(project.root.clone(), ctx.overrides());
+    let runner = BookRunner::new(project.root.clone(), ctx.overrides(), super::run_for_book);
     let pre = ForkbookPreprocessor::new(runner);
     match handle_stdio(&pre, std::io::stdin().lock(), &mut *ctx.out) {
         Ok(()) => Ok(OK),

@@ -27,12 +27,7 @@ mod status;
 mod sync;
 mod verify;
 
-/// Exit status: the command ran and found nothing wrong.
-pub const OK: i32 = 0;
-/// Exit status: the command ran and found problems (conflicts, breaks, failed checks).
-pub const PROBLEMS: i32 = 1;
-/// Exit status: the command could not do its job (bad input, refused, missing tool).
-pub const FAILED: i32 = 2;
+pub use crate::invoke::{argv, FAILED, OK, PROBLEMS};
 
 /// Keeps a vendored fork overlay honest and current from its own documentation.
 #[derive(Debug, Parser)]
@@ -187,35 +182,6 @@ impl Ctx<'_> {
     }
 }
 
-/// The argument vector of `forkbook --root ROOT [--offline] [--cache ..] [--fork-url ..]
-/// [--upstream-url ..] COMMAND...`: how the book, the demo and the tests run a command in process
-/// against one project with the same overrides.
-pub fn argv<I, S>(
-    root: &std::path::Path,
-    overrides: &engine::project::Overrides,
-    command: I,
-) -> Vec<OsString>
-where
-    I: IntoIterator<Item = S>,
-    S: Into<OsString>,
-{
-    let mut args: Vec<OsString> = vec!["forkbook".into(), "--root".into(), root.into()];
-    if overrides.offline {
-        args.push("--offline".into());
-    }
-    if let Some(cache) = &overrides.cache {
-        args.extend(["--cache".into(), cache.into()]);
-    }
-    if let Some(url) = &overrides.fork_url {
-        args.extend(["--fork-url".into(), url.into()]);
-    }
-    if let Some(url) = &overrides.upstream_url {
-        args.extend(["--upstream-url".into(), url.into()]);
-    }
-    args.extend(command.into_iter().map(Into::into));
-    args
-}
-
 /// Runs forkbook with `args` (program name first), printing everything to `out`; returns the
 /// exit status. This is how the book runs a step in process.
 pub fn run(args: Vec<OsString>, out: &mut dyn Write) -> i32 {
@@ -225,6 +191,11 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write) -> i32 {
 /// Like [`run`], with errors going to `err` when given (the binary passes stderr).
 pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn Write>) -> i32 {
     run_with_kind(args, out, err).0
+}
+
+/// [`run_with_kind`] as the book's step runner calls it: output and errors to one writer.
+pub fn run_for_book(args: Vec<OsString>, out: &mut dyn Write) -> (i32, Option<engine::ErrorKind>) {
+    run_with_kind(args, out, None)
 }
 
 /// Like [`run_split`], also saying what kind of failure ended the command, if one did: the
