@@ -166,7 +166,7 @@ pub fn add_overlay_facts(
     hooks.retain(|p| !state.core_files.contains(p));
     facts.fork_hooks = hooks;
     if let Some(record) = facts.residual_record.as_mut() {
-        let core = residual_record::core_of(&state.core_files, &state.overlay);
+        let core = residual::core_of(&state.core_files, &state.overlay);
         record.core_hashes = Some(
             core.iter()
                 .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))

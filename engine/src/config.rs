@@ -210,7 +210,7 @@ struct Sections {
 #[serde(deny_unknown_fields)]
 struct VerifySection {
     #[serde(default)]
-    steps: Vec<toml::Spanned<super::verify::StepConfig>>,
+    steps: Vec<toml::Spanned<StepConfig>>,
 }
 
 #[derive(Deserialize)]
@@ -250,6 +250,20 @@ fn validate_sections(text: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One configured verify step: a shell command run in the project root.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StepConfig {
+    pub name: String,
+    pub command: String,
+    /// Tools that must be on PATH (`hipcc`, `cmake`).
+    pub requires: Vec<String>,
+    /// Needs an AMD GPU (`/dev/kfd`, and `rocminfo` listing a `gfx` agent).
+    pub gpu: bool,
+    /// Seconds before the step is stopped and failed.
+    pub timeout: Option<u64>,
 }
 
 #[cfg(test)]

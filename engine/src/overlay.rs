@@ -174,7 +174,7 @@ pub const RECORD_FILES: &[&str] = &[
     records::README_FILE,
     records::LOCK_FILE,
     records::RESIDUAL_FILE,
-    super::residual_record::CORE_RESIDUAL_FILE,
+    records::CORE_RESIDUAL_FILE,
     "drift-suppressions.toml",
 ];
 

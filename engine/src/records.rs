@@ -13,6 +13,8 @@ pub const README_FILE: &str = "README.md";
 pub const FIXES_FILE: &str = "LOCAL_FIXES.md";
 /// The residual record written by `residual --write`, inside the records folder.
 pub const RESIDUAL_FILE: &str = "residual.diff";
+/// The residual record the first user keeps, read and kept in its own format.
+pub const CORE_RESIDUAL_FILE: &str = "CORE_RESIDUAL.diff";
 
 /// Keys of `UPSTREAM` that forkbook reads and writes.
 pub mod keys {

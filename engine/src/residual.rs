@@ -137,7 +137,7 @@ pub fn compute_with_records(project: &Project, cache: &Cache) -> Result<Computed
     Ok(Computed {
         residual: compute_parts(&core_files, &base.files, &overlay, &steps),
         commits,
-        core: super::residual_record::core_of(&core_files, &overlay),
+        core: core_of(&core_files, &overlay),
         records,
     })
 }
@@ -221,4 +221,12 @@ pub fn compute_parts(
         files: core_files.len(),
         hunks,
     }
+}
+
+/// The core files of `overlay`, sorted by path.
+pub fn core_of(core_files: &[String], overlay: &FileMap) -> FileMap {
+    core_files
+        .iter()
+        .filter_map(|p| Some((p.clone(), overlay.get(p)?.clone())))
+        .collect()
 }

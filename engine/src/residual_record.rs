@@ -13,13 +13,12 @@
 
 use super::base::Commits;
 use super::records::sha256_hex;
-use super::residual::{Residual, RESIDUAL_FILE};
+use super::residual::{core_of, Residual, RESIDUAL_FILE};
 use super::FileMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The residual record the first user keeps, read and kept in its own format.
-pub const CORE_RESIDUAL_FILE: &str = "CORE_RESIDUAL.diff";
+pub use super::records::CORE_RESIDUAL_FILE;
 
 /// Header keys of the three commits, in the order the record lists them.
 pub const COMMIT_KEYS: [&str; 3] = ["pin", "fork", "fork_upstream_merge_base"];
@@ -419,14 +418,6 @@ pub fn write(
         file: project.record_name(flavor.file()),
         flagged,
     })
-}
-
-/// The core files of `overlay`, sorted by path.
-pub fn core_of(core_files: &[String], overlay: &FileMap) -> FileMap {
-    core_files
-        .iter()
-        .filter_map(|p| Some((p.clone(), overlay.get(p)?.clone())))
-        .collect()
 }
 
 #[cfg(test)]

@@ -26,19 +26,7 @@ pub struct VerifyConfig {
     pub steps: Vec<StepConfig>,
 }
 
-/// One configured verify step: a shell command run in the project root.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct StepConfig {
-    pub name: String,
-    pub command: String,
-    /// Tools that must be on PATH (`hipcc`, `cmake`).
-    pub requires: Vec<String>,
-    /// Needs an AMD GPU (`/dev/kfd`, and `rocminfo` listing a `gfx` agent).
-    pub gpu: bool,
-    /// Seconds before the step is stopped and failed.
-    pub timeout: Option<u64>,
-}
+pub use super::config::StepConfig;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "status", content = "reason")]
