@@ -17,6 +17,13 @@ fn is_hostile(c: char) -> bool {
     (c.is_control() && c != '\n') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Whether `c` must not reach a terminal inside text (output lines, diffs, compiler messages):
+/// as [`is_hostile`], but a tab passes. It only moves to the next tab stop on its line, and code
+/// and diffs indented with tabs must stay readable. A path still shows its tabs (`quote_path`).
+fn is_hostile_in_text(c: char) -> bool {
+    c != '\t' && is_hostile(c)
+}
+
 fn push_escaped(out: &mut String, c: char) {
     match c {
         '\u{7}' => out.push_str("\\a"),
@@ -34,16 +41,16 @@ fn push_escaped(out: &mut String, c: char) {
     }
 }
 
-/// `text` with every control character (but the line break) shown as git shows it in a quoted
-/// path: `\t`, `\r`, `\a`, and octal escapes such as `\033` for ESC. Text without any comes back
-/// as it is.
+/// `text` with every control character (but the line break and the tab) shown as git shows it
+/// in a quoted path: `\r`, `\a`, and octal escapes such as `\033` for ESC. Text without any
+/// comes back as it is.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_hostile) {
+    if !text.chars().any(is_hostile_in_text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if is_hostile(c) {
+        if is_hostile_in_text(c) {
             push_escaped(&mut out, c);
         } else {
             out.push(c);
@@ -149,6 +156,17 @@ mod tests {
         assert_eq!(
             escape_controls("x\u{9b}y\u{202e}z"),
             "x\\302\\233y\\342\\200\\256z"
+        );
+        assert_eq!(
+            escape_controls("\tint x;\n"),
+            "\tint x;\n",
+            "tabs indent code"
+        );
+        assert_eq!(escape_controls("\t\u{1b}[2K"), "\t\\033[2K");
+        assert_eq!(
+            quote_path("a\tb.cpp"),
+            "\"a\\tb.cpp\"",
+            "a path shows its tab"
         );
         assert_eq!(quote_path("a b.cpp"), "a b.cpp");
         assert_eq!(quote_path("a\u{1b}b\"\\.cpp"), "\"a\\033b\\\"\\\\.cpp\"");
