@@ -23,7 +23,7 @@ pub mod record;
 
 pub use record::{answer_line, answers, confirm, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY};
 
-use super::api::{ApiReport, Finding, Kind};
+use super::api::{ApiReport, Finding, Kind, Loc};
 use crate::FileMap;
 use serde::Serialize;
 
@@ -598,17 +598,25 @@ fn ambiguous(old: &[String], new: &[String]) -> bool {
     forward != backward
 }
 
-fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
+/// What a draft over a changed declaration starts from: the backend place, the symbol's last
+/// name, and upstream's declaration text at both commits.
+type DeclarationChange<'a> = (&'a Loc, &'a str, &'a str, &'a str);
+
+fn declaration_change(finding: &Finding) -> std::result::Result<DeclarationChange<'_>, String> {
     let loc = finding
         .backend
         .as_ref()
         .ok_or("no draft: no backend place")?;
-    let name = last_name(&finding.symbol);
     let (Some((_, old_decl)), Some((_, new_decl))) =
         (&finding.evidence.from_text, &finding.evidence.to_text)
     else {
         return Err("no draft: upstream's declarations at both commits were not kept".into());
     };
+    Ok((loc, last_name(&finding.symbol), old_decl, new_decl))
+}
+
+fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
+    let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
     let params = |text: &str| -> Option<Vec<String>> {
         let span = cpp::param_span(text, name, 0)?;
         Some(cpp::split_top_level(&text[span]))
@@ -712,16 +720,7 @@ fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Dra
 // ---------------------------------------------------------------------------------------------
 
 fn widen_binding(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
-    let loc = finding
-        .backend
-        .as_ref()
-        .ok_or("no draft: no backend place")?;
-    let name = last_name(&finding.symbol);
-    let (Some((_, old_decl)), Some((_, new_decl))) =
-        (&finding.evidence.from_text, &finding.evidence.to_text)
-    else {
-        return Err("no draft: upstream's declarations at both commits were not kept".into());
-    };
+    let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
     let elements = |decl: &str| cpp::return_type(decl, name).and_then(|t| cpp::tuple_elements(&t));
     let (Some(old), Some(new)) = (elements(old_decl), elements(new_decl)) else {
         return Err("no draft: a call whose arguments or result changed; only a tuple that grew under a structured binding has a mechanical remedy".into());
