@@ -14,9 +14,11 @@ use super::error::Result;
 use super::merge::count_conflicts;
 use super::overlay::{export_tree, OverlayState};
 use super::project::Project;
+use super::report_value::{CommandReport, Verdict};
 use super::sync;
 use super::FileMap;
 use git2::Oid;
+use serde::Serialize;
 use std::path::Path;
 
 /// The overlay files a retarget to `pin` would make (the current overlay when `pin` is the pin).
@@ -163,4 +165,104 @@ pub fn drift_build(
         build::confirm(&report, &predicted)
     });
     Ok((report, confirmation))
+}
+
+/// `forkbook drift api`: static drift from `from` (default: the fork base) to `to` (default: the
+/// pin).
+pub fn drift_api_report(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<ApiReport> {
+    let (from, to) = api_range(cache, state, from, to)?;
+    drift_api(project, cache, state, from, to)
+}
+
+/// `forkbook drift api --draft`: a draft local fix for each finding with a mechanical remedy,
+/// then the drift again.
+pub fn drift_api_drafts(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<super::drift::draft::record::Drafted> {
+    let (from, to) = api_range(cache, state, from, to)?;
+    super::drift::draft::write_drafts(project, cache, state, from, to)
+}
+
+impl CommandReport for ApiReport {
+    fn text(&self) -> String {
+        self.render_text()
+    }
+
+    /// An unsuppressed finding breaks the backend.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.breaks() > 0)
+    }
+}
+
+/// What `forkbook drift build` found: the build, and with `--with-api` which static findings it
+/// confirmed.
+#[derive(Debug)]
+pub struct BuildRun {
+    pub build: BuildReport,
+    pub confirmation: Option<Confirmation>,
+}
+
+/// `{"build": …, "confirmation": …}` with every object's keys in alphabetical order, as the
+/// command has always printed it (the JSON goes through a `serde_json::Value`).
+impl Serialize for BuildRun {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serde_json::json!({ "build": self.build, "confirmation": self.confirmation })
+            .serialize(serializer)
+    }
+}
+
+/// `forkbook drift build`: the tree a retarget to `to` (default: the pin) would make, built in
+/// `work` (default: a folder beside the object cache); with `with_api`, the static drift from
+/// the fork base too and which of its findings the build confirmed.
+pub fn drift_build_report(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    to: Option<&str>,
+    work: Option<&Path>,
+    request: &BuildRequest,
+    with_api: bool,
+) -> Result<BuildRun> {
+    let (from, to) = api_range(cache, state, None, to)?;
+    let api = if with_api {
+        Some(drift_api(project, cache, state, from, to)?)
+    } else {
+        None
+    };
+    let default_work = cache.dir().with_file_name("forkbook-drift-build");
+    let work = work.unwrap_or(&default_work);
+    let (build, confirmation) =
+        drift_build(project, cache, state, to, work, request, api.as_ref())?;
+    Ok(BuildRun {
+        build,
+        confirmation,
+    })
+}
+
+impl CommandReport for BuildRun {
+    fn text(&self) -> String {
+        let mut out = self.build.render_text();
+        if let Some(confirmation) = &self.confirmation {
+            out.push('\n');
+            out.push_str(&confirmation.render_text());
+        }
+        out
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(!self.build.problems().is_empty())
+    }
 }

@@ -12,6 +12,7 @@ use super::candidate;
 use super::error::{Context, Result};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
+use super::report_value::{CommandReport, Verdict};
 use super::residual;
 use super::verify::{Outcome, Verification};
 use super::FileMap;
@@ -37,6 +38,30 @@ pub struct Report {
     pub verify_failed: usize,
     /// The verification in one line: `passed`, `passed, 2 not run: ...`, or `FAILED, ...`.
     pub verdict: String,
+}
+
+/// `forkbook report`: the section for the records as they are against the records as committed at
+/// `since`, with a fresh verification.
+pub fn pr_report(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    since: &str,
+) -> Result<Report> {
+    let old = committed_state(project, cache, since)?;
+    let verification = super::verify::verify(project, cache, state)?;
+    report(project, cache, state, old.as_ref(), &verification)
+}
+
+impl CommandReport for Report {
+    fn text(&self) -> String {
+        self.render_markdown()
+    }
+
+    /// A report that says FAILED is a failure, whether it is printed for a PR body or not.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.verify_failed > 0)
+    }
 }
 
 /// The overlay as committed at `rev` of the project's git repository, when there is one.
@@ -165,7 +190,7 @@ pub fn report(
         drift,
         verify,
         verify_failed: verification.failed(),
-        verdict: verification.verdict(),
+        verdict: verification.summary(),
     })
 }
 
@@ -215,7 +240,7 @@ impl Report {
     }
 
     /// The section as Markdown, for a PR body or the technical report.
-    pub fn render_markdown(&self) -> String {
+    fn render_markdown(&self) -> String {
         let mut out = String::from("## ROCm overlay\n\n");
         match &self.old {
             Some(old) if old != &self.new => {

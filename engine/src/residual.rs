@@ -11,6 +11,7 @@ use super::error::Result;
 use super::overlay::{self, FixStep, OverlayState, Records};
 use super::patch;
 use super::project::Project;
+use super::report_value::{CommandReport, Verdict};
 use super::FileMap;
 use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
@@ -86,6 +87,51 @@ impl Residual {
         let mut files: Vec<&str> = self.hunks.iter().map(|h| h.file.as_str()).collect();
         files.dedup();
         files.len()
+    }
+}
+
+/// What `forkbook residual` found, and what `--write` wrote. Its JSON is the residual alone.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct ResidualRun {
+    pub residual: Residual,
+    #[serde(skip)]
+    pub written: Option<super::residual_record::Written>,
+}
+
+/// `forkbook residual`: the residual at the recorded commits; with `write`, also kept in the
+/// records folder (see [`super::residual_record::write`]).
+pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
+    let computed = compute_with_records(project, cache)?;
+    let written = if write {
+        Some(super::residual_record::write(project, &computed)?)
+    } else {
+        None
+    };
+    Ok(ResidualRun {
+        residual: computed.residual,
+        written,
+    })
+}
+
+impl CommandReport for ResidualRun {
+    fn text(&self) -> String {
+        let mut out = self.residual.render_text();
+        if let Some(written) = &self.written {
+            out.push_str(&format!("wrote {}\n", written.file));
+            for path in &written.flagged {
+                out.push_str(&format!(
+                    "review the note for `{path}`: its residual changed (flagged in {})\n",
+                    written.file
+                ));
+            }
+        }
+        out
+    }
+
+    /// A note flagged for review is a problem: a person has to read it again.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.written.as_ref().is_some_and(|w| !w.flagged.is_empty()))
     }
 }
 

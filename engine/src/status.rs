@@ -5,6 +5,7 @@ use super::merge::count_conflicts;
 use super::overlay::OverlayState;
 use super::project::Project;
 use super::records::Lock;
+use super::report_value::{CommandReport, Verdict};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -24,6 +25,7 @@ pub struct Status {
     pub markers: Vec<String>,
 }
 
+/// `forkbook status`: the entry point (nothing to fetch, nothing written).
 pub fn status(project: &Project, state: &OverlayState) -> Status {
     let prefix = &project.config.overlay.backend_prefix;
     let lock = match &state.records.lock {
@@ -81,8 +83,8 @@ fn resolved_by(state: &OverlayState, path: &str) -> String {
     }
 }
 
-impl Status {
-    pub fn render_text(&self) -> String {
+impl CommandReport for Status {
+    fn text(&self) -> String {
         let sha = |s: &str| s[..8.min(s.len())].to_string();
         let mut out = format!(
             "layout   {}\nfork     {}\nbase     {}\npin      {}\nfiles    {} backend, {} core\nlock     {}\ndiffers  {} files from the base tree\n",
@@ -112,5 +114,10 @@ impl Status {
             ));
         }
         out
+    }
+
+    /// Markers left in the overlay are a problem whatever else is right.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(!self.markers.is_empty())
     }
 }

@@ -12,7 +12,7 @@ use super::config::Config;
 use super::error::Result;
 use super::overlay::OverlayState;
 use super::project::Project;
-use super::report_value::plural;
+use super::report_value::{plural, CommandReport, Verdict};
 use super::residual;
 use super::sync;
 use serde::{Deserialize, Serialize};
@@ -60,41 +60,11 @@ impl Verification {
             .count()
     }
 
-    pub fn render_text(&self) -> String {
-        let mut out = format!("verify at {}\n", self.commits);
-        for item in &self.items {
-            let status = match &item.outcome {
-                Outcome::Passed => "passed".to_string(),
-                Outcome::Failed(why) => format!("FAILED: {why}"),
-                Outcome::Skipped(why) => format!("skipped: {why}"),
-            };
-            out.push_str(&format!(
-                "  {:<28} {status} ({} ms)\n",
-                item.name, item.millis
-            ));
-            for detail in &item.details {
-                out.push_str(&format!("      {detail}\n"));
-            }
-        }
-        let skipped = self
-            .items
-            .iter()
-            .filter(|i| matches!(i.outcome, Outcome::Skipped(_)))
-            .count();
-        out.push_str(&format!(
-            "{} passed, {} failed, {skipped} skipped\n",
-            self.items.len() - self.failed() - skipped,
-            self.failed()
-        ));
-        out.push_str(&format!("verify: {}\n", self.verdict()));
-        out
-    }
-
     /// One line for the whole run: `passed` only when every step ran and passed; otherwise what
     /// failed and what did not run, each with its reason.
     ///
     /// `passed, 2 not run: ROCm build (`hipcc` is not on PATH), generation smoke (...)`
-    pub fn verdict(&self) -> String {
+    pub fn summary(&self) -> String {
         let named = |pick: fn(&Outcome) -> Option<&String>| -> Vec<String> {
             self.items
                 .iter()
@@ -125,7 +95,44 @@ impl Verification {
     }
 }
 
-/// Runs every verification of the overlay at its recorded commits.
+impl CommandReport for Verification {
+    fn text(&self) -> String {
+        let mut out = format!("verify at {}\n", self.commits);
+        for item in &self.items {
+            let status = match &item.outcome {
+                Outcome::Passed => "passed".to_string(),
+                Outcome::Failed(why) => format!("FAILED: {why}"),
+                Outcome::Skipped(why) => format!("skipped: {why}"),
+            };
+            out.push_str(&format!(
+                "  {:<28} {status} ({} ms)\n",
+                item.name, item.millis
+            ));
+            for detail in &item.details {
+                out.push_str(&format!("      {detail}\n"));
+            }
+        }
+        let skipped = self
+            .items
+            .iter()
+            .filter(|i| matches!(i.outcome, Outcome::Skipped(_)))
+            .count();
+        out.push_str(&format!(
+            "{} passed, {} failed, {skipped} skipped\n",
+            self.items.len() - self.failed() - skipped,
+            self.failed()
+        ));
+        out.push_str(&format!("verify: {}\n", self.summary()));
+        out
+    }
+
+    /// A failed step is a problem; a skipped one is named in the text, not counted.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.failed() > 0)
+    }
+}
+
+/// `forkbook verify`: runs every verification of the overlay at its recorded commits.
 pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Verification> {
     let cfg: VerifyConfig = Config::section(&project.config.verify, "verify")?;
     let mut items = vec![

@@ -1,8 +1,7 @@
 //! `forkbook drift api` and `forkbook drift build`: what breaks at a candidate pin.
 
-use super::{Ctx, OK, PROBLEMS};
+use super::Ctx;
 use crate::engine::candidate::{self, BuildRequest};
-use crate::engine::drift;
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -54,24 +53,17 @@ pub enum DriftCommand {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
     match &args.command {
-        DriftCommand::Api {
-            to,
-            from,
-            draft: true,
-        } => {
-            let (from, to) = candidate::api_range(&cache, &state, from.as_deref(), to.as_deref())?;
-            let drafted = drift::draft::write_drafts(&project, &cache, &state, from, to)?;
-            ctx.emit(&drafted)
-        }
-        DriftCommand::Api { to, from, .. } => {
-            let (from, to) = candidate::api_range(&cache, &state, from.as_deref(), to.as_deref())?;
-            let report = candidate::drift_api(&project, &cache, &state, from, to)?;
-            if ctx.json {
-                ctx.print_json(&report)?;
+        DriftCommand::Api { to, from, draft } => {
+            let (from, to) = (from.as_deref(), to.as_deref());
+            if *draft {
+                ctx.emit(&candidate::drift_api_drafts(
+                    &project, &cache, &state, from, to,
+                )?)
             } else {
-                write!(ctx.out, "{}", report.render_text())?;
+                ctx.emit(&candidate::drift_api_report(
+                    &project, &cache, &state, from, to,
+                )?)
             }
-            Ok(if report.breaks() > 0 { PROBLEMS } else { OK })
         }
         DriftCommand::Build {
             to,
@@ -81,44 +73,20 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             work,
             with_api,
         } => {
-            let (from, to) = candidate::api_range(&cache, &state, None, to.as_deref())?;
-            let api = if *with_api {
-                Some(candidate::drift_api(&project, &cache, &state, from, to)?)
-            } else {
-                None
-            };
-            let work = work
-                .clone()
-                .unwrap_or_else(|| cache.dir().with_file_name("forkbook-drift-build"));
             let request = BuildRequest {
                 compiler: compiler.as_deref(),
                 jobs: *jobs,
                 arch: arch.as_deref(),
             };
-            let (report, confirmation) = candidate::drift_build(
+            ctx.emit(&candidate::drift_build_report(
                 &project,
                 &cache,
                 &state,
-                to,
-                &work,
+                to.as_deref(),
+                work.as_deref(),
                 &request,
-                api.as_ref(),
-            )?;
-            if ctx.json {
-                ctx.print_json(
-                    &serde_json::json!({ "build": report, "confirmation": confirmation }),
-                )?;
-            } else {
-                write!(ctx.out, "{}", report.render_text())?;
-                if let Some(confirmation) = &confirmation {
-                    write!(ctx.out, "\n{}", confirmation.render_text())?;
-                }
-            }
-            Ok(if report.problems().is_empty() {
-                OK
-            } else {
-                PROBLEMS
-            })
+                *with_api,
+            )?)
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `forkbook status`: the records, counts, lock state and fixes on one screen.
 
-use super::{Ctx, OK, PROBLEMS};
+use super::Ctx;
 use crate::engine::status::status;
 use crate::engine::Result;
 
@@ -10,16 +10,5 @@ pub struct Args {}
 
 pub fn run(_args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (project, _cache, state) = ctx.load()?;
-    let status = status(&project, &state);
-    if ctx.json {
-        ctx.print_json(&status)?;
-    } else {
-        write!(ctx.out, "{}", status.render_text())?;
-    }
-    // Markers left in the overlay are a problem whatever else is right.
-    Ok(if status.markers.is_empty() {
-        OK
-    } else {
-        PROBLEMS
-    })
+    ctx.emit(&status(&project, &state))
 }

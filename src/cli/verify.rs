@@ -1,8 +1,8 @@
 //! `forkbook verify` and `forkbook report`: what a pin-bump or fork-sync change must pass, and
 //! the PR section that says so.
 
-use super::{Ctx, OK, PROBLEMS};
-use crate::engine::report::{committed_state, report};
+use super::Ctx;
+use crate::engine::report::pr_report;
 use crate::engine::verify::verify;
 use crate::engine::Result;
 
@@ -23,33 +23,10 @@ pub struct ReportArgs {
 
 pub fn run(_args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
-    let verification = verify(&project, &cache, &state)?;
-    if ctx.json {
-        ctx.print_json(&verification)?;
-    } else {
-        write!(ctx.out, "{}", verification.render_text())?;
-    }
-    Ok(if verification.failed() == 0 {
-        OK
-    } else {
-        PROBLEMS
-    })
+    ctx.emit(&verify(&project, &cache, &state)?)
 }
 
 pub fn run_report(args: &ReportArgs, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
-    let old = committed_state(&project, &cache, &args.since)?;
-    let verification = verify(&project, &cache, &state)?;
-    let report = report(&project, &cache, &state, old.as_ref(), &verification)?;
-    if ctx.json {
-        ctx.print_json(&report)?;
-    } else {
-        write!(ctx.out, "{}", report.render_markdown())?;
-    }
-    // A report that says FAILED is a failure, whether it is printed for a PR body or not.
-    Ok(if report.verify_failed == 0 {
-        OK
-    } else {
-        PROBLEMS
-    })
+    ctx.emit(&pr_report(&project, &cache, &state, &args.since)?)
 }
