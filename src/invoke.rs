@@ -16,9 +16,24 @@ pub const PROBLEMS: i32 = 1;
 /// Exit status: the command could not do its job (bad input, refused, missing tool).
 pub const FAILED: i32 = 2;
 
-/// Runs a forkbook command (program name first) printing to the writer; returns the exit
-/// status and what kind of failure ended it, if one did.
-pub type CommandFn = fn(Vec<OsString>, &mut dyn Write) -> (i32, Option<ErrorKind>);
+/// The page that shows the register's entries, each under the anchor `fix-N`: a result's
+/// Markdown links a fix there.
+pub const REGISTER_PAGE: &str = "register.md";
+
+/// How a command run in process for the book ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ran {
+    pub exit: i32,
+    /// What kind of failure ended it, if one did.
+    pub kind: Option<ErrorKind>,
+    /// Its result as Markdown for the page, when the result has one (see
+    /// `CommandReport::markdown`).
+    pub view: Option<String>,
+}
+
+/// Runs a forkbook command (program name first) printing to the writer, as the book runs a
+/// step: the exit status, the kind of failure, the result's Markdown.
+pub type CommandFn = fn(Vec<OsString>, &mut dyn Write) -> Ran;
 
 /// The argument vector of `forkbook --root ROOT [--offline] [--cache ..] [--fork-url ..]
 /// [--upstream-url ..] COMMAND...`: how the book, the demo and the tests run a command in process

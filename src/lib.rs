@@ -2,7 +2,6 @@
 //! crate (`forkbook-engine`), which knows nothing of either.
 
 pub mod book;
-pub mod book_steps;
 pub mod cli;
 pub mod demo;
 pub mod invoke;

@@ -16,6 +16,7 @@ pub mod drift;
 pub mod error;
 pub mod fsutil;
 pub mod init;
+pub mod markdown;
 pub mod merge;
 pub mod overlay;
 pub mod patch;

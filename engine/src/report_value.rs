@@ -28,6 +28,13 @@ pub trait CommandReport: Serialize {
     /// The text a person reads, every line ending in `\n`.
     fn text(&self) -> String;
     fn verdict(&self) -> Verdict;
+
+    /// The result as Markdown for the book's page, where Markdown says more than the text: a
+    /// residual's hunks as diffs linked to their fixes, conflicts and drift findings as tables
+    /// linking upstream. `None` (the default) shows the text alone.
+    fn markdown(&self, _links: &crate::markdown::PageLinks) -> Option<String> {
+        None
+    }
 }
 
 /// `1 thing` or `N things`.

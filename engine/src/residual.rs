@@ -83,6 +83,40 @@ impl Residual {
         out
     }
 
+    /// The residual for the book: each hunk as a diff under its file and line, with the fixes
+    /// that explain it linked to their register entries. A hunk no fix explains says so.
+    pub fn markdown(&self, links: &crate::markdown::PageLinks) -> String {
+        use crate::markdown;
+        if self.hunks.is_empty() {
+            return format!(
+                "All {} equal the pin plus the fork's change.\n",
+                super::report_value::plural(self.files, "core file", "core files")
+            );
+        }
+        let mut out = format!(
+            "Residual: {} in {} of {}.\n\n",
+            super::report_value::plural(self.hunks.len(), "hunk", "hunks"),
+            self.touched_files(),
+            super::report_value::plural(self.files, "core file", "core files")
+        );
+        for h in &self.hunks {
+            let explained = if h.fixes.is_empty() {
+                "**explained by no fix**".to_string()
+            } else {
+                format!("explained by {}", links.fixes(&h.fixes))
+            };
+            out.push_str(&format!(
+                "{} line {} (−{} +{}), {explained}\n\n{}\n",
+                markdown::code_span(&h.file),
+                h.line,
+                h.removed,
+                h.added,
+                markdown::code_block("diff", &h.text)
+            ));
+        }
+        out
+    }
+
     pub fn touched_files(&self) -> usize {
         let mut files: Vec<&str> = self.hunks.iter().map(|h| h.file.as_str()).collect();
         files.dedup();

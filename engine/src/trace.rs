@@ -684,6 +684,51 @@ impl CommandReport for TracedMove {
     fn verdict(&self) -> Verdict {
         self.planned.verdict()
     }
+
+    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
+        let mut out = self.planned.markdown(links);
+        if !self.conflict_causes.is_empty() {
+            out.push_str(
+                "\nThe conflict regions and the upstream commits that changed their pin side:\n\n",
+            );
+            out.push_str(&causes_table(&self.conflict_causes, links));
+        }
+        Some(out)
+    }
+}
+
+/// Conflict regions as a table, each with the upstream commits (linked) behind its pin side.
+pub fn causes_table(causes: &[RegionTrace], links: &crate::markdown::PageLinks) -> String {
+    use crate::markdown;
+    let rows: Vec<Vec<String>> = causes
+        .iter()
+        .map(|t| {
+            let state = match &t.state {
+                RegionState::Left => "**markers left**".to_string(),
+                RegionState::Resolved { fixes } => format!("resolved by {}", links.fixes(fixes)),
+            };
+            let commits: Vec<String> = t
+                .commits
+                .iter()
+                .map(|c| markdown::cell(&links.upstream_commit(&c.sha, &c.summary)))
+                .collect();
+            vec![
+                format!("{} region {}", markdown::code_span(&t.path), t.region),
+                markdown::text(&t.describe_lines()),
+                markdown::cell(&markdown::text(&t.between)),
+                state,
+                if commits.is_empty() {
+                    "none found".to_string()
+                } else {
+                    commits.join(" · ")
+                },
+            ]
+        })
+        .collect();
+    markdown::table(
+        &["conflict", "lines", "between", "state", "upstream commits"],
+        &rows,
+    )
 }
 
 /// `retarget REV --stepwise`: each core file's first conflicting upstream commit up to REV.

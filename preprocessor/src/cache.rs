@@ -28,6 +28,8 @@ struct Entry {
     exit: i32,
     duration_ms: u64,
     output: String,
+    #[serde(default)]
+    view: Option<String>,
 }
 
 impl StepCache {
@@ -99,6 +101,7 @@ impl StepCache {
                 exit: 0,
                 duration_ms: 0,
                 output: text.to_string(),
+                view: None,
             },
         )
     }
@@ -114,6 +117,7 @@ impl StepCache {
             exit: entry.exit,
             duration: Duration::from_millis(entry.duration_ms),
             output: entry.output,
+            view: entry.view,
         })
     }
 
@@ -124,6 +128,7 @@ impl StepCache {
             exit,
             duration,
             output,
+            view,
         } = outcome
         else {
             return Ok(());
@@ -136,6 +141,7 @@ impl StepCache {
             exit: *exit,
             duration_ms: duration.as_millis() as u64,
             output: output.clone(),
+            view: view.clone(),
         };
         self.write(key, &entry)
     }
@@ -179,6 +185,7 @@ mod tests {
             exit,
             duration: Duration::from_millis(5),
             output: "out".into(),
+            view: None,
         }
     }
 

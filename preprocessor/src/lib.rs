@@ -59,11 +59,15 @@ impl Step {
 /// What running a step gave.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StepOutcome {
-    /// The step ran: its exit status, how long it took, everything it printed.
+    /// The step ran: its exit status, how long it took, everything it printed, and its result
+    /// as Markdown when the runner has one (a diff, a table with links): the page shows that,
+    /// with the printed text folded beneath it.
     Ran {
         exit: i32,
         duration: Duration,
         output: String,
+        #[serde(default)]
+        view: Option<String>,
     },
     /// The step could not run here (a tool missing, shell steps off); the reason is shown.
     Skipped { reason: String },

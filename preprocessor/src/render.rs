@@ -71,15 +71,15 @@ pub fn inert_markdown(text: &str) -> String {
             continue;
         }
         let replacement = match &event {
-            Event::Html(_) | Event::InlineHtml(_) => Some(
-                text[range.clone()]
-                    .replace('&', "&amp;")
-                    .replace('<', "&lt;"),
-            ),
+            // Shown as its own text with every markup character escaped, not only `<`: the
+            // escaped text is read as Markdown again, and a link inside the HTML would come alive.
+            Event::Html(_) | Event::InlineHtml(_) => {
+                Some(markdown_as_text(&text[range.clone()], true))
+            }
             Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })
                 if !url_allowed(dest_url) =>
             {
-                Some(markdown_as_text(&text[range.clone()]))
+                Some(markdown_as_text(&text[range.clone()], false))
             }
             _ => None,
         };
@@ -116,13 +116,16 @@ pub fn url_allowed(url: &str) -> bool {
 }
 
 /// Markdown source shown as its own text: every character that could start markup is escaped.
-fn markdown_as_text(source: &str) -> String {
+/// `keep_lines` keeps its line breaks (an HTML block); otherwise they become spaces (a link's
+/// source inside a paragraph or a table cell).
+fn markdown_as_text(source: &str, keep_lines: bool) -> String {
     let mut out = String::with_capacity(source.len() + 8);
     for c in source.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
+            '\n' if keep_lines => out.push('\n'),
             '\n' | '\r' => out.push(' '),
             '[' | ']' | '(' | ')' | '!' | '*' | '_' | '`' | '\\' => {
                 out.push('\\');
@@ -182,7 +185,8 @@ pub fn step_html(shown: &Shown<'_>) -> String {
             exit,
             duration,
             output,
-        } => ran_html(shown, &head, *exit, *duration, output),
+            view,
+        } => ran_html(shown, &head, *exit, *duration, output, view.as_deref()),
     }
 }
 
@@ -206,7 +210,14 @@ fn code_spans(escaped: &str) -> String {
     out
 }
 
-fn ran_html(shown: &Shown<'_>, head: &str, exit: i32, duration: Duration, output: &str) -> String {
+fn ran_html(
+    shown: &Shown<'_>,
+    head: &str,
+    exit: i32,
+    duration: Duration,
+    output: &str,
+    view: Option<&str>,
+) -> String {
     let expect = shown.step.attrs.expect;
     let passed = exit == expect;
     let class = if passed {
@@ -223,11 +234,19 @@ fn ran_html(shown: &Shown<'_>, head: &str, exit: i32, duration: Duration, output
         "<pre class=\"forkbook-output\">{}</pre>",
         output_html(output)
     );
-    let body = if shown.step.attrs.collapsed {
-        let lines = output.lines().count();
-        format!("<details><summary>output ({lines} lines)</summary>{pre}</details>")
-    } else {
-        pre
+    let lines = output.lines().count();
+    let body = match view {
+        // The result's own Markdown (diffs, tables, links) between blank lines, so mdBook reads
+        // it as Markdown inside the box; the printed text folded beneath it.
+        Some(view) => format!(
+            "<div class=\"forkbook-view\">\n\n{}\n\n</div>\
+             <details><summary>printed output ({lines} lines)</summary>{pre}</details>",
+            inert_markdown(view).trim_end()
+        ),
+        None if shown.step.attrs.collapsed => {
+            format!("<details><summary>output ({lines} lines)</summary>{pre}</details>")
+        }
+        None => pre,
     };
     format!(
         "<div class=\"forkbook-step {class}\">{head}\
@@ -375,6 +394,7 @@ mod tests {
             exit,
             duration: Duration::from_millis(120),
             output: output.into(),
+            view: None,
         }
     }
 
@@ -417,14 +437,49 @@ mod tests {
     }
 
     #[test]
+    fn a_result_with_markdown_shows_it_and_folds_the_printed_text() {
+        let outcome = StepOutcome::Ran {
+            exit: 0,
+            duration: Duration::from_millis(5),
+            output: "residual: 1 hunk\n\n  a.cpp:3\n".into(),
+            view: Some(
+                "| file | fix |\n| --- | --- |\n| `a.cpp` | [fix 2](register.md#fix-2) |\n\
+                 <script>x</script> [y](javascript:alert(1))\n"
+                    .into(),
+            ),
+        };
+        let out = html(Attrs::default(), outcome);
+        let (head, rest) = out
+            .split_once("\n\n")
+            .expect("the Markdown sits between blank lines");
+        assert!(head.ends_with("<div class=\"forkbook-view\">"), "{out}");
+        let (view, tail) = rest.split_once("\n\n").unwrap();
+        assert!(view.contains("[fix 2](register.md#fix-2)"), "{view}");
+        assert!(
+            view.contains("&lt;script&gt;") && !view.contains("<script>"),
+            "{view}"
+        );
+        assert!(!view.contains("](javascript:"), "{view}");
+        assert!(
+            tail.starts_with("</div><details><summary>printed output (3 lines)</summary>"),
+            "{tail}"
+        );
+        // The printed text keeps its own rule: no blank line inside it.
+        assert!(tail.lines().all(|l| !l.trim().is_empty()), "{tail}");
+    }
+
+    #[test]
     fn directive_markdown_keeps_tables_and_loses_raw_html() {
         let md = "| file | state |\n|---|---|\n| `a<b>.cpp` | <script>x</script> |\n\n<div onclick=x>\nhi\n</div>\n{{#include /etc/passwd}}\n";
         let out = inert_markdown(md);
         assert!(
-            out.contains("| `a<b>.cpp` | &lt;script>x&lt;/script> |"),
+            out.contains("| `a<b>.cpp` | &lt;script&gt;x&lt;/script&gt; |"),
             "{out}"
         );
-        assert!(out.contains("&lt;div onclick=x>"), "{out}");
+        assert!(
+            out.contains("&lt;div onclick=x&gt;\nhi\n&lt;/div&gt;"),
+            "{out}"
+        );
         assert!(!out.contains("{{"), "{out}");
     }
 
@@ -442,6 +497,10 @@ mod tests {
             "![x](data:image/svg+xml;base64,PHN2Zz4=)",
             "[x][r]\n\n[r]: vbscript:msgbox",
             "| 1 | [title](javascript:alert(1)) |",
+            // Found while adding step views: the escaped HTML block was read again as Markdown,
+            // and the link in it came alive.
+            "<script>x</script> [x](javascript:alert(1))",
+            "<div>\n[x](javascript:alert(1))\n</div>",
         ];
         for md in hostile {
             let md = if md.starts_with('|') {

@@ -28,6 +28,7 @@ impl StepRunner for FakeRunner {
             exit,
             duration: Duration::from_millis(30),
             output: output.to_string(),
+            view: None,
         };
         match step.command.as_str() {
             c if c.starts_with("fail") => {
@@ -252,7 +253,10 @@ fn directives_render_and_unknown_ones_fail_with_their_line() {
 fn raw_html_and_includes_from_directives_are_made_inert() {
     let pre = ForkbookPreprocessor::new(FakeRunner::default());
     let out = Fixture::new().run(&pre, "{{#forkbook hostile}}\n").unwrap();
-    assert!(out.contains("| &lt;script>alert(1)&lt;/script>"), "{out}");
+    assert!(
+        out.contains("| &lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{out}"
+    );
     assert!(!out.contains("{{#include"), "{out}");
 }
 

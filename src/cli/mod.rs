@@ -119,6 +119,14 @@ pub struct Ctx<'a> {
     pub out: &'a mut dyn Write,
     pub global: Global,
     pub json: bool,
+    /// Set when the book runs the command: [`Ctx::emit`] leaves the result's Markdown here.
+    pub page: Option<Page>,
+}
+
+/// What the book asks of a command besides its text: the result's Markdown, linked for the page.
+#[derive(Debug, Default)]
+pub struct Page {
+    pub markdown: Option<String>,
 }
 
 impl Ctx<'_> {
@@ -168,6 +176,18 @@ impl Ctx<'_> {
         } else {
             write!(self.out, "{}", report.text())?;
         }
+        if self.page.is_some() {
+            // Links need the project's configuration; a result without one is shown as text.
+            let links = self.project().ok().map(|project| {
+                engine::markdown::PageLinks::for_project(
+                    &project,
+                    Some(crate::invoke::REGISTER_PAGE),
+                )
+            });
+            if let (Some(page), Some(links)) = (self.page.as_mut(), links) {
+                page.markdown = report.markdown(&links);
+            }
+        }
         Ok(match report.verdict() {
             engine::report_value::Verdict::Clean => OK,
             engine::report_value::Verdict::Problems => PROBLEMS,
@@ -193,9 +213,16 @@ pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn 
     run_with_kind(args, out, err).0
 }
 
-/// [`run_with_kind`] as the book's step runner calls it: output and errors to one writer.
-pub fn run_for_book(args: Vec<OsString>, out: &mut dyn Write) -> (i32, Option<engine::ErrorKind>) {
-    run_with_kind(args, out, None)
+/// How the book's step runner runs a command ([`crate::invoke::CommandFn`]): output and errors
+/// to one writer, and the result's Markdown for the page.
+pub fn run_for_book(args: Vec<OsString>, out: &mut dyn Write) -> crate::invoke::Ran {
+    let mut page = Page::default();
+    let (exit, kind) = run_inner(args, out, None, Some(&mut page));
+    crate::invoke::Ran {
+        exit,
+        kind,
+        view: page.markdown,
+    }
 }
 
 /// Like [`run_split`], also saying what kind of failure ended the command, if one did: the
@@ -208,6 +235,16 @@ pub fn run_with_kind(
     args: Vec<OsString>,
     out: &mut dyn Write,
     err: Option<&mut dyn Write>,
+) -> (i32, Option<engine::ErrorKind>) {
+    run_inner(args, out, err, None)
+}
+
+/// [`run_with_kind`], leaving the result's Markdown in `page` when one is given.
+fn run_inner(
+    args: Vec<OsString>,
+    out: &mut dyn Write,
+    err: Option<&mut dyn Write>,
+    page: Option<&mut Page>,
 ) -> (i32, Option<engine::ErrorKind>) {
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
     let cli = match parse(args) {
@@ -250,11 +287,15 @@ pub fn run_with_kind(
         out,
         global: cli.global,
         json,
+        page: page.is_some().then(Page::default),
     };
     let result = dispatch(cli.command, &mut ctx).and_then(|code| {
         ctx.out.flush()?;
         Ok(code)
     });
+    if let (Some(page), Some(made)) = (page, ctx.page.take()) {
+        *page = made;
+    }
     match result {
         Ok(code) => (code, None),
         Err(e) if e.kind == engine::ErrorKind::OutputClosed => (OK, None),
@@ -329,11 +370,11 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::Ci(args) => ci::run(&args, ctx),
         Command::Propose(args) => propose::run(&args, ctx),
         Command::Book(args) => {
-            crate::book_steps::refuse_inside_a_step("book")?;
+            crate::book::steps::refuse_inside_a_step("book")?;
             book::run(&args, ctx)
         }
         Command::Mdbook(args) => {
-            crate::book_steps::refuse_inside_a_step("mdbook")?;
+            crate::book::steps::refuse_inside_a_step("mdbook")?;
             mdbook::run(&args, ctx)
         }
         Command::Drift(args) => drift::run(&args, ctx),

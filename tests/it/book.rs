@@ -465,3 +465,76 @@ fn the_report_directive_is_cached_like_a_step() {
     assert_eq!(fixture.book("build", &[]).0, 0);
     assert!(!fixture.html("steps").contains("(stale)"));
 }
+
+/// The book shows results as HTML where HTML says more (issue 15): the retarget preview's
+/// conflicts as a table whose upstream commit links to the upstream repository named in
+/// forkbook.toml, its fixes linked to their register cards, the printed text folded beneath; the
+/// residual as diffs whose fixes link to the register; the drift findings as a table linking
+/// upstream's files and commits.
+#[test]
+fn results_are_tables_and_diffs_linked_to_upstream_and_the_register() {
+    let demo = Demo::new(Layout::Patch);
+    let config_path = demo.root().join("forkbook.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    let mirror = demo.demo.world.upstream.display().to_string();
+    let web = "https://github.com/example/mlx";
+    std::fs::write(
+        &config_path,
+        config.replace(&format!("url = \"{mirror}\""), &format!("url = \"{web}\"")),
+    )
+    .unwrap();
+    let dir = demo.root().join("book");
+    forkbook::book::write_sources(&dir).unwrap();
+    let pin2 = demo.demo.world.pin2.clone();
+    let var = format!("candidate_pin={pin2}");
+    let book = dir.to_str().unwrap();
+    let (code, out) = demo.run(&[
+        "--upstream-url",
+        &mirror,
+        "book",
+        "build",
+        "--dir",
+        book,
+        "--var",
+        &var,
+        "--var",
+        "compiler=no-such-hipcc-for-tests",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join("book").join(format!("{name}.html"))).unwrap()
+    };
+    let pin_bump = read("pin-bump");
+    let register = read("register");
+
+    // The retarget preview: a table row for the conflict, its cause linked upstream.
+    let view = pin_bump
+        .split("<div class=\"forkbook-view\">")
+        .nth(1)
+        .expect("the retarget step shows its result as a view");
+    assert!(
+        view.contains("<td><code>mlx/device.cpp</code> region 1</td>"),
+        "{view}"
+    );
+    let commit_link = format!("<a href=\"{web}/commit/");
+    assert!(
+        view.contains(&commit_link),
+        "the cause links upstream: {view}"
+    );
+    assert!(
+        view.contains("<a href=\"register.html#fix-1\">fix 1</a>"),
+        "{view}"
+    );
+    assert!(
+        pin_bump.contains("<summary>printed output ("),
+        "the printed text is kept, folded"
+    );
+    // Every fix link on the page lands on a card of the register.
+    for part in pin_bump.split("href=\"register.html#").skip(1) {
+        let anchor = &part[..part.find('"').unwrap()];
+        assert!(
+            register.contains(&format!("id=\"{anchor}\"")),
+            "register.html has no `{anchor}`"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 use super::{FileOutcome, FixOutcome, Mismatch, Move, ResolvedConflict, SyncCheck};
 use crate::base::CoreOutcome;
 use crate::cache::short;
+use crate::markdown::{self, PageLinks};
 use crate::report_value::{plural, CommandReport, Verdict};
 use crate::terminal::quote_path;
 use std::fmt::Write;
@@ -77,6 +78,10 @@ impl CommandReport for Move {
 
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(self.conflicts() > 0)
+    }
+
+    fn markdown(&self, links: &PageLinks) -> Option<String> {
+        Some(Move::markdown(self, links))
     }
 }
 
@@ -210,5 +215,128 @@ impl CommandReport for SyncCheck {
 
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(!self.mismatches.is_empty())
+    }
+}
+
+impl Move {
+    /// The move as Markdown for the book: the commits, a table of the files that did not come
+    /// across unchanged, the local fixes linked to their register entries, what is left.
+    pub fn markdown(&self, links: &PageLinks) -> String {
+        let verb = if self.written { "Moved" } else { "Would move" };
+        let mut out = format!(
+            "{verb} {} → {}.\n\n",
+            markdown::text(&self.old.describe()),
+            markdown::text(&self.new.describe())
+        );
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for (path, outcome) in &self.core {
+            let CoreOutcome::Conflict(n) = outcome else {
+                continue;
+            };
+            let words = match self.resolved.iter().find(|r| &r.path == path) {
+                Some(resolved) => format!(
+                    "pin vs fork ({}), resolved by {}",
+                    plural(*n, "region", "regions"),
+                    links.fixes(&resolved.fixes)
+                ),
+                None => format!(
+                    "**conflict** ({}, pin vs fork)",
+                    plural(*n, "region", "regions")
+                ),
+            };
+            rows.push(vec![markdown::code_span(path), words]);
+        }
+        // Files taken from the new base as they are (no local fix) are counted, not listed.
+        for (path, outcome) in &self.files {
+            if *outcome == FileOutcome::Taken {
+                continue;
+            }
+            let words = match outcome {
+                FileOutcome::Conflict { fix: Some(n), .. } => format!(
+                    "**conflict**: {} ({})",
+                    markdown::cell(&markdown::text(&file_words(outcome))),
+                    links.fix(*n)
+                ),
+                FileOutcome::Conflict { .. } => format!(
+                    "**conflict**: {}",
+                    markdown::cell(&markdown::text(&file_words(outcome)))
+                ),
+                _ => markdown::cell(&markdown::text(&file_words(outcome))),
+            };
+            rows.push(vec![markdown::code_span(path), words]);
+        }
+        let merged = self
+            .core
+            .iter()
+            .filter(|(_, o)| {
+                matches!(
+                    o,
+                    CoreOutcome::Merged | CoreOutcome::Pin | CoreOutcome::ForkOnly
+                )
+            })
+            .count();
+        let _ = writeln!(
+            out,
+            "Core files: {merged} of {} merged cleanly; {} taken from the new base as they are.\n",
+            self.core.len(),
+            plural(
+                self.files
+                    .iter()
+                    .filter(|(path, o)| **o == FileOutcome::Taken
+                        && !self
+                            .core
+                            .iter()
+                            .any(|(p, c)| { p == *path && matches!(c, CoreOutcome::Conflict(_)) }))
+                    .count(),
+                "file",
+                "files"
+            )
+        );
+        if !rows.is_empty() {
+            out.push_str(&markdown::table(&["file", "what happened"], &rows));
+            out.push('\n');
+        }
+        if !self.fixes.is_empty() {
+            let rows: Vec<Vec<String>> = self
+                .fixes
+                .iter()
+                .map(|fix| {
+                    vec![
+                        links.fix(fix.number),
+                        markdown::cell(&markdown::text(&fix.title)),
+                        markdown::cell(&markdown::text(&fix_words(&fix.outcome))),
+                    ]
+                })
+                .collect();
+            out.push_str(&markdown::table(&["local fix", "title", "outcome"], &rows));
+            out.push('\n');
+        }
+        if !self.hooks_outside.is_empty() {
+            let _ = writeln!(
+                out,
+                "Fork changes outside the overlay: {}.\n",
+                plural(self.hooks_outside.len(), "file", "files")
+            );
+        }
+        let conflicts = self.conflicts();
+        if conflicts > 0 {
+            let _ = writeln!(
+                out,
+                "**{} left with markers**: resolve them and record each resolution as a local fix \
+                 (`forkbook materialize --out DIR`, edit, then `forkbook fix add --from DIR`).",
+                plural(conflicts, "conflict region", "conflict regions")
+            );
+        } else if !self.resolved.is_empty() {
+            let _ = writeln!(
+                out,
+                "No conflict left: {} resolved by the overlay's fixes.",
+                plural(
+                    self.resolved.len(),
+                    "pin-vs-fork conflict",
+                    "pin-vs-fork conflicts"
+                )
+            );
+        }
+        out
     }
 }

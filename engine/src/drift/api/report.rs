@@ -133,6 +133,85 @@ impl ApiReport {
     }
 }
 
+impl ApiReport {
+    /// The findings as a table for the book: each break with where upstream's declaration is
+    /// (linked to upstream's file at both commits), where the backend uses it, and the upstream
+    /// commit and pull request that changed it (linked).
+    pub fn markdown(&self, links: &crate::markdown::PageLinks) -> String {
+        use crate::markdown;
+        let short = |sha: &str| sha.chars().take(8).collect::<String>();
+        let mut out = format!(
+            "Drift from upstream `{}` to `{}`: {}, {} suppressed.\n\n",
+            markdown::text(&short(&self.from)),
+            markdown::text(&short(&self.to)),
+            crate::report_value::plural(self.breaks(), "break", "breaks"),
+            self.findings.len() - self.breaks()
+        );
+        if !self.findings.is_empty() {
+            let at = |sha: &str, loc: &Option<Loc>| {
+                loc.as_ref().map_or("—".to_string(), |l| {
+                    links.upstream_file(sha, &l.path, l.line)
+                })
+            };
+            let rows: Vec<Vec<String>> = self
+                .findings
+                .iter()
+                .map(|f| {
+                    let mut what =
+                        format!("`{}` {}", f.kind.as_str(), markdown::code_span(&f.symbol));
+                    if let Some(reason) = &f.suppressed {
+                        what.push_str(&format!(
+                            " (suppressed: {})",
+                            markdown::cell(&markdown::text(reason))
+                        ));
+                    }
+                    vec![
+                        what,
+                        markdown::cell(&markdown::text(&f.message)),
+                        format!("{} → {}", at(&self.from, &f.from), at(&self.to, &f.to)),
+                        f.backend
+                            .as_ref()
+                            .map_or("—".to_string(), |l| markdown::code_span(&l.to_string())),
+                        f.introduced_by.as_ref().map_or("—".to_string(), |c| {
+                            markdown::cell(&links.upstream_commit(&c.sha, &c.summary))
+                        }),
+                    ]
+                })
+                .collect();
+            out.push_str(&markdown::table(
+                &[
+                    "finding",
+                    "what changed",
+                    "upstream",
+                    "backend",
+                    "changed by",
+                ],
+                &rows,
+            ));
+        }
+        for stale in &self.unused_suppressions {
+            out.push_str(&format!(
+                "\nUnused suppression: `{}` {} ({}).\n",
+                markdown::text(&stale.kind),
+                markdown::code_span(&stale.symbol),
+                markdown::text(&stale.reason)
+            ));
+        }
+        let errors = self.parse.from_error_nodes
+            + self.parse.to_error_nodes
+            + self.parse.backend_error_nodes;
+        out.push_str(&format!(
+            "\nParsed {} + {} headers and {} backend files; {} (syntax the parser could not read \
+             and skipped, where a declaration may be missed).\n",
+            self.parse.from_headers,
+            self.parse.to_headers,
+            self.parse.backend_files,
+            crate::report_value::plural(errors, "error node", "error nodes"),
+        ));
+        out
+    }
+}
+
 fn render_finding(out: &mut String, finding: &Finding) {
     let status = if finding.suppressed.is_some() {
         " (suppressed)"

@@ -11,8 +11,7 @@
 //! rule is kept where a book is built, not where a command line is read: `book` and `mdbook`
 //! refuse to run inside a step, whatever the flags' order or the way the step reached them.
 
-use crate::engine::ErrorKind;
-use crate::invoke::CommandFn;
+use crate::invoke::{CommandFn, Ran};
 use std::cell::Cell;
 use std::ffi::OsString;
 use std::io::Write;
@@ -86,13 +85,13 @@ impl Shared {
 }
 
 /// Runs forkbook with `args` in process through `command`, on a thread of its own, marked as
-/// inside a step, with `timeout` as the thread's deadline. Returns (exit status, the kind of
-/// failure, output); a timeout gives [`TIMED_OUT`] with what it printed so far.
+/// inside a step, with `timeout` as the thread's deadline. Returns how it ended and its output;
+/// a timeout gives [`TIMED_OUT`] with what it printed so far.
 pub fn run_in_process(
     command: CommandFn,
     args: Vec<OsString>,
     timeout: Option<Duration>,
-) -> (i32, Option<ErrorKind>, String) {
+) -> (Ran, String) {
     let (tx, rx) = mpsc::channel();
     let out = Shared::default();
     let deadline = timeout.map(|t| Instant::now() + t);
@@ -101,11 +100,11 @@ pub fn run_in_process(
         std::thread::spawn(move || {
             INSIDE_STEP.with(|s| s.set(true));
             let run = || command(args, &mut out);
-            let code = match deadline {
+            let ran = match deadline {
                 Some(deadline) => crate::engine::process::with_deadline(deadline, run),
                 None => run(),
             };
-            let _ = tx.send(code);
+            let _ = tx.send(ran);
         });
     }
     let received = match timeout {
@@ -113,7 +112,7 @@ pub fn run_in_process(
         None => rx.recv().map_err(|_| Duration::ZERO),
     };
     match received {
-        Ok((code, kind)) => (code, kind, out.text()),
+        Ok(ran) => (ran, out.text()),
         Err(limit) if limit > Duration::ZERO => {
             // Its programs die at the deadline; give the command a moment to return and drop
             // its locks, so the next step does not find them held.
@@ -128,13 +127,22 @@ pub fn run_in_process(
                     " (the command did not stop and was abandoned)"
                 }
             ));
-            (TIMED_OUT, None, text)
+            (timed_out(), text)
         }
         Err(_) => (
-            101,
-            None,
+            Ran {
+                exit: 101,
+                ..Ran::default()
+            },
             "forkbook panicked while running this step".to_string(),
         ),
+    }
+}
+
+fn timed_out() -> Ran {
+    Ran {
+        exit: TIMED_OUT,
+        ..Ran::default()
     }
 }
 

@@ -1,0 +1,208 @@
+//! Markdown for the book's pages: how a command's result is shown where Markdown says more than
+//! terminal text (a residual's hunks as diffs linked to their fixes, conflicts and drift findings
+//! as tables linking upstream), and the quoting every such page needs.
+//!
+//! The text comes from other people's trees and histories, so everything put into Markdown here
+//! goes through one of the quoting functions below; the book escapes raw HTML and unsafe links
+//! again when it splices the Markdown in. The engine knows nothing of mdBook: a page is plain
+//! Markdown, and [`PageLinks`] says where its links point.
+
+use super::project::Project;
+
+pub use super::trace::markdown_text as text;
+
+/// Where the links of a result's Markdown point.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageLinks {
+    /// The upstream repository's web address (`https://github.com/ml-explore/mlx`), when the
+    /// configuration names one: commits and pull requests link there.
+    pub upstream_web: Option<String>,
+    /// The page holding the register's entries, each under the anchor `fix-N` (`register.md`);
+    /// `None` names fixes without a link.
+    pub register_page: Option<String>,
+}
+
+impl PageLinks {
+    /// The links for `project`'s pages: upstream as `forkbook.toml` names it (a mirror given on
+    /// the command line has no web address), the register on `register_page`.
+    pub fn for_project(project: &Project, register_page: Option<&str>) -> PageLinks {
+        PageLinks {
+            upstream_web: super::trace::web_base(&project.canonical_urls.1),
+            register_page: register_page.map(str::to_string),
+        }
+    }
+
+    /// `[fix 3](register.md#fix-3)`, or `fix 3` with no register page.
+    pub fn fix(&self, number: usize) -> String {
+        match &self.register_page {
+            Some(page) => format!("[fix {number}]({page}#fix-{number})"),
+            None => format!("fix {number}"),
+        }
+    }
+
+    /// The fixes as links, `, `-separated; `no fix` for none.
+    pub fn fixes(&self, numbers: &[usize]) -> String {
+        if numbers.is_empty() {
+            return "no fix".to_string();
+        }
+        let links: Vec<String> = numbers.iter().map(|&n| self.fix(n)).collect();
+        links.join(", ")
+    }
+
+    /// An upstream commit as a link (with its pull request's link), or as code with no web
+    /// address.
+    pub fn upstream_commit(&self, sha: &str, summary: &str) -> String {
+        let commit = super::trace::UpstreamCommit {
+            sha: sha.to_string(),
+            summary: summary.to_string(),
+            pr: super::trace::pr_number(summary),
+        };
+        commit.markdown(self.upstream_web.as_deref().unwrap_or(""))
+    }
+}
+
+impl PageLinks {
+    /// `path:line` linked to the file at upstream commit `sha`, or as code with no web address.
+    pub fn upstream_file(&self, sha: &str, path: &str, line: usize) -> String {
+        let shown = code_span(&format!("{path}:{line}"));
+        match &self.upstream_web {
+            Some(web) if sha.chars().all(|c| c.is_ascii_hexdigit()) && !sha.is_empty() => {
+                format!("[{shown}]({web}/blob/{sha}/{}#L{line})", url_path(path))
+            }
+            _ => shown,
+        }
+    }
+}
+
+/// A repository path as it goes into a URL: every byte outside `A-Z a-z 0-9 - . _ ~ /`
+/// percent-encoded, so no path can end the link or add a query.
+fn url_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Text safe inside a table cell.
+pub fn cell(text: &str) -> String {
+    text.replace(['\n', '\r'], " ").replace('|', "\\|")
+}
+
+/// A code span holding `text` whatever backticks it contains, safe in a table cell.
+pub fn code_span(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest + 1);
+    cell(&format!("{ticks} {text} {ticks}"))
+}
+
+/// Text safe as a heading: one line, no trailing `{…}` that would read as attributes, and no
+/// leading `#` that would change the level.
+pub fn heading_text(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+        .replace('{', "\\{")
+        .replace('}', "\\}")
+        .trim()
+        .trim_start_matches('#')
+        .to_string()
+}
+
+/// A link for a plain web address (`NripeshN/mlx#12` for a GitHub pull request), else code.
+pub fn link(url: &str) -> String {
+    let plain = url.starts_with("https://")
+        && !url.contains(|c: char| c.is_whitespace() || "<>()[]|`".contains(c));
+    if !plain {
+        return code_span(url);
+    }
+    let text = match url
+        .trim_start_matches("https://github.com/")
+        .split('/')
+        .collect::<Vec<_>>()[..]
+    {
+        [owner, repo, "pull", number] if url.starts_with("https://github.com/") => {
+            format!("{owner}/{repo}#{number}")
+        }
+        _ => url.to_string(),
+    };
+    format!("[{text}]({url})")
+}
+
+/// A fenced code block of `language` holding `body` whatever it contains: the fence is longer
+/// than any run of backticks in it.
+pub fn code_block(language: &str, body: &str) -> String {
+    let longest = body
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    let fence = "`".repeat(longest + 1);
+    let body = body.strip_suffix('\n').unwrap_or(body);
+    format!("{fence}{language}\n{body}\n{fence}\n")
+}
+
+/// A table: a header row and rows of cells already quoted for Markdown.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n", header.join(" | "));
+    out.push_str(&format!("|{}\n", " --- |".repeat(header.len())));
+    for row in rows {
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_and_spans_survive_pipes_backticks_and_odd_links() {
+        assert_eq!(code_span("a|b`c"), "`` a\\|b`c ``");
+        assert_eq!(
+            link("https://github.com/NripeshN/mlx/pull/12"),
+            "[NripeshN/mlx#12](https://github.com/NripeshN/mlx/pull/12)"
+        );
+        assert_eq!(link("javascript:alert(1)"), "` javascript:alert(1) `");
+    }
+
+    #[test]
+    fn upstream_files_link_with_their_path_encoded() {
+        let links = PageLinks {
+            upstream_web: Some("https://github.com/o/r".into()),
+            register_page: None,
+        };
+        assert_eq!(
+            links.upstream_file("abc123", "mlx/a b).h", 7),
+            "[` mlx/a b).h:7 `](https://github.com/o/r/blob/abc123/mlx/a%20b%29.h#L7)"
+        );
+        assert_eq!(
+            PageLinks::default().upstream_file("abc123", "mlx/a.h", 7),
+            "` mlx/a.h:7 `"
+        );
+    }
+
+    #[test]
+    fn a_code_block_outlasts_the_backticks_inside_it() {
+        let block = code_block("diff", "+ ```` not the end\n");
+        assert!(block.starts_with("`````diff\n"), "{block}");
+        assert!(block.ends_with("\n`````\n"), "{block}");
+    }
+
+    #[test]
+    fn fixes_link_to_their_register_cards_when_there_is_a_page() {
+        let links = PageLinks {
+            upstream_web: None,
+            register_page: Some("register.md".into()),
+        };
+        assert_eq!(
+            links.fixes(&[2, 5]),
+            "[fix 2](register.md#fix-2), [fix 5](register.md#fix-5)"
+        );
+        assert_eq!(PageLinks::default().fixes(&[2]), "fix 2");
+        assert_eq!(links.fixes(&[]), "no fix");
+    }
+}

@@ -1,0 +1,336 @@
+//! The executable book's glue: a [`StepRunner`] that runs the book's steps with this forkbook,
+//! checks the tools they require, and renders the book's directives from the engine and the
+//! check catalogue. The preprocessor crate does the mdBook side and knows nothing of forkbook;
+//! the engine knows nothing of mdBook; this module joins the two.
+//!
+//! A `forkbook` step runs in process through the [`CommandFn`] it is given, always `--offline`, so the book
+//! never touches the network; a step whose objects are not in the cache is shown as skipped with
+//! the `forkbook fetch` command that gets them (and fails `book test`, the acceptance gate). A
+//! `sh` step runs `sh -c` in the project folder, in its own process group so that a timeout
+//! stops everything it started.
+
+use crate::engine::check::Severity;
+use crate::engine::project::{Overrides, Project};
+pub use crate::engine::tools::find_program as find_on_path;
+use crate::engine::tools::missing_requirement;
+use crate::engine::ErrorKind;
+use crate::invoke::CommandFn;
+use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+mod directives;
+mod fingerprint;
+pub mod steps;
+
+pub use steps::TIMED_OUT;
+use steps::{run_in_process, run_shell};
+
+/// The directives this book knows.
+const DIRECTIVES: &[&str] = &["register", "checks", "report"];
+
+/// The book's sources, embedded so that `forkbook demo` and the tests can build this very book
+/// anywhere: (path relative to the book folder, contents).
+pub const SOURCES: &[(&str, &str)] = &[
+    ("book.toml", include_str!("../../book/book.toml")),
+    ("forkbook.css", include_str!("../../book/forkbook.css")),
+    (".gitignore", include_str!("../../book/.gitignore")),
+    ("src/SUMMARY.md", include_str!("../../book/src/SUMMARY.md")),
+    ("src/intro.md", include_str!("../../book/src/intro.md")),
+    (
+        "src/pin-bump.md",
+        include_str!("../../book/src/pin-bump.md"),
+    ),
+    (
+        "src/fork-sync.md",
+        include_str!("../../book/src/fork-sync.md"),
+    ),
+    ("src/report.md", include_str!("../../book/src/report.md")),
+    (
+        "src/register.md",
+        include_str!("../../book/src/register.md"),
+    ),
+    ("src/checks.md", include_str!("../../book/src/checks.md")),
+];
+
+/// Writes the book's sources into `dir` (created if needed).
+pub fn write_sources(dir: &Path) -> crate::engine::Result<()> {
+    for (path, text) in SOURCES {
+        crate::engine::fsutil::write_file(&dir.join(path), text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Runs the book's steps against the project at `root`.
+#[derive(Debug, Clone)]
+pub struct BookRunner {
+    root: PathBuf,
+    overrides: Overrides,
+    /// Runs a forkbook step in process (the command line's `run_for_book`).
+    command: CommandFn,
+}
+
+impl BookRunner {
+    /// `overrides` are passed on to every step (`--cache`, the remote URLs); `--offline` always.
+    /// `command` runs a step's forkbook command in process.
+    pub fn new(root: impl Into<PathBuf>, overrides: Overrides, command: CommandFn) -> BookRunner {
+        BookRunner {
+            root: root.into(),
+            overrides,
+            command,
+        }
+    }
+
+    /// A step's command line: always `--offline`, with this book's overrides.
+    fn argv<I: IntoIterator<Item = S>, S: Into<OsString>>(&self, command: I) -> Vec<OsString> {
+        let offline = Overrides {
+            offline: true,
+            ..self.overrides.clone()
+        };
+        crate::invoke::argv(&self.root, &offline, command)
+    }
+
+    /// The project, offline like the steps.
+    fn project(&self) -> crate::engine::Result<Project> {
+        let overrides = Overrides {
+            offline: true,
+            ..self.overrides.clone()
+        };
+        Project::open(&self.root, &overrides)
+    }
+
+    fn run_forkbook(&self, step: &Step) -> StepOutcome {
+        let Some(words) = split_words(&step.command) else {
+            return refused(format!(
+                "the command `forkbook {}` has unbalanced quotes",
+                step.command
+            ));
+        };
+        // A step that builds a book is refused where books are built (`steps`).
+        let args = self.argv(words);
+        let started = Instant::now();
+        let (ran, output) = run_in_process(self.command, args, step.attrs.timeout);
+        let duration = started.elapsed();
+        if ran.kind == Some(ErrorKind::MissingObject) && step.renderer != "test" {
+            return StepOutcome::Skipped {
+                reason: missing_objects_reason(&output),
+            };
+        }
+        StepOutcome::Ran {
+            exit: ran.exit,
+            duration,
+            output,
+            view: ran.view,
+        }
+    }
+
+    fn run_shell(&self, step: &Step) -> StepOutcome {
+        let started = Instant::now();
+        match run_shell(
+            &step.command,
+            &self.root,
+            step.attrs.timeout,
+            path_with_this_forkbook(),
+        ) {
+            Ok((exit, output)) => StepOutcome::Ran {
+                exit,
+                duration: started.elapsed(),
+                output,
+                view: None,
+            },
+            Err(e) => refused(format!("failed to start `sh`: {e}")),
+        }
+    }
+}
+
+impl StepRunner for BookRunner {
+    fn run(&self, step: &Step) -> StepOutcome {
+        if let Some(reason) = missing_requirement(&step.attrs.requires, false) {
+            return StepOutcome::Skipped { reason };
+        }
+        match step.kind {
+            StepKind::Forkbook => self.run_forkbook(step),
+            StepKind::Shell => self.run_shell(step),
+        }
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        let project = match self.project() {
+            Ok(project) => project,
+            Err(e) => {
+                return Fingerprint {
+                    extra: e.message(),
+                    tool_version: fingerprint::tool_version(),
+                    ..Default::default()
+                }
+            }
+        };
+        Fingerprint {
+            commits: fingerprint::recorded_commits(&project),
+            tool_version: fingerprint::tool_version(),
+            extra: fingerprint::state_digest(&project),
+        }
+    }
+
+    fn directive(&self, name: &str, _args: &[String]) -> Result<String, String> {
+        match name {
+            "checks" => Ok(forkbook_checks::render_catalogue_markdown()),
+            "register" => self.register_table(),
+            "report" => Ok(self.report()),
+            other => Err(format!(
+                "unknown directive `{other}` (known: {})",
+                DIRECTIVES.join(", ")
+            )),
+        }
+    }
+
+    fn gate_findings(&self, renderer: &str) -> Vec<GateFinding> {
+        match self.check_findings() {
+            Ok(findings) => findings
+                .into_iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(directives::gate_finding)
+                .collect(),
+            // Offline without the objects: the steps already say so, with the fetch command.
+            Err(e) if e.kind == ErrorKind::MissingObject && renderer != "test" => Vec::new(),
+            Err(e) => vec![GateFinding {
+                check: "check".into(),
+                location: crate::engine::config::CONFIG_FILE.into(),
+                message: format!("the checks could not run: {}", e.message()),
+                help: e
+                    .note
+                    .unwrap_or_else(|| "run `forkbook check` to see why".into()),
+                shown_by: Some("checks".into()),
+            }],
+        }
+    }
+}
+
+/// Splits a command line the way a POSIX shell does for plain words: whitespace separates,
+/// single quotes keep everything, double quotes keep all but `\"`, `\\`, `\$` and `` \` ``, and a
+/// backslash outside quotes keeps the next character. `None` for an unclosed quote.
+pub fn split_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let current = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => current.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let current = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\' | '$' | '`') => current.push(c),
+                            c => current.extend(['\\', c]),
+                        },
+                        c => current.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
+}
+
+/// PATH with this executable's folder first, when it is forkbook, so shell steps call this one.
+fn path_with_this_forkbook() -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let this = std::env::current_exe().ok().and_then(|exe| {
+        let dir = exe.parent()?.to_path_buf();
+        dir.join("forkbook").is_file().then_some(dir)
+    });
+    match this {
+        Some(dir) => std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&path)))
+            .unwrap_or(path),
+        None => path,
+    }
+}
+
+/// The skip reason for a step whose objects are not in the cache: the error and its note.
+fn missing_objects_reason(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let error = lines
+        .iter()
+        .find(|l| l.starts_with("error:"))
+        .copied()
+        .unwrap_or("objects are missing");
+    let note = lines
+        .iter()
+        .find(|l| l.starts_with("note:"))
+        .copied()
+        .unwrap_or("note: run `forkbook fetch`");
+    format!(
+        "{}; {}",
+        error.trim_start_matches("error: "),
+        note.trim_start_matches("note: ")
+    )
+}
+
+fn refused(message: String) -> StepOutcome {
+    StepOutcome::Ran {
+        exit: crate::invoke::FAILED,
+        duration: Duration::ZERO,
+        output: format!("error: {message}\n"),
+        view: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        let words =
+            split_words(r#"fix add --title "Take the \"size\" arg" --from '/tmp/a b' x\ y"#)
+                .unwrap();
+        assert_eq!(
+            words,
+            [
+                "fix",
+                "add",
+                "--title",
+                "Take the \"size\" arg",
+                "--from",
+                "/tmp/a b",
+                "x y"
+            ]
+        );
+        assert_eq!(split_words("a ''").unwrap(), ["a", ""]);
+        assert_eq!(split_words("a 'open"), None);
+    }
+
+    #[test]
+    fn missing_object_errors_become_a_reason_naming_fetch() {
+        let output = "error: commit `abc123` of the upstream is not in the object cache `/c`\n\n\
+                      note: run `forkbook fetch --upstream abc123` (online, or with a mirror as the URL)\n";
+        let reason = missing_objects_reason(output);
+        assert!(
+            reason.starts_with("commit `abc123` of the upstream is not in the object cache"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("; run `forkbook fetch --upstream abc123`"),
+            "{reason}"
+        );
+    }
+}
