@@ -202,6 +202,9 @@ impl CommandReport for ApiReport {
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(self.breaks() > 0)
     }
+    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
+        Some(ApiReport::markdown(self, links))
+    }
 }
 
 /// What `forkbook drift build` found: the build, and with `--with-api` which static findings it

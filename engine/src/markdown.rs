@@ -88,6 +88,26 @@ fn url_path(path: &str) -> String {
     out
 }
 
+/// forkbook's own words, where each `` `pair` `` of backticks holds a name from someone's tree:
+/// the names become code spans, the rest text, both quoted; an odd backtick stays text.
+pub fn prose(words: &str) -> String {
+    let parts: Vec<&str> = words.split('`').collect();
+    let pairs = (parts.len() - 1) / 2;
+    let mut out = String::with_capacity(words.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        let inside = i % 2 == 1 && i.div_ceil(2) <= pairs;
+        if inside {
+            out.push_str(&code_span(part));
+        } else {
+            if i > 0 && !(i % 2 == 0 && i / 2 <= pairs) {
+                out.push_str("\\`");
+            }
+            out.push_str(&cell(&text(part)));
+        }
+    }
+    out
+}
+
 /// Text safe inside a table cell.
 pub fn cell(text: &str) -> String {
     text.replace(['\n', '\r'], " ").replace('|', "\\|")
@@ -183,6 +203,16 @@ mod tests {
             PageLinks::default().upstream_file("abc123", "mlx/a.h", 7),
             "` mlx/a.h:7 `"
         );
+    }
+
+    #[test]
+    fn prose_makes_code_of_backtick_pairs_and_quotes_the_rest() {
+        assert_eq!(
+            prose("calls `f(a|b)` with *1*"),
+            "calls ` f(a\\|b) ` with \\*1\\*"
+        );
+        assert_eq!(prose("odd ` tick"), "odd \\` tick");
+        assert_eq!(prose("`a` and `b"), "` a ` and \\`b");
     }
 
     #[test]

@@ -167,6 +167,22 @@ impl CommandReport for ResidualRun {
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(self.written.as_ref().is_some_and(|w| !w.flagged.is_empty()))
     }
+    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
+        let mut out = self.residual.markdown(links);
+        if let Some(written) = &self.written {
+            out.push_str(&format!(
+                "\nWrote `{}`.\n",
+                crate::markdown::text(&written.file)
+            ));
+            for path in &written.flagged {
+                out.push_str(&format!(
+                    "\n**Review the note for {}**: its residual changed.\n",
+                    crate::markdown::code_span(path)
+                ));
+            }
+        }
+        Some(out)
+    }
 }
 
 /// Compares every core file of the overlay with B, line by line.

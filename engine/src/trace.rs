@@ -713,9 +713,13 @@ pub fn causes_table(causes: &[RegionTrace], links: &crate::markdown::PageLinks) 
                 .map(|c| markdown::cell(&links.upstream_commit(&c.sha, &c.summary)))
                 .collect();
             vec![
-                format!("{} region {}", markdown::code_span(&t.path), t.region),
-                markdown::text(&t.describe_lines()),
-                markdown::cell(&markdown::text(&t.between)),
+                format!(
+                    "{} region {}, {} ({})",
+                    markdown::code_span(&t.path),
+                    t.region,
+                    markdown::text(&t.describe_lines()),
+                    markdown::cell(&markdown::text(&t.between))
+                ),
                 state,
                 if commits.is_empty() {
                     "none found".to_string()
@@ -725,10 +729,7 @@ pub fn causes_table(causes: &[RegionTrace], links: &crate::markdown::PageLinks) 
             ]
         })
         .collect();
-    markdown::table(
-        &["conflict", "lines", "between", "state", "upstream commits"],
-        &rows,
-    )
+    markdown::table(&["conflict", "state", "upstream commits"], &rows)
 }
 
 /// `retarget REV --stepwise`: each core file's first conflicting upstream commit up to REV.

@@ -513,7 +513,7 @@ fn results_are_tables_and_diffs_linked_to_upstream_and_the_register() {
         .nth(1)
         .expect("the retarget step shows its result as a view");
     assert!(
-        view.contains("<td><code>mlx/device.cpp</code> region 1</td>"),
+        view.contains("<td><code>mlx/device.cpp</code> region 1, pin line "),
         "{view}"
     );
     let commit_link = format!("<a href=\"{web}/commit/");
@@ -536,5 +536,92 @@ fn results_are_tables_and_diffs_linked_to_upstream_and_the_register() {
             register.contains(&format!("id=\"{anchor}\"")),
             "register.html has no `{anchor}`"
         );
+    }
+    // The drift findings: a table linking upstream's header at the candidate pin.
+    assert!(
+        pin_bump.contains("<th>finding</th><th>where</th><th>changed by</th>"),
+        "{pin_bump}"
+    );
+    assert!(
+        pin_bump.contains(&format!("<a href=\"{web}/blob/{pin2}/")),
+        "a finding links upstream's file at the candidate pin"
+    );
+
+    // The residual: each hunk a diff, its fixes linked to their cards.
+    let residual = pin_bump
+        .split("<div class=\"forkbook-view\">")
+        .find(|part| part.trim_start().starts_with("<p>Residual:"))
+        .expect("the residual step shows its hunks as a view");
+    assert!(
+        residual.contains("<code class=\"language-diff\">"),
+        "{residual}"
+    );
+    assert!(
+        residual.contains("explained by <a href=\"register.html#fix-"),
+        "{residual}"
+    );
+}
+
+/// The pages a reviewer reads fit mdBook's column in a real browser, at 1280 px and at 420 px:
+/// no table (register cards, results, the catalogue) is wider than its wrapper. Needs Chromium;
+/// ignored by a plain `cargo test`, run with `--ignored` where Chromium is installed.
+#[test]
+#[ignore = "needs chromium on PATH"]
+fn pages_fit_the_column_in_chromium() {
+    let chromium = forkbook::book::find_on_path("chromium")
+        .expect("chromium is on PATH (this test is run on purpose with --ignored)");
+    let demo = Demo::new(Layout::Patch);
+    let dir = demo.root().join("book");
+    forkbook::book::write_sources(&dir).unwrap();
+    let var = format!("candidate_pin={}", demo.demo.world.pin2);
+    let (code, out) = demo.run(&[
+        "book",
+        "build",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--var",
+        &var,
+        "--var",
+        "compiler=no-such-hipcc-for-tests",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // The page's title becomes each table's scroll width over its wrapper's width.
+    let probe = "<script>window.addEventListener('load',()=>{document.title='W '+[...document\
+                 .querySelectorAll('.content table')].map(t=>t.scrollWidth+'/'+t.parentElement\
+                 .clientWidth).join(' ');});</script>";
+    for page in ["pin-bump", "register", "report", "checks"] {
+        let html = std::fs::read_to_string(dir.join("book").join(format!("{page}.html"))).unwrap();
+        let probed = dir.join("book").join(format!("{page}-probe.html"));
+        std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+        for width in [1280, 420] {
+            let dom = Command::new(&chromium)
+                .args([
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    &format!("--window-size={width},2400"),
+                    "--virtual-time-budget=3000",
+                    "--dump-dom",
+                ])
+                .arg(format!("file://{}", probed.display()))
+                .stderr(Stdio::null())
+                .output()
+                .unwrap();
+            let dom = String::from_utf8_lossy(&dom.stdout);
+            let title = dom
+                .split("<title>W")
+                .nth(1)
+                .and_then(|t| t.split("</title>").next())
+                .unwrap_or_else(|| panic!("{page} at {width} px: no probe result"));
+            for pair in title.split_whitespace() {
+                let (table, wrapper) = pair.split_once('/').unwrap();
+                let (table, wrapper): (u32, u32) =
+                    (table.parse().unwrap(), wrapper.parse().unwrap());
+                assert!(
+                    table <= wrapper,
+                    "{page} at {width} px: a table is {table} px wide in a {wrapper} px column"
+                );
+            }
+        }
     }
 }

@@ -165,29 +165,27 @@ impl ApiReport {
                             markdown::cell(&markdown::text(reason))
                         ));
                     }
+                    let mut place = format!(
+                        "upstream {} → {}",
+                        at(&self.from, &f.from),
+                        at(&self.to, &f.to)
+                    );
+                    if let Some(l) = &f.backend {
+                        place.push_str(&format!(
+                            "; backend {}",
+                            markdown::code_span(&l.to_string())
+                        ));
+                    }
                     vec![
-                        what,
-                        markdown::cell(&markdown::text(&f.message)),
-                        format!("{} → {}", at(&self.from, &f.from), at(&self.to, &f.to)),
-                        f.backend
-                            .as_ref()
-                            .map_or("—".to_string(), |l| markdown::code_span(&l.to_string())),
+                        format!("{what}: {}", markdown::prose(&f.message)),
+                        place,
                         f.introduced_by.as_ref().map_or("—".to_string(), |c| {
                             markdown::cell(&links.upstream_commit(&c.sha, &c.summary))
                         }),
                     ]
                 })
                 .collect();
-            out.push_str(&markdown::table(
-                &[
-                    "finding",
-                    "what changed",
-                    "upstream",
-                    "backend",
-                    "changed by",
-                ],
-                &rows,
-            ));
+            out.push_str(&markdown::table(&["finding", "where", "changed by"], &rows));
         }
         for stale in &self.unused_suppressions {
             out.push_str(&format!(
