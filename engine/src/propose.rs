@@ -67,11 +67,25 @@ pub struct Package {
 /// One file's change: its content before and after the fix.
 type Change = (String, Image, Image);
 
-/// Builds the packages of `numbers` (every entry that applies to the fork when empty).
-///
-/// Packages whose changes touch the same lines (directly or through a third) form a stack:
-/// each is committed on top of the previous one of its stack, so the patches apply in order
-/// with `git am` and each branch holds what it needs.
+/// An entry left out of a run without numbers, and why: the fork already holds its change, so
+/// there is nothing to send (asking for it by number is an error saying the same).
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub number: u32,
+    pub title: String,
+    pub reason: String,
+    /// What to do about it.
+    pub note: String,
+}
+
+/// What [`build_proposal`] made: the packages, and the entries it left out.
+#[derive(Debug, Clone, Serialize)]
+pub struct Proposal {
+    pub packages: Vec<Package>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The packages of [`build_proposal`].
 pub fn build(
     project: &Project,
     cache: &Cache,
@@ -79,12 +93,42 @@ pub fn build(
     register: &Register,
     numbers: &[u32],
 ) -> Result<Vec<Package>> {
+    Ok(build_proposal(project, cache, state, register, numbers)?.packages)
+}
+
+/// Builds the packages of `numbers` (every entry that applies to the fork when empty; those
+/// whose change the fork already holds are skipped then, each with its reason).
+///
+/// Packages whose changes touch the same lines (directly or through a third) form a stack:
+/// each is committed on top of the previous one of its stack, so the patches apply in order
+/// with `git am` and each branch holds what it needs.
+pub fn build_proposal(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    register: &Register,
+    numbers: &[u32],
+) -> Result<Proposal> {
     let fork = state.commits.fork;
     let mut drafts = Vec::new();
+    let mut skipped = Vec::new();
     for entry in chosen_entries(register, numbers)? {
-        let draft = draft(project, cache, state, register, entry)
+        let drafted = draft(project, cache, state, register, entry)
             .map_err(|e| e.context(format!("entry {}", entry.number)))?;
-        drafts.push(draft);
+        match drafted {
+            Drafted::Ready(draft) => drafts.push(draft),
+            Drafted::Contained { reason, note } if numbers.is_empty() => skipped.push(Skipped {
+                number: entry.number,
+                title: entry.title.clone(),
+                reason,
+                note,
+            }),
+            Drafted::Contained { reason, note } => {
+                return Err(Error::new(reason)
+                    .with_note(note)
+                    .context(format!("entry {}", entry.number)))
+            }
+        }
     }
     let stacks = stacks(&drafts);
     let mut packages: Vec<Package> = Vec::new();
@@ -102,7 +146,17 @@ pub fn build(
     for (package, draft) in packages.iter_mut().zip(&drafts) {
         package.pr_body = pr_body(draft.entry, package, &summary);
     }
-    Ok(packages)
+    Ok(Proposal { packages, skipped })
+}
+
+/// An entry's draft, or why there is nothing to propose.
+enum Drafted<'a> {
+    Ready(Draft<'a>),
+    /// The fork commit (or the base tree made from it) already holds the change.
+    Contained {
+        reason: String,
+        note: String,
+    },
 }
 
 /// An entry's change, and the lines of the fork commit it touches.
@@ -141,23 +195,31 @@ fn draft<'a>(
     state: &OverlayState,
     register: &Register,
     entry: &'a Entry,
-) -> Result<Draft<'a>> {
-    let change = fix_change(project, state, register, entry)?;
+) -> Result<Drafted<'a>> {
     let fork = state.commits.fork;
+    let note = "mark the entry `merged` with the fork commit that contains it".to_string();
+    let Some(change) = fix_change(project, state, register, entry)? else {
+        return Ok(Drafted::Contained {
+            reason: format!(
+                "the files it names equal the base tree ({}): the change is already there",
+                state.commits.describe()
+            ),
+            note,
+        });
+    };
     let on_fork = carry_onto(cache.repo(), fork, &change)?;
     if on_fork.iter().all(|(_, before, after)| before == after) {
-        return Err(Error::new(format!(
-            "fork commit `{}` already contains this change",
-            short(fork)
-        ))
-        .with_note("mark the entry `merged` with the fork commit that contains it"));
+        return Ok(Drafted::Contained {
+            reason: format!("fork commit `{}` already contains this change", short(fork)),
+            note,
+        });
     }
     let touched = touched_lines(&on_fork);
-    Ok(Draft {
+    Ok(Drafted::Ready(Draft {
         entry,
         change,
         touched,
-    })
+    }))
 }
 
 /// The package of one draft, committed on `parent` (the fork commit, or the package below it
@@ -202,13 +264,14 @@ fn package_on(
 }
 
 /// The entry's change against the base tree: its patch's images (patch layout), or the named
-/// files' difference between B and the overlay (files layout).
+/// files' difference between B and the overlay (files layout). `None`: the files it names are
+/// there but equal the base tree, which already holds the change.
 fn fix_change(
     project: &Project,
     state: &OverlayState,
     register: &Register,
     entry: &Entry,
-) -> Result<Vec<Change>> {
+) -> Result<Option<Vec<Change>>> {
     match state.layout {
         Layout::Patch => {
             let Some(step) = state
@@ -218,11 +281,12 @@ fn fix_change(
             else {
                 bail!("the series has no patch for entry {}", entry.number);
             };
-            Ok(step
-                .changed_paths()
-                .into_iter()
-                .map(|p| (p.to_string(), step.pre[p].clone(), step.post[p].clone()))
-                .collect())
+            Ok(Some(
+                step.changed_paths()
+                    .into_iter()
+                    .map(|p| (p.to_string(), step.pre[p].clone(), step.post[p].clone()))
+                    .collect(),
+            ))
         }
         Layout::Files => files_change(project, state, register, entry),
     }
@@ -233,7 +297,7 @@ fn files_change(
     state: &OverlayState,
     register: &Register,
     entry: &Entry,
-) -> Result<Vec<Change>> {
+) -> Result<Option<Vec<Change>>> {
     let prefix = &project.config.overlay.backend_prefix;
     let all: Vec<String> = state
         .base
@@ -244,8 +308,10 @@ fn files_change(
         .collect();
     let differing = state.differences();
     let mut change = Vec::new();
+    let mut named_a_file = false;
     for named in &entry.files {
         if let Resolved::File(path) = resolve(&named.name, &all, prefix) {
+            named_a_file = true;
             if let Some(diff) = differing.iter().find(|(p, _, _)| p == path) {
                 if !change.iter().any(|(p, _, _): &Change| p == path) {
                     change.push(diff.clone());
@@ -253,13 +319,16 @@ fn files_change(
             }
         }
     }
+    if change.is_empty() && named_a_file {
+        return Ok(None);
+    }
     if change.is_empty() {
         bail!(
             "`{}` names no file that differs from the base tree",
             register.file
         );
     }
-    Ok(change)
+    Ok(Some(change))
 }
 
 /// Each file's change carried onto its version in `commit` (the fork commit or a package below

@@ -39,7 +39,8 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let state = OverlayState::load(&project, &cache)?;
     let name = project.record_name(FIXES_FILE);
     let register = register::load(&project.records_dir().join(FIXES_FILE), &name)?;
-    let packages = propose::build(&project, &cache, &state, &register, &args.numbers)?;
+    let proposal = propose::build_proposal(&project, &cache, &state, &register, &args.numbers)?;
+    let packages = proposal.packages;
     propose::write(&out, &packages)?;
     if let Some(remote) = &args.push {
         for package in &packages {
@@ -49,6 +50,13 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     if ctx.json {
         ctx.print_json(&packages)?;
     } else {
+        for skipped in &proposal.skipped {
+            writeln!(
+                ctx.out,
+                "entry {}: skipped: {} ({})",
+                skipped.number, skipped.reason, skipped.note
+            )?;
+        }
         print_human(&packages, &out, args.push.as_deref(), ctx)?;
     }
     Ok(OK)

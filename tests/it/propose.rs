@@ -373,3 +373,42 @@ fn the_book_fails_on_a_missing_link_and_passes_once_record_adds_it() {
         "the register table shows the recorded link"
     );
 }
+
+/// Fails on main before this test: `propose` without numbers stopped at entry 2 (exit 2,
+/// "names no file that differs from the base tree") once the fork had merged its change, and
+/// proposed nothing else.
+#[test]
+fn propose_without_numbers_skips_an_entry_the_fork_already_contains_and_proposes_the_others() {
+    let demo = Demo::new(Layout::Files);
+    // F3 holds fix 2's allocator change; fix 4 still applies to the fork.
+    let (code, out) = demo.run(&["sync", demo.fork(3)]);
+    assert_eq!(code, 1, "F3 still carries F2's conflict with fix 4: {out}");
+    let packages = demo.tmp.path().join("packages");
+    let (code, text) = demo.run(&["propose", "--out", packages.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let f3 = &demo.fork(3)[..8];
+    assert!(
+        text.contains(&format!(
+            "entry 2: skipped: the files it names equal the base tree (fork {f3}"
+        )) && text.contains("mark the entry `merged` with the fork commit that contains it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("entry 4: 0004-synchronize-the-stream-before-finalize-returns.patch"),
+        "{text}"
+    );
+    assert!(text.contains("wrote 1 packages"), "{text}");
+    assert!(packages
+        .join("0004-synchronize-the-stream-before-finalize-returns.patch")
+        .is_file());
+    assert!(!packages
+        .join("0002-free-pooled-buffers-when-the-allocator-is.patch")
+        .exists());
+    // Asked for by number, the same entry is an error saying why.
+    let (code, text) = demo.run(&["propose", "2", "--out", packages.to_str().unwrap()]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("entry 2: the files it names equal the base tree"),
+        "{text}"
+    );
+}
