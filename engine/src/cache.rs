@@ -38,25 +38,35 @@ pub struct Cache {
     /// Where each URL came from, for notes: (fork, upstream).
     url_origins: (String, String),
     offline: bool,
-    _lock: RunLock,
+    /// Shared while the run only reads, exclusive once it writes ([`Cache::lock_for_writing`]),
+    /// `None` once released ([`Cache::release_lock`]).
+    lock: std::cell::RefCell<Option<RunLock>>,
 }
 
 impl Cache {
     /// Opens (creating if needed) the project's object cache and points its remotes at the
-    /// configured URLs. Holds the cache's run lock until dropped.
+    /// configured URLs. Holds the cache's run lock until dropped: shared, so read-only commands
+    /// of any number of projects sharing the cache run together; anything that writes objects
+    /// or refs first makes it exclusive ([`Cache::lock_for_writing`]).
     pub fn open(project: &Project) -> Result<Cache> {
         let dir = project.cache_dir();
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("failed to create the object cache `{}`", dir.display()))?;
-        let lock = RunLock::acquire(&dir, "object cache")?;
+        let mut lock = RunLock::acquire_shared(&dir, "object cache")?;
         // Like git itself, trust the object store on reads (git verifies hashes on fetch and in
         // fsck, not on every read); libgit2's per-read SHA-1 check was a third of `sync --check`.
         git2::opts::strict_hash_verification(false);
         let repo = match Repository::open_bare(&dir) {
             Ok(repo) => repo,
-            Err(_) => Repository::init_bare(&dir).with_context(|| {
-                format!("failed to create the object cache `{}`", dir.display())
-            })?,
+            Err(_) => {
+                lock.make_exclusive()?;
+                // Another run may have made it while this one waited for the lock.
+                Repository::open_bare(&dir)
+                    .or_else(|_| Repository::init_bare(&dir))
+                    .with_context(|| {
+                        format!("failed to create the object cache `{}`", dir.display())
+                    })?
+            }
         };
         let config = &project.config;
         let cache = Cache {
@@ -69,15 +79,39 @@ impl Cache {
                 url_origin(project, Remote::Upstream),
             ),
             offline: project.overrides.offline,
-            _lock: lock,
+            lock: std::cell::RefCell::new(Some(lock)),
         };
         cache.point_remote(Remote::Fork)?;
         cache.point_remote(Remote::Upstream)?;
         Ok(cache)
     }
 
+    /// The cache's repository. Reading it needs nothing more; call [`Cache::lock_for_writing`]
+    /// before writing an object or a ref through it.
     pub fn repo(&self) -> &Repository {
         &self.repo
+    }
+
+    /// Makes this run's hold on the cache exclusive (taking the lock again if it was released),
+    /// before anything writes objects, refs or the configuration: refused while another run
+    /// reads or writes it, unless `FORKBOOK_LOCK_WAIT=1` queues it.
+    pub fn lock_for_writing(&self) -> Result<()> {
+        let mut lock = self.lock.borrow_mut();
+        match lock.as_mut() {
+            Some(held) => held.make_exclusive(),
+            None => {
+                *lock = Some(RunLock::acquire(&self.dir, "object cache")?);
+                Ok(())
+            }
+        }
+    }
+
+    /// Lets go of the cache's lock while this run goes on with something long that needs no
+    /// more of it (`drift build`'s build, after the export): other runs, writers included, may
+    /// use the cache meanwhile. Objects are never removed, so what was read stays valid; a
+    /// later write takes the lock again.
+    pub fn release_lock(&self) {
+        self.lock.borrow_mut().take();
     }
 
     pub fn dir(&self) -> &Path {
@@ -120,8 +154,12 @@ impl Cache {
         let url = absolute_url(&self.remote_config(remote).0);
         match self.repo.find_remote(remote.name()) {
             Ok(existing) if existing.url().ok() == Some(url.as_str()) => Ok(()),
-            Ok(_) => Ok(self.repo.remote_set_url(remote.name(), &url)?),
+            Ok(_) => {
+                self.lock_for_writing()?;
+                Ok(self.repo.remote_set_url(remote.name(), &url)?)
+            }
             Err(_) => {
+                self.lock_for_writing()?;
                 self.repo.remote_with_fetch(
                     remote.name(),
                     &url,
@@ -145,6 +183,7 @@ impl Cache {
         for rev in revs {
             refuse_option_like(rev)?;
         }
+        self.lock_for_writing()?;
         let (url, branch) = self.remote_config(remote).clone();
         let name = remote.name();
         if let Some(mirror) = local_mirror(&url) {
@@ -261,6 +300,7 @@ impl Cache {
 
     /// Pins a commit with a ref, so that it stays in the cache whatever the remotes do.
     fn keep(&self, oid: Oid) -> Result<()> {
+        self.lock_for_writing()?;
         self.repo.reference(
             &format!("refs/forkbook/keep/{oid}"),
             oid,

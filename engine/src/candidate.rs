@@ -10,7 +10,8 @@ use super::cache::{short, Cache, Remote};
 use super::config::Config;
 use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs};
 use super::drift::build::{self, BuildConfig, BuildReport, Confirmation};
-use super::error::Result;
+use super::error::{Context, Result};
+use super::fsutil::RunLock;
 use super::merge::count_conflicts;
 use super::overlay::{export_tree, OverlayState};
 use super::project::Project;
@@ -144,9 +145,18 @@ pub fn drift_build(
 ) -> Result<(BuildReport, Option<Confirmation>)> {
     let cfg: BuildConfig = Config::section(&project.config.build, "build")?;
     let tree = work.join(format!("tree-{}", short(to)));
+    // The build writes only the work folder: that is what this run holds alone, for the export
+    // and the build. Two builds in one work folder exclude each other.
+    std::fs::create_dir_all(work)
+        .with_context(|| format!("failed to create the build folder `{}`", work.display()))?;
+    let _work_lock = RunLock::acquire(work, "drift build folder")?;
     let overlay = overlay_at(project, cache, state, to)?;
-    // The work folder is forkbook's own, in the cache: replacing it needs no marker.
+    // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
     export_tree(project, cache, to, &overlay, &tree, true)?;
+    // Everything the build needs from the cache is in the exported tree now: the build (minutes)
+    // runs without the cache lock, so other projects' commands, writers too, use the cache
+    // meanwhile.
+    cache.release_lock();
     let report = build::drift_build(
         &tree,
         &work.join(format!("build-{}", short(to))),

@@ -389,26 +389,79 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
 }
 
 /// An advisory lock held for the length of a run, so two runs never interleave on one folder.
+///
+/// Exclusive for a run that writes; shared for runs that only read, so any number of them go
+/// together and a writer waits for (or is refused by) every one. A shared lock becomes exclusive
+/// with [`RunLock::make_exclusive`] when a reading run finds it must write after all.
 pub struct RunLock {
-    _file: File,
+    file: File,
+    dir: PathBuf,
+    what: String,
+    exclusive: bool,
 }
 
 impl RunLock {
-    /// Takes the lock on `dir` (the folder itself, so no lock file is left behind), or says who
-    /// holds it. `FORKBOOK_LOCK_WAIT=1` waits instead of refusing.
+    /// Takes the lock on `dir` (the folder itself, so no lock file is left behind) for writing,
+    /// or says who holds it. `FORKBOOK_LOCK_WAIT=1` waits instead of refusing.
     pub fn acquire(dir: &Path, what: &str) -> Result<RunLock> {
+        RunLock::take(dir, what, true)
+    }
+
+    /// Takes the lock on `dir` for reading: other readers may hold it too, a writer may not.
+    pub fn acquire_shared(dir: &Path, what: &str) -> Result<RunLock> {
+        RunLock::take(dir, what, false)
+    }
+
+    /// Whether this lock keeps every other run out.
+    pub fn is_exclusive(&self) -> bool {
+        self.exclusive
+    }
+
+    /// Turns a shared lock into an exclusive one (nothing to do when it is one): refused while
+    /// another run holds the lock, reading or writing.
+    pub fn make_exclusive(&mut self) -> Result<()> {
+        if !self.exclusive {
+            self.lock(true)?;
+        }
+        Ok(())
+    }
+
+    fn take(dir: &Path, what: &str, exclusive: bool) -> Result<RunLock> {
         let file = File::open(dir)
             .with_context(|| format!("failed to open `{}` to lock it", dir.display()))?;
+        let mut lock = RunLock {
+            file,
+            dir: dir.to_path_buf(),
+            what: what.to_string(),
+            exclusive: false,
+        };
+        lock.lock(exclusive)?;
+        Ok(lock)
+    }
+
+    fn lock(&mut self, exclusive: bool) -> Result<()> {
+        let dir = self.dir.display();
+        let file = &self.file;
         if std::env::var_os("FORKBOOK_LOCK_WAIT").is_some() {
-            file.lock()
-                .with_context(|| format!("failed to lock `{}`", dir.display()))?;
-            return Ok(RunLock { _file: file });
+            if exclusive {
+                file.lock()
+            } else {
+                file.lock_shared()
+            }
+            .with_context(|| format!("failed to lock `{dir}`"))?;
+            self.exclusive = exclusive;
+            return Ok(());
         }
         // A child process forked by another thread can hold the lock for the moment between its
         // fork and exec (it shares the open file); give such a moment time to pass.
         let mut tries = 0;
         let result = loop {
-            match file.try_lock() {
+            let attempt = if exclusive {
+                file.try_lock()
+            } else {
+                file.try_lock_shared()
+            };
+            match attempt {
                 Err(std::fs::TryLockError::WouldBlock) if tries < 25 => {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -417,14 +470,26 @@ impl RunLock {
             }
         };
         match result {
-            Ok(()) => Ok(RunLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(Error::new(format!(
-                "another forkbook run is using the {what} `{}`",
-                dir.display()
-            ))
-            .with_note("wait for it to finish, or set FORKBOOK_LOCK_WAIT=1 to queue behind it")),
+            Ok(()) => {
+                self.exclusive = exclusive;
+                Ok(())
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let what = &self.what;
+                let doing = if exclusive {
+                    "this command writes to it, so it needs it alone"
+                } else {
+                    "it is writing there; readers wait for writers"
+                };
+                Err(
+                    Error::new(format!("another forkbook run is using the {what} `{dir}`"))
+                        .with_note(format!(
+                    "{doing}: wait for it to finish, or set FORKBOOK_LOCK_WAIT=1 to queue behind it"
+                )),
+                )
+            }
             Err(std::fs::TryLockError::Error(e)) => {
-                Err(Error::from(e).context(format!("failed to lock `{}`", dir.display())))
+                Err(Error::from(e).context(format!("failed to lock `{dir}`")))
             }
         }
     }
@@ -483,6 +548,24 @@ mod tests {
         let _first = RunLock::acquire(tmp.path(), "overlay").unwrap();
         let err = RunLock::acquire(tmp.path(), "overlay").err().unwrap();
         assert!(err.message().contains("another forkbook run"), "{err}");
+    }
+
+    #[test]
+    fn readers_share_the_lock_and_a_writer_waits_for_every_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut first = RunLock::acquire_shared(tmp.path(), "cache").unwrap();
+        let second = RunLock::acquire_shared(tmp.path(), "cache").unwrap();
+        let err = RunLock::acquire(tmp.path(), "cache").err().unwrap();
+        assert!(err.message().contains("another forkbook run"), "{err}");
+        let err = first.make_exclusive().err().unwrap();
+        assert!(err.message().contains("another forkbook run"), "{err}");
+        drop((first, second));
+        let mut first = RunLock::acquire_shared(tmp.path(), "cache").unwrap();
+        first.make_exclusive().unwrap();
+        assert!(first.is_exclusive());
+        assert!(RunLock::acquire_shared(tmp.path(), "cache").is_err());
+        drop(first);
+        RunLock::acquire(tmp.path(), "cache").unwrap();
     }
 
     #[test]

@@ -232,6 +232,8 @@ fn package_on(
     depends_on: Vec<u32>,
 ) -> Result<Package> {
     let entry = draft.entry;
+    // The package is committed into the cache (blobs, tree, commit, `refs/forkbook/propose/`).
+    cache.lock_for_writing()?;
     let files = carry_onto(cache.repo(), parent, &draft.change)?;
     let name = format!("{:04}-{}", entry.number, slug(&entry.title));
     let commit = commit_package(cache.repo(), parent, &files, entry, &name)?;

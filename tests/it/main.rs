@@ -4,6 +4,7 @@
 mod adopt;
 mod attacks;
 mod book;
+mod build_locks;
 mod ci;
 mod common;
 mod demo;
