@@ -18,6 +18,10 @@ use forkbook_checks::names::{resolve, Resolved};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod setup;
+mod text;
+pub use setup::{project_at, AdoptFlags};
+
 /// What to write beyond the lock.
 #[derive(Debug, Clone, Default)]
 pub struct AdoptRequest {
@@ -103,6 +107,26 @@ impl Adoption {
             || self.states.contains_key("none")
             || !self.unread_counts.is_empty()
     }
+}
+
+/// `forkbook adopt` in the folder `root`: its project (forkbook.toml, or one composed from
+/// `flags` and written first), then [`adopt`]; `counts` adds a counts block to the README.
+pub fn run(
+    root: &std::path::Path,
+    overrides: &super::project::Overrides,
+    flags: &AdoptFlags,
+    counts: bool,
+) -> Result<Adoption> {
+    let (project, config_text) = project_at(root, overrides, flags)?;
+    let cache = Cache::open(&project)?;
+    adopt(
+        &project,
+        &cache,
+        &AdoptRequest {
+            counts,
+            config_text,
+        },
+    )
 }
 
 /// Adopts the overlay of `project` as it stands; see the module documentation.

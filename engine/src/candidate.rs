@@ -279,3 +279,49 @@ impl CommandReport for BuildRun {
         Verdict::problems_if(!self.build.problems().is_empty())
     }
 }
+
+/// What `forkbook export-tree` wrote: `{"commit": …, "dest": …, "overlay_files": N}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Exported {
+    pub commit: String,
+    pub dest: std::path::PathBuf,
+    pub overlay_files: usize,
+}
+
+/// `forkbook export-tree`: the upstream tree at `at` (default: the pin) with the overlay a
+/// retarget there would make (conflicts and all) laid over it, written into `dest`.
+pub fn export_at(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    at: Option<&str>,
+    dest: &Path,
+    force: bool,
+) -> Result<Exported> {
+    let commit = match at {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => state.commits.pin,
+    };
+    let overlay = overlay_at(project, cache, state, commit)?;
+    let laid = export_tree(project, cache, commit, &overlay, dest, force)?;
+    Ok(Exported {
+        commit: commit.to_string(),
+        dest: dest.to_path_buf(),
+        overlay_files: laid,
+    })
+}
+
+impl CommandReport for Exported {
+    fn text(&self) -> String {
+        format!(
+            "wrote upstream {} with {} overlay files to {}\n",
+            &self.commit[..8.min(self.commit.len())],
+            self.overlay_files,
+            self.dest.display()
+        )
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::Clean
+    }
+}

@@ -24,6 +24,9 @@ use super::records::{self, Counts, Lock, UpstreamLineKind};
 use super::residual_record::{self, Flavor, ResidualRecord};
 use super::{counts, register, residual};
 
+mod run;
+pub use run::{catalogue, explain, run, Catalogue, CheckRun, Listed, Skipped};
+
 /// Every fact: the records, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
     let mut facts = gather_record_facts(project)?;

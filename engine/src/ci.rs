@@ -3,7 +3,11 @@
 //! configuration, the book) it runs `forkbook book test`; on the main branch it builds the book
 //! and publishes it to GitHub Pages.
 
+use super::error::{Error, Result};
 use super::project::Project;
+use super::report_value::{CommandReport, Verdict};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 /// Where the workflow goes, relative to the project root.
 pub const WORKFLOW_FILE: &str = ".github/workflows/book.yml";
@@ -138,4 +142,142 @@ jobs:
         uses: actions/deploy-pages@v4
 "
     )
+}
+
+/// What `forkbook ci github` is asked for, its branch checked.
+#[derive(Debug, Clone)]
+pub struct GithubRequest {
+    pub branch: String,
+    pub book_dir: String,
+    /// The install command; the project's default when left out.
+    pub install: Option<String>,
+}
+
+impl GithubRequest {
+    pub fn new(branch: &str, book_dir: &str, install: Option<&str>) -> Result<GithubRequest> {
+        if !git2::Reference::is_valid_name(&format!("refs/heads/{branch}")) {
+            return Err(
+                Error::new(format!("`{}` is not a branch name", branch.escape_debug())).with_note(
+                    "give the branch whose pushes publish the book, e.g. `--branch main`",
+                ),
+            );
+        }
+        Ok(GithubRequest {
+            branch: branch.to_string(),
+            book_dir: book_dir.to_string(),
+            install: install.map(str::to_string),
+        })
+    }
+
+    fn options(&self, project: &Project) -> GithubOptions {
+        let mut options = GithubOptions::defaults(project);
+        options.branch = self.branch.clone();
+        options.book_dir = self.book_dir.clone();
+        if let Some(install) = &self.install {
+            options.install = install.clone();
+        }
+        options
+    }
+}
+
+/// `forkbook ci github --print`: the workflow's text.
+pub fn github_text(project: &Project, request: &GithubRequest) -> String {
+    github_workflow(project, &request.options(project))
+}
+
+/// What `forkbook ci github` did: checked the file (`--check`) or wrote it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Github {
+    /// `{"file": …, "up_to_date": …}`
+    Checked {
+        file: PathBuf,
+        up_to_date: bool,
+        #[serde(skip)]
+        present: bool,
+    },
+    /// `{"file": …, "install": …}`
+    Wrote {
+        file: PathBuf,
+        install: String,
+        #[serde(skip)]
+        records_dir: String,
+        #[serde(skip)]
+        options: GithubOptions,
+    },
+}
+
+/// `forkbook ci github`: the workflow written to `out` (default: [`WORKFLOW_FILE`]), relative to
+/// the project; with `check`, nothing written, only compared with what is there.
+pub fn github(
+    project: &Project,
+    request: &GithubRequest,
+    out: Option<&Path>,
+    check: bool,
+) -> Result<Github> {
+    let options = request.options(project);
+    let text = github_workflow(project, &options);
+    let file = out.map_or_else(|| PathBuf::from(WORKFLOW_FILE), Path::to_path_buf);
+    let path = project.root.join(&file);
+    if check {
+        let current = std::fs::read_to_string(&path).ok();
+        return Ok(Github::Checked {
+            up_to_date: current.as_deref() == Some(text.as_str()),
+            present: current.is_some(),
+            file,
+        });
+    }
+    super::fsutil::replace_file(&path, text.as_bytes())?;
+    Ok(Github::Wrote {
+        file,
+        install: options.install.clone(),
+        records_dir: project.config.overlay.dir.clone(),
+        options,
+    })
+}
+
+impl CommandReport for Github {
+    fn text(&self) -> String {
+        match self {
+            Github::Checked {
+                file,
+                up_to_date: true,
+                ..
+            } => format!("{}: up to date\n", file.display()),
+            Github::Checked { file, present, .. } => {
+                let what = if *present {
+                    "differs from"
+                } else {
+                    "is missing; expected"
+                };
+                format!(
+                    "{}: {what} what `forkbook ci github` writes; run it to update\n",
+                    file.display()
+                )
+            }
+            Github::Wrote {
+                file,
+                records_dir,
+                options,
+                ..
+            } => format!(
+                "wrote {}\n  pull requests touching `{records_dir}`, forkbook.toml or `{}`: \
+                 `forkbook book test`\n  pushes to `{}`: the book built and published to GitHub \
+                 Pages (Settings > Pages > Source: GitHub Actions)\n  the runner gets forkbook \
+                 with `{}` (`--install COMMAND` changes it)\n",
+                file.display(),
+                options.book_dir,
+                options.branch,
+                options.install
+            ),
+        }
+    }
+
+    /// A workflow that is missing or differs from what would be written is a problem.
+    fn verdict(&self) -> Verdict {
+        match self {
+            Github::Checked { up_to_date, .. } => Verdict::problems_if(!up_to_date),
+            Github::Wrote { .. } => Verdict::Clean,
+        }
+    }
 }

@@ -8,6 +8,7 @@ use super::fsutil::{write_tree_synced, RunLock, StagedDir};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, keys, Upstream};
+use super::report_value::{CommandReport, Verdict};
 use super::sync::{self, Move};
 use super::FileMap;
 
@@ -19,6 +20,40 @@ pub struct InitRequest {
     pub pin: Option<String>,
     /// Core files (overrides the configuration's list).
     pub core_files: Vec<String>,
+}
+
+/// What `forkbook init` made: the move to the new records. Its JSON is the move.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(transparent)]
+pub struct Initialized {
+    pub planned: Move,
+    /// The records folder's name, for people.
+    #[serde(skip)]
+    pub records: String,
+}
+
+/// `forkbook init`: [`init`], reported.
+pub fn run(project: &Project, cache: &Cache, request: &InitRequest) -> Result<Initialized> {
+    Ok(Initialized {
+        planned: init(project, cache, request)?,
+        records: project.record_name(""),
+    })
+}
+
+impl CommandReport for Initialized {
+    fn text(&self) -> String {
+        format!(
+            "initialized {} at {}\n{}",
+            self.records,
+            self.planned.new.describe(),
+            self.planned.core_text()
+        )
+    }
+
+    /// A core file the fork's change and the pin conflict on is left marked: a problem.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.planned.conflicts() > 0)
+    }
 }
 
 /// Builds the records of a new overlay and writes them; refuses to overwrite existing records.

@@ -14,6 +14,8 @@ pub mod config;
 pub mod counts;
 pub mod drift;
 pub mod error;
+pub mod fetch;
+pub mod fixes;
 pub mod fsutil;
 pub mod init;
 pub mod markdown;

@@ -13,6 +13,7 @@ use super::fsutil::read_tree;
 use super::patch;
 use super::project::Project;
 use super::records::{self, keys, Lock, Upstream};
+use super::report_value::{CommandReport, Verdict};
 use super::FileMap;
 use std::collections::BTreeMap;
 
@@ -454,6 +455,37 @@ pub fn replay(
 pub fn check_destination(project: &Project, dest: &std::path::Path, force: bool) -> Result<()> {
     let records = project.records_dir();
     super::fsutil::check_write_target(dest, &project.root, &records, force)
+}
+
+/// What `forkbook materialize` wrote: `{"files": N, "out": DIR}`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Materialized {
+    pub files: usize,
+    pub out: std::path::PathBuf,
+}
+
+/// `forkbook materialize`: the overlay's files written into `out` (see [`materialize`]).
+pub fn materialize_state(
+    project: &Project,
+    state: &OverlayState,
+    out: &std::path::Path,
+    force: bool,
+) -> Result<Materialized> {
+    materialize(project, &state.overlay, out, force)?;
+    Ok(Materialized {
+        files: state.overlay.len(),
+        out: out.to_path_buf(),
+    })
+}
+
+impl CommandReport for Materialized {
+    fn text(&self) -> String {
+        format!("wrote {} files to {}\n", self.files, self.out.display())
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::Clean
+    }
 }
 
 /// Writes the materialized overlay into `out`, replacing it whole (never half-written), after

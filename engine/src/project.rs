@@ -45,11 +45,16 @@ impl Project {
     /// Opens the project at `root`; a missing `forkbook.toml` means the MLX ROCm defaults.
     pub fn open(root: &Path, overrides: &Overrides) -> Result<Project> {
         let path = root.join(CONFIG_FILE);
-        let mut config = if path.exists() {
+        let config = if path.exists() {
             Config::load(&path)?
         } else {
             Config::mlx_rocm()
         };
+        Ok(Project::with_config(root, config, overrides))
+    }
+
+    /// The project at `root` with `config` (read or composed), the URL overrides applied.
+    pub fn with_config(root: &Path, mut config: Config, overrides: &Overrides) -> Project {
         let canonical_urls = (config.fork.url.clone(), config.upstream.url.clone());
         if let Some(url) = &overrides.fork_url {
             config.fork.url = url.clone();
@@ -57,12 +62,12 @@ impl Project {
         if let Some(url) = &overrides.upstream_url {
             config.upstream.url = url.clone();
         }
-        Ok(Project {
+        Project {
             root: root.to_path_buf(),
             config,
             overrides: overrides.clone(),
             canonical_urls,
-        })
+        }
     }
 
     /// The nearest folder at or above `start` that holds `forkbook.toml`.

@@ -28,6 +28,9 @@ use super::FileMap;
 use crate::bail;
 use forkbook_checks::names::{resolve, Resolved};
 
+mod run;
+pub use run::{propose, record_pr, Proposed, Recorded};
+
 /// Where packages go by default, relative to the project root (outside the records folder, which
 /// `sync --check` must reproduce exactly).
 pub const DEFAULT_OUT: &str = "propose";

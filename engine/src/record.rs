@@ -10,9 +10,12 @@ use super::overlay::{differences, OverlayState, Records, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
 use super::records;
+use super::report_value::{CommandReport, Verdict};
 use super::sync::{self, Move};
 use super::Cache;
 use super::FileMap;
+use serde::Serialize;
+use std::path::Path;
 
 /// A recorded fix.
 #[derive(Debug, Clone)]
@@ -20,6 +23,51 @@ pub struct Recorded {
     pub number: usize,
     pub paths: Vec<String>,
     pub planned: Move,
+}
+
+/// What `forkbook fix add` recorded: `{"number": N, "paths": [...]}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Added {
+    pub number: usize,
+    pub paths: Vec<String>,
+    /// The register's name in the records folder, where its state is filled in.
+    #[serde(skip)]
+    pub register: String,
+}
+
+/// `forkbook fix add`: the difference between the edited copy in `from` (made by `materialize`)
+/// and the overlay, recorded as the next local fix titled `title`.
+pub fn add_from(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    from: &Path,
+    title: &str,
+) -> Result<Added> {
+    let mut edited = super::fsutil::read_tree(from)?;
+    // forkbook's own marker from `materialize` is not part of the edit.
+    edited.remove(super::fsutil::WRITTEN_MARKER);
+    let recorded = add_fix(project, cache, state, title, &edited)?;
+    Ok(Added {
+        number: recorded.number,
+        paths: recorded.paths,
+        register: project.record_name(records::FIXES_FILE),
+    })
+}
+
+impl CommandReport for Added {
+    fn text(&self) -> String {
+        format!(
+            "recorded fix {} touching {}\nnote: fill in its state in {}\n",
+            self.number,
+            self.paths.join(", "),
+            self.register
+        )
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::Clean
+    }
 }
 
 /// Records `edited` (a whole materialized overlay, edited) as the next local fix.

@@ -1,9 +1,9 @@
 //! `forkbook ci github`: write the GitHub Actions workflow that tests the book on pull requests
 //! and publishes it from the main branch.
 
-use super::{Ctx, OK, PROBLEMS};
-use crate::engine::ci::{github_workflow, GithubOptions, WORKFLOW_FILE};
-use crate::engine::{fsutil, Result};
+use super::{Ctx, OK};
+use crate::engine::ci::{self, GithubRequest};
+use crate::engine::Result;
 use std::path::PathBuf;
 
 /// Set up the project's CI: the book as the pull-request gate and the contributors' site
@@ -45,72 +45,17 @@ pub struct GithubArgs {
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let CiCommand::Github(args) = &args.command;
-    if !git2::Reference::is_valid_name(&format!("refs/heads/{}", args.branch)) {
-        return Err(crate::engine::Error::new(format!(
-            "`{}` is not a branch name",
-            args.branch.escape_debug()
-        ))
-        .with_note("give the branch whose pushes publish the book, e.g. `--branch main`"));
-    }
+    let request = GithubRequest::new(&args.branch, &args.book, args.install.as_deref())?;
     let project = ctx.project()?;
-    let mut options = GithubOptions::defaults(&project);
-    options.branch = args.branch.clone();
-    options.book_dir = args.book.clone();
-    if let Some(install) = &args.install {
-        options.install = install.clone();
-    }
-    let text = github_workflow(&project, &options);
     if args.print {
-        write!(ctx.out, "{text}")?;
+        // The workflow itself, with `--json` too: it is the file.
+        write!(ctx.out, "{}", ci::github_text(&project, &request))?;
         return Ok(OK);
     }
-    let rel = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(WORKFLOW_FILE));
-    let path = project.root.join(&rel);
-    if args.check {
-        let current = std::fs::read_to_string(&path).ok();
-        let same = current.as_deref() == Some(text.as_str());
-        if ctx.json {
-            ctx.print_json(&serde_json::json!({ "file": rel, "up_to_date": same }))?;
-        } else if same {
-            writeln!(ctx.out, "{}: up to date", rel.display())?;
-        } else {
-            let what = if current.is_some() {
-                "differs from"
-            } else {
-                "is missing; expected"
-            };
-            writeln!(
-                ctx.out,
-                "{}: {what} what `forkbook ci github` writes; run it to update",
-                rel.display()
-            )?;
-        }
-        return Ok(if same { OK } else { PROBLEMS });
-    }
-    fsutil::replace_file(&path, text.as_bytes())?;
-    if ctx.json {
-        ctx.print_json(&serde_json::json!({ "file": rel, "install": options.install }))?;
-    } else {
-        writeln!(ctx.out, "wrote {}", rel.display())?;
-        writeln!(
-            ctx.out,
-            "  pull requests touching `{}`, forkbook.toml or `{}`: `forkbook book test`",
-            project.config.overlay.dir, options.book_dir
-        )?;
-        writeln!(
-            ctx.out,
-            "  pushes to `{}`: the book built and published to GitHub Pages \
-             (Settings > Pages > Source: GitHub Actions)",
-            options.branch
-        )?;
-        writeln!(
-            ctx.out,
-            "  the runner gets forkbook with `{}` (`--install COMMAND` changes it)",
-            options.install
-        )?;
-    }
-    Ok(OK)
+    ctx.emit(&ci::github(
+        &project,
+        &request,
+        args.out.as_deref(),
+        args.check,
+    )?)
 }

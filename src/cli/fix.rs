@@ -1,8 +1,7 @@
 //! `forkbook fix add`: record edits made in a materialized copy as the next local fix.
 
-use super::{Ctx, OK};
-use crate::engine::fsutil::read_tree;
-use crate::engine::record::add_fix;
+use super::Ctx;
+use crate::engine::record::add_from;
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -40,28 +39,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         }
         FixCommand::Add { from, title } => {
             let (project, cache, state) = ctx.load()?;
-            let mut edited = read_tree(from)?;
-            // forkbook's own marker from `materialize` is not part of the edit.
-            edited.remove(crate::engine::fsutil::WRITTEN_MARKER);
-            let recorded = add_fix(&project, &cache, &state, title, &edited)?;
-            if ctx.json {
-                ctx.print_json(
-                    &serde_json::json!({ "number": recorded.number, "paths": recorded.paths }),
-                )?;
-            } else {
-                writeln!(
-                    ctx.out,
-                    "recorded fix {} touching {}",
-                    recorded.number,
-                    recorded.paths.join(", ")
-                )?;
-                writeln!(
-                    ctx.out,
-                    "note: fill in its state in {}",
-                    project.record_name("LOCAL_FIXES.md")
-                )?;
-            }
-            Ok(OK)
+            ctx.emit(&add_from(&project, &cache, &state, from, title)?)
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `forkbook init`: start an overlay at a fork commit on a pin, with no local fixes.
 
-use super::{Ctx, OK, PROBLEMS};
-use crate::engine::init::{init, InitRequest};
+use super::Ctx;
+use crate::engine::init::{self, InitRequest};
 use crate::engine::{Cache, Result};
 
 /// Create the overlay records for a fork commit on a pin
@@ -26,21 +26,5 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         pin: args.pin.clone(),
         core_files: args.core.clone(),
     };
-    let planned = init(&project, &cache, &request)?;
-    if ctx.json {
-        ctx.print_json(&planned)?;
-    } else {
-        writeln!(
-            ctx.out,
-            "initialized {} at {}",
-            project.record_name(""),
-            planned.new.describe()
-        )?;
-        write!(ctx.out, "{}", planned.core_text())?;
-    }
-    Ok(if planned.conflicts() > 0 {
-        PROBLEMS
-    } else {
-        OK
-    })
+    ctx.emit(&init::run(&project, &cache, &request)?)
 }

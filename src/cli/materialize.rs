@@ -1,8 +1,8 @@
 //! `forkbook materialize` and `forkbook export-tree`: write the overlay's files out.
 
-use super::{Ctx, OK};
-use crate::engine::cache::Remote;
-use crate::engine::overlay::{export_tree, materialize};
+use super::Ctx;
+use crate::engine::candidate::export_at;
+use crate::engine::overlay::materialize_state;
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -33,46 +33,17 @@ pub struct ExportArgs {
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (project, _cache, state) = ctx.load()?;
-    materialize(&project, &state.overlay, &args.out, args.force)?;
-    if ctx.json {
-        ctx.print_json(&serde_json::json!({ "files": state.overlay.len(), "out": args.out }))?;
-    } else {
-        writeln!(
-            ctx.out,
-            "wrote {} files to {}",
-            state.overlay.len(),
-            args.out.display()
-        )?;
-    }
-    Ok(OK)
+    ctx.emit(&materialize_state(&project, &state, &args.out, args.force)?)
 }
 
 pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
-    let commit = match &args.at {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
-        None => state.commits.pin,
-    };
-    // At another commit the overlay is what a retarget there would make, conflicts and all.
-    let overlay = if commit == state.commits.pin {
-        state.overlay
-    } else {
-        let target = crate::engine::base::Commits {
-            pin: commit,
-            ..state.commits
-        };
-        crate::engine::sync::plan(&project, &cache, &state, target)?.overlay
-    };
-    let laid = export_tree(&project, &cache, commit, &overlay, &args.dest, args.force)?;
-    if ctx.json {
-        ctx.print_json(&serde_json::json!({ "commit": commit.to_string(), "overlay_files": laid, "dest": args.dest }))?;
-        return Ok(OK);
-    }
-    writeln!(
-        ctx.out,
-        "wrote upstream {} with {laid} overlay files to {}",
-        crate::engine::cache::short(commit),
-        args.dest.display()
-    )?;
-    Ok(OK)
+    ctx.emit(&export_at(
+        &project,
+        &cache,
+        &state,
+        args.at.as_deref(),
+        &args.dest,
+        args.force,
+    )?)
 }

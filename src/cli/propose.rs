@@ -3,11 +3,9 @@
 
 use std::path::PathBuf;
 
-use super::{Ctx, OK};
-use crate::engine::overlay::OverlayState;
-use crate::engine::propose::{self, Package, DEFAULT_OUT};
-use crate::engine::records::FIXES_FILE;
-use crate::engine::{register, Cache, Error, Result};
+use super::Ctx;
+use crate::engine::propose;
+use crate::engine::{Error, Result};
 
 /// Make upstream packages of local fixes: a patch against the fork commit, verified, with a PR title and body
 #[derive(Debug, clap::Args)]
@@ -28,101 +26,20 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let project = ctx.project()?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| project.root.join(DEFAULT_OUT));
-    if let Some(record) = &args.record {
-        return run_record(record, &project, &out, ctx);
-    }
-    let cache = Cache::open(&project)?;
-    let state = OverlayState::load(&project, &cache)?;
-    let name = project.record_name(FIXES_FILE);
-    let register = register::load(&project.records_dir().join(FIXES_FILE), &name)?;
-    let proposal = propose::build_proposal(&project, &cache, &state, &register, &args.numbers)?;
-    let packages = proposal.packages;
-    propose::write(&out, &packages)?;
-    if let Some(remote) = &args.push {
-        for package in &packages {
-            propose::push(&cache, remote, package)?;
+    let out = args.out.as_deref();
+    match args.record.as_deref() {
+        Some([number, url]) => {
+            let number: u32 = number
+                .parse()
+                .map_err(|_| Error::new(format!("`{number}` is not an entry number")))?;
+            ctx.emit(&propose::record_pr(&project, number, url, out)?)
         }
+        Some(_) => Err(Error::new("`--record` takes an entry number and a URL")),
+        None => ctx.emit(&propose::propose(
+            &project,
+            &args.numbers,
+            out,
+            args.push.as_deref(),
+        )?),
     }
-    if ctx.json {
-        ctx.print_json(&packages)?;
-    } else {
-        for skipped in &proposal.skipped {
-            writeln!(
-                ctx.out,
-                "entry {}: skipped: {} ({})",
-                skipped.number, skipped.reason, skipped.note
-            )?;
-        }
-        print_human(&packages, &out, args.push.as_deref(), ctx)?;
-    }
-    Ok(OK)
-}
-
-fn print_human(
-    packages: &[Package],
-    out: &std::path::Path,
-    pushed: Option<&str>,
-    ctx: &mut Ctx,
-) -> Result<()> {
-    for p in packages {
-        writeln!(
-            ctx.out,
-            "entry {}: {} ({} file{}), applies to fork commit {}",
-            p.number,
-            p.file,
-            p.paths.len(),
-            if p.paths.len() == 1 { "" } else { "s" },
-            &p.fork_commit[..12]
-        )?;
-        writeln!(ctx.out, "  title: {}", p.pr_title)?;
-        if !p.depends_on.is_empty() {
-            let depends: Vec<String> = p.depends_on.iter().map(|n| n.to_string()).collect();
-            writeln!(
-                ctx.out,
-                "  stacked on entry {} (their changes touch the same lines)",
-                depends.join(", ")
-            )?;
-        }
-        if let Some(remote) = pushed {
-            writeln!(ctx.out, "  pushed as branch `{}` to {remote}", p.branch)?;
-        }
-    }
-    writeln!(
-        ctx.out,
-        "wrote {} packages and {}",
-        packages.len(),
-        out.join(propose::INDEX_FILE).display()
-    )?;
-    if !packages.is_empty() {
-        writeln!(
-            ctx.out,
-            "once a pull request is open: `forkbook propose --record N URL`"
-        )?;
-    }
-    Ok(())
-}
-
-fn run_record(
-    record: &[String],
-    project: &crate::engine::Project,
-    out: &std::path::Path,
-    ctx: &mut Ctx,
-) -> Result<i32> {
-    let [number, url] = record else {
-        return Err(Error::new("`--record` takes an entry number and a URL"));
-    };
-    let number: u32 = number
-        .parse()
-        .map_err(|_| Error::new(format!("`{number}` is not an entry number")))?;
-    propose::record(project, number, url, out)?;
-    writeln!(
-        ctx.out,
-        "entry {number} is now proposed: {url} (recorded in {})",
-        project.record_name(FIXES_FILE)
-    )?;
-    Ok(OK)
 }

@@ -1,0 +1,173 @@
+//! `forkbook adopt`'s report for people: what was written and what was understood, one line a
+//! fact, and what needs a decision.
+
+use super::Adoption;
+use crate::report_value::{CommandReport, Verdict};
+use std::fmt::Write as _;
+
+impl CommandReport for Adoption {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        render(self, &mut out);
+        out
+    }
+
+    /// Anything that needs a person's decision is a problem.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.needs_decision())
+    }
+}
+
+/// Text from the user's records, safe on a terminal: control characters escaped.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+fn render(a: &Adoption, out: &mut String) {
+    let short = |s: &str| s[..8.min(s.len())].to_string();
+    let place = match a.tree.as_deref() {
+        Some(".") => "whole files in the records folder itself (tree = \".\")".to_string(),
+        Some(tree) => format!("whole files in `{}/`", clean(tree)),
+        None => "one patch per fix".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "adopted  `{}/`: {} layout, {place}",
+        clean(&a.records_dir),
+        a.layout
+    );
+    let wrote = if a.wrote.is_empty() {
+        "nothing".to_string()
+    } else {
+        a.wrote.join(", ")
+    };
+    let _ = writeln!(out, "wrote    {wrote}");
+    let _ = writeln!(out, "lock     {}", a.lock);
+    let _ = writeln!(
+        out,
+        "commits  fork {}  base {}  pin {}",
+        short(&a.fork),
+        short(&a.base),
+        short(&a.pin)
+    );
+    let _ = writeln!(
+        out,
+        "files    {} backend, {} core; {} differ from the base tree",
+        a.backend_files, a.core_files, a.differing
+    );
+    let states: Vec<String> = a.states.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    let _ = writeln!(
+        out,
+        "entries  {} in {}: {}",
+        a.entries.len(),
+        clean(&a.register),
+        if states.is_empty() {
+            "none".to_string()
+        } else {
+            states.join(", ")
+        }
+    );
+    for entry in a.entries.iter().filter(|e| e.state.is_none()) {
+        let _ = writeln!(
+            out,
+            "  no state: {}. {} ({}:{})",
+            entry.number,
+            clean(&entry.title),
+            clean(&a.register),
+            entry.line
+        );
+    }
+    let _ = writeln!(
+        out,
+        "named    {} files named by entries",
+        a.named_files.len()
+    );
+    if !a.unnamed.is_empty() {
+        let _ = writeln!(
+            out,
+            "not named: {} files differ from the base tree and no entry names them:",
+            a.unnamed.len()
+        );
+        for path in &a.unnamed {
+            let _ = writeln!(out, "  {}", clean(path));
+        }
+    }
+    if a.counts.is_empty() && a.unread_counts.is_empty() {
+        let _ = writeln!(out, "counts   {} states none", clean(&a.readme));
+    }
+    for count in &a.counts {
+        let truth = if count.stated == count.actual {
+            "true".to_string()
+        } else {
+            format!("the overlay has {}", count.actual)
+        };
+        let _ = writeln!(
+            out,
+            "counts   {}:{}: {} {} ({truth})",
+            clean(&a.readme),
+            count.line,
+            count.stated,
+            clean(&count.name)
+        );
+    }
+    for (line, sentence) in &a.unread_counts {
+        let _ = writeln!(
+            out,
+            "counts   {}:{line}: cannot tell which count \"{}\" states",
+            clean(&a.readme),
+            clean(sentence)
+        );
+    }
+    match &a.residual_record {
+        None => {
+            let _ = writeln!(
+                out,
+                "residual no residual record (`forkbook residual --write` makes one)"
+            );
+        }
+        Some(file) => {
+            let _ = writeln!(out, "residual {}: {} notes", clean(file), a.notes.len());
+            for note in &a.notes {
+                let item = note
+                    .item
+                    .map_or("no item".to_string(), |n| format!("item {n}"));
+                let _ = writeln!(
+                    out,
+                    "  {}: {item}: {}",
+                    clean(&note.path),
+                    clean(&note.reason)
+                );
+            }
+            for path in &a.unnoted {
+                let _ = writeln!(out, "  no note: {} has a residual", clean(path));
+            }
+        }
+    }
+    let errors: Vec<_> = a
+        .findings
+        .iter()
+        .filter(|f| f.severity == forkbook_checks::Severity::Error)
+        .collect();
+    if a.needs_decision() {
+        let _ = writeln!(
+            out,
+            "decide   {} errors from `forkbook check`:",
+            errors.len()
+        );
+        for finding in errors {
+            for line in finding.render().lines() {
+                let _ = writeln!(out, "  {}", clean(line));
+            }
+        }
+    } else {
+        let _ = writeln!(out, "decide   nothing: every check passes");
+    }
+}
