@@ -1,8 +1,10 @@
 //! `forkbook status`: one screen with the records, the counts and the lock state.
 
 use super::base::CoreOutcome;
+use super::cache::Cache;
+use super::error::{Error, ErrorKind, Result};
 use super::merge::count_conflicts;
-use super::overlay::OverlayState;
+use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::Lock;
 use super::report_value::{CommandReport, Verdict};
@@ -14,15 +16,73 @@ pub struct Status {
     pub fork: String,
     pub base: String,
     pub pin: String,
-    pub backend_files: usize,
-    pub core_files: usize,
+    /// `None` where the overlay is not built here and the records do not hold the files.
+    pub backend_files: Option<usize>,
+    pub core_files: Option<usize>,
     pub core_conflicts: Vec<String>,
     pub local_fixes: Vec<String>,
-    pub differing_files: usize,
+    pub differing_files: Option<usize>,
     /// `matches`, `differs (N files)` or `missing`.
     pub lock: String,
     /// Where conflict markers are left in the overlay, `file:line` for each file.
     pub markers: Vec<String>,
+    /// Why the overlay is not built here (its commits are not in the object cache) and the
+    /// command that gets them: the rest is what the records alone say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_built: Option<String>,
+}
+
+/// `forkbook status`: the overlay at its recorded commits. Offline with those commits not in
+/// the object cache, what the records alone say (the commits, the fixes, the lock), and the
+/// command that gets the rest: a status that cannot see everything still shows what it can.
+pub fn run(project: &Project, cache: &Cache) -> Result<Status> {
+    match OverlayState::load(project, cache) {
+        Ok(state) => Ok(status(project, &state)),
+        Err(e) if e.kind == ErrorKind::MissingObject => {
+            Ok(from_records(project, &Records::read(project)?, &e))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The status the records give without the objects.
+fn from_records(project: &Project, records: &Records, missing: &Error) -> Status {
+    use super::records::keys;
+    let commit = |key: &str| records.upstream.get(key).unwrap_or("?").to_string();
+    // The files layout keeps the whole files: their counts need no objects.
+    let prefix = &project.config.overlay.backend_prefix;
+    let (backend, core) = if records.tree.is_empty() {
+        (None, None)
+    } else {
+        let backend = records
+            .tree
+            .keys()
+            .filter(|p| p.starts_with(prefix.as_str()))
+            .count();
+        (Some(backend), Some(records.tree.len() - backend))
+    };
+    let note = missing
+        .note
+        .as_deref()
+        .map_or(String::new(), |note| format!("; {note}"));
+    Status {
+        layout: project.config.overlay.layout.name().into(),
+        fork: commit(keys::COMMIT),
+        base: commit(keys::BASE),
+        pin: commit(keys::PIN),
+        backend_files: backend,
+        core_files: core,
+        core_conflicts: Vec::new(),
+        local_fixes: records.patches.iter().map(|p| p.name.clone()).collect(),
+        differing_files: None,
+        lock: if records.lock.is_some() {
+            "recorded (not compared: the overlay is not built here)".to_string()
+        } else {
+            "missing".to_string()
+        },
+        markers: Vec::new(),
+        not_built: Some(format!("{}{note}", missing.message())),
+    }
 }
 
 /// `forkbook status`: the entry point (nothing to fetch, nothing written).
@@ -43,8 +103,8 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
         fork: state.commits.fork.to_string(),
         base: state.commits.base.to_string(),
         pin: state.commits.pin.to_string(),
-        backend_files: state.backend_count(prefix),
-        core_files: state.overlay.len() - state.backend_count(prefix),
+        backend_files: Some(state.backend_count(prefix)),
+        core_files: Some(state.overlay.len() - state.backend_count(prefix)),
         core_conflicts: state
             .base
             .core
@@ -61,9 +121,10 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
             })
             .collect(),
         local_fixes: state.steps.iter().map(|s| s.patch.name.clone()).collect(),
-        differing_files: state.differences().len(),
+        differing_files: Some(state.differences().len()),
         lock,
         markers: super::check::marker_places(&super::check::marked_files(project, state)),
+        not_built: None,
     }
 }
 
@@ -86,16 +147,21 @@ fn resolved_by(state: &OverlayState, path: &str) -> String {
 impl CommandReport for Status {
     fn text(&self) -> String {
         let sha = |s: &str| s[..8.min(s.len())].to_string();
+        let unknown = "not known: the overlay is not built here";
+        let files = match (self.backend_files, self.core_files) {
+            (Some(backend), Some(core)) => format!("{backend} backend, {core} core"),
+            _ => unknown.to_string(),
+        };
+        let differs = self.differing_files.map_or(unknown.to_string(), |n| {
+            format!("{n} files from the base tree")
+        });
         let mut out = format!(
-            "layout   {}\nfork     {}\nbase     {}\npin      {}\nfiles    {} backend, {} core\nlock     {}\ndiffers  {} files from the base tree\n",
+            "layout   {}\nfork     {}\nbase     {}\npin      {}\nfiles    {files}\nlock     {}\ndiffers  {differs}\n",
             self.layout,
             sha(&self.fork),
             sha(&self.base),
             sha(&self.pin),
-            self.backend_files,
-            self.core_files,
             self.lock,
-            self.differing_files
         );
         if !self.core_conflicts.is_empty() {
             out.push_str(&format!(
@@ -105,6 +171,9 @@ impl CommandReport for Status {
         }
         for fix in &self.local_fixes {
             out.push_str(&format!("fix      {fix}\n"));
+        }
+        if let Some(why) = &self.not_built {
+            out.push_str(&format!("not built: {why}\n"));
         }
         if !self.markers.is_empty() {
             out.push_str(&format!(

@@ -5,7 +5,9 @@
 use crate::engine::project::Project;
 use crate::engine::records::{self, keys};
 use sha2::{Digest, Sha256};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 /// The recorded commits, for the page: `fork 75915908`, `base 39886de4`, `pin 846d1762`.
 pub fn recorded_commits(project: &Project) -> Vec<(String, String)> {
@@ -44,7 +46,7 @@ pub fn tool_version() -> String {
 
 /// A digest of what step results depend on besides the commits: the configuration, the
 /// records folder, the build's pin file, and the branch tips in the object cache.
-pub fn state_digest(project: &Project) -> String {
+fn state_digest(project: &Project) -> String {
     let mut hash = Sha256::new();
     let mut add = |name: &str, bytes: &[u8]| {
         hash.update(name.as_bytes());
@@ -75,6 +77,82 @@ pub fn state_digest(project: &Project) -> String {
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// [`state_digest`] kept between the steps of one build: the book asks for the fingerprint
+/// before every step, and hashing every record each time was most of a cached build. The kept
+/// digest is reused while every file it read looks the same to the file system (path, length,
+/// modification time) and the cache's branch tips are the same; a file changed in the last two
+/// seconds is not trusted to its time stamp (it could change again within the same tick), as
+/// git does with its index.
+#[derive(Debug, Clone, Default)]
+pub struct DigestMemo(Arc<Mutex<Option<Kept>>>);
+
+/// One input of the digest as the file system describes it, or a branch tip.
+type Stamp = (String, u64, Option<SystemTime>);
+
+/// The stamps a digest was made from, and the digest.
+type Kept = (Vec<Stamp>, String);
+
+impl DigestMemo {
+    pub fn digest(&self, project: &Project) -> String {
+        let stamps = stamps(project);
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(stamps), Some((seen, digest))) = (&stamps, kept.as_ref()) {
+            if stamps == seen {
+                return digest.clone();
+            }
+        }
+        let digest = state_digest(project);
+        *kept = stamps.map(|stamps| (stamps, digest.clone()));
+        digest
+    }
+}
+
+/// The stamps of everything [`state_digest`] reads; `None` when one is too fresh to trust.
+fn stamps(project: &Project) -> Option<Vec<Stamp>> {
+    let mut files = vec![project.root.join(crate::engine::config::CONFIG_FILE)];
+    if let Some(pin_file) = &project.config.overlay.pin_file {
+        files.push(project.root.join(pin_file));
+    }
+    walk(&project.records_dir(), &mut files);
+    let recent = SystemTime::now().checked_sub(Duration::from_secs(2))?;
+    let mut stamps = Vec::with_capacity(files.len() + 4);
+    for file in files {
+        let meta = std::fs::symlink_metadata(&file).ok();
+        let modified = meta.as_ref().and_then(|m| m.modified().ok());
+        if modified.is_some_and(|t| t > recent) {
+            return None;
+        }
+        stamps.push((
+            file.to_string_lossy().into_owned(),
+            meta.map_or(u64::MAX, |m| m.len()),
+            modified,
+        ));
+    }
+    for (name, target) in cache_refs(&project.cache_dir()) {
+        stamps.push((name, 0, None));
+        stamps.push((target, 0, None));
+    }
+    Some(stamps)
+}
+
+/// Every entry under `dir`, folders included (an added or removed file changes its folder's
+/// time), in a stable order.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    out.push(dir.to_path_buf());
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => walk(&path, out),
+            _ => out.push(path),
+        }
+    }
+}
+
 /// The remote branch tips of the object cache, read without taking its lock.
 fn cache_refs(dir: &Path) -> Vec<(String, String)> {
     let Ok(repo) = git2::Repository::open_bare(dir) else {
@@ -89,4 +167,47 @@ fn cache_refs(dir: &Path) -> Vec<(String, String)> {
         .collect();
     tips.sort();
     tips
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept digest is the one a fresh hash gives, and a changed record gives a new one.
+    #[test]
+    fn the_kept_digest_follows_the_records() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(root.join("forkbook.toml"), "[overlay]\ndir = \"recs\"\n").unwrap();
+        std::fs::create_dir(root.join("recs")).unwrap();
+        let record = root.join("recs").join("UPSTREAM");
+        std::fs::write(&record, "commit: 1\n").unwrap();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        let age = |path: &Path| {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(old)
+                .unwrap()
+        };
+        for path in [&root.join("forkbook.toml"), &record] {
+            age(path);
+        }
+        let project = Project::open(root, &Default::default()).unwrap();
+        let memo = DigestMemo::default();
+        let first = memo.digest(&project);
+        assert_eq!(first, state_digest(&project));
+        assert_eq!(memo.digest(&project), first, "kept while nothing changed");
+        // Same length, new bytes, an old time stamp: only the length and time are compared, so
+        // a rewrite must move one of them; a rewrite now is too fresh to trust and is rehashed.
+        std::fs::write(&record, "commit: 2\n").unwrap();
+        assert_ne!(
+            memo.digest(&project),
+            first,
+            "a fresh change is hashed again"
+        );
+        age(&record);
+        assert_eq!(memo.digest(&project), state_digest(&project));
+    }
 }

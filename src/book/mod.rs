@@ -69,6 +69,8 @@ pub struct BookRunner {
     overrides: Overrides,
     /// Runs a forkbook step in process (the command line's `run_for_book`).
     command: CommandFn,
+    /// The state digest, kept between steps while the records look the same.
+    digest: fingerprint::DigestMemo,
 }
 
 impl BookRunner {
@@ -79,6 +81,7 @@ impl BookRunner {
             root: root.into(),
             overrides,
             command,
+            digest: fingerprint::DigestMemo::default(),
         }
     }
 
@@ -169,7 +172,7 @@ impl StepRunner for BookRunner {
         Fingerprint {
             commits: fingerprint::recorded_commits(&project),
             tool_version: fingerprint::tool_version(),
-            extra: fingerprint::state_digest(&project),
+            extra: self.digest.digest(&project),
         }
     }
 
