@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Build, test or serve the executable book (the procedures, with every step run)
 #[derive(Debug, clap::Args)]
@@ -159,14 +159,66 @@ fn serve(dir: &Path, port: u16, ctx: &mut Ctx) -> Result<i32> {
     Ok(FAILED)
 }
 
+/// At most this many clients are answered at once; the next ones wait in the listener's queue.
+const MAX_CLIENTS: usize = 16;
+
+/// A client that sends its request (or reads the answer) slower than this is dropped.
+const CLIENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Answers requests on `listener` (`limit` of them, or for ever).
 fn serve_on(listener: &TcpListener, dir: &Path, limit: Option<usize>) {
-    for stream in listener
-        .incoming()
-        .take(limit.unwrap_or(usize::MAX))
-        .flatten()
-    {
-        let _ = answer(stream, dir);
+    serve_with(listener, dir, limit, CLIENT_TIMEOUT);
+}
+
+/// Each client on a thread of its own (at most [`MAX_CLIENTS`] at once), with `timeout` on
+/// every read and write, so one idle or slow client never holds up the others. Returns when
+/// `limit` clients were answered.
+fn serve_with(
+    listener: &TcpListener,
+    dir: &Path,
+    limit: Option<usize>,
+    timeout: std::time::Duration,
+) {
+    let busy = Arc::new((Mutex::new(0usize), Condvar::new()));
+    std::thread::scope(|scope| {
+        for stream in listener
+            .incoming()
+            .take(limit.unwrap_or(usize::MAX))
+            .flatten()
+        {
+            let slot = Slot::take(&busy);
+            scope.spawn(move || {
+                let _slot = slot;
+                if stream.set_read_timeout(Some(timeout)).is_ok()
+                    && stream.set_write_timeout(Some(timeout)).is_ok()
+                {
+                    let _ = answer(stream, dir);
+                }
+            });
+        }
+    });
+}
+
+/// One of the [`MAX_CLIENTS`] places, given back when the client's thread ends (panic included).
+struct Slot(Arc<(Mutex<usize>, Condvar)>);
+
+impl Slot {
+    fn take(busy: &Arc<(Mutex<usize>, Condvar)>) -> Slot {
+        let (count, freed) = &**busy;
+        let mut count = count.lock().unwrap_or_else(|e| e.into_inner());
+        while *count >= MAX_CLIENTS {
+            count = freed.wait(count).unwrap_or_else(|e| e.into_inner());
+        }
+        *count += 1;
+        Slot(busy.clone())
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let (count, freed) = &*self.0;
+        *count.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        freed.notify_one();
     }
 }
 
@@ -246,6 +298,68 @@ mod tests {
         assert!(get(&site, "/sub/page.css?x=1").contains("Content-Type: text/css"));
         assert!(get(&site, "/../secret").starts_with("HTTP/1.1 403"));
         assert!(get(&site, "/missing.html").starts_with("HTTP/1.1 404"));
+    }
+
+    /// Fails on main before this change: the server answered one client at a time with no
+    /// read timeout, so a client that connected and sent nothing kept every other one waiting.
+    #[test]
+    fn an_idle_client_neither_blocks_another_nor_stays_for_ever() {
+        use std::time::{Duration, Instant};
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("index.html"), "home").unwrap();
+        let serve = |timeout: Duration| {
+            let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let dir = tmp.path().to_path_buf();
+            let server = std::thread::spawn(move || serve_with(&listener, &dir, Some(2), timeout));
+            (addr, server)
+        };
+        // Without this bound a server that never answers would hang the test instead of failing it.
+        let bounded = |stream: &TcpStream| {
+            stream
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap()
+        };
+
+        let (addr, server) = serve(Duration::from_secs(60));
+        let idle = TcpStream::connect(addr).unwrap();
+        std::thread::sleep(Duration::from_millis(100)); // the idle client is accepted first
+        let mut second = TcpStream::connect(addr).unwrap();
+        bounded(&second);
+        write!(second, "GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut response = String::new();
+        second.read_to_string(&mut response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+        assert!(response.ends_with("home"), "{response}");
+        // The idle client is still connected: the page did not wait for it to be dropped.
+        idle.set_nonblocking(true).unwrap();
+        let still_open = matches!((&idle).read(&mut [0u8; 1]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+        assert!(
+            still_open,
+            "the idle client was dropped before the second was answered"
+        );
+        drop(idle);
+        server.join().unwrap();
+
+        // A client that sends nothing is dropped at the timeout, its connection closed.
+        let (addr, server) = serve(Duration::from_millis(500));
+        let mut slow = TcpStream::connect(addr).unwrap();
+        bounded(&slow);
+        let started = Instant::now();
+        let mut rest = Vec::new();
+        let read = slow.read_to_end(&mut rest);
+        assert!(
+            matches!(read, Ok(0)),
+            "the server closed the connection: {read:?} after {:?}",
+            started.elapsed()
+        );
+        let mut last = TcpStream::connect(addr).unwrap();
+        bounded(&last);
+        write!(last, "GET /../secret HTTP/1.1\r\n\r\n").unwrap();
+        let mut response = String::new();
+        last.read_to_string(&mut response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+        server.join().unwrap();
     }
 
     #[test]
