@@ -251,17 +251,19 @@ impl Move {
             if *outcome == FileOutcome::Taken {
                 continue;
             }
+            let said = markdown::cell(&markdown::text(&file_words(outcome)));
             let words = match outcome {
-                FileOutcome::Conflict { fix: Some(n), .. } => format!(
-                    "**conflict**: {} ({})",
-                    markdown::cell(&markdown::text(&file_words(outcome))),
-                    links.fix(*n)
-                ),
-                FileOutcome::Conflict { .. } => format!(
-                    "**conflict**: {}",
-                    markdown::cell(&markdown::text(&file_words(outcome)))
-                ),
-                _ => markdown::cell(&markdown::text(&file_words(outcome))),
+                FileOutcome::Conflict { regions, fix, why } => {
+                    let by = fix
+                        .map(|n| format!(", {}", links.fix(n)))
+                        .unwrap_or_default();
+                    format!(
+                        "**conflict** ({}{by}): {}",
+                        plural(*regions, "region", "regions"),
+                        markdown::cell(&markdown::text(why))
+                    )
+                }
+                _ => said,
             };
             rows.push(vec![markdown::code_span(path), words]);
         }
