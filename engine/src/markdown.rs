@@ -7,10 +7,6 @@
 //! again when it splices the Markdown in. The engine knows nothing of mdBook: a page is plain
 //! Markdown, and [`PageLinks`] says where its links point.
 
-use super::project::Project;
-
-pub use super::trace::markdown_text as text;
-
 /// Where the links of a result's Markdown point.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PageLinks {
@@ -23,15 +19,6 @@ pub struct PageLinks {
 }
 
 impl PageLinks {
-    /// The links for `project`'s pages: upstream as `forkbook.toml` names it (a mirror given on
-    /// the command line has no web address), the register on `register_page`.
-    pub fn for_project(project: &Project, register_page: Option<&str>) -> PageLinks {
-        PageLinks {
-            upstream_web: super::trace::web_base(&project.canonical_urls.1),
-            register_page: register_page.map(str::to_string),
-        }
-    }
-
     /// `[fix 3](register.md#fix-3)`, or `fix 3` with no register page.
     pub fn fix(&self, number: usize) -> String {
         match &self.register_page {
@@ -52,12 +39,12 @@ impl PageLinks {
     /// An upstream commit as a link (with its pull request's link), or as code with no web
     /// address.
     pub fn upstream_commit(&self, sha: &str, summary: &str) -> String {
-        let commit = super::trace::UpstreamCommit {
-            sha: sha.to_string(),
-            summary: summary.to_string(),
-            pr: super::trace::pr_number(summary),
-        };
-        commit.markdown(self.upstream_web.as_deref().unwrap_or(""))
+        commit_link(
+            self.upstream_web.as_deref(),
+            sha,
+            summary,
+            pr_number(summary),
+        )
     }
 }
 
@@ -106,6 +93,76 @@ pub fn prose(words: &str) -> String {
         }
     }
     out
+}
+
+/// Text safe inside Markdown: punctuation Markdown reads is backslash-escaped, `<` and `&`
+/// become entities so no HTML survives, control characters become visible.
+pub fn text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' | '{' | '}'
+            | '>' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `https://github.com/owner/repo` from a remote URL, only when it is plainly a web URL
+/// (`https://`, no credentials, query, fragment, spaces or characters that end a Markdown link).
+pub fn web_base(url: &str) -> Option<String> {
+    let url = url.trim().trim_end_matches('/');
+    let url = url.strip_suffix(".git").unwrap_or(url);
+    let rest = url.strip_prefix("https://")?;
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-._~/".contains(c);
+    (!rest.is_empty() && rest.contains('/') && rest.chars().all(safe)).then(|| url.to_string())
+}
+
+/// The last `(#N)` of a commit subject, GitHub's squash-merge form.
+pub fn pr_number(summary: &str) -> Option<u64> {
+    let mut found = None;
+    let mut rest = summary;
+    while let Some(at) = rest.find("(#") {
+        let after = &rest[at + 2..];
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() && after[digits.len()..].starts_with(')') {
+            found = digits.parse().ok();
+        }
+        rest = after;
+    }
+    found
+}
+
+/// `[`sha`](web/commit/SHA) subject ([#N](web/pull/N))`: an upstream commit linked, its pull
+/// request (the subject's `(#N)`) linked on its own; `` `sha` subject `` with no web address.
+/// The subject comes from someone else's history: every Markdown-significant character in it
+/// is escaped.
+pub fn commit_link(web: Option<&str>, sha: &str, summary: &str, pr: Option<u64>) -> String {
+    let short = &sha[..sha.len().min(8)];
+    match web {
+        Some(base) => {
+            let subject = match pr {
+                Some(n) => summary
+                    .trim_end()
+                    .strip_suffix(&format!("(#{n})"))
+                    .unwrap_or(summary)
+                    .trim_end(),
+                None => summary,
+            };
+            let pr = pr
+                .map(|n| format!(" ([#{n}]({base}/pull/{n}))"))
+                .unwrap_or_default();
+            format!("[`{short}`]({base}/commit/{sha}) {}{pr}", text(subject))
+        }
+        None => format!("`{short}` {}", text(summary)),
+    }
 }
 
 /// Text safe inside a table cell.

@@ -18,6 +18,7 @@
 use super::base::{self, Commits, CoreOutcome};
 use super::cache::{short, Cache};
 use super::error::Result;
+pub use super::markdown::{pr_number, text as markdown_text, web_base};
 use super::merge::{count_conflicts, Labels};
 use super::overlay::OverlayState;
 use super::project::Project;
@@ -62,78 +63,15 @@ impl UpstreamCommit {
     }
 
     /// A Markdown link to the commit (and its pull request) on `upstream_url`, when that is a
-    /// GitHub-like `https://` URL; plain text otherwise. The summary comes from someone else's
-    /// history: every Markdown-significant character in it is escaped.
+    /// GitHub-like `https://` URL; plain text otherwise (see [`crate::markdown::commit_link`]).
     pub fn markdown(&self, upstream_url: &str) -> String {
-        let sha = &self.sha[..self.sha.len().min(8)];
-        let summary = markdown_text(&self.summary);
-        match web_base(upstream_url) {
-            Some(base) => {
-                // The pull request gets its own link: its `(#N)` leaves the subject.
-                let summary = match self.pr {
-                    Some(n) => markdown_text(
-                        self.summary
-                            .trim_end()
-                            .strip_suffix(&format!("(#{n})"))
-                            .unwrap_or(&self.summary)
-                            .trim_end(),
-                    ),
-                    None => summary,
-                };
-                let pr = self
-                    .pr
-                    .map(|n| format!(" ([#{n}]({base}/pull/{n}))"))
-                    .unwrap_or_default();
-                format!("[`{sha}`]({base}/commit/{}) {summary}{pr}", self.sha)
-            }
-            None => format!("`{sha}` {summary}"),
-        }
+        crate::markdown::commit_link(
+            web_base(upstream_url).as_deref(),
+            &self.sha,
+            &self.summary,
+            self.pr,
+        )
     }
-}
-
-/// The last `(#N)` of a commit subject, GitHub's squash-merge form.
-pub fn pr_number(summary: &str) -> Option<u64> {
-    let mut found = None;
-    let mut rest = summary;
-    while let Some(at) = rest.find("(#") {
-        let after = &rest[at + 2..];
-        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-        if !digits.is_empty() && after[digits.len()..].starts_with(')') {
-            found = digits.parse().ok();
-        }
-        rest = after;
-    }
-    found
-}
-
-/// `https://github.com/owner/repo` from a remote URL, only when it is plainly a web URL
-/// (`https://`, no credentials, query, fragment, spaces or characters that end a Markdown link).
-pub fn web_base(url: &str) -> Option<String> {
-    let url = url.trim().trim_end_matches('/');
-    let url = url.strip_suffix(".git").unwrap_or(url);
-    let rest = url.strip_prefix("https://")?;
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-._~/".contains(c);
-    (!rest.is_empty() && rest.contains('/') && rest.chars().all(safe)).then(|| url.to_string())
-}
-
-/// Text safe inside Markdown: punctuation Markdown reads is backslash-escaped, `<` and `&`
-/// become entities so no HTML survives, control characters become visible.
-pub fn markdown_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '&' => out.push_str("&amp;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' | '{' | '}'
-            | '>' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Whether a region is still in the files or a local fix resolves it.

@@ -178,12 +178,15 @@ impl Ctx<'_> {
         }
         if self.page.is_some() {
             // Links need the project's configuration; a result without one is shown as text.
-            let links = self.project().ok().map(|project| {
-                engine::markdown::PageLinks::for_project(
-                    &project,
-                    Some(crate::invoke::REGISTER_PAGE),
-                )
-            });
+            // Upstream as forkbook.toml names it: a mirror given on the command line has no
+            // web address.
+            let links = self
+                .project()
+                .ok()
+                .map(|project| engine::markdown::PageLinks {
+                    upstream_web: engine::markdown::web_base(&project.canonical_urls.1),
+                    register_page: Some(crate::invoke::REGISTER_PAGE.to_string()),
+                });
             if let (Some(page), Some(links)) = (self.page.as_mut(), links) {
                 page.markdown = report.markdown(&links);
             }
