@@ -403,12 +403,7 @@ fn lock_facts(project: &Project, state: &OverlayState) -> LockFacts {
             problems: Vec::new(),
         };
     };
-    let text = state
-        .records
-        .files
-        .get(records::LOCK_FILE)
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
+    let text = super::text_of(&state.records.files, records::LOCK_FILE);
     let line_of = |path: &str| {
         text.lines()
             .position(|l| l.split_once("  ").is_some_and(|(_, p)| p == path))

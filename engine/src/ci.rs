@@ -69,6 +69,20 @@ pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
     let install = quoted(&options.install);
     let book_arg = quoted(book);
     let site = quoted(&format!("{book}/book"));
+    // Both jobs start the same way: the checkout, the object cache, forkbook, the commits.
+    let setup = format!(
+        "      - uses: actions/checkout@v4
+      - uses: actions/cache@v4
+        with:
+          path: .forkbook-objects
+          key: {cache_key}
+          restore-keys: forkbook-objects-
+      - name: Install forkbook
+        run: {install}
+      - name: Fetch the recorded commits
+        run: forkbook fetch
+"
+    );
     format!(
         "\
 # Written by `forkbook ci github`: the executable book is this project's gate and its site.
@@ -95,17 +109,7 @@ jobs:
     if: github.event_name == 'pull_request'
     runs-on: ubuntu-latest
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/cache@v4
-        with:
-          path: .forkbook-objects
-          key: {cache_key}
-          restore-keys: forkbook-objects-
-      - name: Install forkbook
-        run: {install}
-      - name: Fetch the recorded commits
-        run: forkbook fetch
-      - name: The book's gate
+{setup}      - name: The book's gate
         run: forkbook book test --dir {book_arg}
 
   publish:
@@ -122,17 +126,7 @@ jobs:
       name: github-pages
       url: ${{{{ steps.deployment.outputs.page_url }}}}
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/cache@v4
-        with:
-          path: .forkbook-objects
-          key: {cache_key}
-          restore-keys: forkbook-objects-
-      - name: Install forkbook
-        run: {install}
-      - name: Fetch the recorded commits
-        run: forkbook fetch
-      - name: Build the book
+{setup}      - name: Build the book
         run: forkbook book build --dir {book_arg}
       - uses: actions/configure-pages@v5
       - uses: actions/upload-pages-artifact@v3

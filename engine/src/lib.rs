@@ -49,3 +49,11 @@ pub use project::Project;
 ///
 /// Bytes, not strings: trees from other people may hold non-UTF-8 or binary files.
 pub type FileMap = std::collections::BTreeMap<String, Vec<u8>>;
+
+/// The text of `path` in `files` (bytes that are not UTF-8 replaced), empty when it is absent.
+pub fn text_of(files: &FileMap, path: &str) -> String {
+    files
+        .get(path)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default()
+}

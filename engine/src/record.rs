@@ -117,10 +117,7 @@ pub fn add_fix(
             }
         }
     }
-    let register = files
-        .get(records::FIXES_FILE)
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
+    let register = super::text_of(&files, records::FIXES_FILE);
     files.insert(
         records::FIXES_FILE.into(),
         append_entry(&register, number, title, &paths).into_bytes(),
@@ -141,12 +138,7 @@ fn fix_count(state: &OverlayState) -> usize {
     match state.layout {
         Layout::Patch => state.records.patches.len(),
         Layout::Files => {
-            let text = state
-                .records
-                .files
-                .get(records::FIXES_FILE)
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .unwrap_or_default();
+            let text = super::text_of(&state.records.files, records::FIXES_FILE);
             sync::count_entries_in(&text)
         }
     }

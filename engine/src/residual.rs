@@ -247,14 +247,8 @@ pub fn compute_parts(
 ) -> Residual {
     let mut hunks = Vec::new();
     for path in core_files {
-        let before = base
-            .get(path)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default();
-        let after = overlay
-            .get(path)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default();
+        let before = super::text_of(base, path);
+        let after = super::text_of(overlay, path);
         if before == after {
             continue;
         }

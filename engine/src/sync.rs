@@ -457,10 +457,7 @@ fn render_records(
     super::residual_record::rewrite_in(&mut files, &state.core_files, new, new_base, overlay);
     let prefix = &project.config.overlay.backend_prefix;
     let counts = super::counts::actual(overlay, prefix, count_entries(&files));
-    let readme = files
-        .get(records::README_FILE)
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
+    let readme = super::text_of(&files, records::README_FILE);
     files.insert(
         records::README_FILE.into(),
         super::counts::write_readme(&readme, prefix, &counts).into_bytes(),
@@ -515,39 +512,43 @@ pub fn retarget(
     rev: &str,
     options: &MoveOptions,
 ) -> Result<Move> {
-    let target = Target {
-        fork: None,
-        pin: Some(rev.to_string()),
-        allow_fork_ahead: options.allow_fork_ahead,
-    };
-    move_to(project, cache, state, &target, options)
+    move_to(project, cache, state, (None, Some(rev)), options)
 }
 
-/// `forkbook sync [REV]`: moves the overlay to the fork revision `rev`, carrying every local fix.
+/// `forkbook sync [REV]`: moves the overlay to the fork revision `rev` (default: the tip of the
+/// fork's branch), carrying every local fix.
 pub fn sync(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
-    rev: &str,
+    rev: Option<&str>,
     options: &MoveOptions,
 ) -> Result<Move> {
-    let target = Target {
-        fork: Some(rev.to_string()),
-        pin: None,
-        allow_fork_ahead: options.allow_fork_ahead,
-    };
-    move_to(project, cache, state, &target, options)
+    let tip = format!("fork/{}", project.config.fork.branch);
+    move_to(
+        project,
+        cache,
+        state,
+        (Some(rev.unwrap_or(&tip)), None),
+        options,
+    )
 }
 
+/// [`sync`] and [`retarget`]: the fork, the pin or both to the revisions given, the others kept.
 fn move_to(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
-    target: &Target,
+    (fork, pin): (Option<&str>, Option<&str>),
     options: &MoveOptions,
 ) -> Result<Move> {
     refuse_marked(project, state, options.allow_conflicts)?;
-    let new = resolve_target(cache, state.commits, target)?;
+    let target = Target {
+        fork: fork.map(str::to_string),
+        pin: pin.map(str::to_string),
+        allow_fork_ahead: options.allow_fork_ahead,
+    };
+    let new = resolve_target(cache, state.commits, &target)?;
     let mut planned = plan(project, cache, state, new)?;
     if let Some(dir) = &options.out {
         // Refused before the records move, so a bad folder leaves everything as it was.

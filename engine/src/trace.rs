@@ -24,6 +24,7 @@ use super::overlay::OverlayState;
 use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
 use super::sync::{FileOutcome, Move};
+use super::FileMap;
 use git2::{Oid, Repository};
 use serde::Serialize;
 use similar::{Algorithm, DiffOp};
@@ -365,6 +366,18 @@ fn fixes_changing(state: &OverlayState, path: &str) -> Vec<usize> {
         .collect()
 }
 
+/// A core file's conflict regions in `overlay`: left marked, or resolved by the fixes that
+/// change the file.
+fn region_state(state: &OverlayState, overlay: &FileMap, path: &str) -> RegionState {
+    if overlay.get(path).is_some_and(|b| count_conflicts(b) > 0) {
+        RegionState::Left
+    } else {
+        RegionState::Resolved {
+            fixes: fixes_changing(state, path),
+        }
+    }
+}
+
 /// Every pin/fork conflict of the recorded base tree (the ones local fixes resolve), traced
 /// from the fork base to the pin.
 pub fn recorded_conflicts(cache: &Cache, state: &OverlayState) -> Result<Vec<RegionTrace>> {
@@ -373,17 +386,7 @@ pub fn recorded_conflicts(cache: &Cache, state: &OverlayState) -> Result<Vec<Reg
         if !matches!(outcome, CoreOutcome::Conflict(_)) {
             continue;
         }
-        let left = state
-            .overlay
-            .get(path)
-            .is_some_and(|b| count_conflicts(b) > 0);
-        let region_state = if left {
-            RegionState::Left
-        } else {
-            RegionState::Resolved {
-                fixes: fixes_changing(state, path),
-            }
-        };
+        let region_state = region_state(state, &state.overlay, path);
         out.extend(trace_core_file(cache, state.commits, path, &region_state)?);
     }
     Ok(out)
@@ -408,17 +411,7 @@ pub fn move_conflicts(
             planned.files.get(path),
             Some(FileOutcome::Conflict { fix: Some(_), .. })
         );
-        let left = planned
-            .overlay
-            .get(path)
-            .is_some_and(|b| count_conflicts(b) > 0);
-        let region_state = if left {
-            RegionState::Left
-        } else {
-            RegionState::Resolved {
-                fixes: fixes_changing(state, path),
-            }
-        };
+        let region_state = region_state(state, &planned.overlay, path);
         if !fix_conflict {
             out.extend(trace_core_file(cache, new, path, &region_state)?);
         }

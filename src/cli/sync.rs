@@ -15,15 +15,8 @@ pub struct SyncArgs {
     /// Write nothing: without REV, rebuild every record at the recorded commits and compare byte for byte
     #[arg(long)]
     pub check: bool,
-    /// Write the materialized overlay into DIR too
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Accept a fork that has merged upstream past the pin
-    #[arg(long)]
-    pub allow_fork_ahead: bool,
-    /// Move even though the overlay still holds conflict markers (they are carried as text)
-    #[arg(long)]
-    pub allow_conflicts: bool,
+    #[command(flatten)]
+    pub moving: MoveArgs,
 }
 
 /// Move the core files to a new upstream pin, carrying every local fix
@@ -35,18 +28,37 @@ pub struct RetargetArgs {
     /// Write nothing: report what the retarget would do
     #[arg(long)]
     pub check: bool,
-    /// Write the materialized overlay into DIR too
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Accept a fork that has merged upstream past the new pin
-    #[arg(long)]
-    pub allow_fork_ahead: bool,
+    #[command(flatten)]
+    pub moving: MoveArgs,
     /// Write nothing: name, for each core file, the first upstream commit at which it conflicts
     #[arg(long, conflicts_with_all = ["out"])]
     pub stepwise: bool,
+}
+
+/// What `sync` and `retarget` both take: how the overlay moves.
+#[derive(Debug, clap::Args)]
+pub struct MoveArgs {
+    /// Write the materialized overlay into DIR too
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Accept a fork that has merged upstream past the pin it moves to
+    #[arg(long)]
+    pub allow_fork_ahead: bool,
     /// Move even though the overlay still holds conflict markers (they are carried as text)
     #[arg(long)]
     pub allow_conflicts: bool,
+}
+
+impl MoveArgs {
+    /// The move's options; `check` writes nothing.
+    fn options(&self, check: bool) -> MoveOptions {
+        MoveOptions {
+            write: !check,
+            out: self.out.clone(),
+            allow_fork_ahead: self.allow_fork_ahead,
+            allow_conflicts: self.allow_conflicts,
+        }
+    }
 }
 
 pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
@@ -54,17 +66,8 @@ pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
     if args.check && args.rev.is_none() {
         return ctx.emit(&sync::check_report(&project, &cache, &state)?);
     }
-    let rev = args
-        .rev
-        .clone()
-        .unwrap_or_else(|| format!("fork/{}", project.config.fork.branch));
-    let options = MoveOptions {
-        write: !args.check,
-        out: args.out.clone(),
-        allow_fork_ahead: args.allow_fork_ahead,
-        allow_conflicts: args.allow_conflicts,
-    };
-    let planned = sync::sync(&project, &cache, &state, &rev, &options)?;
+    let options = args.moving.options(args.check);
+    let planned = sync::sync(&project, &cache, &state, args.rev.as_deref(), &options)?;
     ctx.emit(&trace::traced(&project, &cache, &state, planned)?)
 }
 
@@ -73,12 +76,7 @@ pub fn run_retarget(args: &RetargetArgs, ctx: &mut Ctx) -> Result<i32> {
     if args.stepwise {
         return ctx.emit(&trace::stepwise(&cache, &state, &args.rev)?);
     }
-    let options = MoveOptions {
-        write: !args.check,
-        out: args.out.clone(),
-        allow_fork_ahead: args.allow_fork_ahead,
-        allow_conflicts: args.allow_conflicts,
-    };
+    let options = args.moving.options(args.check);
     let planned = sync::retarget(&project, &cache, &state, &args.rev, &options)?;
     ctx.emit(&trace::traced(&project, &cache, &state, planned)?)
 }

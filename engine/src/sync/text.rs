@@ -86,11 +86,9 @@ impl CommandReport for Move {
 }
 
 impl Move {
-    /// The core files and how the base tree made each.
-    pub fn core_text(&self) -> String {
-        let mut out = String::new();
-        let merged = self
-            .core
+    /// Core files the base tree made without a conflict (merged, or one side's as it is).
+    fn merged_cleanly(&self) -> usize {
+        self.core
             .iter()
             .filter(|(_, o)| {
                 matches!(
@@ -98,7 +96,13 @@ impl Move {
                     CoreOutcome::Merged | CoreOutcome::Pin | CoreOutcome::ForkOnly
                 )
             })
-            .count();
+            .count()
+    }
+
+    /// The core files and how the base tree made each.
+    pub fn core_text(&self) -> String {
+        let mut out = String::new();
+        let merged = self.merged_cleanly();
         let _ = writeln!(
             out,
             "core files: {merged} of {} merged cleanly",
@@ -267,16 +271,7 @@ impl Move {
             };
             rows.push(vec![markdown::code_span(path), words]);
         }
-        let merged = self
-            .core
-            .iter()
-            .filter(|(_, o)| {
-                matches!(
-                    o,
-                    CoreOutcome::Merged | CoreOutcome::Pin | CoreOutcome::ForkOnly
-                )
-            })
-            .count();
+        let merged = self.merged_cleanly();
         let _ = writeln!(
             out,
             "Core files: {merged} of {} merged cleanly; {} taken from the new base as they are.\n",

@@ -190,23 +190,11 @@ fn enumerators(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
 
 /// A declaration with only its place filled in.
 fn base_decl(src: &Source, node: Node) -> Decl {
-    let end_line = node.end_position().row + 1;
-    Decl {
-        kind: DeclKind::Function,
-        scope: Vec::new(),
-        name: String::new(),
-        ret: String::new(),
-        params: Vec::new(),
-        variadic: false,
-        is_const: false,
-        has_body: false,
-        is_pure: false,
-        is_template: false,
-        qualified_name: false,
-        path: src.path.to_string(),
-        lines: (line_of(node), end_line),
-        text: String::from_utf8_lossy(&src.original[node.byte_range()]).into_owned(),
-    }
+    Decl::function_at(
+        src.path.to_string(),
+        (line_of(node), node.end_position().row + 1),
+        String::from_utf8_lossy(&src.original[node.byte_range()]).into_owned(),
+    )
 }
 
 /// A function, member or constructor declared or defined by `node`, if it declares one.

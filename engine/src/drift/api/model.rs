@@ -66,6 +66,27 @@ pub struct Decl {
 }
 
 impl Decl {
+    /// A free function at `lines` of `path` with nothing else known yet: no scope, name, return
+    /// type or parameters, no qualifier.
+    pub fn function_at(path: String, lines: (usize, usize), text: String) -> Decl {
+        Decl {
+            kind: DeclKind::Function,
+            scope: Vec::new(),
+            name: String::new(),
+            ret: String::new(),
+            params: Vec::new(),
+            variadic: false,
+            is_const: false,
+            has_body: false,
+            is_pure: false,
+            is_template: false,
+            qualified_name: false,
+            path,
+            lines,
+            text,
+        }
+    }
+
     /// `mlx::core::Event::wait`.
     pub fn key(&self) -> String {
         qualify(&self.scope, &self.name)
@@ -216,7 +237,6 @@ mod tests {
 
     fn decl(ret: &str, params: &[(&str, bool)]) -> Decl {
         Decl {
-            kind: DeclKind::Function,
             scope: vec!["ns".into()],
             name: "f".into(),
             ret: ret.into(),
@@ -227,15 +247,7 @@ mod tests {
                     has_default: *d,
                 })
                 .collect(),
-            variadic: false,
-            is_const: false,
-            has_body: false,
-            is_pure: false,
-            is_template: false,
-            qualified_name: false,
-            path: "a.h".into(),
-            lines: (1, 1),
-            text: String::new(),
+            ..Decl::function_at("a.h".into(), (1, 1), String::new())
         }
     }
 

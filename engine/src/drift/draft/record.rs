@@ -322,12 +322,7 @@ pub fn answers(
     finding: &crate::drift::api::Finding,
     earlier: usize,
 ) -> Vec<(usize, String, Answer)> {
-    let text = state
-        .records
-        .files
-        .get(records::FIXES_FILE)
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
+    let text = crate::text_of(&state.records.files, records::FIXES_FILE);
     let parsed = register::parse(records::FIXES_FILE, &text);
     let symbol = format!("`{}`", finding.symbol);
     let entry = |n: usize| parsed.entry(n as u32);
