@@ -190,19 +190,6 @@ pub fn drift_api_report(
     drift_api(project, cache, state, from, to)
 }
 
-/// `forkbook drift api --draft`: a draft local fix for each finding with a mechanical remedy,
-/// then the drift again.
-pub fn drift_api_drafts(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    from: Option<&str>,
-    to: Option<&str>,
-) -> Result<super::drift::draft::record::Drafted> {
-    let (from, to) = api_range(cache, state, from, to)?;
-    super::drift::draft::write_drafts(project, cache, state, from, to)
-}
-
 impl CommandReport for ApiReport {
     fn text(&self) -> String {
         self.render_text()

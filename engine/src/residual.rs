@@ -3,6 +3,9 @@
 //! Line counts cannot see an overlay that silently dropped half an upstream change; a line-by-line
 //! diff against B can. Every hunk here must be explained by a local fix, and each hunk names the
 //! fixes that touch its file (in the patch layout, the fixes whose patches change that file).
+//!
+//! The command's entry point, which may also write the record, is
+//! [`crate::residual_record::run`].
 
 use super::base;
 use super::cache::Cache;
@@ -11,7 +14,6 @@ use super::error::Result;
 use super::overlay::{self, FixStep, OverlayState, Records};
 use super::patch;
 use super::project::Project;
-use super::report_value::{CommandReport, Verdict};
 use super::FileMap;
 use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
@@ -121,67 +123,6 @@ impl Residual {
         let mut files: Vec<&str> = self.hunks.iter().map(|h| h.file.as_str()).collect();
         files.dedup();
         files.len()
-    }
-}
-
-/// What `forkbook residual` found, and what `--write` wrote. Its JSON is the residual alone.
-#[derive(Debug, Clone, Serialize)]
-#[serde(transparent)]
-pub struct ResidualRun {
-    pub residual: Residual,
-    #[serde(skip)]
-    pub written: Option<super::residual_record::Written>,
-}
-
-/// `forkbook residual`: the residual at the recorded commits; with `write`, also kept in the
-/// records folder (see [`super::residual_record::write`]).
-pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
-    let computed = compute_with_records(project, cache)?;
-    let written = if write {
-        Some(super::residual_record::write(project, &computed)?)
-    } else {
-        None
-    };
-    Ok(ResidualRun {
-        residual: computed.residual,
-        written,
-    })
-}
-
-impl CommandReport for ResidualRun {
-    fn text(&self) -> String {
-        let mut out = self.residual.render_text();
-        if let Some(written) = &self.written {
-            out.push_str(&format!("wrote {}\n", written.file));
-            for path in &written.flagged {
-                out.push_str(&format!(
-                    "review the note for `{path}`: its residual changed (flagged in {})\n",
-                    written.file
-                ));
-            }
-        }
-        out
-    }
-
-    /// A note flagged for review is a problem: a person has to read it again.
-    fn verdict(&self) -> Verdict {
-        Verdict::problems_if(self.written.as_ref().is_some_and(|w| !w.flagged.is_empty()))
-    }
-    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
-        let mut out = self.residual.markdown(links);
-        if let Some(written) = &self.written {
-            out.push_str(&format!(
-                "\nWrote `{}`.\n",
-                crate::markdown::text(&written.file)
-            ));
-            for path in &written.flagged {
-                out.push_str(&format!(
-                    "\n**Review the note for {}**: its residual changed.\n",
-                    crate::markdown::code_span(path)
-                ));
-            }
-        }
-        Some(out)
     }
 }
 

@@ -12,7 +12,11 @@
 //! stays until a person has read the hunk and deleted it.
 
 use super::base::Commits;
+use super::cache::Cache;
+use super::error::Result;
+use super::project::Project;
 use super::records::sha256_hex;
+use super::report_value::{CommandReport, Verdict};
 use super::residual::{core_of, Residual, RESIDUAL_FILE};
 use super::FileMap;
 use serde::Serialize;
@@ -418,6 +422,67 @@ pub fn write(
         file: project.record_name(flavor.file()),
         flagged,
     })
+}
+
+/// What `forkbook residual` found, and what `--write` wrote. Its JSON is the residual alone.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct ResidualRun {
+    pub residual: Residual,
+    #[serde(skip)]
+    pub written: Option<Written>,
+}
+
+/// `forkbook residual`: the residual at the recorded commits; with `write`, also kept in the
+/// records folder (see [`write`]).
+pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
+    let computed = super::residual::compute_with_records(project, cache)?;
+    let written = if write {
+        Some(self::write(project, &computed)?)
+    } else {
+        None
+    };
+    Ok(ResidualRun {
+        residual: computed.residual,
+        written,
+    })
+}
+
+impl CommandReport for ResidualRun {
+    fn text(&self) -> String {
+        let mut out = self.residual.render_text();
+        if let Some(written) = &self.written {
+            out.push_str(&format!("wrote {}\n", written.file));
+            for path in &written.flagged {
+                out.push_str(&format!(
+                    "review the note for `{path}`: its residual changed (flagged in {})\n",
+                    written.file
+                ));
+            }
+        }
+        out
+    }
+
+    /// A note flagged for review is a problem: a person has to read it again.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.written.as_ref().is_some_and(|w| !w.flagged.is_empty()))
+    }
+    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
+        let mut out = self.residual.markdown(links);
+        if let Some(written) = &self.written {
+            out.push_str(&format!(
+                "\nWrote `{}`.\n",
+                crate::markdown::text(&written.file)
+            ));
+            for path in &written.flagged {
+                out.push_str(&format!(
+                    "\n**Review the note for {}**: its residual changed.\n",
+                    crate::markdown::code_span(path)
+                ));
+            }
+        }
+        Some(out)
+    }
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         DriftCommand::Api { to, from, draft } => {
             let (from, to) = (from.as_deref(), to.as_deref());
             if *draft {
-                ctx.emit(&candidate::drift_api_drafts(
+                ctx.emit(&crate::engine::drift::draft::drift_api_drafts(
                     &project, &cache, &state, from, to,
                 )?)
             } else {

@@ -1,7 +1,7 @@
 //! `forkbook residual`: each core file against the pin plus the fork's change, line by line.
 
 use super::Ctx;
-use crate::engine::residual;
+use crate::engine::residual_record;
 use crate::engine::Result;
 
 /// Compare each core file with the pin plus the fork's change, line by line
@@ -16,5 +16,5 @@ pub struct Args {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let project = ctx.project()?;
     let cache = crate::engine::Cache::open(&project)?;
-    ctx.emit(&residual::run(&project, &cache, args.write)?)
+    ctx.emit(&residual_record::run(&project, &cache, args.write)?)
 }

@@ -21,7 +21,9 @@
 mod cpp;
 pub mod record;
 
-pub use record::{answer_line, answers, confirm, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY};
+pub use record::{
+    answer_line, answers, confirm, drift_api_drafts, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY,
+};
 
 use super::api::{ApiReport, Finding, Kind, Loc};
 use crate::FileMap;

@@ -83,6 +83,20 @@ pub fn plan_for(
     Ok((report, planned))
 }
 
+/// `forkbook drift api --draft`: a draft local fix for each finding with a mechanical remedy
+/// between `from` and `to` (default: the recorded pin and upstream's branch), then the drift
+/// again.
+pub fn drift_api_drafts(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<Drafted> {
+    let (from, to) = candidate::api_range(cache, state, from, to)?;
+    write_drafts(project, cache, state, from, to)
+}
+
 /// Writes each draft as the next local fix and runs the drift again over the result.
 pub fn write_drafts(
     project: &Project,
