@@ -1,13 +1,11 @@
 //! The book's directives: `{{#forkbook register}}` (the register as one card per entry),
 //! `{{#forkbook report}}` (the PR section from live results), `{{#forkbook checks}}` (the
-//! catalogue), and the book-wide gate findings from the check catalogue.
+//! catalogue), and how a check's finding becomes a gate finding.
 
 use super::steps::run_in_process;
 use super::BookRunner;
-use crate::engine::cache::Cache;
-use crate::engine::check::{self, Finding};
+use crate::engine::check::Finding;
 use crate::engine::markdown;
-use crate::engine::overlay::OverlayState;
 use crate::engine::records;
 use forkbook_preprocessor::GateFinding;
 
@@ -39,23 +37,6 @@ impl BookRunner {
             );
         }
         output
-    }
-
-    /// Every finding of the catalogue, as `forkbook check` makes them: the record checks always,
-    /// the overlay checks where the overlay can be built from the cache.
-    pub(super) fn check_findings(&self) -> crate::engine::Result<Vec<Finding>> {
-        let project = self.project()?;
-        let mut facts = check::gather_record_facts(&project)?;
-        let overlay = Cache::open(&project).and_then(|cache| {
-            let state = OverlayState::load(&project, &cache)?;
-            check::add_overlay_facts(&mut facts, &project, &cache, &state)
-        });
-        let findings = check::run_checks(&facts);
-        match overlay {
-            // A broken record explains why the overlay could not be built: its finding says so.
-            Err(e) if !forkbook_checks::has_errors(&findings) => Err(e),
-            _ => Ok(findings),
-        }
     }
 }
 

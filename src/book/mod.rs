@@ -9,7 +9,7 @@
 //! `sh` step runs `sh -c` in the project folder, in its own process group so that a timeout
 //! stops everything it started.
 
-use crate::engine::check::Severity;
+use crate::engine::check::{self, Severity};
 use crate::engine::project::{Overrides, Project};
 pub use crate::engine::tools::find_program as find_on_path;
 use crate::engine::tools::missing_requirement;
@@ -189,24 +189,33 @@ impl StepRunner for BookRunner {
     }
 
     fn gate_findings(&self, renderer: &str) -> Vec<GateFinding> {
-        match self.check_findings() {
-            Ok(findings) => findings
-                .into_iter()
-                .filter(|f| f.severity == Severity::Error)
-                .map(directives::gate_finding)
-                .collect(),
-            // Offline without the objects: the steps already say so, with the fetch command.
-            Err(e) if e.kind == ErrorKind::MissingObject && renderer != "test" => Vec::new(),
-            Err(e) => vec![GateFinding {
-                check: "check".into(),
-                location: crate::engine::config::CONFIG_FILE.into(),
-                message: format!("the checks could not run: {}", e.message()),
-                help: e
-                    .note
-                    .unwrap_or_else(|| "run `forkbook check` to see why".into()),
-                shown_by: Some("checks".into()),
-            }],
+        let could_not_run = |message: String, note: Option<String>| GateFinding {
+            check: "check".into(),
+            location: crate::engine::config::CONFIG_FILE.into(),
+            message: format!("the checks could not run: {message}"),
+            help: note.unwrap_or_else(|| "run `forkbook check` to see why".into()),
+            shown_by: Some("checks".into()),
+        };
+        // The same run as `forkbook check`: the record checks always, the overlay checks where
+        // the cache can build the overlay.
+        let run = match self.project().and_then(|project| check::run(&project)) {
+            Ok(run) => run,
+            Err(e) => return vec![could_not_run(e.message(), e.note)],
+        };
+        let mut gate: Vec<GateFinding> = run
+            .findings
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(directives::gate_finding)
+            .collect();
+        // Without the objects the overlay checks did not run. A preview build shows the steps'
+        // fetch commands; the acceptance gate does not pass what it did not check.
+        if let (Some(why), Some(fetch)) = (run.skipped, run.fetch) {
+            if renderer == "test" {
+                gate.push(could_not_run(why, Some(fetch)));
+            }
         }
+        gate
     }
 }
 

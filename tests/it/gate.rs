@@ -221,3 +221,35 @@ fn markers_left_by_retarget_fail_every_gate_until_resolved_as_a_fix() {
         );
     }
 }
+
+/// Without the objects of the recorded commits, the acceptance gate does not pass what it could
+/// not check: `book test` fails, saying the checks could not run and naming the fetch that gets
+/// the objects; a preview `book build` shows the steps as skipped with their fetch commands.
+#[test]
+fn the_acceptance_gate_fails_when_the_overlay_checks_could_not_run() {
+    let demo = Demo::new(Layout::Patch);
+    let book = write_gate_book(&demo);
+    let empty = demo.root().join("empty-cache.git");
+    let run = |subcommand: &str| {
+        let overrides = forkbook::engine::project::Overrides {
+            cache: Some(empty.clone()),
+            offline: true,
+            ..Default::default()
+        };
+        let args = forkbook::cli::argv(
+            demo.root(),
+            &overrides,
+            ["book", subcommand, "--dir", book.as_str()],
+        );
+        let mut out = Vec::new();
+        let code = forkbook::cli::run(args, &mut out);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    };
+    let (code, out) = run("test");
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("the checks could not run"), "{out}");
+    assert!(out.contains("forkbook fetch"), "{out}");
+    let (code, out) = run("build");
+    assert_eq!(code, 0, "a preview build shows what is missing: {out}");
+    assert!(out.contains("skipped"), "{out}");
+}
