@@ -3,7 +3,10 @@
 # work, all in one hyperfine run each, printing the ratios.
 #
 #   FORKBOOK_FORK_URL=<fork mirror> FORKBOOK_UPSTREAM_URL=<upstream mirror> \
-#     benches/whole-process.sh [--runs N] [--bin target/release/forkbook] [--project DIR]
+#     benches/whole-process.sh [--runs N] [--bin target/release/forkbook] [--project DIR] [--only NAMES]
+#
+# `--only sync-check,residual` times only those benches (names as in the table's JSON files:
+# sync-check status residual check drift-cold drift-warm verify book-cached book-rerun version).
 #
 # The project (default: this repository: forkbook.toml, patches-rocm/, book/) is copied to a
 # temporary folder, so nothing of it is touched; the object cache is FORKBOOK_CACHE or a fresh
@@ -125,11 +128,13 @@ fi
 runs=10
 bin="$here/target/release/forkbook"
 project="$here"
+only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --bin) bin="$2"; shift 2 ;;
     --project) project="$2"; shift 2 ;;
+    --only) only=",$2,"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -178,8 +183,11 @@ for b in near-sync-check near-residual blob-sync-check blob-residual; do
   bash "$self" baseline "$b" "$work" || { echo "baseline $b failed" >&2; exit 2; }
 done
 store="$(dirname "$FORKBOOK_CACHE")/forkbook-drift-api"
-fb drift api >/dev/null || true
-fb verify >/dev/null || true
+wants() { case "$only" in "" | *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+if wants drift-warm || wants verify || wants book-cached; then
+  fb drift api >/dev/null || true
+  fb verify >/dev/null || true
+fi
 
 json="$work/json"
 mkdir -p "$json"
@@ -187,6 +195,7 @@ mkdir -p "$json"
 bench() {
   local name="$1"
   shift
+  wants "$name" || return 0
   hyperfine -N --warmup 2 --runs "$runs" --export-json "$json/$name.json" "$@" >/dev/null 2>&1 \
     || hyperfine --warmup 2 --runs "$runs" --export-json "$json/$name.json" "$@" >/dev/null
 }
@@ -198,9 +207,11 @@ bench check "$bin check"
 bench drift-cold --prepare "rm -rf $store" "$bin drift api"
 bench drift-warm "$bin drift api"
 bench verify "$bin verify"
-fb book build --dir "$root/book" >/dev/null 2>&1 || true
+if wants book-cached; then fb book build --dir "$root/book" >/dev/null 2>&1 || true; fi
 bench book-cached "$bin book build --dir $root/book"
-hyperfine --runs 3 --export-json "$json/book-rerun.json" --prepare "rm -rf $store" "$bin book build --dir $root/book --rerun" >/dev/null 2>&1 || true
+if wants book-rerun; then
+  hyperfine --runs 3 --export-json "$json/book-rerun.json" --prepare "rm -rf $store" "$bin book build --dir $root/book --rerun" >/dev/null 2>&1 || true
+fi
 bench version "$bin --version"
 
 python3 - "$json" <<'PY'

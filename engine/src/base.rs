@@ -132,11 +132,106 @@ fn with_core(
         base: &labels.1,
         theirs: &labels.2,
     };
-    let mut core = Vec::new();
+    let tree =
+        |commit: git2::Oid| -> Result<git2::Tree> { Ok(cache.repo().find_commit(commit)?.tree()?) };
+    let trees = [tree(commits.base)?, tree(commits.pin)?, tree(commits.fork)?];
+    let mut made: Vec<Option<(Option<Vec<u8>>, CoreOutcome)>> = Vec::new();
+    let mut to_merge: Vec<(usize, [Option<git2::Oid>; 3])> = Vec::new();
     for path in core_files {
-        let base = cache.read(commits.base, path)?;
-        let pin = cache.read(commits.pin, path)?;
-        let fork = cache.read(commits.fork, path)?;
+        // The blob ids decide most files without reading them: a side that did not change
+        // gives the other side's file (what `merge3` finds by comparing bytes).
+        let ids = [
+            cache.blob_at(&trees[BASE], commits.base, path)?,
+            cache.blob_at(&trees[PIN], commits.pin, path)?,
+            cache.blob_at(&trees[FORK], commits.fork, path)?,
+        ];
+        made.push(match one_sided(ids) {
+            Some((side, outcome)) => Some(match ids[side] {
+                Some(id) => (Some(cache.blob(id)?), outcome),
+                None => (None, CoreOutcome::Absent),
+            }),
+            None => {
+                to_merge.push((made.len(), ids));
+                None
+            }
+        });
+    }
+    if !to_merge.is_empty() {
+        let merges: Vec<(&str, [Option<git2::Oid>; 3])> = to_merge
+            .iter()
+            .map(|&(i, ids)| (core_files[i].as_str(), ids))
+            .collect();
+        for ((i, _), merged) in to_merge.iter().zip(merged_cores(cache, &merges, labels)?) {
+            made[*i] = Some(merged);
+        }
+    }
+    let mut core = Vec::new();
+    for (path, made) in core_files.iter().zip(made) {
+        let (content, outcome) = made.expect("every core file is made");
+        if let Some(content) = content {
+            files.insert(path.clone(), content);
+        }
+        core.push((path.clone(), outcome));
+    }
+    Ok(BaseTree { files, core })
+}
+
+/// Sides of a core file: base, pin, fork.
+const BASE: usize = 0;
+const PIN: usize = 1;
+const FORK: usize = 2;
+
+/// A core file no merge is needed for, by its blob ids at base, pin and fork (`None`: absent):
+/// the side whose file B takes, and the outcome when that file exists. `None`: both sides
+/// changed it. Agrees with [`merge_core`] on every combination (tested).
+fn one_sided(ids: [Option<git2::Oid>; 3]) -> Option<(usize, CoreOutcome)> {
+    let [base, pin, fork] = ids;
+    if pin == fork {
+        // Unchanged (pin) or the same change on both sides (merged).
+        let outcome = if pin == base {
+            CoreOutcome::Pin
+        } else {
+            CoreOutcome::Merged
+        };
+        return Some((PIN, outcome));
+    }
+    if fork == base {
+        return Some((PIN, CoreOutcome::Pin));
+    }
+    if pin == base {
+        let outcome = if base.is_none() {
+            CoreOutcome::ForkOnly
+        } else {
+            CoreOutcome::Merged
+        };
+        return Some((FORK, outcome));
+    }
+    None
+}
+
+/// The core files both sides changed: their merges as kept beside the object cache for these
+/// blobs and labels, or new merges (then kept for the next run).
+fn merged_cores(
+    cache: &Cache,
+    merges: &[(&str, [Option<git2::Oid>; 3])],
+    labels: Labels,
+) -> Result<Vec<(Option<Vec<u8>>, CoreOutcome)>> {
+    let store = cache.merge_store();
+    let key = merge_store::key(merges, labels);
+    let outcome = |regions| match regions {
+        0 => CoreOutcome::Merged,
+        n => CoreOutcome::Conflict(n),
+    };
+    if let Some(kept) = merge_store::load(&store, &key, merges) {
+        return Ok(kept
+            .into_iter()
+            .map(|(regions, content)| (Some(content), outcome(regions)))
+            .collect());
+    }
+    let mut made = Vec::new();
+    for (path, ids) in merges {
+        let read = |side: usize| ids[side].map(|id| cache.blob(id)).transpose();
+        let (base, pin, fork) = (read(BASE)?, read(PIN)?, read(FORK)?);
         let (content, outcome) = merge_core(
             path,
             base.as_deref(),
@@ -144,12 +239,122 @@ fn with_core(
             fork.as_deref(),
             labels,
         )?;
-        if let Some(content) = content {
-            files.insert(path.clone(), content);
-        }
-        core.push((path.clone(), outcome));
+        made.push((content, outcome));
     }
-    Ok(BaseTree { files, core })
+    let keep: Option<Vec<(&str, usize, &[u8])>> = merges
+        .iter()
+        .zip(&made)
+        .map(|((path, _), (content, outcome))| {
+            let regions = match outcome {
+                CoreOutcome::Merged => 0,
+                CoreOutcome::Conflict(n) => *n,
+                _ => return None,
+            };
+            Some((*path, regions, content.as_deref()?))
+        })
+        .collect();
+    if let Some(keep) = keep {
+        merge_store::save(&store, &key, &keep);
+    }
+    Ok(made)
+}
+
+/// Core-file merges on disk, beside the object cache: a merge is a pure function of the three
+/// blobs, the labels and the merge code (libgit2's version, forkbook's), so an entry keyed by a
+/// SHA-256 over all of them is never stale. One entry holds every merge of a base tree, so
+/// `status`, `residual`, `sync --check` and `check` at the same commits read one file instead of
+/// thirty blobs and ten merges of files up to 200 kB (the real overlay). An entry is written to
+/// a temporary file, flushed and renamed into place, and holds each file's length: a damaged or
+/// missing one is a miss (the merges are made again), and failing to keep one costs the next
+/// run its reuse, never this run its result.
+mod merge_store {
+    use super::Labels;
+    use git2::Oid;
+    use sha2::{Digest, Sha256};
+    use std::io::Write;
+    use std::path::Path;
+
+    /// Bumped when the entry's format changes.
+    const FORMAT: &str = "forkbook core merges 1";
+
+    /// The key of the merges of these files (each with its blob ids at base, pin and fork).
+    pub fn key(merges: &[(&str, [Option<Oid>; 3])], labels: Labels) -> String {
+        let mut hash = Sha256::new();
+        let (major, minor, patch) = git2::Version::get().libgit2_version();
+        let mut line = |text: &str| {
+            hash.update(text.as_bytes());
+            hash.update(b"\n");
+        };
+        line(FORMAT);
+        line(&format!(
+            "forkbook {} libgit2 {major}.{minor}.{patch}",
+            env!("CARGO_PKG_VERSION")
+        ));
+        line(&format!(
+            "labels {} | {} | {}",
+            labels.base, labels.ours, labels.theirs
+        ));
+        let id = |id: Option<Oid>| id.map_or_else(|| "absent".to_string(), |id| id.to_string());
+        for (path, ids) in merges {
+            line(&format!(
+                "{} {} {} {path}",
+                id(ids[0]),
+                id(ids[1]),
+                id(ids[2])
+            ));
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The kept merges for `key` (conflict regions and content of each of `merges`, in order),
+    /// if a whole entry is there.
+    pub fn load(
+        dir: &Path,
+        key: &str,
+        merges: &[(&str, [Option<Oid>; 3])],
+    ) -> Option<Vec<(usize, Vec<u8>)>> {
+        let bytes = std::fs::read(dir.join(key)).ok()?;
+        let mut rest = bytes.strip_prefix(format!("{FORMAT}\n").as_bytes())?;
+        let mut kept = Vec::new();
+        for (path, _) in merges {
+            let end = rest.iter().position(|&b| b == b'\n')?;
+            let header = std::str::from_utf8(&rest[..end]).ok()?;
+            let mut fields = header.splitn(3, ' ');
+            let regions: usize = fields.next()?.parse().ok()?;
+            let len: usize = fields.next()?.parse().ok()?;
+            if fields.next()? != *path || rest.len() < end + 1 + len {
+                return None;
+            }
+            kept.push((regions, rest[end + 1..end + 1 + len].to_vec()));
+            rest = &rest[end + 1 + len..];
+        }
+        rest.is_empty().then_some(kept)
+    }
+
+    /// Keeps the merges (path, conflict regions, content) under `key`; errors are ignored (the
+    /// next run merges again).
+    pub fn save(dir: &Path, key: &str, merges: &[(&str, usize, &[u8])]) {
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(dir)?;
+            let temp = dir.join(format!(".{key}.forkbook-new-{}", std::process::id()));
+            let mut out = Vec::new();
+            out.extend_from_slice(format!("{FORMAT}\n").as_bytes());
+            for (path, regions, content) in merges {
+                out.extend_from_slice(format!("{regions} {} {path}\n", content.len()).as_bytes());
+                out.extend_from_slice(content);
+            }
+            let mut file = std::fs::File::create(&temp)?;
+            let written = file
+                .write_all(&out)
+                .and_then(|()| file.sync_all())
+                .and_then(|()| std::fs::rename(&temp, dir.join(key)));
+            if written.is_err() {
+                let _ = std::fs::remove_file(&temp);
+            }
+            written
+        };
+        let _ = write();
+    }
 }
 
 /// One core file: the fork's change (base -> fork) carried onto the pin.
@@ -169,4 +374,106 @@ pub fn merge_core(
         (_, Outcome::Theirs | Outcome::Same | Outcome::Merged) => CoreOutcome::Merged,
     };
     Ok((merged.content, outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LABELS: Labels = Labels {
+        ours: "pin 2222222",
+        base: "base 1111111",
+        theirs: "fork 3333333",
+    };
+
+    /// Deciding by blob ids gives what merging the bytes gives, for every way the three sides
+    /// can be equal, different or absent.
+    #[test]
+    fn one_sided_agrees_with_merge_core_on_every_combination() {
+        let contents: [Option<&[u8]>; 4] = [None, Some(b"a\n"), Some(b"b\n"), Some(b"c\n")];
+        let id = |c: Option<&[u8]>| {
+            c.map(|bytes| git2::Oid::hash_object(git2::ObjectType::Blob, bytes).unwrap())
+        };
+        let mut decided = 0;
+        for base in contents {
+            for pin in contents {
+                for fork in contents {
+                    let (merged, outcome) = merge_core("f.cpp", base, pin, fork, LABELS).unwrap();
+                    let Some((side, by_ids)) = one_sided([id(base), id(pin), id(fork)]) else {
+                        assert!(
+                            matches!(outcome, CoreOutcome::Merged | CoreOutcome::Conflict(_)),
+                            "{base:?} {pin:?} {fork:?}: {outcome:?}"
+                        );
+                        continue;
+                    };
+                    decided += 1;
+                    let taken = [base, pin, fork][side];
+                    assert_eq!(
+                        taken.map(<[u8]>::to_vec),
+                        merged,
+                        "{base:?} {pin:?} {fork:?}"
+                    );
+                    let by_ids = if taken.is_some() {
+                        by_ids
+                    } else {
+                        CoreOutcome::Absent
+                    };
+                    assert_eq!(by_ids, outcome, "{base:?} {pin:?} {fork:?}");
+                }
+            }
+        }
+        assert!(decided > 30, "most combinations need no merge: {decided}");
+    }
+
+    #[test]
+    fn kept_merges_are_read_back_and_a_damaged_entry_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = |b: &[u8]| Some(git2::Oid::hash_object(git2::ObjectType::Blob, b).unwrap());
+        let merges = [
+            ("a.cpp", [id(b"1"), id(b"2"), id(b"3")]),
+            ("dir/b with space.h", [None, id(b"4"), id(b"5")]),
+        ];
+        let key = merge_store::key(&merges, LABELS);
+        assert_eq!(merge_store::load(dir.path(), &key, &merges), None);
+        let kept: [(&str, usize, &[u8]); 2] = [
+            ("a.cpp", 0, b"merged\n"),
+            ("dir/b with space.h", 2, b"<<<<<<< pin\nx\n"),
+        ];
+        merge_store::save(dir.path(), &key, &kept);
+        assert_eq!(
+            merge_store::load(dir.path(), &key, &merges),
+            Some(vec![
+                (0, b"merged\n".to_vec()),
+                (2, b"<<<<<<< pin\nx\n".to_vec())
+            ])
+        );
+        let file = dir.path().join(&key);
+        let whole = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &whole[..whole.len() - 1]).unwrap();
+        assert_eq!(
+            merge_store::load(dir.path(), &key, &merges),
+            None,
+            "cut short"
+        );
+        std::fs::write(&file, [&whole[..], b"more"].concat()).unwrap();
+        assert_eq!(
+            merge_store::load(dir.path(), &key, &merges),
+            None,
+            "too long"
+        );
+        let other = Labels {
+            ours: "pin 9999999",
+            ..LABELS
+        };
+        assert_ne!(
+            key,
+            merge_store::key(&merges, other),
+            "the labels are in the key"
+        );
+        assert_ne!(
+            key,
+            merge_store::key(&merges[..1], LABELS),
+            "so is every file"
+        );
+    }
 }

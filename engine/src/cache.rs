@@ -125,6 +125,13 @@ impl Cache {
         self.dir.with_file_name("forkbook-drift-api")
     }
 
+    /// The merge cache, beside the object cache: the core files' 3-way merges of a base tree by
+    /// the hash of their inputs (see `base::merge_store`). Outside the object cache, like the
+    /// drift cache.
+    pub fn merge_store(&self) -> PathBuf {
+        self.dir.with_file_name("forkbook-merges")
+    }
+
     fn remote_config(&self, remote: Remote) -> &(String, String) {
         match remote {
             Remote::Fork => &self.fork,
@@ -391,6 +398,14 @@ impl Cache {
     /// The file at `path` in `commit`, or `None` when the commit has no such file.
     pub fn read(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
         let tree = self.repo.find_commit(commit)?.tree()?;
+        self.blob_at(&tree, commit, path)?
+            .map(|id| self.blob(id))
+            .transpose()
+    }
+
+    /// The blob id of the file `path` in `tree` (of `commit`), without reading the file: `None`
+    /// where it is absent or not a file; a link is refused as [`Cache::read`] refuses it.
+    pub fn blob_at(&self, tree: &git2::Tree, commit: Oid, path: &str) -> Result<Option<Oid>> {
         let entry = match tree.get_path(Path::new(path)) {
             Ok(entry) => entry,
             Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
@@ -406,7 +421,12 @@ impl Cache {
                 self.repo.find_blob(entry.id())?.content(),
             ));
         }
-        Ok(Some(self.repo.find_blob(entry.id())?.content().to_vec()))
+        Ok(Some(entry.id()))
+    }
+
+    /// The bytes of blob `id`.
+    pub fn blob(&self, id: Oid) -> Result<Vec<u8>> {
+        Ok(self.repo.find_blob(id)?.content().to_vec())
     }
 
     /// Every file below `prefix` (`a/b/`) in `commit`, with full paths. Paths are checked, and

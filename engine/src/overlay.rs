@@ -409,6 +409,7 @@ pub fn replay(
 ) -> Result<(FileMap, Vec<FixStep>)> {
     let mut state = base.clone();
     let mut steps = Vec::new();
+    let scratch = patch::scratch()?;
     for (i, patch_file) in patches.iter().enumerate() {
         let name = project.record_name(&format!("{PATCHES_DIR}/{}", patch_file.name));
         if patch_file.number() != Some(i + 1) {
@@ -429,7 +430,7 @@ pub fn replay(
             .iter()
             .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
             .collect();
-        let applied = patch::apply(&patch_file.text, &name, &pre_files)
+        let applied = patch::apply_in(&scratch, &patch_file.text, &name, &pre_files)
             .with_context(|| format!("while materializing {}", project.record_name("")))?;
         let post: BTreeMap<String, Image> = paths
             .iter()

@@ -241,7 +241,12 @@ pub fn parse<'a>(patch: &str, name: &str) -> Result<Diff<'a>> {
 /// Applies `patch` to the pre-images in `pre` and returns the post-images of every touched path
 /// (a path missing from the result was deleted).
 pub fn apply(patch: &str, name: &str, pre: &FileMap) -> Result<FileMap> {
-    let repo = &scratch()?;
+    apply_in(&scratch()?, patch, name, pre)
+}
+
+/// [`apply`] in a given in-memory repository ([`scratch`]): a series applied patch by patch
+/// opens one, not one per patch (each reads the user's git configuration).
+pub fn apply_in(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Result<FileMap> {
     let paths = touched(patch, name)?;
     let diff = parse(patch, name)?;
     let tree = repo.find_tree(write_tree(repo, pre)?)?;

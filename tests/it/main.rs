@@ -15,6 +15,7 @@ mod faults;
 mod first_hour;
 mod gate;
 mod hostile;
+mod merge_cache;
 mod offline;
 mod propose;
 mod readonly;
