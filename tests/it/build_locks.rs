@@ -206,3 +206,140 @@ fn read_only_commands_use_the_cache_while_a_drift_build_compiles_and_writers_sti
         text(&out)
     );
 }
+
+/// A compiler that hangs on every source of the exported tree (writing its pid to `pids`
+/// first), and hands everything else (CMake's compiler checks) to `c++`.
+fn hanging_compiler(dir: &Path, pids: &Path) -> PathBuf {
+    let stub = dir.join("hanging-hipcc");
+    let script = format!(
+        "#!/bin/sh\n\
+         for arg in \"$@\"; do\n\
+         \x20 case \"$arg\" in\n\
+         \x20   */tree-*/mlx/*.cpp) echo $$ >> '{pids}'; echo \"compiling $arg\"; sleep 300; exit 1;;\n\
+         \x20 esac\n\
+         done\n\
+         exec c++ \"$@\"\n",
+        pids = pids.display(),
+    );
+    std::fs::write(&stub, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    stub
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| !r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// Live processes whose command line names something below `dir`, or whose working folder is
+/// below it: the build's cmake, make, compiler stub and its `sleep`.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if !alive(pid) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd"))
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if cmdline.contains(&needle) || cwd.starts_with(&needle) {
+            found.push(format!("{pid}: {cmdline} (in {cwd})"));
+        }
+    }
+    found
+}
+
+/// Fails on main before this change: the timed-out step's build kept running and holding the
+/// cache lock until its end, so the book's next step was refused ("another forkbook run is
+/// using the object cache").
+#[test]
+fn a_timed_out_drift_build_step_stops_its_build_at_the_deadline_and_lets_go_of_the_locks() {
+    let demo = Demo::new(Layout::Patch);
+    let dir = demo.tmp.path();
+    let pids = dir.join("compiler-pids");
+    let stub = hanging_compiler(dir, &pids);
+    let work = dir.join("build");
+    let timeout = 20;
+    let book = demo.root().join("book");
+    let write = |rel: &str, text: &str| {
+        let path = book.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "book.toml",
+        "[book]\ntitle = \"timeouts\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\n",
+    );
+    write("src/SUMMARY.md", "# Summary\n\n- [Build](build.md)\n");
+    write(
+        "src/build.md",
+        &format!(
+            "# Build\n\n```forkbook,timeout={timeout}\nforkbook drift build --compiler {} --jobs 2 --work {}\n```\n\n\
+             ```forkbook\nforkbook status\n```\n",
+            stub.display(),
+            work.display()
+        ),
+    );
+    let started = Instant::now();
+    let (code, out) = demo.run(&["book", "build", "--dir", book.to_str().unwrap()]);
+    let took = started.elapsed();
+    let html = std::fs::read_to_string(book.join("book/build.html")).unwrap_or_default();
+    assert_eq!(code, 0, "{out}");
+    // At its deadline, plus the moment the command takes to notice: not the stub's 300 s.
+    assert!(
+        took < Duration::from_secs(timeout + 40),
+        "the book took {took:?}"
+    );
+
+    // The build had reached its compiles, and the stub's processes are gone with cmake and make.
+    let compilers: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(!compilers.is_empty(), "the build never compiled: {html}");
+    std::thread::sleep(Duration::from_millis(300));
+    for pid in &compilers {
+        assert!(!alive(*pid), "compiler {pid} outlived the step");
+    }
+    let left = processes_in(dir);
+    assert!(left.is_empty(), "processes outlived the step: {left:#?}");
+
+    // The step says it timed out, with what it printed so far; the next step ran.
+    let steps: Vec<&str> = html
+        .split("<span class=\"forkbook-exit\">")
+        .skip(1)
+        .collect();
+    assert_eq!(steps.len(), 2, "{html}");
+    assert!(steps[0].starts_with("exit 124"), "{}", steps[0]);
+    assert!(
+        steps[0].contains(&format!("timed out after {timeout} s")),
+        "{}",
+        steps[0]
+    );
+    assert!(
+        steps[0].contains("compiling "),
+        "the output so far: {}",
+        steps[0]
+    );
+    assert!(steps[1].starts_with("exit 0"), "{}", steps[1]);
+    assert!(!html.contains("another forkbook run"), "{html}");
+
+    // Both locks are free: a writer gets the cache, and a build gets the work folder.
+    let out = forkbook(&demo, &["fetch"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _work_lock = RunLock::acquire(&work, "drift build folder").unwrap();
+}

@@ -58,17 +58,26 @@ pub fn run_logged(
     };
     let bytes =
         std::fs::read(log).with_context(|| format!("failed to read `{}`", log.display()))?;
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     if let crate::process::Ended::TimedOut(after) = done.ended {
-        text.push_str(&format!("\ntimed out after {} s\n", after.as_secs()));
         return Err(Error::new(format!(
             "`{}` timed out after {} s (it and everything it started were stopped)",
             step.command,
             after.as_secs()
         ))
-        .with_note(format!("its output so far is in `{}`", log.display())));
+        .with_note(format!(
+            "its output so far is in `{}`; it ends:\n{}",
+            log.display(),
+            last_lines(&text, 20)
+        )));
     }
     Ok((step, text))
+}
+
+/// The last `count` lines of `text` (a build log), for a message about a build that stopped.
+fn last_lines(text: &str, count: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(count)..].join("\n")
 }
 
 /// Runs `program args` in `dir` and returns its stdout (stderr is dropped: `nm` warns there
