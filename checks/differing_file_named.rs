@@ -1,7 +1,7 @@
 //! `differing-file-named`: every file that differs from the base tree is named by an entry.
 
 use crate::facts::Facts;
-use crate::names::{resolve, Resolved};
+use crate::names::{Names, Resolved};
 use crate::register::Register;
 use crate::{Chapter, Check, Finding, Severity};
 
@@ -22,9 +22,10 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
     let register = facts.register.as_ref().unwrap_or(&empty);
     let file = facts.register_file();
+    let named = named_files(register, &Names::new(&tree.files, &facts.backend_prefix));
     let mut findings = Vec::new();
     for path in &tree.differing {
-        if names_file(register, &tree.files, &facts.backend_prefix, path) {
+        if named.contains(path.as_str()) {
             continue;
         }
         let message = format!("`{path}` differs from the base tree but no entry names it");
@@ -35,11 +36,18 @@ fn run(facts: &Facts) -> Vec<Finding> {
     findings
 }
 
-/// Whether some entry names `path` (unambiguously).
-fn names_file(register: &Register, files: &[String], prefix: &str, path: &str) -> bool {
+/// Every file some entry names (unambiguously), resolved once for all differing files.
+fn named_files<'a>(
+    register: &Register,
+    names: &Names<'a>,
+) -> std::collections::HashSet<&'a str> {
     register
         .entries
         .iter()
         .flat_map(|e| &e.files)
-        .any(|named| resolve(&named.name, files, prefix) == Resolved::File(path))
+        .filter_map(|named| match names.resolve(&named.name) {
+            Resolved::File(path) => Some(path),
+            _ => None,
+        })
+        .collect()
 }

@@ -2,7 +2,8 @@
 //! explained, in the register or the overlay's README.
 
 use crate::facts::Facts;
-use crate::names::{resolve, Resolved};
+use std::collections::HashSet;
+use crate::names::{Names, Resolved};
 use crate::{Chapter, Check, Finding, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -20,10 +21,11 @@ fn run(facts: &Facts) -> Vec<Finding> {
         Some(readme) => readme.file.clone(),
         None => facts.record_path("README.md"),
     };
+    let named = NamedInRegister::of(facts);
     facts
         .fork_hooks
         .iter()
-        .filter(|hook| !explained(hook, facts))
+        .filter(|hook| !explained(hook, facts, &named))
         .map(|hook| {
             let message = format!("the fork changes `{hook}`, which the overlay does not carry, and nothing says why");
             CHECK
@@ -33,24 +35,40 @@ fn run(facts: &Facts) -> Vec<Finding> {
         .collect()
 }
 
+/// What the register's entries name, as written and as resolved: gathered once, not per hook.
+struct NamedInRegister<'a> {
+    written: HashSet<&'a str>,
+    resolved: HashSet<&'a str>,
+}
+
+impl<'a> NamedInRegister<'a> {
+    fn of(facts: &'a Facts) -> NamedInRegister<'a> {
+        let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
+        let names = Names::new(files, &facts.backend_prefix);
+        let mut named = NamedInRegister {
+            written: HashSet::new(),
+            resolved: HashSet::new(),
+        };
+        for entry in facts.register.iter().flat_map(|r| &r.entries) {
+            for file in &entry.files {
+                named.written.insert(&file.name);
+                if let Resolved::File(path) = names.resolve(&file.name) {
+                    named.resolved.insert(path);
+                }
+            }
+        }
+        named
+    }
+}
+
 /// Named by an entry, or mentioned in the README by full path or by a folder holding it
 /// (`` `python/` `` explains every hook under `python/`).
-fn explained(hook: &str, facts: &Facts) -> bool {
+fn explained(hook: &str, facts: &Facts, named: &NamedInRegister) -> bool {
     let in_readme = facts
         .readme
         .as_ref()
         .is_some_and(|r| r.text.contains(hook) || folder_mentioned(&r.text, hook));
-    let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
-    let in_register = facts
-        .register
-        .iter()
-        .flat_map(|r| &r.entries)
-        .flat_map(|e| &e.files)
-        .any(|named| {
-            named.name == hook
-                || resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(hook)
-        });
-    in_readme || in_register
+    in_readme || named.written.contains(hook) || named.resolved.contains(hook)
 }
 
 /// Whether `text` has a code span naming a folder (ending in `/`) that holds `path`.

@@ -1,8 +1,9 @@
 //! `named-file-differs`: every file an entry names is a file that really differs from the base
 //! tree.
 
-use crate::facts::{Facts, TreeFacts};
-use crate::names::{resolve, Resolved};
+use crate::facts::Facts;
+use crate::names::{Names, Resolved};
+use std::collections::HashSet;
 use crate::register::{Entry, NamedFile, State};
 use crate::{Chapter, Check, Finding, Severity};
 
@@ -20,10 +21,12 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let (Some(register), Some(tree)) = (&facts.register, &facts.tree) else {
         return Vec::new();
     };
+    let names = Names::new(&tree.files, &facts.backend_prefix);
+    let differing: HashSet<&str> = tree.differing.iter().map(String::as_str).collect();
     let mut findings = Vec::new();
     for entry in &register.entries {
         for named in &entry.files {
-            if let Some(message) = problem(entry, named, tree, &facts.backend_prefix) {
+            if let Some(message) = problem(entry, named, &names, &differing) {
                 findings.push(CHECK.finding(&register.file, Some(named.line), message));
             }
         }
@@ -31,10 +34,15 @@ fn run(facts: &Facts) -> Vec<Finding> {
     findings
 }
 
-fn problem(entry: &Entry, named: &NamedFile, tree: &TreeFacts, prefix: &str) -> Option<String> {
+fn problem(
+    entry: &Entry,
+    named: &NamedFile,
+    names: &Names,
+    differing: &HashSet<&str>,
+) -> Option<String> {
     let n = entry.number;
-    match resolve(&named.name, &tree.files, prefix) {
-        Resolved::File(path) if tree.differing.iter().any(|d| d == path) => None,
+    match names.resolve(&named.name) {
+        Resolved::File(path) if differing.contains(path) => None,
         Resolved::File(path) if entry.state() == Some(State::Merged) => Some(format!(
             "entry {n} is merged and `{path}` no longer differs from the base tree: drop the entry"
         )),

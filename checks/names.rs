@@ -13,7 +13,8 @@ pub enum Resolved<'a> {
     NotFound,
 }
 
-/// Resolves `name` among `files` (every path of the base tree and the overlay).
+/// Resolves `name` among `files` (every path of the base tree and the overlay), in one pass
+/// over them. To resolve many names among the same files, index them once with [`Names`].
 pub fn resolve<'a>(name: &str, files: &'a [String], backend_prefix: &str) -> Resolved<'a> {
     let name = name.trim().trim_start_matches("./");
     if let Some(file) = files.iter().find(|f| f.as_str() == name) {
@@ -38,6 +39,52 @@ pub fn resolve<'a>(name: &str, files: &'a [String], backend_prefix: &str) -> Res
         0 => Resolved::NotFound,
         1 => Resolved::File(matches[0]),
         _ => Resolved::Ambiguous(matches),
+    }
+}
+
+/// The known files indexed by path and by bare name, so each name resolves in one lookup: a
+/// register naming 20,000 files compared each name with every file (and checks did that for
+/// every differing file).
+pub struct Names<'a> {
+    paths: std::collections::HashSet<&'a str>,
+    by_base_name: std::collections::HashMap<&'a str, Vec<&'a str>>,
+    prefix: String,
+}
+
+impl<'a> Names<'a> {
+    pub fn new(files: &'a [String], backend_prefix: &str) -> Names<'a> {
+        let mut by_base_name: std::collections::HashMap<&str, Vec<&str>> = Default::default();
+        for file in files {
+            by_base_name.entry(base_name(file)).or_default().push(file);
+        }
+        Names {
+            paths: files.iter().map(String::as_str).collect(),
+            by_base_name,
+            prefix: backend_prefix.trim_end_matches('/').to_string(),
+        }
+    }
+
+    /// What `name` means: the full path, else the path under the backend folder, else the one
+    /// file with that bare name.
+    pub fn resolve(&self, name: &str) -> Resolved<'a> {
+        let name = name.trim().trim_start_matches("./");
+        if let Some(file) = self.paths.get(name) {
+            return Resolved::File(file);
+        }
+        if !self.prefix.is_empty() {
+            let under_backend = format!("{}/{name}", self.prefix);
+            if let Some(file) = self.paths.get(under_backend.as_str()) {
+                return Resolved::File(file);
+            }
+        }
+        if name.contains('/') {
+            return Resolved::NotFound;
+        }
+        match self.by_base_name.get(name).map(Vec::as_slice) {
+            None | Some([]) => Resolved::NotFound,
+            Some([file]) => Resolved::File(file),
+            Some(files) => Resolved::Ambiguous(files.to_vec()),
+        }
     }
 }
 
@@ -76,6 +123,25 @@ mod tests {
             resolve("device.cpp", &files, prefix),
             Resolved::File("mlx/device.cpp")
         );
+    }
+
+    #[test]
+    fn the_index_resolves_every_name_as_the_scan_does() {
+        let files = files();
+        for prefix in ["mlx/backend/rocm/", ""] {
+            let names = Names::new(&files, prefix);
+            for name in [
+                "mlx/device.cpp",
+                " ./mlx/device.cpp ",
+                "eval.cpp",
+                "device.cpp",
+                "rocm/eval.cpp",
+                "missing.cpp",
+                "backend/rocm/eval.cpp",
+            ] {
+                assert_eq!(names.resolve(name), resolve(name, &files, prefix), "{name}");
+            }
+        }
     }
 
     #[test]

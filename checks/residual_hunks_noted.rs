@@ -2,7 +2,7 @@
 //! an entry that names the file.
 
 use crate::facts::{Facts, ResidualHunk};
-use crate::names::{resolve, Resolved};
+use crate::names::{Names, Resolved};
 use crate::register::Register;
 use crate::{Chapter, Check, Finding, Severity};
 
@@ -19,15 +19,22 @@ pub(crate) const CHECK: Check = Check {
 fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
     let register = facts.register.as_ref().unwrap_or(&empty);
+    let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
+    let names = Names::new(files, &facts.backend_prefix);
     facts
         .residual
         .iter()
-        .filter_map(|hunk| problem(hunk, register, facts))
+        .filter_map(|hunk| problem(hunk, register, facts, &names))
         .map(|message| CHECK.finding(facts.register_file(), None, message))
         .collect()
 }
 
-fn problem(hunk: &ResidualHunk, register: &Register, facts: &Facts) -> Option<String> {
+fn problem(
+    hunk: &ResidualHunk,
+    register: &Register,
+    facts: &Facts,
+    names: &Names,
+) -> Option<String> {
     // A note of the residual record ties the file to its entry; `residual-notes` checks the note.
     let noted = facts.residual_record.as_ref().is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file));
     if noted {
@@ -37,12 +44,12 @@ fn problem(hunk: &ResidualHunk, register: &Register, facts: &Facts) -> Option<St
     if hunk.fixes.is_empty() {
         return Some(format!("residual hunk at {place} belongs to no local fix"));
     }
-    let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
     let names_it = |number: &u32| {
         register.entry(*number).is_some_and(|entry| {
-            entry.files.iter().any(|named| {
-                resolve(&named.name, files, &facts.backend_prefix) == Resolved::File(&hunk.file)
-            })
+            entry
+                .files
+                .iter()
+                .any(|named| names.resolve(&named.name) == Resolved::File(&hunk.file))
         })
     };
     if hunk.fixes.iter().any(names_it) {

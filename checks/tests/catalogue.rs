@@ -255,3 +255,47 @@ fn checks_that_need_no_objects_find_the_same_from_the_records_alone() {
     }
     assert!(record_checks >= 5, "{record_checks} checks run offline");
 }
+
+/// Not timed: a fix touching 20,000 files, each named by its entry, is checked whole and finds
+/// nothing; one name left out is found, once. Before the names were indexed, three checks
+/// resolved every name against every file for every differing file or hook (cubic: `check` on
+/// such an overlay ran for more than 13 minutes without finishing).
+#[test]
+fn a_register_naming_twenty_thousand_files_is_checked_whole() {
+    let mut facts = common::healthy();
+    let wide: Vec<String> = (0..20_000)
+        .map(|i| format!("mlx/backend/rocm/wide/d{:03}/file_{i:05}.cpp", i % 200))
+        .collect();
+    let tree = facts.tree.as_mut().unwrap();
+    tree.files.extend(wide.iter().cloned());
+    tree.files.sort();
+    tree.differing.extend(wide.iter().cloned());
+    let register = facts.register.as_mut().unwrap();
+    let names: Vec<&str> = wide.iter().map(String::as_str).collect();
+    let mut entry = common::entry(
+        5,
+        43,
+        &names,
+        &[("state", "kept-local"), ("reason", "wide"), ("issue", "#8")],
+    );
+    register.entries.push(entry.clone());
+    facts
+        .patch_series
+        .as_mut()
+        .unwrap()
+        .push(forkbook_checks::facts::SeriesPatch {
+            number: 5,
+            file: "patches-rocm/0005-wide.patch".into(),
+        });
+    assert!(run_all(&facts).is_empty(), "{:#?}", run_all(&facts));
+
+    let left_out = entry.files.remove(12_345);
+    facts.register.as_mut().unwrap().entries[4] = entry;
+    let findings = run_all(&facts);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert_eq!(findings[0].check, "differing-file-named");
+    assert!(
+        findings[0].message.contains(&left_out.name),
+        "{findings:#?}"
+    );
+}

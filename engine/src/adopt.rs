@@ -14,7 +14,7 @@ use super::fsutil::{replace_file, RunLock};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, Counts, Lock};
-use forkbook_checks::names::{resolve, Resolved};
+use forkbook_checks::names::{Names, Resolved};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -212,6 +212,8 @@ fn summarize(
     let mut entries = Vec::new();
     let mut states = BTreeMap::new();
     let mut named_files = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let names = Names::new(&tree_files, prefix);
     let mut resolved = Vec::new();
     if let Some(register) = &facts.register {
         for entry in &register.entries {
@@ -226,14 +228,14 @@ fn summarize(
                 line: entry.line,
             });
             for named in &entry.files {
-                let name = match resolve(&named.name, &tree_files, prefix) {
+                let name = match names.resolve(&named.name) {
                     Resolved::File(path) => {
                         resolved.push(path.to_string());
                         path.to_string()
                     }
                     _ => named.name.clone(),
                 };
-                if !named_files.contains(&name) {
+                if seen.insert(name.clone()) {
                     named_files.push(name);
                 }
             }

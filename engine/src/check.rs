@@ -11,7 +11,7 @@ use forkbook_checks::facts::{
     ReadmeFacts, RecordedValue, Repos, ResidualHunk, ResidualNote, ResidualRecordFacts,
     SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
 };
-use forkbook_checks::names::{resolve, Resolved};
+use forkbook_checks::names::{Names, Resolved};
 use forkbook_checks::register::{Problem, Register};
 pub use forkbook_checks::{Facts, Finding, Severity};
 
@@ -442,13 +442,14 @@ fn residual_hunks(
     prefix: &str,
 ) -> Vec<ResidualHunk> {
     let files = tree.map_or(&[][..], |t| &t.files[..]);
+    let names = Names::new(files, prefix);
     residual::compute(state)
         .hunks
         .into_iter()
         .map(|hunk| {
             let fixes = match state.layout {
                 Layout::Patch => hunk.fixes.iter().map(|n| *n as u32).collect(),
-                Layout::Files => naming_entries(register, files, prefix, &hunk.file),
+                Layout::Files => naming_entries(register, &names, &hunk.file),
             };
             ResidualHunk {
                 file: hunk.file,
@@ -459,12 +460,7 @@ fn residual_hunks(
         .collect()
 }
 
-fn naming_entries(
-    register: Option<&Register>,
-    files: &[String],
-    prefix: &str,
-    path: &str,
-) -> Vec<u32> {
+fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec<u32> {
     let Some(register) = register else {
         return Vec::new();
     };
@@ -474,7 +470,7 @@ fn naming_entries(
         .filter(|e| {
             e.files
                 .iter()
-                .any(|n| resolve(&n.name, files, prefix) == Resolved::File(path))
+                .any(|n| names.resolve(&n.name) == Resolved::File(path))
         })
         .map(|e| e.number)
         .collect()

@@ -26,7 +26,7 @@ use super::register::{self, Entry, Register, State};
 use super::report_value::plural;
 use super::FileMap;
 use crate::bail;
-use forkbook_checks::names::{resolve, Resolved};
+use forkbook_checks::names::{Names, Resolved};
 
 mod run;
 pub use run::{propose, record_pr, Proposed, Recorded};
@@ -312,14 +312,18 @@ fn files_change(
         .cloned()
         .collect();
     let differing = state.differences();
+    let differing_at: std::collections::HashMap<&str, &Change> =
+        differing.iter().map(|d| (d.0.as_str(), d)).collect();
+    let names = Names::new(&all, prefix);
+    let mut taken = std::collections::HashSet::new();
     let mut change = Vec::new();
     let mut named_a_file = false;
     for named in &entry.files {
-        if let Resolved::File(path) = resolve(&named.name, &all, prefix) {
+        if let Resolved::File(path) = names.resolve(&named.name) {
             named_a_file = true;
-            if let Some(diff) = differing.iter().find(|(p, _, _)| p == path) {
-                if !change.iter().any(|(p, _, _): &Change| p == path) {
-                    change.push(diff.clone());
+            if let Some(diff) = differing_at.get(path) {
+                if taken.insert(path) {
+                    change.push((*diff).clone());
                 }
             }
         }

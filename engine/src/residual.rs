@@ -159,9 +159,10 @@ pub fn compute_with_records(project: &Project, cache: &Cache) -> Result<Computed
     let core_files = overlay::core_files(project, &records, layout);
     let prefix = project.config.overlay.backend_prefix.as_str();
     let mut touched = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for patch_file in &records.patches {
         for path in patch::touched(&patch_file.text, &patch_file.name)? {
-            if path.starts_with(prefix) && !touched.contains(&path) {
+            if path.starts_with(prefix) && seen.insert(path.clone()) {
                 touched.push(path);
             }
         }

@@ -734,15 +734,14 @@ fn entries_naming(project: &Project, state: &OverlayState, path: &str) -> Vec<us
     };
     let register = super::register::parse(records::FIXES_FILE, &String::from_utf8_lossy(text));
     let known: Vec<String> = state.overlay.keys().cloned().collect();
-    let prefix = &project.config.overlay.backend_prefix;
+    let names = forkbook_checks::names::Names::new(&known, &project.config.overlay.backend_prefix);
     register
         .entries
         .iter()
         .filter(|e| {
-            e.files.iter().any(|n| {
-                forkbook_checks::names::resolve(&n.name, &known, prefix)
-                    == forkbook_checks::names::Resolved::File(path)
-            })
+            e.files
+                .iter()
+                .any(|n| names.resolve(&n.name) == forkbook_checks::names::Resolved::File(path))
         })
         .map(|e| e.number as usize)
         .collect()
