@@ -6,7 +6,8 @@
 #     benches/whole-process.sh [--runs N] [--bin target/release/forkbook] [--project DIR] [--only NAMES]
 #
 # `--only sync-check,residual` times only those benches (names as in the table's JSON files:
-# sync-check status residual check drift-cold drift-warm verify book-cached book-rerun version).
+# sync-check status residual check sync-check-cold residual-cold drift-cold drift-warm verify
+# book-cached book-rerun version).
 #
 # The project (default: this repository: forkbook.toml, patches-rocm/, book/) is copied to a
 # temporary folder, so nothing of it is touched; the object cache is FORKBOOK_CACHE or a fresh
@@ -204,6 +205,10 @@ bench sync-check "$bin sync --check" "bash $self baseline near-sync-check $work"
 bench status "$bin status" "bash $self baseline near-status $work"
 bench residual "$bin residual" "bash $self baseline near-residual $work" "bash $self baseline blob-residual $work"
 bench check "$bin check"
+# The first run at new commits: the core merges are made again (`forkbook-merges/` emptied first).
+merges="$(dirname "$FORKBOOK_CACHE")/forkbook-merges"
+bench sync-check-cold --prepare "rm -rf $merges" "$bin sync --check" "bash $self baseline blob-sync-check $work"
+bench residual-cold --prepare "rm -rf $merges" "$bin residual" "bash $self baseline blob-residual $work"
 bench drift-cold --prepare "rm -rf $store" "$bin drift api"
 bench drift-warm "$bin drift api"
 bench verify "$bin verify"
@@ -232,6 +237,7 @@ print("included) in brackets; ratios as wall / CPU.\n")
 print("| command | forkbook | near-limit shell | forkbook / near-limit | per-blob shell | per-blob / forkbook |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for name, label in [("sync-check", "sync --check"), ("status", "status"), ("residual", "residual"), ("check", "check"),
+                    ("sync-check-cold", "sync --check (empty merge cache)"), ("residual-cold", "residual (empty merge cache)"),
                     ("drift-cold", "drift api (empty drift cache)"), ("drift-warm", "drift api (second run)"),
                     ("verify", "verify (warm drift cache)"), ("book-cached", "book build (every step cached)"),
                     ("book-rerun", "book build --rerun (empty drift cache)"), ("version", "--version (process floor)")]:
