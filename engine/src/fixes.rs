@@ -108,17 +108,9 @@ fn render_entry(out: &mut String, entry: &Listed, file: &str) {
     }
 }
 
-/// Register text made safe for a terminal: control characters shown as `\u{..}` escapes.
+/// Register text, safe on a terminal (the one rule, `terminal::escape_field`).
 fn terminal(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::terminal::escape_field(text).into_owned()
 }
 
 /// What `forkbook fixes migrate` proposed (and with `--write` wrote). Its JSON is the migration.

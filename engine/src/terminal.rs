@@ -59,6 +59,16 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// One field of a one-line listing (a register title, a folder named in the records): as
+/// [`escape_controls`], and a line break in it shown as `\n`, so it cannot start a line of its
+/// own that looks like forkbook's.
+pub fn escape_field(text: &str) -> Cow<'_, str> {
+    match escape_controls(text) {
+        Cow::Borrowed(text) if !text.contains('\n') => Cow::Borrowed(text),
+        escaped => Cow::Owned(escaped.replace('\n', "\\n")),
+    }
+}
+
 /// A path as git prints it (`core.quotePath=false`): as it is, or, when it holds a control
 /// character, a line break, a double quote or a backslash, in double quotes with those escaped.
 pub fn quote_path(path: &str) -> Cow<'_, str> {
@@ -145,6 +155,15 @@ impl<W: Write> Drop for SafeWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_shows_its_line_breaks_and_controls() {
+        assert_eq!(escape_field("plain title"), "plain title");
+        assert_eq!(
+            escape_field("title\n  fix 9: applies as before\u{1b}[2K"),
+            "title\\n  fix 9: applies as before\\033[2K"
+        );
+    }
 
     #[test]
     fn controls_are_shown_never_emitted() {

@@ -18,17 +18,9 @@ impl CommandReport for Adoption {
     }
 }
 
-/// Text from the user's records, safe on a terminal: control characters escaped.
+/// Text from the user's records, safe on a terminal (the one rule, `terminal::escape_field`).
 fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::terminal::escape_field(text).into_owned()
 }
 
 fn render(a: &Adoption, out: &mut String) {
