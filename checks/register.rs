@@ -50,6 +50,20 @@ impl Register {
     pub fn entry(&self, number: u32) -> Option<&Entry> {
         self.entries.iter().find(|e| e.number == number)
     }
+
+    /// The numbers of the entries whose `Files:` name `path`, each name read as `names` reads
+    /// it (a path, a file name, a folder).
+    pub fn entries_naming(&self, names: &crate::names::Names, path: &str) -> Vec<u32> {
+        self.entries
+            .iter()
+            .filter(|e| {
+                e.files
+                    .iter()
+                    .any(|n| names.resolve(&n.name) == crate::names::Resolved::File(path))
+            })
+            .map(|e| e.number)
+            .collect()
+    }
 }
 
 /// A problem at a line.

@@ -11,7 +11,7 @@ use forkbook_checks::facts::{
     ReadmeFacts, RecordedValue, Repos, ResidualHunk, ResidualNote, ResidualRecordFacts,
     SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
 };
-use forkbook_checks::names::{Names, Resolved};
+use forkbook_checks::names::Names;
 use forkbook_checks::register::{Problem, Register};
 pub use forkbook_checks::{Facts, Finding, Severity};
 
@@ -461,19 +461,7 @@ fn residual_hunks(
 }
 
 fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec<u32> {
-    let Some(register) = register else {
-        return Vec::new();
-    };
-    register
-        .entries
-        .iter()
-        .filter(|e| {
-            e.files
-                .iter()
-                .any(|n| names.resolve(&n.name) == Resolved::File(path))
-        })
-        .map(|e| e.number)
-        .collect()
+    register.map_or(Vec::new(), |r| r.entries_naming(names, path))
 }
 
 /// The web addresses of the fork and upstream as `forkbook.toml` names them (before any

@@ -736,14 +736,9 @@ fn entries_naming(project: &Project, state: &OverlayState, path: &str) -> Vec<us
     let known: Vec<String> = state.overlay.keys().cloned().collect();
     let names = forkbook_checks::names::Names::new(&known, &project.config.overlay.backend_prefix);
     register
-        .entries
-        .iter()
-        .filter(|e| {
-            e.files
-                .iter()
-                .any(|n| names.resolve(&n.name) == forkbook_checks::names::Resolved::File(path))
-        })
-        .map(|e| e.number as usize)
+        .entries_naming(&names, path)
+        .into_iter()
+        .map(|n| n as usize)
         .collect()
 }
 
