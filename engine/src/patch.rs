@@ -363,7 +363,8 @@ mod wide_tests {
     use super::*;
 
     /// Not timed: a patch touching 20,000 files renders, lists its paths and applies exactly.
-    /// It took about 25 s before the work per file was made constant (see docs/reliability.md).
+    /// Its paths were kept unique by comparing each with every earlier one (quadratic); see
+    /// docs/reliability.md for the figures.
     #[test]
     fn a_patch_touching_twenty_thousand_files_round_trips() {
         let (pre, post) = wide_change(20_000);
