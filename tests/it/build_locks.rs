@@ -209,8 +209,8 @@ fn read_only_commands_use_the_cache_while_a_drift_build_compiles_and_writers_sti
 
 /// A compiler that hangs on every source of the exported tree (writing its pid to `pids`
 /// first), and hands everything else (CMake's compiler checks) to `c++`.
-fn hanging_compiler(dir: &Path, pids: &Path) -> PathBuf {
-    let stub = dir.join("hanging-hipcc");
+fn hanging_compiler(dir: &Path, name: &str, pids: &Path) -> PathBuf {
+    let stub = dir.join(name);
     let script = format!(
         "#!/bin/sh\n\
          for arg in \"$@\"; do\n\
@@ -262,16 +262,20 @@ fn processes_in(dir: &Path) -> Vec<String> {
     found
 }
 
-/// Fails on main before this change: the timed-out step's build kept running and holding the
-/// cache lock until its end, so the book's next step was refused ("another forkbook run is
-/// using the object cache").
+/// Both ways a book runs `forkbook drift build`: in process (a `forkbook` step, stopped through
+/// its thread's deadline) and as a process (a `sh` step running the binary, stopped with every
+/// process carrying its tag). Fails on main before this change: the in-process step showed no
+/// build output, only the error line.
 #[test]
 fn a_timed_out_drift_build_step_stops_its_build_at_the_deadline_and_lets_go_of_the_locks() {
     let demo = Demo::new(Layout::Patch);
     let dir = demo.tmp.path();
     let pids = dir.join("compiler-pids");
-    let stub = hanging_compiler(dir, &pids);
+    let stub = hanging_compiler(dir, "hanging-hipcc", &pids);
     let work = dir.join("build");
+    let sh_pids = dir.join("sh-compiler-pids");
+    let sh_stub = hanging_compiler(dir, "hanging-hipcc-sh", &sh_pids);
+    let sh_work = dir.join("sh-build");
     let timeout = 20;
     let book = demo.root().join("book");
     let write = |rel: &str, text: &str| {
@@ -281,16 +285,21 @@ fn a_timed_out_drift_build_step_stops_its_build_at_the_deadline_and_lets_go_of_t
     };
     write(
         "book.toml",
-        "[book]\ntitle = \"timeouts\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\n",
+        "[book]\ntitle = \"timeouts\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\nallow-shell = true\n",
     );
     write("src/SUMMARY.md", "# Summary\n\n- [Build](build.md)\n");
     write(
         "src/build.md",
         &format!(
             "# Build\n\n```forkbook,timeout={timeout}\nforkbook drift build --compiler {} --jobs 2 --work {}\n```\n\n\
+             ```sh,run,timeout={timeout}\n'{}' --cache '{}' drift build --compiler '{}' --jobs 2 --work '{}'\n```\n\n\
              ```forkbook\nforkbook status\n```\n",
             stub.display(),
-            work.display()
+            work.display(),
+            env!("CARGO_BIN_EXE_forkbook"),
+            demo.demo.cache.display(),
+            sh_stub.display(),
+            sh_work.display(),
         ),
     );
     let started = Instant::now();
@@ -300,20 +309,25 @@ fn a_timed_out_drift_build_step_stops_its_build_at_the_deadline_and_lets_go_of_t
     assert_eq!(code, 0, "{out}");
     // At its deadline, plus the moment the command takes to notice: not the stub's 300 s.
     assert!(
-        took < Duration::from_secs(timeout + 40),
+        took < Duration::from_secs(2 * timeout + 40),
         "the book took {took:?}"
     );
 
-    // The build had reached its compiles, and the stub's processes are gone with cmake and make.
-    let compilers: Vec<i32> = std::fs::read_to_string(&pids)
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|p| p.parse().unwrap())
-        .collect();
-    assert!(!compilers.is_empty(), "the build never compiled: {html}");
+    // Each build had reached its compiles, and the stubs' processes are gone with cmake and make.
     std::thread::sleep(Duration::from_millis(300));
-    for pid in &compilers {
-        assert!(!alive(*pid), "compiler {pid} outlived the step");
+    for file in [&pids, &sh_pids] {
+        let compilers: Vec<i32> = std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert!(
+            !compilers.is_empty(),
+            "{file:?}: the build never compiled: {html}"
+        );
+        for pid in &compilers {
+            assert!(!alive(*pid), "compiler {pid} outlived the step");
+        }
     }
     let left = processes_in(dir);
     assert!(left.is_empty(), "processes outlived the step: {left:#?}");
@@ -323,7 +337,7 @@ fn a_timed_out_drift_build_step_stops_its_build_at_the_deadline_and_lets_go_of_t
         .split("<span class=\"forkbook-exit\">")
         .skip(1)
         .collect();
-    assert_eq!(steps.len(), 2, "{html}");
+    assert_eq!(steps.len(), 3, "{html}");
     assert!(steps[0].starts_with("exit 124"), "{}", steps[0]);
     assert!(
         steps[0].contains(&format!("timed out after {timeout} s")),
@@ -335,11 +349,18 @@ fn a_timed_out_drift_build_step_stops_its_build_at_the_deadline_and_lets_go_of_t
         "the output so far: {}",
         steps[0]
     );
-    assert!(steps[1].starts_with("exit 0"), "{}", steps[1]);
+    assert!(steps[1].starts_with("exit 124"), "{}", steps[1]);
+    assert!(
+        steps[1].contains(&format!("timed out after {timeout} s")),
+        "{}",
+        steps[1]
+    );
+    assert!(steps[2].starts_with("exit 0"), "{}", steps[2]);
     assert!(!html.contains("another forkbook run"), "{html}");
 
     // Both locks are free: a writer gets the cache, and a build gets the work folder.
     let out = forkbook(&demo, &["fetch"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let _work_lock = RunLock::acquire(&work, "drift build folder").unwrap();
+    let _sh_work_lock = RunLock::acquire(&sh_work, "drift build folder").unwrap();
 }
