@@ -57,11 +57,20 @@ pub fn add_from(
 
 impl CommandReport for Added {
     fn text(&self) -> String {
+        // A fix may touch thousands of files: name the first ones, count the rest (the entry's
+        // `Files:` line and `--json` have them all).
+        const SHOWN: usize = 20;
+        let mut touching = self.paths[..self.paths.len().min(SHOWN)].join(", ");
+        if self.paths.len() > SHOWN {
+            touching.push_str(&format!(
+                " and {} more files (all {} are named in the entry)",
+                self.paths.len() - SHOWN,
+                self.paths.len()
+            ));
+        }
         format!(
-            "recorded fix {} touching {}\nnote: fill in its state in {}\n",
-            self.number,
-            self.paths.join(", "),
-            self.register
+            "recorded fix {} touching {touching}\nnote: fill in its state in {}\n",
+            self.number, self.register
         )
     }
 
@@ -218,4 +227,27 @@ pub fn slug(title: &str) -> String {
         out.push_str("fix");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fix_touching_thousands_of_files_names_the_first_and_counts_the_rest() {
+        let added = Added {
+            number: 5,
+            paths: (0..20_000)
+                .map(|i| format!("mlx/backend/rocm/f{i:05}.cpp"))
+                .collect(),
+            register: "patches-rocm/LOCAL_FIXES.md".into(),
+        };
+        let text = added.text();
+        assert!(text.starts_with("recorded fix 5 touching mlx/backend/rocm/f00000.cpp, "));
+        assert!(
+            text.contains("f00019.cpp and 19980 more files (all 20000 are named in the entry)\n")
+        );
+        assert!(!text.contains("f00020.cpp"), "{text}");
+        assert!(text.len() < 1000, "{} bytes", text.len());
+    }
 }
