@@ -256,3 +256,59 @@ fn sync_check_names_each_file_the_lock_disagrees_with() {
         );
     }
 }
+
+/// `sync --check` renders the records of the patch layout from the state's own overlay and
+/// steps (`recorded_records`) instead of planning a move to the same commits: both must give the
+/// same records, on a clean overlay, after a retarget with conflicts left in, and with the
+/// resolution of those conflicts recorded as a fix.
+#[test]
+fn records_from_the_state_equal_a_planned_move_to_the_same_commits() {
+    use forkbook::engine::{overlay::OverlayState, sync, Cache};
+    let demo = Demo::new(Layout::Patch);
+    let same = |when: &str| {
+        let project = demo.demo.open().unwrap();
+        // Retried: a `git` another test thread forks may briefly share the cache lock's descriptor.
+        let cache = (0..50)
+            .find_map(|_| {
+                Cache::open(&project)
+                    .map_err(|_| std::thread::sleep(std::time::Duration::from_millis(20)))
+                    .ok()
+            })
+            .expect("the object cache stayed locked");
+        let state = OverlayState::load(&project, &cache).unwrap();
+        let planned = sync::plan(&project, &cache, &state, state.commits).unwrap();
+        let recorded = sync::recorded_records(&project, &state).unwrap();
+        assert_eq!(recorded, planned.records, "{when}");
+        assert!(!state.steps.is_empty(), "{when}: fixes are carried");
+    };
+    same("at the demo's commits");
+    let pin2 = demo.demo.world.pin2.clone();
+    let (code, out) = demo.run(&["retarget", &pin2]);
+    assert_eq!(code, 1, "device.cpp conflicts: {out}");
+    same("after a retarget with a conflict left in");
+    let dir = demo.tmp.path().join("resolved");
+    let (code, out) = demo.run(&["materialize", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let device = dir.join("mlx/device.cpp");
+    let text = std::fs::read_to_string(&device).unwrap();
+    let resolved: String = text
+        .lines()
+        .filter(|l| {
+            !l.starts_with("<<<<<<<") && !l.starts_with("=======") && !l.starts_with(">>>>>>>")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&device, resolved).unwrap();
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        dir.to_str().unwrap(),
+        "--title",
+        "Keep both device choices",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    same("with the resolution recorded as a fix");
+    let (code, out) = demo.run(&["sync", "--check"]);
+    assert_eq!(code, 0, "{out}");
+}
