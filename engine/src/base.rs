@@ -122,15 +122,11 @@ fn with_core(
     core_files: &[String],
     mut files: FileMap,
 ) -> Result<BaseTree> {
-    let labels = (
-        format!("pin {}", short(commits.pin)),
-        format!("base {}", short(commits.base)),
-        format!("fork {}", short(commits.fork)),
-    );
+    let labels = conflict_labels(commits);
     let labels = Labels {
-        ours: &labels.0,
-        base: &labels.1,
-        theirs: &labels.2,
+        ours: &labels[0],
+        base: &labels[1],
+        theirs: &labels[2],
     };
     let tree =
         |commit: git2::Oid| -> Result<git2::Tree> { Ok(cache.repo().find_commit(commit)?.tree()?) };
@@ -174,6 +170,16 @@ fn with_core(
         core.push((path.clone(), outcome));
     }
     Ok(BaseTree { files, core })
+}
+
+/// The labels of a core file's conflict markers in the base tree: `pin 846d1762`,
+/// `base 39886de4`, `fork 75915908` (ours, base, theirs).
+pub fn conflict_labels(commits: Commits) -> [String; 3] {
+    [
+        format!("pin {}", short(commits.pin)),
+        format!("base {}", short(commits.base)),
+        format!("fork {}", short(commits.fork)),
+    ]
 }
 
 /// Sides of a core file: base, pin, fork.

@@ -223,15 +223,55 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
 struct MoveLabels {
     new_base: String,
     old_base: String,
+    /// The base tree's conflict labels at the old commits and at the new, where they differ
+    /// (`fork 4f39b0dc` -> `fork c8aa7c95`).
+    renamed: Vec<(String, String)>,
 }
 
 impl MoveLabels {
     fn new(old: Commits, new: Commits) -> MoveLabels {
         let name = |c: Commits| format!("fork {} pin {}", short(c.fork), short(c.pin));
+        let renamed = base::conflict_labels(old)
+            .into_iter()
+            .zip(base::conflict_labels(new))
+            .filter(|(a, b)| a != b)
+            .collect();
         MoveLabels {
             new_base: format!("new base ({})", name(new)),
             old_base: format!("old base ({})", name(old)),
+            renamed,
         }
+    }
+
+    /// `file` of the old base (or a fix made over it) with the base tree's marker lines labelled
+    /// as the new base labels them. A region of the base tree that a fix resolved names the
+    /// commits in its marker lines; without this, a fork or pin that moved without touching the
+    /// region changes those lines, and the move reads the label as a change that collides with
+    /// the fix's resolution.
+    fn relabel<'a>(&self, file: Option<&'a Vec<u8>>) -> Option<std::borrow::Cow<'a, [u8]>> {
+        let file = file?;
+        let markers: [&[u8]; 3] = [b"<<<<<<< ", b"||||||| ", b">>>>>>> "];
+        let is_marker = |line: &[u8]| markers.iter().any(|m| line.starts_with(m));
+        if self.renamed.is_empty() || !file.split(|&b| b == b'\n').any(is_marker) {
+            return Some(std::borrow::Cow::Borrowed(file.as_slice()));
+        }
+        let mut out = Vec::with_capacity(file.len());
+        for line in file.split_inclusive(|&b| b == b'\n') {
+            let (body, end) = match line.strip_suffix(b"\n") {
+                Some(body) => (body, &b"\n"[..]),
+                None => (line, &b""[..]),
+            };
+            let renamed = markers.iter().find_map(|m| {
+                let label = body.strip_prefix(*m)?;
+                let (_, new) = self
+                    .renamed
+                    .iter()
+                    .find(|(old, _)| old.as_bytes() == label)?;
+                Some([*m, new.as_bytes(), end].concat())
+            });
+            out.extend_from_slice(renamed.as_deref().unwrap_or(line));
+        }
+        Some(std::borrow::Cow::Owned(out))
     }
 }
 
@@ -276,12 +316,13 @@ fn carry_one(
     labels: &MoveLabels,
     local_label: &str,
 ) -> Result<(Image, Option<FileOutcome>)> {
+    let (b0, local) = (labels.relabel(b0), labels.relabel(local));
     let labels = Labels {
         ours: &labels.new_base,
         base: &labels.old_base,
         theirs: local_label,
     };
-    let merged = merge3(path, as_side(b0), as_side(b1), as_side(local), labels)?;
+    let merged = merge3(path, b0.as_deref(), as_side(b1), local.as_deref(), labels)?;
     let outcome = match merged.outcome {
         Outcome::Unchanged => None,
         Outcome::Ours => Some(FileOutcome::of_base_move(b0.is_some(), b1.is_some())),

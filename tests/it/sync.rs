@@ -312,3 +312,73 @@ fn records_from_the_state_equal_a_planned_move_to_the_same_commits() {
     let (code, out) = demo.run(&["sync", "--check"]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// A conflict region of the base tree resolved by a local fix stays resolved when the fork moves
+/// without touching that file. The base tree's markers are labelled with the commits
+/// (`>>>>>>> fork 4f39b0dc`); before this test, a fork sync changed the label, the label line
+/// collided with the fix's resolution, and every such fix came back as a conflict (found on the
+/// real overlay, whose fixes 1 to 3 resolve pin-vs-fork conflicts).
+#[test]
+fn a_resolved_base_conflict_stays_resolved_when_the_fork_moves() {
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let pin2 = demo.demo.world.pin2.clone();
+        let (code, out) = demo.run(&["retarget", &pin2]);
+        assert_eq!(code, 1, "{layout:?}: {out}");
+        // Resolve mlx/device.cpp by taking the pin's side of each region, as a local fix.
+        let hand = demo.tmp.path().join("hand");
+        let (code, out) = demo.run(&["materialize", "--out", hand.to_str().unwrap()]);
+        assert_eq!(code, 0, "{out}");
+        let device = std::fs::read_to_string(hand.join("mlx/device.cpp")).unwrap();
+        let mut resolved = String::new();
+        let mut side = "out";
+        for line in device.split_inclusive('\n') {
+            if line.starts_with("<<<<<<< ") {
+                side = "ours";
+            } else if line.starts_with("||||||| ") || line.starts_with("=======") {
+                side = "other";
+            } else if line.starts_with(">>>>>>> ") {
+                side = "out";
+            } else if side != "other" {
+                resolved.push_str(line);
+            }
+        }
+        assert_ne!(
+            resolved, device,
+            "{layout:?}: there were markers to resolve"
+        );
+        std::fs::write(hand.join("mlx/device.cpp"), &resolved).unwrap();
+        let (code, out) = demo.run(&[
+            "fix",
+            "add",
+            "--from",
+            hand.to_str().unwrap(),
+            "--title",
+            "Keep the pin's default device",
+        ]);
+        assert_eq!(code, 0, "{layout:?}: {out}");
+        let (code, out) = demo.run(&["sync", "--check"]);
+        assert_eq!(
+            code, 0,
+            "{layout:?}: resolved at the recorded commits: {out}"
+        );
+
+        // F2 changes backend files only: the resolution must carry as it is.
+        let f2 = demo.fork(2).to_string();
+        let (code, out) = demo.run(&["sync", &f2, "--check"]);
+        assert!(
+            !out.contains("mlx/device.cpp: CONFLICT"),
+            "{layout:?}: the label change is no conflict: {out}"
+        );
+        assert!(
+            out.contains("mlx/device.cpp: pin vs fork (1 region), resolved by fix 5"),
+            "{layout:?}: {out}"
+        );
+        // What is left is F2's own collision with fix 4 (see the test above).
+        assert_eq!(code, 1, "{layout:?}: {out}");
+        assert!(
+            !out.contains("mlx/device.cpp:") || !out.contains("left with markers: mlx/device.cpp"),
+            "{layout:?}: {out}"
+        );
+    }
+}
