@@ -144,6 +144,9 @@ pub struct SeriesPatch {
     pub number: u32,
     /// The patch file, relative to the project root.
     pub file: String,
+    /// It holds no change: the fork or the pin came to hold the fix, and a move left its patch
+    /// empty.
+    pub empty: bool,
 }
 
 /// The overlay against its lock.

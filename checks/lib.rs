@@ -45,6 +45,7 @@ catalogue![
     fix_draft_confirmed,
     residual_record_current,
     residual_notes,
+    patch_not_empty,
 ];
 
 /// The checks that need the base tree and the overlay, so the objects of the recorded commits

@@ -286,6 +286,7 @@ fn a_register_naming_twenty_thousand_files_is_checked_whole() {
         .push(forkbook_checks::facts::SeriesPatch {
             number: 5,
             file: "patches-rocm/0005-wide.patch".into(),
+            empty: false,
         });
     assert!(run_all(&facts).is_empty(), "{:#?}", run_all(&facts));
 

@@ -96,6 +96,8 @@ fn record_series(project: &Project) -> Option<Vec<SeriesPatch>> {
                 .next()
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0),
+            empty: std::fs::read_to_string(dir.join(&name))
+                .is_ok_and(|text| crate::patch::is_empty(&text)),
             file: project.record_name(&format!("{PATCHES_DIR}/{name}")),
         })
         .collect();
@@ -388,6 +390,7 @@ fn series(project: &Project, state: &OverlayState) -> Vec<SeriesPatch> {
         .map(|p| SeriesPatch {
             number: p.number().unwrap_or(0) as u32,
             file: project.record_name(&format!("{PATCHES_DIR}/{}", p.name)),
+            empty: crate::patch::is_empty(&p.text),
         })
         .collect()
 }

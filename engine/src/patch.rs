@@ -198,9 +198,21 @@ fn check_headers(patch: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether a patch holds no change at all: its header and message alone. A move leaves a fix's
+/// patch so when the new base already holds the fix (it is droppable); it applies as nothing
+/// until its entry is marked merged and the patch removed, which `check` asks for.
+pub fn is_empty(patch: &str) -> bool {
+    !patch
+        .lines()
+        .any(|l| l.starts_with("diff --git ") || l.starts_with("--- ") || l.starts_with("@@ "))
+}
+
 /// The paths a patch touches (old and new names), each checked: patches are untrusted text.
 pub fn touched(patch: &str, name: &str) -> Result<Vec<String>> {
     check_headers(patch, name)?;
+    if is_empty(patch) {
+        return Ok(Vec::new());
+    }
     let diff = parse(patch, name)?;
     let mut paths = Vec::new();
     // Seen paths in a set: a patch touching 20,000 files compared each with every earlier one.
@@ -249,6 +261,9 @@ pub fn apply(patch: &str, name: &str, pre: &FileMap) -> Result<FileMap> {
 /// opens one, not one per patch (each reads the user's git configuration).
 pub fn apply_in(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Result<FileMap> {
     let paths = touched(patch, name)?;
+    if is_empty(patch) {
+        return Ok(FileMap::new());
+    }
     let diff = parse(patch, name)?;
     let tree = repo.find_tree(write_tree(repo, pre)?)?;
     let index = repo.apply_to_tree(&tree, &diff, None).map_err(|e| {

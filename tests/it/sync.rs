@@ -382,3 +382,30 @@ fn a_resolved_base_conflict_stays_resolved_when_the_fork_moves() {
         );
     }
 }
+
+/// A fix the new fork already holds is left as an empty patch by the move: the overlay stays
+/// readable (every command runs) and the check says to mark the entry merged and remove the
+/// patch. Before this test every command failed on the empty patch ("no patch found").
+#[test]
+fn a_droppable_fix_left_empty_by_a_sync_keeps_the_overlay_readable() {
+    let demo = Demo::new(Layout::Patch);
+    let f3 = demo.fork(3).to_string();
+    let (code, out) = demo.run(&["sync", &f3]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("droppable"), "{out}");
+    for args in [
+        vec!["status"],
+        vec!["sync", "--check"],
+        vec!["residual"],
+        vec!["check"],
+    ] {
+        let (code, out) = demo.run(&args);
+        assert_ne!(code, 2, "`{}` reads the overlay: {out}", args.join(" "));
+        assert!(!out.contains("no patch found"), "{out}");
+    }
+    let (_, out) = demo.run(&["check"]);
+    assert!(
+        out.contains("0002-free-pooled-buffers-when-the-allocator-is.patch"),
+        "the empty patch is named: {out}"
+    );
+}

@@ -158,6 +158,7 @@ pub fn healthy() -> Facts {
                 .map(|n| SeriesPatch {
                     number: n,
                     file: format!("patches-rocm/{n:04}-fix-{n}.patch"),
+                    empty: false,
                 })
                 .collect(),
         ),
@@ -269,6 +270,8 @@ pub fn broken() -> Facts {
     tree.differing.push("mlx/backend/rocm/kernels.cpp".into());
     tree.files.push("mlx/backend/rocm/kernels.cpp".into());
     facts.patch_series.as_mut().unwrap().pop();
+    // A move left the first patch empty: the base tree came to hold its fix.
+    facts.patch_series.as_mut().unwrap()[0].empty = true;
     let lock = facts.lock.as_mut().unwrap();
     lock.mismatches.push(LockMismatch {
         path: "mlx/device.cpp".into(),
