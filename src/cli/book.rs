@@ -11,10 +11,11 @@ use forkbook_preprocessor::{ForkbookPreprocessor, GateFailure, Tally};
 use mdbook_driver::builtin_renderers::CmdRenderer;
 use mdbook_driver::MDBook;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Build, test or serve the executable book (the procedures, with every step run)
 #[derive(Debug, clap::Args)]
@@ -189,10 +190,8 @@ fn serve_with(
             let slot = Slot::take(&busy);
             scope.spawn(move || {
                 let _slot = slot;
-                if stream.set_read_timeout(Some(timeout)).is_ok()
-                    && stream.set_write_timeout(Some(timeout)).is_ok()
-                {
-                    let _ = answer(stream, dir);
+                if stream.set_write_timeout(Some(timeout)).is_ok() {
+                    let _ = answer(stream, dir, timeout);
                 }
             });
         }
@@ -222,10 +221,77 @@ impl Drop for Slot {
     }
 }
 
+/// The longest request line read; a longer one is refused.
+const MAX_REQUEST_LINE: usize = 8 * 1024;
+
+/// The request line, read by `deadline` in all: a client sending one byte at a time never keeps
+/// its thread past it, and one that never ends its line is cut at [`MAX_REQUEST_LINE`] bytes
+/// (`None`). The headers after it are read too (up to the same cap), so closing the connection
+/// leaves nothing unread, which would reset it under the response.
+fn read_request_line(stream: &mut TcpStream, deadline: Instant) -> std::io::Result<Option<String>> {
+    let mut head = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let first_line = |head: &[u8]| {
+        head.iter()
+            .position(|&b| b == b'\n')
+            .filter(|&end| end <= MAX_REQUEST_LINE)
+            .map(|end| String::from_utf8_lossy(&head[..end]).into_owned())
+    };
+    loop {
+        let ended =
+            head.windows(4).any(|w| w == b"\r\n\r\n") || head.windows(2).any(|w| w == b"\n\n");
+        if ended || head.len() > MAX_REQUEST_LINE {
+            return Ok(first_line(&head));
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        stream.set_read_timeout(Some(left))?;
+        match stream.read(&mut chunk)? {
+            0 => return Ok(first_line(&head)),
+            n => head.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// Ends the connection politely: no more writes, then what the client still sends is read and
+/// dropped (until it closes, 64 KiB, a second, or the deadline), so the response is not reset
+/// away.
+fn close(stream: &mut TcpStream, deadline: Instant) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let deadline = deadline.min(Instant::now() + Duration::from_secs(1));
+    let mut sink = [0u8; 1024];
+    let mut drained = 0;
+    while drained < 64 * 1024 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => drained += n,
+        }
+    }
+}
+
 /// Answers one GET with a file of `dir`; paths that climb out are refused.
-fn answer(mut stream: TcpStream, dir: &Path) -> std::io::Result<()> {
-    let mut request = String::new();
-    BufReader::new(&stream).read_line(&mut request)?;
+fn answer(mut stream: TcpStream, dir: &Path, timeout: Duration) -> std::io::Result<()> {
+    let deadline = Instant::now() + timeout;
+    let result = answer_request(&mut stream, dir, deadline);
+    close(&mut stream, deadline);
+    result
+}
+
+fn answer_request(stream: &mut TcpStream, dir: &Path, deadline: Instant) -> std::io::Result<()> {
+    let Some(request) = read_request_line(stream, deadline)? else {
+        return respond(
+            stream,
+            "414 URI Too Long",
+            "text/plain",
+            b"request line too long",
+        );
+    };
     let target = request.split_whitespace().nth(1).unwrap_or("/");
     let path = target
         .split(['?', '#'])
@@ -237,15 +303,15 @@ fn answer(mut stream: TcpStream, dir: &Path) -> std::io::Result<()> {
         .components()
         .any(|c| !matches!(c, Component::Normal(_)))
     {
-        return respond(&mut stream, "403 Forbidden", "text/plain", b"forbidden");
+        return respond(stream, "403 Forbidden", "text/plain", b"forbidden");
     }
     let mut file = dir.join(relative);
     if file.is_dir() {
         file = file.join("index.html");
     }
     match std::fs::read(&file) {
-        Ok(bytes) => respond(&mut stream, "200 OK", content_type(&file), &bytes),
-        Err(_) => respond(&mut stream, "404 Not Found", "text/plain", b"not found"),
+        Ok(bytes) => respond(stream, "200 OK", content_type(&file), &bytes),
+        Err(_) => respond(stream, "404 Not Found", "text/plain", b"not found"),
     }
 }
 
@@ -304,7 +370,6 @@ mod tests {
     /// read timeout, so a client that connected and sent nothing kept every other one waiting.
     #[test]
     fn an_idle_client_neither_blocks_another_nor_stays_for_ever() {
-        use std::time::{Duration, Instant};
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("index.html"), "home").unwrap();
         let serve = |timeout: Duration| {
@@ -359,6 +424,57 @@ mod tests {
         let mut response = String::new();
         last.read_to_string(&mut response).unwrap();
         assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+        server.join().unwrap();
+    }
+
+    /// A client that sends a byte now and then, each within the timeout, is still dropped at the
+    /// timeout of the whole request line; one that never ends its line is refused at the cap.
+    /// Before, each byte restarted the timeout and the line had no bound.
+    #[test]
+    fn a_trickling_or_endless_request_line_is_cut_off() {
+        let tmp = tempfile::tempdir().unwrap();
+        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let server = std::thread::spawn(move || {
+            serve_with(&listener, &dir, Some(2), Duration::from_millis(600))
+        });
+        let mut trickle = TcpStream::connect(addr).unwrap();
+        trickle
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let started = Instant::now();
+        let mut closed = false;
+        for _ in 0..40 {
+            if trickle.write_all(b"G").is_err() {
+                closed = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            trickle.set_nonblocking(true).unwrap();
+            let mut probe = [0u8; 1];
+            let gone = matches!((&trickle).read(&mut probe), Ok(0));
+            trickle.set_nonblocking(false).unwrap();
+            if gone {
+                closed = true;
+                break;
+            }
+        }
+        assert!(closed, "a trickling client kept its thread");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+
+        let mut endless = TcpStream::connect(addr).unwrap();
+        endless
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let _ = endless.write_all(&vec![b'a'; MAX_REQUEST_LINE + 10]);
+        let mut response = String::new();
+        let _ = endless.read_to_string(&mut response);
+        assert!(response.starts_with("HTTP/1.1 414"), "{response}");
         server.join().unwrap();
     }
 
