@@ -265,6 +265,15 @@ impl CommandReport for BuildRun {
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(!self.build.problems().is_empty())
     }
+
+    fn markdown(&self, _links: &crate::markdown::PageLinks) -> Option<String> {
+        let mut out = self.build.markdown();
+        if let Some(confirmation) = &self.confirmation {
+            out.push('\n');
+            out.push_str(&confirmation.markdown());
+        }
+        Some(out)
+    }
 }
 
 /// What `forkbook export-tree` wrote: `{"commit": …, "dest": …, "overlay_files": N}`.

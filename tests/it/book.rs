@@ -625,3 +625,35 @@ fn pages_fit_the_column_in_chromium() {
         }
     }
 }
+
+/// The drift build's result in the book is tables too: the compile errors by place, the undefined
+/// symbols with the objects that need them. Built for real with the machine's C++ compiler
+/// (`--var compiler=c++`), as the demo's `next:` line does.
+#[test]
+fn the_drift_build_step_shows_its_errors_as_a_table() {
+    let demo = Demo::new(Layout::Patch);
+    let dir = demo.root().join("book");
+    forkbook::book::write_sources(&dir).unwrap();
+    let var = format!("candidate_pin={}", demo.demo.world.pin2);
+    let (code, out) = demo.run(&[
+        "book",
+        "build",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--var",
+        &var,
+        "--var",
+        "compiler=c++",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let pin_bump = std::fs::read_to_string(dir.join("book").join("pin-bump.html")).unwrap();
+    let build = pin_bump
+        .split("<div class=\"forkbook-view\">")
+        .find(|part| part.trim_start().starts_with("<p>Drift build with"))
+        .expect("the drift build shows its result as a view");
+    assert!(build.contains("<th>where</th><th>error</th>"), "{build}");
+    assert!(
+        build.contains("<code>mlx/backend/rocm/"),
+        "an error names its backend file: {build}"
+    );
+}

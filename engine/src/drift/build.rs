@@ -492,6 +492,80 @@ impl BuildReport {
         problems
     }
 
+    /// The report for the book: the steps in a line each, the compile errors and the undefined
+    /// symbols as tables.
+    pub fn markdown(&self) -> String {
+        use crate::markdown;
+        let mut out = format!(
+            "Drift build with {} ({}, {} jobs): configure {} in {:.1} s",
+            markdown::code_span(&self.compiler),
+            markdown::text(&self.generator),
+            self.jobs,
+            markdown::text(&step_result(&self.configure)),
+            self.configure.seconds
+        );
+        match &self.build {
+            Some(build) => out.push_str(&format!(
+                "; build {} in {:.1} s, {} objects.\n\n",
+                markdown::text(&step_result(build)),
+                build.seconds,
+                self.objects
+            )),
+            None => out.push_str("; the build did not run.\n\n"),
+        }
+        let errors: Vec<&Diagnostic> = self.configure_errors.iter().chain(&self.errors).collect();
+        if !errors.is_empty() {
+            let rows: Vec<Vec<String>> = errors
+                .iter()
+                .map(|e| {
+                    vec![
+                        markdown::code_span(&e.place()),
+                        markdown::cell(&markdown::text(&format!("{}: {}", e.severity, e.message))),
+                    ]
+                })
+                .collect();
+            out.push_str(&markdown::table(&["where", "error"], &rows));
+            out.push('\n');
+        }
+        let undefined: Vec<&UndefinedSymbol> = self
+            .undefined
+            .iter()
+            .chain(&self.undefined_after_errors)
+            .collect();
+        if !undefined.is_empty() {
+            let rows: Vec<Vec<String>> = undefined
+                .iter()
+                .map(|u| {
+                    let needed: Vec<String> =
+                        u.needed_by.iter().map(|p| markdown::code_span(p)).collect();
+                    vec![
+                        markdown::code_span(&u.symbol),
+                        needed.join(", "),
+                        u.probably_in
+                            .as_deref()
+                            .map_or("—".to_string(), markdown::code_span),
+                    ]
+                })
+                .collect();
+            out.push_str(&markdown::table(
+                &[
+                    "undefined symbol",
+                    "needed by",
+                    "probably in (failed to compile)",
+                ],
+                &rows,
+            ));
+            out.push('\n');
+        }
+        if errors.is_empty() && undefined.is_empty() && self.build.is_some() {
+            out.push_str(&format!(
+                "No compile error and no undefined symbol in {}.\n",
+                markdown::code_span(&self.namespace)
+            ));
+        }
+        out
+    }
+
     /// The report for people.
     pub fn render_text(&self) -> String {
         let mut out = String::new();
@@ -577,10 +651,7 @@ impl BuildReport {
 }
 
 fn describe(error: &Diagnostic) -> String {
-    let mut place = error.file.clone();
-    for number in [error.line, error.column].into_iter().flatten() {
-        let _ = write!(place, ":{number}");
-    }
+    let place = error.place();
     if place.is_empty() {
         format!("{}: {}", error.severity, error.message)
     } else {

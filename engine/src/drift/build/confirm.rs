@@ -84,6 +84,49 @@ pub fn confirm(report: &BuildReport, static_findings: &[(String, String)]) -> Co
 
 impl Confirmation {
     /// The comparison for people.
+    /// The static findings against the build, as a table for the book.
+    pub fn markdown(&self) -> String {
+        use crate::markdown;
+        let mut rows: Vec<Vec<String>> = self
+            .confirmed
+            .iter()
+            .map(|f| {
+                let evidence: Vec<String> =
+                    f.evidence.iter().map(|e| markdown::code_span(e)).collect();
+                vec![
+                    format!(
+                        "`{}` {}",
+                        markdown::text(&f.kind),
+                        markdown::code_span(&f.symbol)
+                    ),
+                    format!("confirmed: {}", evidence.join("; ")),
+                ]
+            })
+            .collect();
+        rows.extend(self.not_seen.iter().map(|(kind, symbol)| {
+            vec![
+                format!("`{}` {}", markdown::text(kind), markdown::code_span(symbol)),
+                "not seen in the build".to_string(),
+            ]
+        }));
+        rows.extend(self.unpredicted_errors.iter().map(|e| {
+            vec![
+                "found by the build, not predicted".to_string(),
+                markdown::code_span(&describe_error(e)),
+            ]
+        }));
+        rows.extend(self.unpredicted_undefined.iter().map(|u| {
+            vec![
+                "found by the build, not predicted".to_string(),
+                format!("undefined {}", markdown::code_span(&u.symbol)),
+            ]
+        }));
+        if rows.is_empty() {
+            return "No static finding to confirm, and the build found nothing else.\n".to_string();
+        }
+        markdown::table(&["static finding", "the build"], &rows)
+    }
+
     pub fn render_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "confirmed by the build: {}", self.confirmed.len());
@@ -112,11 +155,7 @@ impl Confirmation {
 }
 
 fn describe_error(error: &Diagnostic) -> String {
-    let mut place = error.file.clone();
-    for number in [error.line, error.column].into_iter().flatten() {
-        let _ = write!(place, ":{number}");
-    }
-    format!("{place}: {}", error.message)
+    format!("{}: {}", error.place(), error.message)
 }
 
 /// How a symbol is looked for in the build's output.

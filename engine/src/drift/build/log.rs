@@ -24,6 +24,17 @@ pub struct Diagnostic {
     pub context: Vec<String>,
 }
 
+impl Diagnostic {
+    /// `file:line:column`, as much of it as the tool gave.
+    pub fn place(&self) -> String {
+        let mut place = self.file.clone();
+        for number in [self.line, self.column].into_iter().flatten() {
+            place.push_str(&format!(":{number}"));
+        }
+        place
+    }
+}
+
 /// At most this many context lines are kept per error.
 const MAX_CONTEXT: usize = 16;
 
