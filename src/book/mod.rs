@@ -5,9 +5,11 @@
 //!
 //! A `forkbook` step runs in process through the [`CommandFn`] it is given, always `--offline`, so the book
 //! never touches the network; a step whose objects are not in the cache is shown as skipped with
-//! the `forkbook fetch` command that gets them (and fails `book test`, the acceptance gate). A
-//! `sh` step runs `sh -c` in the project folder, in its own process group so that a timeout
-//! stops everything it started.
+//! the `forkbook fetch` command that gets them (and fails `book test`, the acceptance gate). Its
+//! result comes back with its Markdown where it has one (a residual's diffs, a table of
+//! conflicts or findings linked upstream), which the page shows above the printed text. A `sh`
+//! step runs `sh -c` in the project folder, in its own process group so that a timeout stops
+//! everything it started.
 
 use crate::engine::check::{self, Severity};
 use crate::engine::project::{Overrides, Project};

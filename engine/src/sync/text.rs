@@ -99,6 +99,19 @@ impl Move {
             .count()
     }
 
+    /// Files taken from the new base as they are, a base-tree conflict aside (that is listed).
+    fn taken_as_they_are(&self) -> usize {
+        let conflicted = |path: &str| {
+            self.core
+                .iter()
+                .any(|(p, c)| p == path && matches!(c, CoreOutcome::Conflict(_)))
+        };
+        self.files
+            .iter()
+            .filter(|(path, o)| **o == FileOutcome::Taken && !conflicted(path))
+            .count()
+    }
+
     /// The core files and how the base tree made each.
     pub fn core_text(&self) -> String {
         let mut out = String::new();
@@ -255,7 +268,6 @@ impl Move {
             if *outcome == FileOutcome::Taken {
                 continue;
             }
-            let said = markdown::cell(&markdown::text(&file_words(outcome)));
             let words = match outcome {
                 FileOutcome::Conflict { regions, fix, why } => {
                     let by = fix
@@ -267,27 +279,16 @@ impl Move {
                         markdown::cell(&markdown::text(why))
                     )
                 }
-                _ => said,
+                _ => markdown::cell(&markdown::text(&file_words(outcome))),
             };
             rows.push(vec![markdown::code_span(path), words]);
         }
-        let merged = self.merged_cleanly();
         let _ = writeln!(
             out,
-            "Core files: {merged} of {} merged cleanly; {} taken from the new base as they are.\n",
+            "Core files: {} of {} merged cleanly; {} taken from the new base as they are.\n",
+            self.merged_cleanly(),
             self.core.len(),
-            plural(
-                self.files
-                    .iter()
-                    .filter(|(path, o)| **o == FileOutcome::Taken
-                        && !self
-                            .core
-                            .iter()
-                            .any(|(p, c)| { p == *path && matches!(c, CoreOutcome::Conflict(_)) }))
-                    .count(),
-                "file",
-                "files"
-            )
+            plural(self.taken_as_they_are(), "file", "files")
         );
         if !rows.is_empty() {
             out.push_str(&markdown::table(&["file", "what happened"], &rows));
