@@ -159,7 +159,7 @@ pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result
             state
                 .records
                 .files
-                .insert(records::LOCK_FILE.into(), text.into_bytes());
+                .insert(records::LOCK_FILE.into(), text.into_bytes().into());
             wrote.push(project.record_name(records::LOCK_FILE));
             "written".to_string()
         }

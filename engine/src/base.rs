@@ -110,7 +110,7 @@ pub fn build_core(
     let mut backend = FileMap::new();
     for path in backend_paths {
         if let Some(bytes) = cache.read(commits.fork, path)? {
-            backend.insert(path.clone(), bytes);
+            backend.insert(path.clone(), bytes.into());
         }
     }
     with_core(cache, commits, core_files, backend)
@@ -165,7 +165,7 @@ fn with_core(
     for (path, made) in core_files.iter().zip(made) {
         let (content, outcome) = made.expect("every core file is made");
         if let Some(content) = content {
-            files.insert(path.clone(), content);
+            files.insert(path.clone(), content.into());
         }
         core.push((path.clone(), outcome));
     }

@@ -478,7 +478,10 @@ impl Cache {
                     return Err(link_error(commit, &path, &target));
                 }
                 (Some(ObjectType::Blob), _) => {
-                    files.insert(path, self.repo.find_blob(entry.id())?.content().to_vec());
+                    files.insert(
+                        path,
+                        (self.repo.find_blob(entry.id())?.content().to_vec()).into(),
+                    );
                 }
                 _ => {
                     return Err(Error::new(format!(
@@ -531,7 +534,7 @@ impl Cache {
                 },
                 (Some(ObjectType::Blob), _) => match read(entry.id()) {
                     Ok(bytes) => {
-                        files.insert(path, bytes);
+                        files.insert(path, bytes.into());
                     }
                     Err(e) => {
                         failure = Some(e.into());

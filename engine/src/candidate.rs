@@ -100,7 +100,7 @@ pub fn drift_api(
         let mut fork_core = FileMap::new();
         for path in &state.core_files {
             if let Some(bytes) = cache.read(state.commits.fork, path)? {
-                fork_core.insert(path.clone(), bytes);
+                fork_core.insert(path.clone(), bytes.into());
             }
         }
         fork_core

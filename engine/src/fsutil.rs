@@ -168,7 +168,7 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
         } else {
             let bytes = fs::read(entry.path())
                 .with_context(|| format!("failed to read `{}`", entry.path().display()))?;
-            files.insert(rel, bytes);
+            files.insert(rel, bytes.into());
         }
     }
     Ok(())

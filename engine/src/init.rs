@@ -120,13 +120,16 @@ fn empty_state(
     let mut files = FileMap::new();
     files.insert(
         records::UPSTREAM_FILE.into(),
-        upstream.render().into_bytes(),
+        upstream.render().into_bytes().into(),
     );
     files.insert(
         records::FIXES_FILE.into(),
-        FIXES_TEMPLATE.as_bytes().to_vec(),
+        FIXES_TEMPLATE.as_bytes().to_vec().into(),
     );
-    files.insert(records::README_FILE.into(), readme(project).into_bytes());
+    files.insert(
+        records::README_FILE.into(),
+        readme(project).into_bytes().into(),
+    );
     let layout = project.config.overlay.layout;
     let tree = if layout == Layout::Files {
         base.files.clone()

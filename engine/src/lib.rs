@@ -48,7 +48,11 @@ pub use project::Project;
 /// Files by repository-relative path (always `/`-separated), contents as bytes.
 ///
 /// Bytes, not strings: trees from other people may hold non-UTF-8 or binary files.
-pub type FileMap = std::collections::BTreeMap<String, Vec<u8>>;
+pub type FileMap = std::collections::BTreeMap<String, Bytes>;
+
+/// A file's bytes, shared: the base tree and the overlay made from it hold each file once, and
+/// cloning a whole tree copies pointers, not contents.
+pub type Bytes = std::sync::Arc<Vec<u8>>;
 
 /// The text of `path` in `files` (bytes that are not UTF-8 replaced), empty when it is absent.
 pub fn text_of(files: &FileMap, path: &str) -> String {

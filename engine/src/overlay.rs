@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 pub const PATCHES_DIR: &str = "patches";
 
 /// A file's content on one side of a step; `None` when the file does not exist there.
-pub type Image = Option<Vec<u8>>;
+pub type Image = Option<super::Bytes>;
 
 /// One patch of the series as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +100,7 @@ impl Records {
         let text = |name: &str| -> Result<Option<String>> {
             match files.get(name) {
                 None => Ok(None),
-                Some(bytes) => String::from_utf8(bytes.clone()).map(Some).map_err(|_| {
+                Some(bytes) => String::from_utf8(bytes.to_vec()).map(Some).map_err(|_| {
                     Error::new(format!("`{}` is not UTF-8", project.record_name(name)))
                 }),
             }
@@ -128,7 +128,7 @@ impl Records {
                 }
             } else if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
                 if name.ends_with(".patch") {
-                    let text = String::from_utf8(bytes.clone()).map_err(|_| {
+                    let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
                         Error::new(format!("`{}` is not UTF-8", project.record_name(path)))
                     })?;
                     patches.push(PatchFile {

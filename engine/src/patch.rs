@@ -273,7 +273,7 @@ pub fn apply_in(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Re
     let mut post = FileMap::new();
     for path in paths {
         if let Some(entry) = index.get_path(Path::new(&path), 0) {
-            post.insert(path, repo.find_blob(entry.id)?.content().to_vec());
+            post.insert(path, (repo.find_blob(entry.id)?.content().to_vec()).into());
         }
     }
     Ok(post)
@@ -286,7 +286,7 @@ mod tests {
     fn map(items: &[(&str, &str)]) -> FileMap {
         items
             .iter()
-            .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec()))
+            .map(|(p, c)| (p.to_string(), c.as_bytes().to_vec().into()))
             .collect()
     }
 
@@ -367,8 +367,8 @@ pub fn wide_change(count: usize) -> (FileMap, FileMap) {
     for i in 0..count {
         let path = format!("mlx/backend/rocm/d{:03}/file_{i:05}.cpp", i % 200);
         let body = |line: &str| format!("// file {i}\n#include \"x.h\"\n{line}\nint f{i}();\n");
-        pre.insert(path.clone(), body("int a = 1;").into_bytes());
-        post.insert(path, body("int a = 2;").into_bytes());
+        pre.insert(path.clone(), (body("int a = 1;").into_bytes()).into());
+        post.insert(path, (body("int a = 2;").into_bytes()).into());
     }
     (pre, post)
 }
@@ -397,11 +397,11 @@ mod space_tests {
 
     #[test]
     fn a_path_with_spaces_round_trips() {
-        let pre: FileMap = [("dir/a b.cpp".to_string(), b"x\n".to_vec())].into();
-        let post: FileMap = [("dir/a b.cpp".to_string(), b"y\n".to_vec())].into();
+        let pre: FileMap = [("dir/a b.cpp".to_string(), b"x\n".to_vec().into())].into();
+        let post: FileMap = [("dir/a b.cpp".to_string(), b"y\n".to_vec().into())].into();
         let text = render(&pre, &post).unwrap();
         assert_eq!(apply(&text, "t.patch", &pre).unwrap(), post, "{text}");
-        let added: FileMap = [("dir/new file.h".to_string(), b"z\n".to_vec())].into();
+        let added: FileMap = [("dir/new file.h".to_string(), b"z\n".to_vec().into())].into();
         let text = render(&FileMap::new(), &added).unwrap();
         assert_eq!(
             apply(&text, "t.patch", &FileMap::new()).unwrap(),

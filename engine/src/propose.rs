@@ -340,6 +340,11 @@ fn files_change(
     Ok(Some(change))
 }
 
+/// A file's bytes as a side of a merge.
+fn side(file: &Option<crate::Bytes>) -> Option<&[u8]> {
+    file.as_deref().map(Vec::as_slice)
+}
+
 /// Each file's change carried onto its version in `commit` (the fork commit or a package below
 /// in the stack): merge(base = pre, ours = that version, theirs = post).
 fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<Change>> {
@@ -356,13 +361,7 @@ fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<C
             return Err(Error::new(format!("the fix resolves the base tree's conflict in `{path}`, which the fork does not have"))
                 .with_note("a conflict resolution adapts the fork to the pin: mark the entry `retarget-only` with its cause"));
         }
-        let merged = merge3(
-            path,
-            pre.as_deref(),
-            on_fork.as_deref(),
-            post.as_deref(),
-            labels,
-        )?;
+        let merged = merge3(path, side(pre), side(&on_fork), side(post), labels)?;
         match merged.outcome {
             Outcome::Conflict { kind: ConflictKind::TheirsDeletes, .. } => bail!("`{path}` is deleted by the fix but the fork's version differs from what it deleted"),
             Outcome::Conflict { kind: ConflictKind::OursDeletes, .. } => bail!("`{path}` is changed by the fix but the fork commit has no such file"),
@@ -373,7 +372,7 @@ fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<C
                 ))
                 .with_note("the fork changed the lines this fix touches; adapt the fix to the fork by hand"))
             }
-            _ => out.push((path.clone(), on_fork, merged.content)),
+            _ => out.push((path.clone(), on_fork, merged.content.map(crate::Bytes::from))),
         }
     }
     Ok(out)
@@ -381,7 +380,9 @@ fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<C
 
 fn read_blob(repo: &Repository, tree: &git2::Tree, path: &str) -> Result<Image> {
     match tree.get_path(Path::new(path)) {
-        Ok(entry) => Ok(Some(repo.find_blob(entry.id())?.content().to_vec())),
+        Ok(entry) => Ok(Some(
+            (repo.find_blob(entry.id())?.content().to_vec()).into(),
+        )),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e.into()),
     }
@@ -522,8 +523,10 @@ fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> 
 fn touched_lines(files: &[Change]) -> Touched {
     let mut touched = BTreeMap::new();
     for (path, before, after) in files {
-        let before = String::from_utf8_lossy(before.as_deref().unwrap_or_default()).into_owned();
-        let after = String::from_utf8_lossy(after.as_deref().unwrap_or_default()).into_owned();
+        let before =
+            String::from_utf8_lossy(before.as_deref().map_or(&[][..], Vec::as_slice)).into_owned();
+        let after =
+            String::from_utf8_lossy(after.as_deref().map_or(&[][..], Vec::as_slice)).into_owned();
         let diff = similar::TextDiff::from_lines(&before, &after);
         let ranges: Vec<Range<usize>> = diff
             .ops()

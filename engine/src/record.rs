@@ -113,7 +113,7 @@ pub fn add_fix(
             let diff = patch::render(&pre, &post)?;
             let name = format!("{number:04}-{}.patch", slug(title));
             let text = format!("From: forkbook <forkbook@localhost>\nSubject: [PATCH] {title}\n\nLocal fix {number} of LOCAL_FIXES.md.\n---\n{diff}");
-            files.insert(format!("{PATCHES_DIR}/{name}"), text.into_bytes());
+            files.insert(format!("{PATCHES_DIR}/{name}"), text.into_bytes().into());
         }
         Layout::Files => {
             let tree_prefix = project.config.overlay.tree_prefix();
@@ -129,7 +129,9 @@ pub fn add_fix(
     let register = super::text_of(&files, records::FIXES_FILE);
     files.insert(
         records::FIXES_FILE.into(),
-        append_entry(&register, number, title, &paths).into_bytes(),
+        append_entry(&register, number, title, &paths)
+            .into_bytes()
+            .into(),
     );
     let records = Records::from_files(project, files)?;
     let new_state = OverlayState::from_records(project, cache, records)?;

@@ -415,12 +415,12 @@ mod tests {
     #[test]
     fn lock_round_trips_and_finds_mismatches() {
         let mut files = FileMap::new();
-        files.insert("a.cpp".into(), b"int a;\n".to_vec());
-        files.insert("b/c.h".into(), b"#pragma once\n".to_vec());
+        files.insert("a.cpp".into(), b"int a;\n".to_vec().into());
+        files.insert("b/c.h".into(), (b"#pragma once\n".to_vec()).into());
         let lock = Lock::of(&files);
         let parsed = Lock::parse(&lock.render(), LOCK_FILE).unwrap();
         assert_eq!(parsed, lock);
-        files.insert("a.cpp".into(), b"int b;\n".to_vec());
+        files.insert("a.cpp".into(), b"int b;\n".to_vec().into());
         files.remove("b/c.h");
         let mism = lock.mismatches(&Lock::of(&files));
         assert_eq!(

@@ -97,7 +97,7 @@ pub fn committed_state(
     sub.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
         if let (Ok(name), Ok(blob)) = (e.name(), e.to_object(&repo).and_then(|o| o.peel_to_blob()))
         {
-            files.insert(format!("{dir}{name}"), blob.content().to_vec());
+            files.insert(format!("{dir}{name}"), blob.content().to_vec().into());
         }
         git2::TreeWalkResult::Ok
     })?;

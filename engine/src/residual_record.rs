@@ -385,7 +385,7 @@ pub fn rewrite_in(
         &core_of(core_files, overlay),
         &residual,
     );
-    files.insert(flavor.file().to_string(), text.into_bytes());
+    files.insert(flavor.file().to_string(), text.into_bytes().into());
     flagged
 }
 

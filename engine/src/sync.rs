@@ -20,7 +20,7 @@ use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
 use super::records::{self, keys, Lock};
-use super::FileMap;
+use super::{Bytes, FileMap};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -248,7 +248,7 @@ impl MoveLabels {
     /// commits in its marker lines; without this, a fork or pin that moved without touching the
     /// region changes those lines, and the move reads the label as a change that collides with
     /// the fix's resolution.
-    fn relabel<'a>(&self, file: Option<&'a Vec<u8>>) -> Option<std::borrow::Cow<'a, [u8]>> {
+    fn relabel<'a>(&self, file: Option<&'a Bytes>) -> Option<std::borrow::Cow<'a, [u8]>> {
         let file = file?;
         let markers: [&[u8]; 3] = [b"<<<<<<< ", b"||||||| ", b">>>>>>> "];
         let is_marker = |line: &[u8]| markers.iter().any(|m| line.starts_with(m));
@@ -310,9 +310,9 @@ fn carry_files(
 /// Returns the new content and an outcome when anything happened.
 fn carry_one(
     path: &str,
-    b0: Option<&Vec<u8>>,
-    b1: Option<&Vec<u8>>,
-    local: Option<&Vec<u8>>,
+    b0: Option<&Bytes>,
+    b1: Option<&Bytes>,
+    local: Option<&Bytes>,
     labels: &MoveLabels,
     local_label: &str,
 ) -> Result<(Image, Option<FileOutcome>)> {
@@ -336,11 +336,11 @@ fn carry_one(
             why: conflict_why(kind).to_string(),
         }),
     };
-    Ok((merged.content, outcome))
+    Ok((merged.content.map(Bytes::from), outcome))
 }
 
-fn as_side(file: Option<&Vec<u8>>) -> Option<&[u8]> {
-    file.map(Vec::as_slice)
+fn as_side(file: Option<&Bytes>) -> Option<&[u8]> {
+    file.map(|bytes| bytes.as_slice())
 }
 
 /// The words for a conflict between the new base (ours) and the overlay (theirs).
@@ -468,7 +468,7 @@ fn render_records(
     for fix in fixes {
         files.insert(
             format!("{PATCHES_DIR}/{}", fix.patch),
-            fix.text.clone().into_bytes(),
+            fix.text.clone().into_bytes().into(),
         );
     }
     let mut upstream = state.records.upstream.clone();
@@ -479,11 +479,11 @@ fn render_records(
     }
     files.insert(
         records::UPSTREAM_FILE.into(),
-        upstream.render().into_bytes(),
+        upstream.render().into_bytes().into(),
     );
     files.insert(
         records::LOCK_FILE.into(),
-        Lock::of(overlay).render().into_bytes(),
+        Lock::of(overlay).render().into_bytes().into(),
     );
     match state.layout {
         Layout::Files => {
@@ -501,7 +501,9 @@ fn render_records(
     let readme = super::text_of(&files, records::README_FILE);
     files.insert(
         records::README_FILE.into(),
-        super::counts::write_readme(&readme, prefix, &counts).into_bytes(),
+        super::counts::write_readme(&readme, prefix, &counts)
+            .into_bytes()
+            .into(),
     );
     Ok(files)
 }

@@ -119,7 +119,7 @@ fn fix_core_fast(_: &DemoProject, _: &Cache, files: &mut FileMap) -> Result<()> 
     let text = text_of(files, "mlx/fast.cpp")?;
     let at = text.find('\n').map(|i| i + 1).unwrap_or(0);
     let new = format!("{}// Local fix 1: the ROCm fast path is taken only when the backend reports itself available.\n{}", &text[..at], &text[at..]);
-    files.insert("mlx/fast.cpp".into(), new.into_bytes());
+    files.insert("mlx/fast.cpp".into(), new.into_bytes().into());
     Ok(())
 }
 
@@ -137,7 +137,7 @@ fn fix_allocator_like_the_fork(
     let content = cache
         .read(f3, path)?
         .ok_or_else(|| Error::new(format!("fork commit F3 has no `{path}`")))?;
-    files.insert(path.into(), content);
+    files.insert(path.into(), content.into());
     Ok(())
 }
 
@@ -146,7 +146,7 @@ fn fix_local_only_file(_: &DemoProject, _: &Cache, files: &mut FileMap) -> Resul
     let text = "// Local-only: gfx90a miscompiles the fused path at -O3; keep it out until the compiler is fixed.\n#pragma once\n\n#define MLX_ROCM_AVOID_FUSED_GFX90A 1\n";
     files.insert(
         "mlx/backend/rocm/local_workaround.hpp".into(),
-        text.as_bytes().to_vec(),
+        text.as_bytes().to_vec().into(),
     );
     Ok(())
 }
@@ -174,7 +174,10 @@ fn fix_eval_lines_the_fork_changes(
         "{}  // local fix 4: synchronize before returning",
         lines[line]
     );
-    files.insert(path.into(), format!("{}\n", lines.join("\n")).into_bytes());
+    files.insert(
+        path.into(),
+        (format!("{}\n", lines.join("\n")).into_bytes()).into(),
+    );
     Ok(())
 }
 

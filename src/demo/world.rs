@@ -309,7 +309,7 @@ impl Tree {
     pub fn put_all(&mut self, files: &[(&str, &str)]) {
         for (path, text) in files {
             self.files
-                .insert(path.to_string(), text.as_bytes().to_vec());
+                .insert(path.to_string(), text.as_bytes().to_vec().into());
         }
     }
 
@@ -332,7 +332,8 @@ impl Tree {
             )));
         }
         let edited = content.replacen(old, new, 1);
-        self.files.insert(path.to_string(), edited.into_bytes());
+        self.files
+            .insert(path.to_string(), edited.into_bytes().into());
         Ok(())
     }
 
@@ -345,7 +346,7 @@ impl Tree {
             .files
             .get(path)
             .ok_or_else(|| Error::new(format!("demo world: no file `{path}`")))?;
-        String::from_utf8(bytes.clone())
+        String::from_utf8(bytes.to_vec())
             .map_err(|_| Error::new(format!("demo world: `{path}` is not UTF-8")))
     }
 }

@@ -5,7 +5,6 @@
 
 use crate::common::Demo;
 use forkbook::engine::config::Layout;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The demo's files-layout overlay with its whole files moved out of `tree/` into the records
@@ -214,7 +213,7 @@ fn prose_counts_are_read_checked_and_kept_true_by_sync() {
 }
 
 /// Every file below `dir` with its bytes, to show what a command changed.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+fn snapshot(dir: &Path) -> forkbook::engine::FileMap {
     forkbook::engine::fsutil::read_tree(dir).unwrap()
 }
 

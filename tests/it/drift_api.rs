@@ -19,7 +19,7 @@ fn files_at(repo: &Repository, commit: Oid, prefix: &str, named: &[&str]) -> Fil
         let wanted = path.starts_with(prefix) || named.contains(&path.as_str());
         if wanted && entry.kind() == Some(git2::ObjectType::Blob) {
             let blob = repo.find_blob(entry.id()).unwrap();
-            out.insert(path, blob.content().to_vec());
+            out.insert(path, blob.content().to_vec().into());
         }
         git2::TreeWalkResult::Ok
     })
@@ -59,8 +59,8 @@ fn merged_overrides(up: &Repository, fork_files: &FileMap, base: Oid, pin: Oid) 
         };
         // Leaked: a test process reads a handful of headers once.
         let leak = |bytes: &[u8]| -> &'static [u8] { Box::leak(bytes.to_vec().into_boxed_slice()) };
-        let ancestor = input(leak(base_files.get(path).map_or(&[][..], Vec::as_slice)));
-        let ours = input(leak(pin_files.get(path).map_or(&[][..], Vec::as_slice)));
+        let ancestor = input(leak(base_files.get(path).map_or(&[][..], |b| b.as_slice())));
+        let ours = input(leak(pin_files.get(path).map_or(&[][..], |b| b.as_slice())));
         let theirs = input(leak(theirs));
         let merged = git2::merge_file(&ancestor, &ours, &theirs, None).unwrap();
         // As `forkbook drift api` does: a file left with conflict markers is no API; the
@@ -75,7 +75,7 @@ fn merged_overrides(up: &Repository, fork_files: &FileMap, base: Oid, pin: Oid) 
             }
         );
         if clean {
-            out.insert(path.clone(), merged.content().to_vec());
+            out.insert(path.clone(), merged.content().to_vec().into());
         }
     }
     out
@@ -420,7 +420,8 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         .find(|(p, _)| p.ends_with(".cpp"))
         .unwrap();
     let path = path.clone();
-    bytes.extend_from_slice(b"\nnamespace mlx::core { void added_by_the_test(); }\n");
+    std::sync::Arc::make_mut(bytes)
+        .extend_from_slice(b"\nnamespace mlx::core { void added_by_the_test(); }\n");
     let changed = drift_api_stored(
         &upstream,
         pin1,

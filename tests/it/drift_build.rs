@@ -27,7 +27,7 @@ fn files_at(repo: &Repository, commit: &str) -> FileMap {
         if let Ok(blob) = entry.to_object(repo).and_then(|o| o.peel_to_blob()) {
             files.insert(
                 format!("{dir}{}", entry.name().unwrap()),
-                blob.content().to_vec(),
+                blob.content().to_vec().into(),
             );
         }
         git2::TreeWalkResult::Ok
@@ -59,7 +59,10 @@ fn export(world: &World, pin: &str, fork_commit: &str, dest: &Path) {
         match base.get(path) {
             Some(base_content) if !path.starts_with(BACKEND) => {
                 if base_content != content {
-                    tree.insert(path.clone(), merge(path, base_content, &pin[path], content));
+                    tree.insert(
+                        path.clone(),
+                        merge(path, base_content, &pin[path], content).into(),
+                    );
                 }
             }
             _ => {
@@ -70,7 +73,7 @@ fn export(world: &World, pin: &str, fork_commit: &str, dest: &Path) {
     for (path, content) in &tree {
         let file = dest.join(path);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, content).unwrap();
+        std::fs::write(file, content.as_slice()).unwrap();
     }
 }
 

@@ -80,7 +80,7 @@ fn read_blobs(repo: &Repository, commit: Oid, ids: store::BlobIds) -> Result<Fil
         let blob = repo
             .find_blob(id)
             .with_context(|| format!("failed to read `{path}` at `{commit}`"))?;
-        files.insert(path, blob.content().to_vec());
+        files.insert(path, blob.content().to_vec().into());
     }
     Ok(files)
 }

@@ -114,7 +114,7 @@ pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &dyn Upstream) -> D
     for finding in report.findings.iter().filter(|f| f.suppressed.is_none()) {
         match draft_one(finding, &files, upstream) {
             Ok(draft) => {
-                files.insert(draft.path.clone(), draft.content.clone());
+                files.insert(draft.path.clone(), draft.content.clone().into());
                 out.drafts.push(draft);
             }
             Err(reason) => out.without.push(NoDraft {
@@ -166,7 +166,7 @@ fn text_of(files: &FileMap, path: &str) -> std::result::Result<String, String> {
     let bytes = files
         .get(path)
         .ok_or_else(|| format!("no draft: the backend has no `{path}`"))?;
-    String::from_utf8(bytes.clone()).map_err(|_| format!("no draft: `{path}` is not UTF-8"))
+    String::from_utf8(bytes.to_vec()).map_err(|_| format!("no draft: `{path}` is not UTF-8"))
 }
 
 /// `mlx::core::Event::error` -> `error`.

@@ -452,7 +452,7 @@ mod tests {
         let path = std::env::var("DUMP_FILE").expect("set DUMP_FILE to the file to parse");
         let src = std::fs::read(&path).unwrap();
         let cfg = crate::drift::api::ApiConfig::default();
-        let files: crate::FileMap = [(path.clone(), src.clone())].into();
+        let files: crate::FileMap = [(path.clone(), src.clone().into())].into();
         let prep = super::super::sources::Prep::new(&cfg, &[&files], &files);
         let blanking = Blanking {
             blank: &prep.blank,

@@ -7,7 +7,7 @@ use crate::FileMap;
 fn files(entries: &[(&str, &str)]) -> FileMap {
     entries
         .iter()
-        .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+        .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec().into()))
         .collect()
 }
 
@@ -617,7 +617,7 @@ fn non_utf8_and_binary_files_are_survived() {
     let mut backend = files(backend);
     backend.insert(
         "mlx/backend/rocm/bad.cpp".to_string(),
-        vec![0xff, 0xfe, 0x00, b'{', 0x80, b'\n'],
+        vec![0xff, 0xfe, 0x00, b'{', 0x80, b'\n'].into(),
     );
     let from = files(&[("mlx/array.h", ARRAY_H)]);
     let report = analyze(&from, &from, &backend, &ApiConfig::default());

@@ -110,7 +110,7 @@ pub fn write_drafts(
     for draft in planned.drafts {
         let current = OverlayState::load(project, cache)?;
         let mut edited = current.overlay.clone();
-        edited.insert(draft.path.clone(), draft.content.clone());
+        edited.insert(draft.path.clone(), draft.content.clone().into());
         let recorded = add_fix(project, cache, &current, &draft.title, &edited)?;
         fill_entry(project, recorded.number, &draft)?;
         written.push(Written {
