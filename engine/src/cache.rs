@@ -480,7 +480,7 @@ impl Cache {
                 (Some(ObjectType::Blob), _) => {
                     files.insert(
                         path,
-                        (self.repo.find_blob(entry.id())?.content().to_vec()).into(),
+                        self.repo.find_blob(entry.id())?.content().to_vec().into(),
                     );
                 }
                 _ => {

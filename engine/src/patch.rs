@@ -273,7 +273,7 @@ pub fn apply_in(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Re
     let mut post = FileMap::new();
     for path in paths {
         if let Some(entry) = index.get_path(Path::new(&path), 0) {
-            post.insert(path, (repo.find_blob(entry.id)?.content().to_vec()).into());
+            post.insert(path, repo.find_blob(entry.id)?.content().to_vec().into());
         }
     }
     Ok(post)
@@ -367,8 +367,8 @@ pub fn wide_change(count: usize) -> (FileMap, FileMap) {
     for i in 0..count {
         let path = format!("mlx/backend/rocm/d{:03}/file_{i:05}.cpp", i % 200);
         let body = |line: &str| format!("// file {i}\n#include \"x.h\"\n{line}\nint f{i}();\n");
-        pre.insert(path.clone(), (body("int a = 1;").into_bytes()).into());
-        post.insert(path, (body("int a = 2;").into_bytes()).into());
+        pre.insert(path.clone(), body("int a = 1;").into_bytes().into());
+        post.insert(path, body("int a = 2;").into_bytes().into());
     }
     (pre, post)
 }

@@ -380,9 +380,7 @@ fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<C
 
 fn read_blob(repo: &Repository, tree: &git2::Tree, path: &str) -> Result<Image> {
     match tree.get_path(Path::new(path)) {
-        Ok(entry) => Ok(Some(
-            (repo.find_blob(entry.id())?.content().to_vec()).into(),
-        )),
+        Ok(entry) => Ok(Some(repo.find_blob(entry.id())?.content().to_vec().into())),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e.into()),
     }

@@ -416,7 +416,7 @@ mod tests {
     fn lock_round_trips_and_finds_mismatches() {
         let mut files = FileMap::new();
         files.insert("a.cpp".into(), b"int a;\n".to_vec().into());
-        files.insert("b/c.h".into(), (b"#pragma once\n".to_vec()).into());
+        files.insert("b/c.h".into(), b"#pragma once\n".to_vec().into());
         let lock = Lock::of(&files);
         let parsed = Lock::parse(&lock.render(), LOCK_FILE).unwrap();
         assert_eq!(parsed, lock);

@@ -176,7 +176,7 @@ fn fix_eval_lines_the_fork_changes(
     );
     files.insert(
         path.into(),
-        (format!("{}\n", lines.join("\n")).into_bytes()).into(),
+        format!("{}\n", lines.join("\n")).into_bytes().into(),
     );
     Ok(())
 }
