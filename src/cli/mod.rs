@@ -176,7 +176,8 @@ impl Ctx<'_> {
         } else {
             write!(self.out, "{}", report.text())?;
         }
-        if self.page.is_some() {
+        // A step that asked for JSON shows the JSON it asked for.
+        if self.page.is_some() && !self.json {
             // Links need the project's configuration; a result without one is shown as text.
             // Upstream as forkbook.toml names it: a mirror given on the command line has no
             // web address.

@@ -657,3 +657,24 @@ fn the_drift_build_step_shows_its_errors_as_a_table() {
         "an error names its backend file: {build}"
     );
 }
+
+/// A step that asks for JSON shows its JSON, not the result's tables; the same step without
+/// `--json` shows the view.
+#[test]
+fn a_json_step_shows_its_json_and_no_view() {
+    let fixture = BookFixture::new(
+        "# Steps\n\n```forkbook\nforkbook --json residual\n```\n\n```forkbook\nforkbook residual\n```\n",
+    );
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    let html = fixture.html("steps");
+    let boxes: Vec<&str> = html.split("<div class=\"forkbook-step ").skip(1).collect();
+    assert_eq!(boxes.len(), 2, "{html}");
+    assert!(!boxes[0].contains("forkbook-view"), "{}", boxes[0]);
+    assert!(
+        boxes[0].contains("\"hunks\": ["),
+        "the JSON is shown: {}",
+        boxes[0]
+    );
+    assert!(boxes[1].contains("forkbook-view"), "{}", boxes[1]);
+}
