@@ -249,10 +249,17 @@ impl MoveLabels {
     /// region changes those lines, and the move reads the label as a change that collides with
     /// the fix's resolution.
     fn relabel<'a>(&self, file: Option<&'a Bytes>) -> Option<std::borrow::Cow<'a, [u8]>> {
+        use forkbook_checks::markers::{marker_kind, MarkerKind, MARKER_SIZE};
         let file = file?;
-        let markers: [&[u8]; 3] = [b"<<<<<<< ", b"||||||| ", b">>>>>>> "];
-        let is_marker = |line: &[u8]| markers.iter().any(|m| line.starts_with(m));
-        if self.renamed.is_empty() || !file.split(|&b| b == b'\n').any(is_marker) {
+        // The label after a marker and its space, on the three marker lines that carry one.
+        let label = |line: &'a [u8]| -> Option<&'a [u8]> {
+            match marker_kind(line)? {
+                MarkerKind::Separator => None,
+                _ => line.get(MARKER_SIZE + 1..),
+            }
+        };
+        let labelled = |line: &'a [u8]| label(line).is_some();
+        if self.renamed.is_empty() || !file.split(|&b| b == b'\n').any(labelled) {
             return Some(std::borrow::Cow::Borrowed(file.as_slice()));
         }
         let mut out = Vec::with_capacity(file.len());
@@ -261,13 +268,9 @@ impl MoveLabels {
                 Some(body) => (body, &b"\n"[..]),
                 None => (line, &b""[..]),
             };
-            let renamed = markers.iter().find_map(|m| {
-                let label = body.strip_prefix(*m)?;
-                let (_, new) = self
-                    .renamed
-                    .iter()
-                    .find(|(old, _)| old.as_bytes() == label)?;
-                Some([*m, new.as_bytes(), end].concat())
+            let renamed = label(body).and_then(|old| {
+                let (_, new) = self.renamed.iter().find(|(o, _)| o.as_bytes() == old)?;
+                Some([&body[..=MARKER_SIZE], new.as_bytes(), end].concat())
             });
             out.extend_from_slice(renamed.as_deref().unwrap_or(line));
         }
@@ -316,7 +319,12 @@ fn carry_one(
     labels: &MoveLabels,
     local_label: &str,
 ) -> Result<(Image, Option<FileOutcome>)> {
-    let (b0, local) = (labels.relabel(b0), labels.relabel(local));
+    // Labels matter only where the base moved under the file; elsewhere nothing is scanned.
+    let (b0, local) = if b0 == b1 {
+        (b0.map(borrowed), local.map(borrowed))
+    } else {
+        (labels.relabel(b0), labels.relabel(local))
+    };
     let labels = Labels {
         ours: &labels.new_base,
         base: &labels.old_base,
@@ -337,6 +345,10 @@ fn carry_one(
         }),
     };
     Ok((merged.content.map(Bytes::from), outcome))
+}
+
+fn borrowed(file: &Bytes) -> std::borrow::Cow<'_, [u8]> {
+    std::borrow::Cow::Borrowed(file.as_slice())
 }
 
 fn as_side(file: Option<&Bytes>) -> Option<&[u8]> {
