@@ -39,23 +39,13 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// renamed over the old; the folder is flushed after. Any failure before the rename (a full
 /// disk, a size limit) leaves the old file byte for byte. Every record rewrite goes through here.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = path.with_file_name(format!(".{name}.forkbook-new-{}", std::process::id()));
-    let result = write_synced(&temp, bytes).and_then(|()| {
-        if let Ok(meta) = fs::metadata(path) {
-            let _ = fs::set_permissions(&temp, meta.permissions());
-        }
-        fs::rename(&temp, path).with_context(|| format!("failed to replace `{}`", path.display()))
-    });
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
+    injected_failure()?;
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)
+            .with_context(|| format!("failed to create `{}`", parent.display()))?;
     }
-    result?;
-    sync_parent(path);
-    Ok(())
+    forkbook_records::atomic::replace(path, bytes)
+        .with_context(|| format!("failed to replace `{}`", path.display()))
 }
 
 /// Writes one file and flushes it to disk before returning.
@@ -71,18 +61,6 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .with_context(|| format!("failed to write `{}`", path.display()))
-}
-
-/// Flushes the folder holding `path`, so a rename in it survives a crash. Best effort: some
-/// file systems refuse to sync a folder, and the rename has happened either way.
-fn sync_parent(path: &Path) {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if let Ok(dir) = File::open(parent) {
-        let _ = dir.sync_all();
-    }
 }
 
 /// Writes every file of `files` below `dir` (paths checked first).
@@ -322,7 +300,12 @@ impl StagedDir {
             })?;
         }
         self.done = true;
-        sync_parent(&self.target);
+        forkbook_records::atomic::sync_dir(
+            self.target
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+        );
         Ok(())
     }
 }

@@ -69,11 +69,7 @@ pub fn key(
     for (path, bytes) in backend {
         line(&format!("{} {path}", blob_id(bytes)?));
     }
-    Ok(hex(&hash.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(forkbook_records::hex::encode(&hash.finalize()))
 }
 
 /// Where the entry for `key` lives in `dir`.
