@@ -39,6 +39,9 @@ pub struct Facts {
     /// The materialized overlay files that hold conflict markers, or `None` when the overlay
     /// could not be built.
     pub markers: Option<Vec<MarkedFile>>,
+    /// The records themselves (`LOCAL_FIXES.md`, the README, `UPSTREAM`, the lock, the residual
+    /// record, each patch) that hold conflict markers: a merge of the records left unresolved.
+    pub record_markers: Vec<MarkedFile>,
     /// The residual record the project keeps (`CORE_RESIDUAL.diff` or `residual.diff`), if any.
     pub residual_record: Option<ResidualRecordFacts>,
 }

@@ -10,7 +10,7 @@
 use super::cache::Cache;
 use super::check::{add_overlay_facts, gather_record_facts, run_checks, Finding};
 use super::error::Result;
-use super::fsutil::{replace_file, RunLock};
+use super::fsutil::{replace_file, ProjectLock};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, Counts, Lock};
@@ -131,10 +131,11 @@ pub fn run(
 
 /// Adopts the overlay of `project` as it stands; see the module documentation.
 pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result<Adoption> {
-    // Read first: records in an unexpected place are one error, and nothing is written.
+    // The lock first, so the records read are the records written over; then read them all
+    // before writing: records in an unexpected place are one error, and nothing is written.
+    let _lock = ProjectLock::acquire(&project.root)?;
     let records = Records::read(project)?;
     let mut state = OverlayState::from_records(project, cache, records)?;
-    let _lock = RunLock::acquire(&project.root, "overlay")?;
     let mut wrote = Vec::new();
     if let Some(text) = &request.config_text {
         replace_file(

@@ -42,6 +42,8 @@ pub fn run_checks(facts: &Facts) -> Vec<Finding> {
 /// The facts that need only the records folder and the project's files.
 pub fn gather_record_facts(project: &Project) -> Result<Facts> {
     let dir = project.records_dir();
+    // Each record is read by name below: a FIFO among them would block the read forever.
+    crate::fsutil::refuse_special_files(&dir)?;
     let read = |name: &str| -> Result<Option<String>> {
         let path = dir.join(name);
         if !path.is_file() {
@@ -64,8 +66,62 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
         residual_record: residual_record_facts(project, &read)?,
         patch_series: record_series(project),
         lock: Some(record_lock(project, read(records::LOCK_FILE)?.as_deref())),
+        record_markers: record_markers(project, &read)?,
         ..Facts::default()
     })
+}
+
+/// The records that hold conflict markers: each record forkbook reads, and every patch of the
+/// series (message and diff; a diff's own lines start with ` `, `+` or `-`, never a marker).
+/// In Markdown a lone `=======` is a heading's underline, so only its region markers count.
+fn record_markers(
+    project: &Project,
+    read: &dyn Fn(&str) -> Result<Option<String>>,
+) -> Result<Vec<MarkedFile>> {
+    let mut names: Vec<String> = [
+        records::FIXES_FILE,
+        records::README_FILE,
+        records::UPSTREAM_FILE,
+        records::LOCK_FILE,
+        records::RESIDUAL_FILE,
+        records::CORE_RESIDUAL_FILE,
+    ]
+    .map(String::from)
+    .to_vec();
+    if project.config.overlay.layout == Layout::Patch {
+        let dir = project.records_dir().join(PATCHES_DIR);
+        let mut patches: Vec<String> = std::fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.ends_with(".patch"))
+                    .map(|name| format!("{PATCHES_DIR}/{name}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        patches.sort();
+        names.extend(patches);
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let Some(text) = read(&name)? else {
+            continue;
+        };
+        let (regions, mut stray) = forkbook_checks::markers::regions(text.as_bytes());
+        if name.ends_with(".md") {
+            stray.retain(|m| m.kind != forkbook_checks::markers::MarkerKind::Separator);
+        }
+        if !regions.is_empty() || !stray.is_empty() {
+            out.push(MarkedFile {
+                file: project.record_name(&name),
+                regions,
+                stray,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The patch layout's series as the records folder lists it (`patches/NNNN-title.patch`).

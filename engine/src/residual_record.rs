@@ -416,8 +416,14 @@ pub fn write(
         &computed.core,
         &computed.residual,
     );
-    let _lock = super::fsutil::RunLock::acquire(&project.root, "overlay")?;
-    super::fsutil::replace_file(&project.records_dir().join(flavor.file()), text.as_bytes())?;
+    let _lock = super::fsutil::ProjectLock::acquire(&project.root)?;
+    let path = project.records_dir().join(flavor.file());
+    super::fsutil::refuse_changed_since_read(
+        &path,
+        files.get(flavor.file()).map(|b| b.as_slice()),
+        &project.record_name(flavor.file()),
+    )?;
+    super::fsutil::replace_file(&path, text.as_bytes())?;
     Ok(Written {
         file: project.record_name(flavor.file()),
         flagged,

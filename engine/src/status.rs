@@ -133,9 +133,8 @@ fn resolved_by(state: &OverlayState, path: &str) -> String {
     let fixes: Vec<String> = state
         .steps
         .iter()
-        .enumerate()
-        .filter(|(_, s)| s.changed_paths().contains(&path))
-        .map(|(i, _)| (i + 1).to_string())
+        .filter(|s| s.changed_paths().contains(&path))
+        .map(|s| s.number().to_string())
         .collect();
     if fixes.is_empty() {
         "resolved locally".to_string()

@@ -159,10 +159,31 @@ impl Ctx<'_> {
 
     /// The project, its cache and the overlay at its recorded commits.
     pub fn load(&self) -> engine::Result<(Project, Cache, engine::overlay::OverlayState)> {
+        let (_, project, cache, state) = self.load_to_write(false)?;
+        Ok((project, cache, state))
+    }
+
+    /// [`Ctx::load`] for a command that writes records when `write` is set: the project's lock
+    /// is taken before the records are read and held while the command runs, so what it
+    /// writes over is what it read (another writer waits or is refused).
+    pub fn load_to_write(
+        &self,
+        write: bool,
+    ) -> engine::Result<(
+        Option<engine::fsutil::ProjectLock>,
+        Project,
+        Cache,
+        engine::overlay::OverlayState,
+    )> {
         let project = self.project()?;
+        let lock = write
+            .then(|| engine::fsutil::ProjectLock::acquire(&project.root))
+            .transpose()?;
+        // A killed sync's stage goes before anything can refuse this run.
+        engine::fsutil::clear_dead_stages(&project.records_dir(), lock.is_some());
         let cache = Cache::open(&project)?;
         let state = engine::overlay::OverlayState::load(&project, &cache)?;
-        Ok((project, cache, state))
+        Ok((lock, project, cache, state))
     }
 
     /// Prints a command's result (JSON with `--json`, otherwise its text) and returns the exit

@@ -23,3 +23,4 @@ mod register;
 mod sync;
 mod trace;
 mod verify;
+mod writers;
