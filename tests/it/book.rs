@@ -594,7 +594,9 @@ fn pages_fit_the_column_in_chromium() {
         let probed = dir.join("book").join(format!("{page}-probe.html"));
         std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
         for width in [1280, 420] {
+            // Chromium keeps a profile and a cache in HOME: this run's own, not the user's.
             let dom = Command::new(&chromium)
+                .env("HOME", crate::common::home())
                 .args([
                     "--headless",
                     "--no-sandbox",
