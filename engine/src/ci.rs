@@ -21,6 +21,8 @@ pub struct GithubOptions {
     pub book_dir: String,
     /// The shell command that puts `forkbook` on PATH in the runner.
     pub install: String,
+    /// Add the optional ROCm job ([`super::ci_rocm`]).
+    pub rocm: bool,
 }
 
 impl GithubOptions {
@@ -37,6 +39,7 @@ impl GithubOptions {
             } else {
                 "cargo install --locked forkbook".into()
             },
+            rocm: false,
         }
     }
 }
@@ -83,6 +86,11 @@ pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
         run: forkbook fetch
 "
     );
+    let rocm_job = if options.rocm {
+        super::ci_rocm::rocm_drift_job(records, &setup)
+    } else {
+        String::new()
+    };
     format!(
         "\
 # Written by `forkbook ci github`: the executable book is this project's gate and its site.
@@ -134,7 +142,7 @@ jobs:
           path: {site}
       - id: deployment
         uses: actions/deploy-pages@v4
-"
+{rocm_job}"
     )
 }
 
@@ -145,6 +153,8 @@ pub struct GithubRequest {
     pub book_dir: String,
     /// The install command; the project's default when left out.
     pub install: Option<String>,
+    /// Add the optional ROCm job.
+    pub rocm: bool,
 }
 
 impl GithubRequest {
@@ -160,6 +170,7 @@ impl GithubRequest {
             branch: branch.to_string(),
             book_dir: book_dir.to_string(),
             install: install.map(str::to_string),
+            rocm: false,
         })
     }
 
@@ -170,6 +181,7 @@ impl GithubRequest {
         if let Some(install) = &self.install {
             options.install = install.clone();
         }
+        options.rocm = self.rocm;
         options
     }
 }

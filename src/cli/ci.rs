@@ -41,11 +41,16 @@ pub struct GithubArgs {
     /// Print the workflow instead of writing it
     #[arg(long, conflicts_with = "check")]
     pub print: bool,
+    /// Add the optional ROCm job: on pull requests that move the pin, install a HIP compiler and
+    /// run the differential drift build (ccache kept between runs)
+    #[arg(long)]
+    pub rocm: bool,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let CiCommand::Github(args) = &args.command;
-    let request = GithubRequest::new(&args.branch, &args.book, args.install.as_deref())?;
+    let mut request = GithubRequest::new(&args.branch, &args.book, args.install.as_deref())?;
+    request.rocm = args.rocm;
     let project = ctx.project()?;
     if args.print {
         // The workflow itself, with `--json` too: it is the file.

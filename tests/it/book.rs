@@ -242,7 +242,7 @@ fn forkbook_bin() -> &'static str {
 #[test]
 fn mdbook_handshake_supports_html_and_test() {
     for (renderer, expected) in [("html", Some(0)), ("test", Some(0)), ("epub", Some(1))] {
-        let status = Command::new(forkbook_bin())
+        let status = crate::common::forkbook_command()
             .args(["mdbook", "supports", renderer])
             .status()
             .unwrap();
@@ -284,7 +284,7 @@ fn mdbook_protocol_returns_the_processed_book_on_stdout() {
 
 fn run_protocol(fixture: &BookFixture, input: &[u8]) -> std::process::Output {
     use std::io::Write;
-    let mut child = Command::new(forkbook_bin())
+    let mut child = crate::common::forkbook_command()
         .arg("mdbook")
         .current_dir(fixture.book_dir())
         .env("FORKBOOK_CACHE", &fixture.demo.demo.cache)
@@ -594,7 +594,9 @@ fn pages_fit_the_column_in_chromium() {
         let probed = dir.join("book").join(format!("{page}-probe.html"));
         std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
         for width in [1280, 420] {
+            // Chromium keeps a profile and a cache in HOME: this run's own, not the user's.
             let dom = Command::new(&chromium)
+                .env("HOME", crate::common::home())
                 .args([
                     "--headless",
                     "--no-sandbox",

@@ -22,4 +22,5 @@ mod readonly;
 mod register;
 mod sync;
 mod trace;
+mod tree_export;
 mod verify;
