@@ -865,3 +865,93 @@ impl CommandReport for Rolled {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(sha: char, summary: &str) -> UpstreamCommit {
+        UpstreamCommit {
+            sha: sha.to_string().repeat(40),
+            summary: summary.to_string(),
+            pr: markdown::pr_number(summary),
+        }
+    }
+
+    #[test]
+    fn the_timeline_links_each_event_upstream_and_to_its_draft_or_fix() {
+        let pin = commit('a', "pin");
+        let forecast = Forecast {
+            pin: pin.sha.clone(),
+            to: "c".repeat(40),
+            commits: 9,
+            events: vec![
+                Event {
+                    commit: commit('b', "Add <b>GatherQMM</b> (#12)"),
+                    position: 3,
+                    change: Change::DriftAppears {
+                        kind: "missing-eval-gpu".into(),
+                        symbol: "mlx::core::GatherQMM::eval_gpu".into(),
+                        draft: Some(DraftNote {
+                            remedy: "stub".into(),
+                            title: "Draft: stub GatherQMM".into(),
+                            path: "mlx/backend/rocm/primitives.cpp".into(),
+                            line: 7,
+                        }),
+                        no_draft: None,
+                    },
+                },
+                Event {
+                    commit: commit('c', "Take the fix upstream (#13)"),
+                    position: 9,
+                    change: Change::FixDroppable {
+                        number: 2,
+                        title: "Free pooled buffers".into(),
+                    },
+                },
+            ],
+            clean: Candidate {
+                commit: commit('d', "Docs (#11)"),
+                position: 2,
+                moves: true,
+                drift_left: Vec::new(),
+            },
+            drafted: Candidate {
+                commit: commit('c', "Take the fix upstream (#13)"),
+                position: 9,
+                moves: true,
+                drift_left: vec!["missing-eval-gpu mlx::core::GatherQMM::eval_gpu".into()],
+            },
+            probes: 4,
+        };
+        let links = PageLinks {
+            upstream_web: Some("https://github.com/ml-explore/mlx".into()),
+            register_page: Some("register.md".into()),
+        };
+        let md = forecast.timeline(&links);
+        let web = "https://github.com/ml-explore/mlx";
+        assert!(
+            md.contains(&format!("({web}/commit/{})", "b".repeat(40))),
+            "{md}"
+        );
+        assert!(md.contains(&format!("({web}/pull/12)")), "{md}");
+        assert!(md.contains("[fix 2](register.md#fix-2)"), "{md}");
+        assert!(md.contains("`mlx/backend/rocm/primitives.cpp:7`"), "{md}");
+        assert!(!md.contains("<b>"), "upstream's text stays text: {md}");
+        assert!(
+            md.contains(&format!(
+                "**Clean candidate** (no conflict, no drift): [`dddddddd`]({web}/commit/"
+            )),
+            "{md}"
+        );
+        let text = forecast.text();
+        assert!(
+            text.contains("fix 2 droppable: upstream holds it"),
+            "{text}"
+        );
+        assert!(
+            text.contains("clean candidate: dddddddd Docs (#11) (2 commits after the pin)"),
+            "{text}"
+        );
+    }
+}

