@@ -45,6 +45,10 @@ pub const SOURCES: &[(&str, &str)] = &[
         include_str!("../../book/src/pin-bump.md"),
     ),
     (
+        "src/forecast.md",
+        include_str!("../../book/src/forecast.md"),
+    ),
+    (
         "src/fork-sync.md",
         include_str!("../../book/src/fork-sync.md"),
     ),

@@ -20,6 +20,7 @@ mod offline;
 mod propose;
 mod readonly;
 mod register;
+mod roll;
 mod sync;
 mod trace;
 mod tree_export;
