@@ -70,6 +70,11 @@ impl Key {
     pub fn hex(&self) -> String {
         crate::hex::encode(&self.0)
     }
+
+    /// The key an entry's file name spells (64 hex digits), if it spells one.
+    pub fn from_hex(text: &str) -> Option<Key> {
+        Some(Key(crate::hex::decode(text)?.try_into().ok()?))
+    }
 }
 
 /// The key that seals a cache's entries. Never shown: `Debug` prints no byte of it.
@@ -265,6 +270,8 @@ mod tests {
         let other_kind = KeyBuilder::new("other").finish();
         assert_ne!(other_kind, KeyBuilder::new("test").finish());
         assert_eq!(key(&["x"]).hex().len(), 64);
+        assert_eq!(Key::from_hex(&key(&["x"]).hex()), Some(key(&["x"])));
+        assert_eq!(Key::from_hex("00"), None);
     }
 
     #[test]
