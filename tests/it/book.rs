@@ -444,10 +444,16 @@ fn the_report_directive_is_cached_like_a_step() {
                 .contains("#forkbook report")
         })
         .expect("the directive's text is stored");
-    // A stored text that says where it came from shows that the next build reads it.
+    // A stored text that says where it came from shows that the next build reads it; edited
+    // without the cache's secret it is not believed, sealed with it it is.
     let stored = std::fs::read_to_string(entry).unwrap();
     let marked = stored.replacen("ROCm overlay", "ROCm overlay (from the step cache)", 1);
-    std::fs::write(entry, marked).unwrap();
+    std::fs::write(entry, &marked).unwrap();
+    assert_eq!(fixture.book("build", &[]).0, 0);
+    assert!(!fixture.html("steps").contains("(from the step cache)"));
+    crate::caches::reseal(&fixture.demo, entry, "book step", |payload| {
+        payload.replacen("ROCm overlay", "ROCm overlay (from the step cache)", 1)
+    });
     assert_eq!(fixture.book("build", &[]).0, 0);
     assert!(fixture.html("steps").contains("(from the step cache)"));
     assert_eq!(std::fs::read_dir(&store).unwrap().count(), entries.len());

@@ -5,6 +5,7 @@ mod adopt;
 mod attacks;
 mod book;
 mod build_locks;
+mod caches;
 mod ci;
 mod common;
 mod demo;
