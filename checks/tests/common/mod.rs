@@ -195,6 +195,7 @@ pub fn healthy() -> Facts {
             upstream: Some("https://github.com/ml-explore/mlx".into()),
         },
         markers: Some(Vec::new()),
+        record_markers: Vec::new(),
         residual_record: Some(residual_record()),
     }
 }
