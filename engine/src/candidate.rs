@@ -72,58 +72,105 @@ pub fn drift_api(
     from: Oid,
     to: Oid,
 ) -> Result<ApiReport> {
-    let table = project
-        .config
-        .drift
-        .get("api")
-        .and_then(|v| v.as_table())
-        .cloned()
-        .unwrap_or_default();
-    let cfg: ApiConfig = Config::section(&table, "drift.api")?;
-    let prefix = project.config.overlay.backend_prefix.as_str();
-    let backend: FileMap = state
-        .overlay
-        .iter()
-        .filter(|(p, _)| p.starts_with(prefix))
-        .map(|(p, b)| (p.clone(), b.clone()))
-        .collect();
-    let core = |files: &FileMap| -> FileMap {
-        files
+    let setup = DriftSetup::new(project, cache, state, from)?;
+    let to_overlay = overlay_at(project, cache, state, to)?;
+    setup.run(cache, from, to, &to_overlay, true)
+}
+
+/// What every static drift of one overlay from one commit shares, whatever the commit it goes
+/// to: the settings, the backend, the `from` side's overrides and the suppressions. `roll`
+/// runs many analyses from one setup.
+pub struct DriftSetup {
+    pub cfg: ApiConfig,
+    prefix: String,
+    pub backend: FileMap,
+    from_overrides: FileMap,
+    suppressions: Vec<api::Suppression>,
+}
+
+impl DriftSetup {
+    pub fn new(
+        project: &Project,
+        cache: &Cache,
+        state: &OverlayState,
+        from: Oid,
+    ) -> Result<DriftSetup> {
+        let table = project
+            .config
+            .drift
+            .get("api")
+            .and_then(|v| v.as_table())
+            .cloned()
+            .unwrap_or_default();
+        let cfg: ApiConfig = Config::section(&table, "drift.api")?;
+        let prefix = project.config.overlay.backend_prefix.clone();
+        let backend: FileMap = state
+            .overlay
             .iter()
-            .filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0)
+            .filter(|(p, _)| p.starts_with(prefix.as_str()))
             .map(|(p, b)| (p.clone(), b.clone()))
-            .collect()
-    };
-    // The fork's own core headers stand on the `from` side too, so what the fork itself declares
-    // does not look new at `to`.
-    let from_overrides = if from == state.commits.pin {
-        core(&state.overlay)
-    } else if from == state.commits.base {
-        let mut fork_core = FileMap::new();
-        for path in &state.core_files {
-            if let Some(bytes) = cache.read(state.commits.fork, path)? {
-                fork_core.insert(path.clone(), bytes.into());
+            .collect();
+        // The fork's own core headers stand on the `from` side too, so what the fork itself
+        // declares does not look new at `to`.
+        let from_overrides = if from == state.commits.pin {
+            core_files_of(&state.overlay, &prefix)
+        } else if from == state.commits.base {
+            let mut fork_core = FileMap::new();
+            for path in &state.core_files {
+                if let Some(bytes) = cache.read(state.commits.fork, path)? {
+                    fork_core.insert(path.clone(), bytes.into());
+                }
             }
-        }
-        fork_core
-    } else {
-        FileMap::new()
-    };
-    let to_overrides = core(&overlay_at(project, cache, state, to)?);
-    let suppressions_path = project.records_dir().join(&cfg.suppressions);
-    let suppressions = if suppressions_path.is_file() {
-        api::suppress::load(&suppressions_path)?
-    } else {
-        Vec::new()
-    };
-    let inputs = DriftInputs {
-        backend: &backend,
-        from_overrides: &from_overrides,
-        to_overrides: &to_overrides,
-        suppressions: &suppressions,
-    };
-    let store = cache.drift_store();
-    api::drift_api_stored(cache.repo(), from, to, &inputs, &cfg, Some(&store))
+            fork_core
+        } else {
+            FileMap::new()
+        };
+        let suppressions_path = project.records_dir().join(&cfg.suppressions);
+        let suppressions = if suppressions_path.is_file() {
+            api::suppress::load(&suppressions_path)?
+        } else {
+            Vec::new()
+        };
+        Ok(DriftSetup {
+            cfg,
+            prefix,
+            backend,
+            from_overrides,
+            suppressions,
+        })
+    }
+
+    /// The drift from `from` to `to`, with `to_overlay` (the overlay a retarget to `to` makes)
+    /// standing in for upstream's core files at `to`; `stored`: reuse and keep the analysis in
+    /// the drift cache.
+    pub fn run(
+        &self,
+        cache: &Cache,
+        from: Oid,
+        to: Oid,
+        to_overlay: &FileMap,
+        stored: bool,
+    ) -> Result<ApiReport> {
+        let to_overrides = core_files_of(to_overlay, &self.prefix);
+        let inputs = DriftInputs {
+            backend: &self.backend,
+            from_overrides: &self.from_overrides,
+            to_overrides: &to_overrides,
+            suppressions: &self.suppressions,
+        };
+        let store = cache.drift_store();
+        let store = stored.then_some(store.as_path());
+        api::drift_api_stored(cache.repo(), from, to, &inputs, &self.cfg, store)
+    }
+}
+
+/// The overlay's core files with no conflict markers left in.
+fn core_files_of(files: &FileMap, prefix: &str) -> FileMap {
+    files
+        .iter()
+        .filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0)
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect()
 }
 
 /// What `drift build` needs besides the configuration.

@@ -23,6 +23,8 @@ pub struct GithubOptions {
     pub install: String,
     /// Add the optional ROCm job ([`super::ci_rocm`]).
     pub rocm: bool,
+    /// The cron schedule of the roll job (`--roll`), none without it (see [`super::roll_ci`]).
+    pub roll: Option<String>,
 }
 
 impl GithubOptions {
@@ -40,6 +42,7 @@ impl GithubOptions {
                 "cargo install --locked forkbook".into()
             },
             rocm: false,
+            roll: None,
         }
     }
 }
@@ -91,7 +94,7 @@ pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
     } else {
         String::new()
     };
-    format!(
+    let text = format!(
         "\
 # Written by `forkbook ci github`: the executable book is this project's gate and its site.
 # Pull requests that touch the overlay run `forkbook book test`; pushes to the branch below
@@ -143,7 +146,11 @@ jobs:
       - id: deployment
         uses: actions/deploy-pages@v4
 {rocm_job}"
-    )
+    );
+    match &options.roll {
+        Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
+        None => text,
+    }
 }
 
 /// What `forkbook ci github` is asked for, its branch checked.
@@ -155,6 +162,8 @@ pub struct GithubRequest {
     pub install: Option<String>,
     /// Add the optional ROCm job.
     pub rocm: bool,
+    /// The roll job's schedule, checked (`--roll`).
+    pub roll: Option<String>,
 }
 
 impl GithubRequest {
@@ -171,7 +180,15 @@ impl GithubRequest {
             book_dir: book_dir.to_string(),
             install: install.map(str::to_string),
             rocm: false,
+            roll: None,
         })
+    }
+
+    /// Adds the scheduled roll job (see [`super::roll_ci`]) on `cron` (default: daily).
+    pub fn with_roll(mut self, cron: Option<&str>) -> Result<GithubRequest> {
+        let cron = cron.unwrap_or(super::roll_ci::DEFAULT_SCHEDULE);
+        self.roll = Some(super::roll_ci::check_schedule(cron)?);
+        Ok(self)
     }
 
     fn options(&self, project: &Project) -> GithubOptions {
@@ -182,6 +199,7 @@ impl GithubRequest {
             options.install = install.clone();
         }
         options.rocm = self.rocm;
+        options.roll = self.roll.clone();
         options
     }
 }
@@ -266,16 +284,22 @@ impl CommandReport for Github {
                 records_dir,
                 options,
                 ..
-            } => format!(
-                "wrote {}\n  pull requests touching `{records_dir}`, forkbook.toml or `{}`: \
+            } => {
+                let mut text = format!(
+                    "wrote {}\n  pull requests touching `{records_dir}`, forkbook.toml or `{}`: \
                  `forkbook book test`\n  pushes to `{}`: the book built and published to GitHub \
                  Pages (Settings > Pages > Source: GitHub Actions)\n  the runner gets forkbook \
                  with `{}` (`--install COMMAND` changes it)\n",
-                file.display(),
-                options.book_dir,
-                options.branch,
-                options.install
-            ),
+                    file.display(),
+                    options.book_dir,
+                    options.branch,
+                    options.install
+                );
+                if let Some(cron) = &options.roll {
+                    text.push_str(&super::roll_ci::describe(cron));
+                }
+                text
+            }
         }
     }
 

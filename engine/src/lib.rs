@@ -34,6 +34,8 @@ pub mod report;
 pub mod report_value;
 pub mod residual;
 pub mod residual_record;
+pub mod roll;
+pub mod roll_ci;
 pub mod status;
 pub mod sync;
 pub mod terminal;

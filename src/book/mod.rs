@@ -45,6 +45,10 @@ pub const SOURCES: &[(&str, &str)] = &[
         include_str!("../../book/src/pin-bump.md"),
     ),
     (
+        "src/forecast.md",
+        include_str!("../../book/src/forecast.md"),
+    ),
+    (
         "src/fork-sync.md",
         include_str!("../../book/src/fork-sync.md"),
     ),
@@ -73,6 +77,8 @@ pub struct BookRunner {
     command: CommandFn,
     /// The state digest, kept between steps while the records look the same.
     digest: fingerprint::DigestMemo,
+    /// [`fingerprint::tools_found`], probed once a build (PATH does not change under it).
+    tools: std::sync::Arc<std::sync::OnceLock<Vec<(String, String)>>>,
 }
 
 impl BookRunner {
@@ -84,6 +90,7 @@ impl BookRunner {
             overrides,
             command,
             digest: fingerprint::DigestMemo::default(),
+            tools: Default::default(),
         }
     }
 
@@ -168,12 +175,18 @@ impl StepRunner for BookRunner {
     }
 
     fn fingerprint(&self) -> Fingerprint {
-        let project = match self.project() {
+        let project = self.project();
+        let tools = self
+            .tools
+            .get_or_init(|| fingerprint::tools_found(project.as_ref().ok()))
+            .clone();
+        let project = match project {
             Ok(project) => project,
             Err(e) => {
                 return Fingerprint {
                     extra: e.message(),
                     tool_version: fingerprint::tool_version(),
+                    tools,
                     ..Default::default()
                 }
             }
@@ -182,7 +195,14 @@ impl StepRunner for BookRunner {
             commits: fingerprint::recorded_commits(&project),
             tool_version: fingerprint::tool_version(),
             extra: self.digest.digest(&project),
+            tools,
         }
+    }
+
+    /// The results caches' secret beside the object cache, unless that folder is the
+    /// checkout's (`engine::cache::results_secret`): then no step result is kept or believed.
+    fn cache_secret(&self) -> Option<forkbook_records::cache_entry::Secret> {
+        crate::engine::cache::results_secret(&self.project().ok()?)
     }
 
     fn directive(&self, name: &str, _args: &[String]) -> Result<String, String> {

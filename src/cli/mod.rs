@@ -23,6 +23,7 @@ mod materialize;
 mod mdbook;
 mod propose;
 mod residual;
+mod roll;
 mod status;
 mod sync;
 mod verify;
@@ -104,6 +105,7 @@ pub enum Command {
     ExportTree(materialize::ExportArgs),
     Sync(sync::SyncArgs),
     Retarget(sync::RetargetArgs),
+    Roll(roll::Args),
     Residual(residual::Args),
     Fix(fix::Args),
     Fixes(fixes::Args),
@@ -373,6 +375,7 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::ExportTree(args) => materialize::run_export(&args, ctx),
         Command::Sync(args) => sync::run_sync(&args, ctx),
         Command::Retarget(args) => sync::run_retarget(&args, ctx),
+        Command::Roll(args) => roll::run(&args, ctx),
         Command::Residual(args) => residual::run(&args, ctx),
         Command::Fix(args) => fix::run(&args, ctx),
         Command::Fixes(args) => fixes::run(&args, ctx),
