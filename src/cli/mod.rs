@@ -54,6 +54,7 @@ Environment:
   FORKBOOK_FORK_URL      the fork's URL or a mirror on this machine, as `--fork-url`
   FORKBOOK_UPSTREAM_URL  upstream's URL or a mirror on this machine, as `--upstream-url`
   FORKBOOK_OFFLINE=1     as `--offline`
+  FORKBOOK_TOOL_PATH     where tools are looked for and the PATH of the steps, as `--tool-path`
   FORKBOOK_LOCK_WAIT=1   wait for another run on the same overlay or cache instead of refusing
 
 Exit status:
