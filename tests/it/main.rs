@@ -19,6 +19,7 @@ mod merge_cache;
 mod offline;
 mod propose;
 mod readonly;
+mod real_folder;
 mod register;
 mod sync;
 mod trace;
