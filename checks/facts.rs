@@ -44,6 +44,20 @@ pub struct Facts {
     pub record_markers: Vec<MarkedFile>,
     /// The residual record the project keeps (`CORE_RESIDUAL.diff` or `residual.diff`), if any.
     pub residual_record: Option<ResidualRecordFacts>,
+    /// Sections of the register that say what the overlay leaves out of the vendored set
+    /// ("Dropped from the vendored set"), in their own words.
+    #[serde(default)]
+    pub dropped: Vec<ProseSection>,
+}
+
+/// A section of a record's prose: its heading and its text.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProseSection {
+    pub file: String,
+    /// Line of the heading.
+    pub line: usize,
+    pub title: String,
+    pub text: String,
 }
 
 /// One materialized overlay file with conflict markers left in.

@@ -20,7 +20,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
     if !lock.present {
         return vec![CHECK
             .finding(&lock.file, None, "the lock `overlay.lock` is missing")
-            .with_note("write it with `forkbook sync` at the recorded commits")];
+            .with_note("write it with `forkbook adopt`: it locks the overlay as it stands and changes no other file")];
     }
     let malformed = lock.problems.iter().map(|p| {
         CHECK

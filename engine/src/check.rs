@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 
 use forkbook_checks::facts::{
     BuildPin, CountFact, KeyValueLine, LockFacts, LockMismatch, MarkedFile, MismatchKind,
-    ReadmeFacts, RecordedValue, Repos, ResidualHunk, ResidualNote, ResidualRecordFacts,
-    SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
+    ProseSection, ReadmeFacts, RecordedValue, Repos, ResidualHunk, ResidualNote,
+    ResidualRecordFacts, SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
 };
 use forkbook_checks::names::Names;
 use forkbook_checks::register::{Problem, Register};
@@ -25,7 +25,7 @@ use super::residual_record::{self, Flavor, ResidualRecord};
 use super::{counts, register, residual};
 
 mod run;
-pub use run::{catalogue, explain, run, Catalogue, CheckRun, Listed, Skipped};
+pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Listed, Skipped};
 
 /// Every fact: the records, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
@@ -54,13 +54,17 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
         Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     };
     let register_name = project.record_name(records::FIXES_FILE);
+    let register_text = read(records::FIXES_FILE)?;
     Ok(Facts {
+        dropped: register_text
+            .as_deref()
+            .map_or(Vec::new(), |t| dropped_sections(&register_name, t)),
         records_dir: project.config.overlay.dir.trim_end_matches('/').to_string(),
         backend_prefix: project.config.overlay.backend_prefix.clone(),
         upstream: read(records::UPSTREAM_FILE)?
             .map(|t| upstream_record(&project.record_name(records::UPSTREAM_FILE), &t)),
         build_pin: build_pin(project)?,
-        register: read(records::FIXES_FILE)?.map(|t| register::parse(&register_name, &t)),
+        register: register_text.map(|t| register::parse(&register_name, &t)),
         readme: read(records::README_FILE)?.map(|t| readme_facts(project, t)),
         repos: web_repos(project),
         residual_record: residual_record_facts(project, &read)?,
@@ -122,6 +126,56 @@ fn record_markers(
         }
     }
     Ok(out)
+}
+
+/// The sections of the register that say what is left out of the vendored set ("Dropped from
+/// the vendored set", "Not carried"): what `fork-hooks-explained` accepts as an explanation in
+/// words. A section runs to the next heading of its level or above.
+fn dropped_sections(file: &str, text: &str) -> Vec<ProseSection> {
+    const SAY_LEFT_OUT: &[&str] = &[
+        "dropped",
+        "not carried",
+        "left out",
+        "not vendored",
+        "excluded",
+        "omitted",
+        "not copied",
+    ];
+    let mut sections: Vec<(usize, ProseSection)> = Vec::new();
+    let mut open: Option<(usize, ProseSection)> = None;
+    let mut fenced = false;
+    for (index, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        let level = line.bytes().take_while(|b| *b == b'#').count();
+        let heading = !fenced && (1..=6).contains(&level) && line[level..].starts_with(' ');
+        if heading {
+            if open.as_ref().is_some_and(|(l, _)| level <= *l) {
+                sections.extend(open.take());
+            }
+            let title = line[level..].trim().to_string();
+            let lower = title.to_ascii_lowercase();
+            if open.is_none() && SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
+                open = Some((
+                    level,
+                    ProseSection {
+                        file: file.to_string(),
+                        line: index + 1,
+                        title,
+                        text: String::new(),
+                    },
+                ));
+                continue;
+            }
+        }
+        if let Some((_, section)) = open.as_mut() {
+            section.text.push_str(line);
+            section.text.push('\n');
+        }
+    }
+    sections.extend(open);
+    sections.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The patch layout's series as the records folder lists it (`patches/NNNN-title.patch`).
@@ -219,6 +273,7 @@ pub fn add_overlay_facts(
     facts.residual = residual_hunks(
         state,
         facts.register.as_ref(),
+        facts.residual_record.as_ref(),
         facts.tree.as_ref(),
         &facts.backend_prefix,
     );
@@ -493,10 +548,13 @@ fn lock_facts(project: &Project, state: &OverlayState) -> LockFacts {
 }
 
 /// Residual hunks with their fixes: the patches that change the file, or (files layout, where
-/// there are no patches) the entries that name it.
+/// there are no patches) what the residual record's notes tie to the file, or, without a
+/// `CORE_RESIDUAL.diff`, the entries that name it. Where the project keeps a record, its notes are what it
+/// says explains a hunk: an entry that mentions a core file in passing explains nothing.
 fn residual_hunks(
     state: &OverlayState,
     register: Option<&Register>,
+    record: Option<&ResidualRecordFacts>,
     tree: Option<&TreeFacts>,
     prefix: &str,
 ) -> Vec<ResidualHunk> {
@@ -508,7 +566,10 @@ fn residual_hunks(
         .map(|hunk| {
             let fixes = match state.layout {
                 Layout::Patch => hunk.fixes.iter().map(|n| *n as u32).collect(),
-                Layout::Files => naming_entries(register, &names, &hunk.file),
+                Layout::Files => match record.filter(|r| r.core_header) {
+                    Some(record) => noted_items(record, &hunk.file),
+                    None => naming_entries(register, &names, &hunk.file),
+                },
             };
             ResidualHunk {
                 file: hunk.file,
@@ -517,6 +578,18 @@ fn residual_hunks(
             }
         })
         .collect()
+}
+
+/// The register items the record's notes for `path` name.
+fn noted_items(record: &ResidualRecordFacts, path: &str) -> Vec<u32> {
+    let mut items: Vec<u32> = record
+        .notes
+        .iter()
+        .filter(|n| n.path == path)
+        .filter_map(|n| n.item)
+        .collect();
+    items.dedup();
+    items
 }
 
 fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec<u32> {

@@ -252,21 +252,73 @@ fn strip_side(side: &str) -> String {
     }
 }
 
-/// The changed lines of a diff, conflict-marker labels dropped: what a note is about. Line
-/// numbers and context move with every bump; the labels name commits or tools.
-fn changed_lines(diff: &str) -> Vec<String> {
-    diff.lines()
-        .filter(|l| l.starts_with('+') || l.starts_with('-'))
-        .map(|l| {
-            let (sign, body) = l.split_at(1);
-            for marker in ["<<<<<<<", "|||||||", ">>>>>>>"] {
-                if body.starts_with(marker) {
-                    return format!("{sign}{marker}");
-                }
+/// What a diff changes, as the lines it removes and the lines it adds, conflict-marker labels
+/// dropped: what a note is about. Line numbers and context move with every bump, the labels
+/// name commits or tools, and two diff programs align the same change differently (a line one
+/// shows as context another shows removed and added again): a line both removed and added is
+/// no change, so it is cancelled out.
+fn changed_lines(diff: &str) -> (Vec<String>, Vec<String>) {
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for line in diff.lines() {
+        let Some(sign) = line.chars().next().filter(|c| *c == '+' || *c == '-') else {
+            continue;
+        };
+        let body = &line[1..];
+        let body = ["<<<<<<<", "|||||||", ">>>>>>>"]
+            .into_iter()
+            .find(|m| body.starts_with(m))
+            .map_or(body.trim_end(), |m| m);
+        if sign == '-' {
+            &mut removed
+        } else {
+            &mut added
+        }
+        .push(body.to_string());
+    }
+    let mut kept_removed = Vec::new();
+    for line in removed {
+        match added.iter().position(|a| *a == line) {
+            Some(at) => {
+                added.remove(at);
             }
-            l.to_string()
+            None => kept_removed.push(line),
+        }
+    }
+    (kept_removed, added)
+}
+
+/// Whether the record writes conflict-marker labels bare (`<<<<<<< pin`, no commit after the
+/// label), as a hand-kept record does: a rewrite then keeps them so.
+fn bare_labels(record: &ResidualRecord) -> bool {
+    record.diffs.values().flat_map(|d| d.lines()).any(|line| {
+        let body = line.get(1..).unwrap_or("");
+        ["<<<<<<< ", ">>>>>>> ", "||||||| "].iter().any(|m| {
+            body.strip_prefix(m)
+                .is_some_and(|label| !label.trim().is_empty() && !label.trim().contains(' '))
         })
-        .collect()
+    })
+}
+
+/// A diff's conflict-marker labels without the commit after them (`<<<<<<< pin 846d1762` ->
+/// `<<<<<<< pin`).
+fn strip_label_commits(diff: &str) -> String {
+    let mut out = String::with_capacity(diff.len());
+    for line in diff.split_inclusive('\n') {
+        let (sign, body) = line.split_at(line.len().min(1));
+        let marker = ["<<<<<<< ", ">>>>>>> ", "||||||| "]
+            .into_iter()
+            .find(|m| body.starts_with(m));
+        match marker {
+            Some(m) => {
+                let label = body[m.len()..].split_whitespace().next().unwrap_or("");
+                let end = if body.ends_with('\n') { "\n" } else { "" };
+                out.push_str(&format!("{sign}{m}{label}{end}"));
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// The record rewritten for `residual` at `commits`, and the notes flagged for review.
@@ -280,11 +332,19 @@ pub fn render(
     core: &FileMap,
     residual: &Residual,
 ) -> (String, Vec<String>) {
+    let empty = ResidualRecord::default();
+    let old = old.unwrap_or(&empty);
+    let bare = bare_labels(old);
     let mut diffs: Vec<(String, String)> = Vec::new();
     for hunk in &residual.hunks {
+        let text = if bare {
+            strip_label_commits(&hunk.text)
+        } else {
+            hunk.text.clone()
+        };
         match diffs.last_mut() {
-            Some((path, text)) if *path == hunk.file => text.push_str(&hunk.text),
-            _ => diffs.push((hunk.file.clone(), hunk.text.clone())),
+            Some((path, diff)) if *path == hunk.file => diff.push_str(&text),
+            _ => diffs.push((hunk.file.clone(), text)),
         }
     }
     let new_diff = |path: &str| {
@@ -293,8 +353,6 @@ pub fn render(
             .find(|(p, _)| p == path)
             .map_or(String::new(), |(_, t)| t.clone())
     };
-    let empty = ResidualRecord::default();
-    let old = old.unwrap_or(&empty);
     let flagged: Vec<String> = old
         .notes
         .iter()
@@ -430,6 +488,28 @@ pub fn write(
     })
 }
 
+/// Each hunk with the record's note for its file: the note is what explains it, and in the files
+/// layout (no patches to attribute it) the item the note names is its fix.
+fn attach_notes(computed: &mut super::residual::Computed) {
+    let files = &computed.records.files;
+    let Some(flavor) = Flavor::of(files) else {
+        return;
+    };
+    let record = ResidualRecord::parse(&String::from_utf8_lossy(&files[flavor.file()]), flavor);
+    for hunk in &mut computed.residual.hunks {
+        let Some(note) = record.note(&hunk.file) else {
+            continue;
+        };
+        hunk.note = Some(super::residual::HunkNote {
+            item: note.item,
+            reason: note.reason.clone(),
+        });
+        if hunk.fixes.is_empty() {
+            hunk.fixes.extend(note.item.map(|n| n as usize));
+        }
+    }
+}
+
 /// What `forkbook residual` found, and what `--write` wrote. Its JSON is the residual alone.
 #[derive(Debug, Clone, Serialize)]
 #[serde(transparent)]
@@ -442,7 +522,8 @@ pub struct ResidualRun {
 /// `forkbook residual`: the residual at the recorded commits; with `write`, also kept in the
 /// records folder (see [`write`]).
 pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
-    let computed = super::residual::compute_with_records(project, cache)?;
+    let mut computed = super::residual::compute_with_records(project, cache)?;
+    attach_notes(&mut computed);
     let written = if write {
         Some(self::write(project, &computed)?)
     } else {
@@ -535,6 +616,27 @@ mod tests {
         assert_eq!(
             changed_lines("@@ -1 +1 @@\n-<<<<<<< pin\n+x\n"),
             changed_lines("@@ -9 +9 @@\n-<<<<<<< pin 846d176\n+x\n ctx\n")
+        );
+    }
+
+    #[test]
+    fn the_same_change_aligned_differently_is_no_change_and_a_new_line_is() {
+        let one = "@@ -1,3 +1,3 @@\n-a\n-b\n+a\n+c\n";
+        let other = "@@ -1,3 +1,3 @@\n a\n-b\n+c\n";
+        assert_eq!(changed_lines(one), changed_lines(other));
+        assert_ne!(
+            changed_lines(one),
+            changed_lines("@@ -1 +1 @@\n a\n-b\n+d\n")
+        );
+    }
+
+    #[test]
+    fn bare_labels_are_kept_bare() {
+        let record = ResidualRecord::parse(RECORD, Flavor::Core);
+        assert!(bare_labels(&record));
+        assert_eq!(
+            strip_label_commits("-<<<<<<< pin 846d1762\n x\n+>>>>>>> fork 75915908\n"),
+            "-<<<<<<< pin\n x\n+>>>>>>> fork\n"
         );
     }
 }

@@ -20,6 +20,7 @@ mod merge_cache;
 mod offline;
 mod propose;
 mod readonly;
+mod real_folder;
 mod register;
 mod roll;
 mod sync;

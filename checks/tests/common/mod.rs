@@ -46,7 +46,15 @@ pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) 
         title: format!("fix {number}"),
         line,
         end_line: line + 8,
-        prose: "Why the fix exists.".into(),
+        // The files are declared on a `Files:` line, as the demo's entries declare them.
+        prose: format!(
+            "Files: {}\n\nWhy the fix exists.",
+            files
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         files: files.iter().map(|f| named(f, line + 2)).collect(),
         fields: fields
             .iter()
@@ -142,6 +150,7 @@ pub fn healthy() -> Facts {
             value: PIN[..12].into(),
         }),
         register: Some(register),
+        dropped: Vec::new(),
         tree: Some(TreeFacts {
             files: files(),
             differing: [
