@@ -10,11 +10,15 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Splits a kept entry into its header and payload. A sealed entry has a five-line header; an
-/// entry of an older, unsealed format is all payload.
+/// Splits a kept entry into its header and payload. A sealed entry has a five-line header; of
+/// the older, unsealed formats the merges' had one line naming the format, the others none.
 fn split(entry: &[u8]) -> (&[u8], &[u8]) {
     if !entry.starts_with(b"forkbook cache entry ") {
-        return (&[], entry);
+        let header = match entry.starts_with(b"forkbook ") {
+            true => entry.iter().position(|&b| b == b'\n').unwrap() + 1,
+            false => 0,
+        };
+        return entry.split_at(header);
     }
     let mut at = 0;
     for _ in 0..5 {
@@ -29,8 +33,8 @@ fn forge(path: &Path, edit: impl FnOnce(Vec<u8>) -> Vec<u8>) {
     let entry = std::fs::read(path).unwrap();
     let (header, payload) = split(&entry);
     let payload = edit(payload.to_vec());
-    if header.is_empty() {
-        std::fs::write(path, payload).unwrap();
+    if !header.starts_with(b"forkbook cache entry ") {
+        std::fs::write(path, [header, &payload].concat()).unwrap();
         return;
     }
     let header = String::from_utf8_lossy(header);
