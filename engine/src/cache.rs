@@ -34,6 +34,11 @@ impl Remote {
 pub struct Cache {
     repo: Repository,
     dir: PathBuf,
+    /// The cache's path as messages name it: `dir`, or the missing `--cache` path when `dir`
+    /// is a scratch repository (see [`Cache::open`]).
+    named: PathBuf,
+    /// The scratch folder a read-only run uses instead of making a cache where there is none.
+    _scratch: Option<tempfile::TempDir>,
     fork: (String, String),
     upstream: (String, String),
     /// Where each URL came from, for notes: (fork, upstream).
@@ -53,8 +58,33 @@ impl Cache {
     /// configured URLs. Holds the cache's run lock until dropped: shared, so read-only commands
     /// of any number of projects sharing the cache run together; anything that writes objects
     /// or refs first makes it exclusive ([`Cache::lock_for_writing`]).
+    ///
+    /// Where there is no cache yet and neither URL is a mirror on this machine, nothing could be
+    /// read from it: the run gets an empty scratch repository in a temporary folder instead, so
+    /// a read-only command says which objects are missing without leaving an empty cache at
+    /// the `--cache` path. [`Cache::create`] makes the cache (`fetch`, `init`, `propose`).
     pub fn open(project: &Project) -> Result<Cache> {
         let dir = project.cache_dir();
+        let config = &project.config;
+        let mirror = local_mirror(&config.fork.url).is_some()
+            || local_mirror(&config.upstream.url).is_some();
+        if dir.exists() || mirror {
+            return Cache::create(project);
+        }
+        let scratch = tempfile::tempdir()
+            .context("failed to make a scratch folder for the missing object cache")?;
+        let mut cache = Cache::open_at(project, scratch.path().join("objects.git"))?;
+        cache.named = dir;
+        cache._scratch = Some(scratch);
+        Ok(cache)
+    }
+
+    /// Opens the project's object cache, creating it if needed, for the commands that fill it.
+    pub fn create(project: &Project) -> Result<Cache> {
+        Cache::open_at(project, project.cache_dir())
+    }
+
+    fn open_at(project: &Project, dir: PathBuf) -> Result<Cache> {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("failed to create the object cache `{}`", dir.display()))?;
         let mut lock = RunLock::acquire_shared(&dir, "object cache")?;
@@ -76,6 +106,8 @@ impl Cache {
         let config = &project.config;
         let cache = Cache {
             repo,
+            named: dir.clone(),
+            _scratch: None,
             dir,
             fork: (config.fork.url.clone(), config.fork.branch.clone()),
             upstream: (config.upstream.url.clone(), config.upstream.branch.clone()),
@@ -362,7 +394,7 @@ impl Cache {
             return Err(Error::new(format!(
                 "commit `{rev}` of the {} is not in the object cache `{}`",
                 remote.name(),
-                self.dir.display()
+                self.named.display()
             ))
             .with_note(format!(
                 "run `forkbook fetch --{} {rev}` (online, or with a mirror as the URL)",
@@ -388,7 +420,7 @@ impl Cache {
         Err(Error::new(format!(
             "commit `{rev}` of the {} is not in the object cache `{}`",
             remote.name(),
-            self.dir.display()
+            self.named.display()
         ))
         .with_note(format!(
             "run `forkbook fetch` (online, or with `--{}-url` naming a mirror on this machine)",

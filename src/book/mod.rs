@@ -14,7 +14,7 @@
 use crate::engine::check::{self, Severity};
 use crate::engine::project::{Overrides, Project};
 pub use crate::engine::tools::find_program as find_on_path;
-use crate::engine::tools::missing_requirement;
+use crate::engine::tools::missing_requirement_in;
 use crate::engine::ErrorKind;
 use crate::invoke::CommandFn;
 use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
@@ -27,7 +27,7 @@ mod fingerprint;
 pub mod steps;
 
 pub use steps::TIMED_OUT;
-use steps::{run_in_process, run_shell};
+use steps::{run_in_process, run_shell_with};
 
 /// The directives this book knows.
 const DIRECTIVES: &[&str] = &["register", "checks", "report"];
@@ -43,6 +43,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     (
         "src/pin-bump.md",
         include_str!("../../book/src/pin-bump.md"),
+    ),
+    (
+        "src/forecast.md",
+        include_str!("../../book/src/forecast.md"),
     ),
     (
         "src/fork-sync.md",
@@ -135,12 +139,18 @@ impl BookRunner {
 
     fn run_shell(&self, step: &Step) -> StepOutcome {
         let started = Instant::now();
-        match run_shell(
-            &step.command,
-            &self.root,
-            step.attrs.timeout,
-            path_with_this_forkbook(),
-        ) {
+        // The step's `forkbook` works on this book's cache, mirrors and tools, offline.
+        let overrides = Overrides {
+            offline: true,
+            ..self.overrides.clone()
+        };
+        let mut env = overrides.child_env();
+        env.retain(|(name, _)| name != "PATH");
+        env.push((
+            "PATH".into(),
+            path_with_this_forkbook(overrides.search_path()),
+        ));
+        match run_shell_with(&step.command, &self.root, step.attrs.timeout, &env) {
             Ok((exit, output)) => StepOutcome::Ran {
                 exit,
                 duration: started.elapsed(),
@@ -154,7 +164,8 @@ impl BookRunner {
 
 impl StepRunner for BookRunner {
     fn run(&self, step: &Step) -> StepOutcome {
-        if let Some(reason) = missing_requirement(&step.attrs.requires, false) {
+        let search = self.overrides.search_path();
+        if let Some(reason) = missing_requirement_in(&step.attrs.requires, false, &search) {
             return StepOutcome::Skipped { reason };
         }
         match step.kind {
@@ -277,9 +288,9 @@ pub fn split_words(line: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
-/// PATH with this executable's folder first, when it is forkbook, so shell steps call this one.
-fn path_with_this_forkbook() -> OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
+/// The search path with this executable's folder first, when it is forkbook, so shell steps call
+/// this one.
+fn path_with_this_forkbook(path: OsString) -> OsString {
     let this = std::env::current_exe().ok().and_then(|exe| {
         let dir = exe.parent()?.to_path_buf();
         dir.join("forkbook").is_file().then_some(dir)

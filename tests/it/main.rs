@@ -21,6 +21,8 @@ mod offline;
 mod propose;
 mod readonly;
 mod register;
+mod roll;
 mod sync;
 mod trace;
+mod tree_export;
 mod verify;

@@ -31,6 +31,7 @@ pub use extract::strip_template_args;
 pub use history::introduced_by;
 pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
+pub use sources::ParseMemo;
 pub use suppress::Suppression;
 
 use crate::error::{Context, Result};
