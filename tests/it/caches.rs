@@ -364,6 +364,7 @@ fn a_cache_inside_the_project_is_never_trusted() {
     let run = |args: &[&str]| {
         let overrides = forkbook::engine::project::Overrides {
             cache: Some(inside.clone()),
+            tool_path: Some(crate::common::tool_path().to_os_string()),
             ..Default::default()
         };
         let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
@@ -395,9 +396,9 @@ fn a_cache_inside_the_project_is_never_trusted() {
 }
 
 /// A book step's kept result depends on the tools it found: made with `hipcc` on PATH, it is
-/// not replayed once `hipcc` is gone (issue 25: old hipcc failures came back "(cached)"). Runs
-/// forkbook as a program with a PATH the test sets. Fails before the tools were in the key: the
-/// failure came back cached.
+/// not replayed once `hipcc` is gone (issue 25: old hipcc failures came back "(cached)"). The
+/// test sets the search path (a stub `hipcc` and `sh`, then `sh` alone). Fails before the tools
+/// were in the key: the failure came back cached.
 #[test]
 fn a_step_result_made_with_hipcc_is_not_replayed_without_it() {
     let demo = Demo::new(Layout::Patch);
@@ -434,23 +435,13 @@ fn a_step_result_made_with_hipcc_is_not_replayed_without_it() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&hipcc, std::fs::Permissions::from_mode(0o755)).unwrap();
     let build = |path: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_forkbook"))
-            .arg("--root")
-            .arg(world.demo.root())
-            .arg("--cache")
-            .arg(&world.demo.demo.cache)
-            .args(["book", "build", "--dir"])
-            .arg(&book)
-            .env("PATH", path)
-            .output()
-            .unwrap();
-        let html = std::fs::read_to_string(book.join("book/gate.html")).unwrap_or_default();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned()
-                + &String::from_utf8_lossy(&out.stderr),
-            html,
-        )
+        let book = book.to_str().unwrap();
+        let (code, out) = world.demo.run_with_tools(
+            std::ffi::OsStr::new(path),
+            &["book", "build", "--dir", book],
+        );
+        let html = std::fs::read_to_string(world.book().join("book/gate.html")).unwrap_or_default();
+        (Some(code), out, html)
     };
     let with_hipcc = format!("{}:{}", stub.display(), tools.display());
     let (code, out, html) = build(&with_hipcc);
