@@ -186,9 +186,16 @@ fn list_entries(
         for (index, raw) in body.split_inclusive('\n').enumerate() {
             let line_no = lines.line(at);
             let line_range = at..at + raw.len();
+            // Where this line starts within the item: a bold title may run onto later lines, so
+            // the body can start past the first line.
+            let offset = at - item.start;
             at += raw.len();
-            let content = if index == 0 {
-                &raw[head.body_start..]
+            let content = if head.body_start >= offset + raw.len() {
+                ""
+            } else if head.body_start > offset {
+                raw.get(head.body_start - offset..).unwrap_or("")
+            } else if index == 0 {
+                raw
             } else {
                 strip_indent(raw, head.indent)
             };

@@ -102,9 +102,16 @@ fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> String {
     let head = list_item_head(source).expect("the parser read this item's head");
     let mut text = format!("## {}. {}\n\n", proposal.number, proposal.title);
     let mut body = String::new();
+    let mut offset = 0;
     for (index, line) in source.split_inclusive('\n').enumerate() {
-        if index == 0 {
-            body.push_str(line[head.body_start..].trim_start());
+        // A bold title may run onto later lines: the body starts at `body_start`, wherever it is.
+        let start = offset;
+        offset += line.len();
+        if head.body_start >= offset {
+            continue;
+        } else if head.body_start > start || index == 0 {
+            let from = head.body_start.saturating_sub(start);
+            body.push_str(line.get(from..).unwrap_or("").trim_start());
         } else {
             let spaces = line.len() - line.trim_start_matches(' ').len();
             body.push_str(&line[spaces.min(indent)..]);
