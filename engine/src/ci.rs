@@ -21,6 +21,8 @@ pub struct GithubOptions {
     pub book_dir: String,
     /// The shell command that puts `forkbook` on PATH in the runner.
     pub install: String,
+    /// Add the optional ROCm job ([`super::ci_rocm`]).
+    pub rocm: bool,
     /// The cron schedule of the roll job (`--roll`), none without it (see [`super::roll_ci`]).
     pub roll: Option<String>,
 }
@@ -39,6 +41,7 @@ impl GithubOptions {
             } else {
                 "cargo install --locked forkbook".into()
             },
+            rocm: false,
             roll: None,
         }
     }
@@ -86,6 +89,11 @@ pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
         run: forkbook fetch
 "
     );
+    let rocm_job = if options.rocm {
+        super::ci_rocm::rocm_drift_job(records, &setup)
+    } else {
+        String::new()
+    };
     let text = format!(
         "\
 # Written by `forkbook ci github`: the executable book is this project's gate and its site.
@@ -137,7 +145,7 @@ jobs:
           path: {site}
       - id: deployment
         uses: actions/deploy-pages@v4
-"
+{rocm_job}"
     );
     match &options.roll {
         Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
@@ -152,6 +160,8 @@ pub struct GithubRequest {
     pub book_dir: String,
     /// The install command; the project's default when left out.
     pub install: Option<String>,
+    /// Add the optional ROCm job.
+    pub rocm: bool,
     /// The roll job's schedule, checked (`--roll`).
     pub roll: Option<String>,
 }
@@ -169,6 +179,7 @@ impl GithubRequest {
             branch: branch.to_string(),
             book_dir: book_dir.to_string(),
             install: install.map(str::to_string),
+            rocm: false,
             roll: None,
         })
     }
@@ -187,6 +198,7 @@ impl GithubRequest {
         if let Some(install) = &self.install {
             options.install = install.clone();
         }
+        options.rocm = self.rocm;
         options.roll = self.roll.clone();
         options
     }

@@ -48,11 +48,16 @@ pub struct GithubArgs {
     /// Print the workflow instead of writing it
     #[arg(long, conflicts_with = "check")]
     pub print: bool,
+    /// Add the optional ROCm job: on pull requests that move the pin, install a HIP compiler and
+    /// run the differential drift build (ccache kept between runs)
+    #[arg(long)]
+    pub rocm: bool,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let CiCommand::Github(args) = &args.command;
     let mut request = GithubRequest::new(&args.branch, &args.book, args.install.as_deref())?;
+    request.rocm = args.rocm;
     if args.roll {
         request = request.with_roll(args.schedule.as_deref())?;
     }

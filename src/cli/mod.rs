@@ -86,6 +86,10 @@ pub struct Global {
     /// [env: FORKBOOK_OFFLINE=1]
     #[arg(long, global = true)]
     pub offline: bool,
+    /// Where tools (hipcc, cmake, …) are looked for and the PATH of the steps forkbook runs;
+    /// default: PATH [env: FORKBOOK_TOOL_PATH]
+    #[arg(long, global = true, value_name = "DIRS")]
+    pub tool_path: Option<std::ffi::OsString>,
     /// Machine-readable output (errors too: `{"error": …, "note": …}` on stdout)
     #[arg(long, global = true)]
     pub json: bool,
@@ -138,6 +142,7 @@ impl Ctx<'_> {
             fork_url: self.global.fork_url.clone(),
             upstream_url: self.global.upstream_url.clone(),
             offline: self.global.offline,
+            tool_path: self.global.tool_path.clone(),
         }
         .with_env()
     }
