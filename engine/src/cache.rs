@@ -10,6 +10,7 @@ use super::fsutil::RunLock;
 use super::paths::{check_relative, link_stays_inside};
 use super::project::Project;
 use super::FileMap;
+use forkbook_records::cache_entry::{Secret, Store};
 use git2::{ObjectType, Oid, Repository};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,10 @@ pub struct Cache {
     /// Shared while the run only reads, exclusive once it writes ([`Cache::lock_for_writing`]),
     /// `None` once released ([`Cache::release_lock`]).
     lock: std::cell::RefCell<Option<RunLock>>,
+    /// The project folder, for [`results_secret`].
+    project_root: PathBuf,
+    /// [`results_secret`], found once.
+    secret: std::cell::OnceCell<Option<Secret>>,
 }
 
 impl Cache {
@@ -112,6 +117,8 @@ impl Cache {
             ),
             offline: project.overrides.offline,
             lock: std::cell::RefCell::new(Some(lock)),
+            project_root: project.root.clone(),
+            secret: std::cell::OnceCell::new(),
         };
         cache.point_remote(Remote::Fork)?;
         cache.point_remote(Remote::Upstream)?;
@@ -153,15 +160,25 @@ impl Cache {
     /// The drift cache, beside the object cache: finished `drift api` analyses by the hash of
     /// their inputs (see `drift::api::store`). Outside the object cache, so read-only commands
     /// still write nothing into it.
-    pub fn drift_store(&self) -> PathBuf {
-        self.dir.with_file_name("forkbook-drift-api")
+    pub fn drift_store(&self) -> Store {
+        self.results_store("forkbook-drift-api", "drift api")
     }
 
     /// The merge cache, beside the object cache: the core files' 3-way merges of a base tree by
     /// the hash of their inputs (see `base::merge_store`). Outside the object cache, like the
     /// drift cache.
-    pub fn merge_store(&self) -> PathBuf {
-        self.dir.with_file_name("forkbook-merges")
+    pub fn merge_store(&self) -> Store {
+        self.results_store("forkbook-merges", "core merges")
+    }
+
+    /// A results cache beside the object cache, sealed with [`results_secret`] (none where it
+    /// is not to be trusted: then it keeps and believes nothing).
+    fn results_store(&self, folder: &str, kind: &'static str) -> Store {
+        let secret = self
+            .secret
+            .get_or_init(|| secret_for(&self.project_root, &self.dir))
+            .clone();
+        Store::new(self.dir.with_file_name(folder), kind, secret)
     }
 
     fn remote_config(&self, remote: Remote) -> &(String, String) {
@@ -646,6 +663,56 @@ impl Cache {
         // The refs were written behind libgit2's back; it rereads them on the next lookup.
         Ok(())
     }
+}
+
+/// The secret that seals the results caches of `project` (the core merges, the drift
+/// analyses, the book's step results; see `forkbook_records::cache_entry`), kept in
+/// `forkbook-cache.key` beside its object cache. `None`, so that no results cache is read or
+/// written, where that folder is the checkout's to write: inside the project folder, inside the
+/// git work tree holding it, or inside `GITHUB_WORKSPACE`. A pull request controls all of
+/// those, a secret kept there included, so a cache there could say anything; every result is
+/// then made from the recorded commits and the records, as with no cache at all.
+pub fn results_secret(project: &Project) -> Option<Secret> {
+    secret_for(&project.root, &project.cache_dir())
+}
+
+fn secret_for(project_root: &Path, cache_dir: &Path) -> Option<Secret> {
+    let home = cache_home(cache_dir);
+    std::fs::create_dir_all(&home).ok()?;
+    let home = std::fs::canonicalize(&home).ok()?;
+    if checkout_folders(project_root)
+        .iter()
+        .any(|folder| home.starts_with(folder))
+    {
+        return None;
+    }
+    Secret::beside(&home).ok()
+}
+
+/// The folder holding the object cache and the results caches beside it.
+fn cache_home(cache_dir: &Path) -> PathBuf {
+    match cache_dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The folders a pull request's checkout controls: the project folder, the git work tree
+/// holding it (the nearest folder above with a `.git`), and `GITHUB_WORKSPACE` when set.
+fn checkout_folders(project_root: &Path) -> Vec<PathBuf> {
+    let mut folders = Vec::new();
+    if let Ok(root) = std::fs::canonicalize(project_root) {
+        if let Some(work_tree) = root.ancestors().find(|dir| dir.join(".git").exists()) {
+            folders.push(work_tree.to_path_buf());
+        }
+        folders.push(root);
+    }
+    if let Some(workspace) = std::env::var_os("GITHUB_WORKSPACE") {
+        if let Ok(workspace) = std::fs::canonicalize(workspace) {
+            folders.push(workspace);
+        }
+    }
+    folders
 }
 
 /// Writes a blob into `repo` unless some object store of it already holds it.

@@ -189,7 +189,7 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             runner: &self.runner,
             vars,
             allow_shell: settings.allow_shell,
-            cache: StepCache::new(cache_dir, rerun),
+            cache: StepCache::new(cache_dir, rerun, self.runner.cache_secret()),
             root: ctx.root.clone(),
             src: ctx.config.book.src.clone(),
             renderer: self.run_for.clone().unwrap_or_else(|| ctx.renderer.clone()),

@@ -38,6 +38,7 @@ impl DemoProject {
             fork_url: None,
             upstream_url: None,
             offline: false,
+            tool_path: None,
         }
     }
 }

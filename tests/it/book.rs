@@ -266,7 +266,7 @@ fn forkbook_bin() -> &'static str {
 #[test]
 fn mdbook_handshake_supports_html_and_test() {
     for (renderer, expected) in [("html", Some(0)), ("test", Some(0)), ("epub", Some(1))] {
-        let status = Command::new(forkbook_bin())
+        let status = crate::common::forkbook_command()
             .args(["mdbook", "supports", renderer])
             .status()
             .unwrap();
@@ -308,7 +308,7 @@ fn mdbook_protocol_returns_the_processed_book_on_stdout() {
 
 fn run_protocol(fixture: &BookFixture, input: &[u8]) -> std::process::Output {
     use std::io::Write;
-    let mut child = Command::new(forkbook_bin())
+    let mut child = crate::common::forkbook_command()
         .arg("mdbook")
         .current_dir(fixture.book_dir())
         .env("FORKBOOK_CACHE", &fixture.demo.demo.cache)
@@ -468,10 +468,16 @@ fn the_report_directive_is_cached_like_a_step() {
                 .contains("#forkbook report")
         })
         .expect("the directive's text is stored");
-    // A stored text that says where it came from shows that the next build reads it.
+    // A stored text that says where it came from shows that the next build reads it; edited
+    // without the cache's secret it is not believed, sealed with it it is.
     let stored = std::fs::read_to_string(entry).unwrap();
     let marked = stored.replacen("ROCm overlay", "ROCm overlay (from the step cache)", 1);
-    std::fs::write(entry, marked).unwrap();
+    std::fs::write(entry, &marked).unwrap();
+    assert_eq!(fixture.book("build", &[]).0, 0);
+    assert!(!fixture.html("steps").contains("(from the step cache)"));
+    crate::caches::reseal(&fixture.demo, entry, "book step", |payload| {
+        payload.replacen("ROCm overlay", "ROCm overlay (from the step cache)", 1)
+    });
     assert_eq!(fixture.book("build", &[]).0, 0);
     assert!(fixture.html("steps").contains("(from the step cache)"));
     assert_eq!(std::fs::read_dir(&store).unwrap().count(), entries.len());
@@ -660,6 +666,7 @@ fn pages_fit_the_column_in_chromium() {
         )
         .unwrap();
         for width in [1280, 420] {
+            // Chromium keeps a profile and a cache in HOME: this run's own, not the user's.
             let frame = site.join(format!("{page}-{width}.html"));
             std::fs::write(
                 &frame,
@@ -673,6 +680,7 @@ fn pages_fit_the_column_in_chromium() {
             .unwrap();
             let profile = tempfile::tempdir().unwrap();
             let dom = Command::new(&chromium)
+                .env("HOME", crate::common::home())
                 .args([
                     "--headless",
                     "--no-sandbox",

@@ -2,7 +2,6 @@
 //! checks that need the objects with the command that gets them, and never fetches unasked.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A URL that fails at once if anything tries it: nothing listens on port 9 of this machine.
@@ -11,7 +10,7 @@ const NO_NETWORK: &str = "https://127.0.0.1:9/nothing.git";
 /// `forkbook ARGS` as a user runs it, in `root`, with an empty cache and no usable network.
 fn forkbook(root: &Path, cache: &Path, args: &[&str]) -> (i32, String, String, Duration) {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_forkbook"))
+    let out = crate::common::forkbook_command()
         .args(args)
         .current_dir(root)
         .env_remove("FORKBOOK_OFFLINE")
