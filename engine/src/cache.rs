@@ -753,12 +753,25 @@ pub fn write_blob(repo: &Repository, bytes: &[u8]) -> Result<Oid> {
     Ok(repo.blob(bytes)?)
 }
 
-/// Text from another program, its control characters shown escaped (line breaks kept).
+/// Text from another program, its control characters shown escaped as git does (`\033`), line
+/// breaks kept, quotes as they were: `escape_debug` showed git's `'origin'` as `\'origin\'`.
 fn escape_lines(text: &str) -> String {
     text.lines()
-        .map(|l| l.escape_debug().to_string())
+        .map(|l| super::terminal::escape_controls(l).into_owned())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod escape_tests {
+    /// Fails before issue 25: git's quotes came out as `\'`.
+    #[test]
+    fn git_errors_keep_their_quotes_and_lose_their_control_characters() {
+        assert_eq!(
+            super::escape_lines("fatal: repository 'https://x/y' not found\u{1b}[31m\nhint: \"a\""),
+            "fatal: repository 'https://x/y' not found\\033[31m\nhint: \"a\""
+        );
+    }
 }
 
 /// Runs the system `git` with `args` on the bare repository `git_dir`; its error output becomes

@@ -507,7 +507,11 @@ pub fn materialize_state(
 
 impl CommandReport for Materialized {
     fn text(&self) -> String {
-        format!("wrote {} files to {}\n", self.files, self.out.display())
+        format!(
+            "wrote {} to {}\n",
+            super::report_value::plural(self.files, "file", "files"),
+            self.out.display()
+        )
     }
 
     fn verdict(&self) -> Verdict {

@@ -206,8 +206,8 @@ impl CommandReport for Status {
         }
         if !self.markers.is_empty() {
             out.push_str(&format!(
-                "CONFLICT markers left in {} files: {}\nnote: resolve them and record each resolution as a local fix; `forkbook check` lists every region\n",
-                self.markers.len(),
+                "CONFLICT markers left in {}: {}\nnote: resolve them and record each resolution as a local fix; `forkbook check` lists every region\n",
+                super::report_value::plural(self.markers.len(), "file", "files"),
                 self.markers.join(", ")
             ));
         }

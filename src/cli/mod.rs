@@ -376,15 +376,52 @@ fn write_json_error(out: &mut dyn Write, error: &str, note: Option<&str>) -> std
 }
 
 /// clap's rendered error as (message, the rest as a note).
+/// A clap error as `(error, note)`: its first paragraph is the error, with the lines that
+/// continue it (the missing argument under "the following required arguments were not
+/// provided:"); the usage and hint paragraphs after the blank line are the note.
 fn split_clap_error(text: &str) -> (String, Option<String>) {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let error = lines
-        .next()
-        .unwrap_or("bad arguments")
-        .trim_start_matches("error: ")
-        .to_string();
-    let rest: Vec<&str> = lines.map(str::trim).collect();
+    let text = text.trim();
+    let (first, rest) = text.split_once("\n\n").unwrap_or((text, ""));
+    let mut error: Vec<&str> = first
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if error.is_empty() {
+        error.push("bad arguments");
+    }
+    let error = error.join(" ").trim_start_matches("error: ").to_string();
+    let rest: Vec<&str> = rest
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     (error, (!rest.is_empty()).then(|| rest.join(" ")))
+}
+
+#[cfg(test)]
+mod clap_error_tests {
+    /// Fails before issue 25: the missing `--title <TITLE>` was in the note, the error ended in
+    /// a colon.
+    #[test]
+    fn a_missing_argument_is_part_of_the_error_not_the_note() {
+        let text = "error: the following required arguments were not provided:\n  --title <TITLE>\n\n\
+                    Usage: forkbook fix add --from <DIR> --title <TITLE>\n\nFor more information, try '--help'.\n";
+        let (error, note) = super::split_clap_error(text);
+        assert_eq!(
+            error,
+            "the following required arguments were not provided: --title <TITLE>"
+        );
+        assert_eq!(
+            note.as_deref(),
+            Some("Usage: forkbook fix add --from <DIR> --title <TITLE> For more information, try '--help'.")
+        );
+        let (error, note) = super::split_clap_error("error: unexpected argument '--x' found\n");
+        assert_eq!(
+            (error.as_str(), note),
+            ("unexpected argument '--x' found", None)
+        );
+    }
 }
 
 fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {

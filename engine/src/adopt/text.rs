@@ -94,14 +94,18 @@ fn render(a: &Adoption, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "named    {} files named by entries",
-        a.named_files.len()
+        "named    {} named by entries",
+        crate::report_value::plural(a.named_files.len(), "file", "files")
     );
     if !a.unnamed.is_empty() {
         let _ = writeln!(
             out,
-            "not named: {} files differ from the base tree and no entry names them:",
-            a.unnamed.len()
+            "not named: {} from the base tree and no entry names {}:",
+            match a.unnamed.len() {
+                1 => "1 file differs".to_string(),
+                n => format!("{n} files differ"),
+            },
+            if a.unnamed.len() == 1 { "it" } else { "them" }
         );
         // The decide list names them all again (`differing-file-named`): a few here are enough.
         for path in a.unnamed.iter().take(LISTED) {
