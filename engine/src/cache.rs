@@ -762,18 +762,6 @@ fn escape_lines(text: &str) -> String {
         .join("\n")
 }
 
-#[cfg(test)]
-mod escape_tests {
-    /// Fails before issue 25: git's quotes came out as `\'`.
-    #[test]
-    fn git_errors_keep_their_quotes_and_lose_their_control_characters() {
-        assert_eq!(
-            super::escape_lines("fatal: repository 'https://x/y' not found\u{1b}[31m\nhint: \"a\""),
-            "fatal: repository 'https://x/y' not found\\033[31m\nhint: \"a\""
-        );
-    }
-}
-
 /// Runs the system `git` with `args` on the bare repository `git_dir`; its error output becomes
 /// the error's note.
 pub fn system_git(git_dir: &Path, args: &[&str]) -> Result<std::process::Output> {
@@ -881,5 +869,17 @@ fn url_origin(project: &Project, remote: Remote) -> String {
             "the built-in default (there is no forkbook.toml; set `[{}] url` in one)",
             remote.name()
         ),
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    /// Fails before issue 25: git's quotes came out as `\'`.
+    #[test]
+    fn git_errors_keep_their_quotes_and_lose_their_control_characters() {
+        assert_eq!(
+            super::escape_lines("fatal: repository 'https://x/y' not found\u{1b}[31m\nhint: \"a\""),
+            "fatal: repository 'https://x/y' not found\\033[31m\nhint: \"a\""
+        );
     }
 }

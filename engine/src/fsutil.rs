@@ -656,7 +656,7 @@ mod tests {
         let other = std::thread::spawn(move || ProjectLock::acquire(&root).map(|_| ()))
             .join()
             .unwrap();
-        let err = other.err().expect("another thread is refused");
+        let err = other.expect_err("another thread is refused");
         assert!(err.message().contains("another forkbook run"), "{err}");
         drop((outer, inner));
         let root = tmp.path().to_path_buf();
