@@ -935,7 +935,12 @@ mod tests {
         );
         assert!(md.contains(&format!("({web}/pull/12)")), "{md}");
         assert!(md.contains("[fix 2](register.md#fix-2)"), "{md}");
-        assert!(md.contains("`mlx/backend/rocm/primitives.cpp:7`"), "{md}");
+        assert!(
+            md.contains(&crate::markdown::code_span(
+                "mlx/backend/rocm/primitives.cpp:7"
+            )),
+            "{md}"
+        );
         assert!(!md.contains("<b>"), "upstream's text stays text: {md}");
         assert!(
             md.contains(&format!(

@@ -494,7 +494,7 @@ fn adopt_exits_1_naming_what_needs_a_decision_and_still_changes_no_user_file() {
         before.iter().all(|(p, b)| after.get(p) == Some(b)),
         "no user file changed"
     );
-    assert!(out.contains("not named: 1 files differ from the base tree and no entry names them:\n  mlx/backend/rocm/copy.cpp\n"), "{out}");
+    assert!(out.contains("not named: 1 file differs from the base tree and no entry names it:\n  mlx/backend/rocm/copy.cpp\n"), "{out}");
     assert!(out.contains("counts   patches-rocm/README.md:10: cannot tell which count \"After a bump, look at the 2 files named in the log first.\" states"), "{out}");
     assert!(out.contains("decide   "), "{out}");
     assert!(out.contains("error[differing-file-named]"), "{out}");

@@ -118,9 +118,13 @@ fn each_break_kind_is_drafted_and_the_drafted_overlay_builds_at_the_candidate() 
     assert!(read("mlx/backend/rocm/eval.cpp").contains("void new_stream(Stream, int priority) {}"));
 
     // The gate fails while a draft mark remains.
-    let (code, text) = demo.run(&["check"]);
+    let (code, text) = demo.run(&["check", "--verbose"]);
     assert_eq!(code, 1, "{text}");
-    assert_eq!(text.matches("fix-draft-confirmed").count(), 4, "{text}");
+    assert_eq!(
+        text.matches("error[fix-draft-confirmed]").count(),
+        4,
+        "{text}"
+    );
 
     // A person confirms each; the register records it and the check passes.
     for n in 5..=8 {

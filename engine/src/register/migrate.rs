@@ -73,6 +73,11 @@ fn migrate_list(text: &str, entries: &[&Entry], fork_web: Option<&str>) -> (Stri
         let Form::ListItem { indent } = entry.form else {
             continue;
         };
+        // An item inside the previous one's lines (a nested or overlapping list) was written
+        // with it; an item whose lines are not all there cannot be moved either.
+        if entry.line < next_line || entry.end_line < entry.line || entry.end_line > lines.len() {
+            continue;
+        }
         // What lies between the previous entry and this one stays as it was.
         for line in &lines[next_line - 1..entry.line - 1] {
             out.push_str(line);
