@@ -32,6 +32,7 @@ pub use history::introduced_by;
 pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use suppress::Suppression;
+pub use syntax::squeeze;
 
 use crate::error::{Context, Result};
 use crate::FileMap;
