@@ -313,6 +313,8 @@ fn real_overlay_drafts_its_five_breaks() {
             "forkbook".into(),
             "--root".into(),
             root.clone().into(),
+            "--tool-path".into(),
+            crate::common::tool_path().into(),
             "--cache".into(),
             tmp.path().join("cache.git").into(),
             "--fork-url".into(),
