@@ -50,7 +50,7 @@ impl GithubOptions {
 /// A YAML double-quoted scalar that means exactly `text`: `"` and `\` escaped, and every
 /// character outside printable ASCII written as `\uXXXX`, so no line break of any YAML version
 /// (NEL, U+2028 and U+2029 included) or invisible character reaches the file.
-fn quoted(text: &str) -> String {
+pub(crate) fn quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
