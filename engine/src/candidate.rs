@@ -159,7 +159,7 @@ impl DriftSetup {
             suppressions: &self.suppressions,
         };
         let store = cache.drift_store();
-        let store = stored.then_some(store.as_path());
+        let store = stored.then_some(&store);
         api::drift_api_stored(cache.repo(), from, to, &inputs, &self.cfg, store)
     }
 }
