@@ -376,9 +376,8 @@ fn forecast_to(
     let position: HashMap<Oid, usize> = line.iter().enumerate().map(|(i, c)| (*c, i)).collect();
     let mut probes: BTreeMap<usize, Probe> = BTreeMap::new();
     let mut probe_at = |i: usize, probes: &mut BTreeMap<usize, Probe>| -> Result<()> {
-        if !probes.contains_key(&i) {
-            let p = prober.probe(line[i])?;
-            probes.insert(i, p);
+        if let std::collections::btree_map::Entry::Vacant(slot) = probes.entry(i) {
+            slot.insert(prober.probe(line[i])?);
         }
         Ok(())
     };
