@@ -47,12 +47,33 @@ impl GithubOptions {
     }
 }
 
-/// A YAML scalar that means exactly `text`: JSON strings are YAML double-quoted scalars.
-fn quoted(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
+/// A YAML double-quoted scalar that means exactly `text`: `"` and `\` escaped, and every
+/// character outside printable ASCII written as `\uXXXX`, so no line break of any YAML version
+/// (NEL, U+2028 and U+2029 included) or invisible character reaches the file.
+pub(crate) fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
 }
 
-/// The workflow's text.
+/// `words` as one shell command line, each word quoted where it needs it.
+fn shell_line(words: &[&str]) -> String {
+    shlex::try_join(words.iter().copied()).unwrap_or_default()
+}
+
+/// The workflow's text. Every value in it was checked by [`GithubRequest::new`] and
+/// [`check_folder`]: each is YAML-quoted, shell-quoted where a shell reads it, and holds no
+/// `${{`, so GitHub Actions evaluates only the expressions written here.
 pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
     let records = project.config.overlay.dir.trim_end_matches('/');
     let book = options.book_dir.trim_end_matches('/');
@@ -66,21 +87,32 @@ pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
         .iter()
         .map(|p| format!("      - {}\n", quoted(p)))
         .collect();
-    // An expression's string literal is single-quoted, with `''` for a quote.
+    // An expression's string literal is single-quoted, with `''` for a quote. The key is the
+    // recorded commits: a new pin or fork commit starts a new entry.
     let upstream = format!("'{}'", format!("{records}/UPSTREAM").replace('\'', "''"));
     let cache_key = quoted(&format!(
         "forkbook-objects-${{{{ hashFiles({upstream}) }}}}"
     ));
     let branch = quoted(&options.branch);
     let install = quoted(&options.install);
-    let book_arg = quoted(book);
+    let test = quoted(&shell_line(&[
+        "forkbook", "book", "test", "--rerun", "--dir", book,
+    ]));
+    let build = quoted(&shell_line(&[
+        "forkbook", "book", "build", "--rerun", "--dir", book,
+    ]));
     let site = quoted(&format!("{book}/book"));
-    // Both jobs start the same way: the checkout, the object cache, forkbook, the commits.
+    // Both jobs start the same way: the checkout, the object cache, forkbook, the commits. Every
+    // cache forkbook keeps (the objects and the results beside them) is in the runner's temporary
+    // folder, outside the checkout, so no pull request can bring one; the book's step cache is
+    // not read (`--rerun`).
     let setup = format!(
         "      - uses: actions/checkout@v4
+      - name: Keep forkbook's caches outside the checkout
+        run: echo \"FORKBOOK_CACHE=$RUNNER_TEMP/forkbook/objects.git\" >> \"$GITHUB_ENV\"
       - uses: actions/cache@v4
         with:
-          path: .forkbook-objects
+          path: ${{{{ runner.temp }}}}/forkbook/objects.git
           key: {cache_key}
           restore-keys: forkbook-objects-
       - name: Install forkbook
@@ -111,17 +143,13 @@ on:
 permissions:
   contents: read
 
-env:
-  # The recorded commits are fetched once and kept between runs.
-  FORKBOOK_CACHE: ${{{{ github.workspace }}}}/.forkbook-objects
-
 jobs:
   test:
     if: github.event_name == 'pull_request'
     runs-on: ubuntu-latest
     steps:
 {setup}      - name: The book's gate
-        run: forkbook book test --dir {book_arg}
+        run: {test}
 
   publish:
     if: github.event_name != 'pull_request'
@@ -138,7 +166,7 @@ jobs:
       url: ${{{{ steps.deployment.outputs.page_url }}}}
     steps:
 {setup}      - name: Build the book
-        run: forkbook book build --dir {book_arg}
+        run: {build}
       - uses: actions/configure-pages@v5
       - uses: actions/upload-pages-artifact@v3
         with:
@@ -151,6 +179,27 @@ jobs:
         Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
         None => text,
     }
+}
+
+/// A folder the workflow names (the book, the records folder): relative, inside the project, and
+/// of plain characters only (`A-Z a-z 0-9 . _ - /`), so it means the same to the shell, to
+/// GitHub's path filters (where `*`, `?`, `[`, `!` and `+` are patterns) and to Actions
+/// expressions (`${{`). `what` names it in the error.
+pub fn check_folder(folder: &str, what: &str) -> Result<()> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/".contains(c);
+    let inside = Path::new(folder)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if folder.trim_matches('/').is_empty() || !folder.chars().all(plain) || !inside {
+        return Err(Error::new(format!(
+            "{what} `{}` cannot go into the workflow",
+            super::terminal::escape_field(folder)
+        ))
+        .with_note(
+            "name a folder inside the project, relative to it, with only letters, digits, `.`, `_`, `-` and `/` (no `..`)",
+        ));
+    }
+    Ok(())
 }
 
 /// What `forkbook ci github` is asked for, its branch checked.
@@ -167,13 +216,35 @@ pub struct GithubRequest {
 }
 
 impl GithubRequest {
+    /// Checks every value before it can reach the workflow: the branch is a branch name with no
+    /// character GitHub's branch filters read as a pattern (`* ? [ ] ! +`) or that starts an
+    /// expression (`$ { }`); the book folder passes [`check_folder`]; the install command (a
+    /// shell command by design) holds no `${{` and no control character but line breaks and tabs.
     pub fn new(branch: &str, book_dir: &str, install: Option<&str>) -> Result<GithubRequest> {
-        if !git2::Reference::is_valid_name(&format!("refs/heads/{branch}")) {
-            return Err(
-                Error::new(format!("`{}` is not a branch name", branch.escape_debug())).with_note(
-                    "give the branch whose pushes publish the book, e.g. `--branch main`",
-                ),
-            );
+        let pattern = |c: char| "*?[]!+${}".contains(c);
+        if !git2::Reference::is_valid_name(&format!("refs/heads/{branch}"))
+            || branch.contains(pattern)
+        {
+            return Err(Error::new(format!(
+                "`{}` is not a branch name the workflow can filter on",
+                branch.escape_debug()
+            ))
+            .with_note(
+                "give the branch whose pushes publish the book, e.g. `--branch main` (no `* ? [ ] ! + $ { }`)",
+            ));
+        }
+        check_folder(book_dir, "the book folder")?;
+        if let Some(install) = install {
+            let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+            if install.contains("${{") || install.contains(control) {
+                return Err(Error::new(format!(
+                    "the install command `{}` cannot go into the workflow",
+                    super::terminal::escape_field(install)
+                ))
+                .with_note(
+                    "GitHub Actions would evaluate its `${{ }}` before the shell runs it; give a plain shell command, with no control characters",
+                ));
+            }
         }
         Ok(GithubRequest {
             branch: branch.to_string(),
@@ -204,9 +275,64 @@ impl GithubRequest {
     }
 }
 
-/// `forkbook ci github --print`: the workflow's text.
-pub fn github_text(project: &Project, request: &GithubRequest) -> String {
-    github_workflow(project, &request.options(project))
+/// `forkbook ci github --print`: the workflow's text, the records folder checked like the book's.
+pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String> {
+    check_folder(
+        &project.config.overlay.dir,
+        "forkbook.toml's records folder (`[overlay] dir`)",
+    )?;
+    Ok(github_workflow(project, &request.options(project)))
+}
+
+/// Where `--out` may write: a `.yml` or `.yaml` file inside the project (relative, no `..`, no
+/// link on the way), never a record: not in the records folder, not `forkbook.toml`, not the
+/// pin file, not in `.git`.
+fn check_out(project: &Project, file: &Path) -> Result<()> {
+    let refuse = |why: &str| {
+        Err(Error::new(format!(
+            "`--out {}`: {why}",
+            super::terminal::quote_path(&file.to_string_lossy())
+        ))
+        .with_note(format!(
+            "write the workflow to a new `.yml` file inside the project, e.g. the default `{WORKFLOW_FILE}`"
+        )))
+    };
+    let normal = !file.as_os_str().is_empty()
+        && file
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !normal {
+        return refuse("not a path inside the project (relative, without `..`)");
+    }
+    if !file.extension().is_some_and(|e| e == "yml" || e == "yaml") {
+        return refuse("a workflow is a `.yml` or `.yaml` file");
+    }
+    let config = &project.config;
+    let records = Path::new(config.overlay.dir.trim_end_matches('/'));
+    let is_record = file.starts_with(records)
+        || file == Path::new(super::config::CONFIG_FILE)
+        || config
+            .overlay
+            .pin_file
+            .as_deref()
+            .is_some_and(|pin| file == Path::new(pin))
+        || file.starts_with(".git");
+    if is_record {
+        return refuse(
+            "that is one of the project's records, which only forkbook's record writers change",
+        );
+    }
+    let mut at = project.root.clone();
+    for part in file.components() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return refuse(&format!(
+                "`{}` is a link, which could lead outside the project",
+                super::terminal::quote_path(&at.to_string_lossy())
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What `forkbook ci github` did: checked the file (`--check`) or wrote it.
@@ -240,8 +366,9 @@ pub fn github(
     check: bool,
 ) -> Result<Github> {
     let options = request.options(project);
-    let text = github_workflow(project, &options);
+    let text = github_text(project, request)?;
     let file = out.map_or_else(|| PathBuf::from(WORKFLOW_FILE), Path::to_path_buf);
+    check_out(project, &file)?;
     let path = project.root.join(&file);
     if check {
         let current = std::fs::read_to_string(&path).ok();

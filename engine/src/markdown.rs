@@ -99,7 +99,9 @@ pub fn prose(words: &str) -> String {
 /// become entities so no HTML survives, control characters become visible.
 pub fn text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    // Control characters shown as the terminal shows them (`\033`, its backslash escaped
+    // below); a line break or tab left by that becomes U+FFFD, so the text stays inline.
+    for c in crate::terminal::escape_controls(text).chars() {
         match c {
             '<' => out.push_str("&lt;"),
             '&' => out.push_str("&amp;"),
@@ -165,9 +167,10 @@ pub fn commit_link(web: Option<&str>, sha: &str, summary: &str, pr: Option<u64>)
     }
 }
 
-/// Text safe inside a table cell.
+/// Text safe inside a table cell: one line, no `|`, control characters shown escaped as on a
+/// terminal (`\033`).
 pub fn cell(text: &str) -> String {
-    text.replace(['\n', '\r'], " ").replace('|', "\\|")
+    crate::terminal::escape_controls(&text.replace(['\n', '\r'], " ")).replace('|', "\\|")
 }
 
 /// A code span holding `text` whatever backticks it contains, safe in a table cell.
@@ -180,7 +183,7 @@ pub fn code_span(text: &str) -> String {
 /// Text safe as a heading: one line, no trailing `{…}` that would read as attributes, and no
 /// leading `#` that would change the level.
 pub fn heading_text(text: &str) -> String {
-    text.replace(['\n', '\r'], " ")
+    crate::terminal::escape_controls(&text.replace(['\n', '\r'], " "))
         .replace('{', "\\{")
         .replace('}', "\\}")
         .trim()
@@ -218,7 +221,7 @@ pub fn code_block(language: &str, body: &str) -> String {
         .unwrap_or(0)
         .max(2);
     let fence = "`".repeat(longest + 1);
-    let body = body.strip_suffix('\n').unwrap_or(body);
+    let body = crate::terminal::escape_controls(body.strip_suffix('\n').unwrap_or(body));
     format!("{fence}{language}\n{body}\n{fence}\n")
 }
 
@@ -235,6 +238,28 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fails on main before this change: a code span, cell, code block or heading carried a
+    /// fork file name's ESC and BEL into the page as raw bytes.
+    #[test]
+    fn control_characters_are_shown_as_the_terminal_shows_them() {
+        let name = "a\u{1b}]0;owned\u{7}\r\u{7f}\u{9b}b";
+        for (what, md) in [
+            ("code span", code_span(name)),
+            ("cell", cell(name)),
+            ("code block", code_block("text", name)),
+            ("heading", heading_text(name)),
+            ("text", text(name)),
+            ("prose", prose(&format!("`{name}` and {name}"))),
+        ] {
+            assert!(
+                !md.contains(|c: char| c.is_control() && c != '\n'),
+                "{what}: {md:?}"
+            );
+            assert!(md.contains("033") && md.contains("owned"), "{what}: {md:?}");
+        }
+        assert_eq!(code_span(name), "` a\\033]0;owned\\a \\177\\302\\233b `");
+    }
 
     #[test]
     fn cells_and_spans_survive_pipes_backticks_and_odd_links() {

@@ -8,6 +8,8 @@
 //! is rebuilt and published with it. Scheduling and pull requests stay GitHub's: forkbook only
 //! writes the records and the body.
 
+// The workflow's one YAML quoting rule (every character outside printable ASCII escaped).
+use super::ci::quoted;
 use super::error::{Error, Result};
 
 /// The schedule when `--schedule` is left out: every day at 05:17 UTC (off the hour, when
@@ -36,11 +38,6 @@ pub fn check_schedule(cron: &str) -> Result<String> {
         )));
     }
     Ok(fields.join(" "))
-}
-
-/// A YAML scalar that means exactly `text`: JSON strings are YAML double-quoted scalars.
-fn quoted(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
 }
 
 /// The `schedule` trigger, to go under `on:` before `workflow_dispatch:`.

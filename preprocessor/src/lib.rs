@@ -14,6 +14,7 @@
 
 pub mod adapter;
 pub mod blocks;
+pub mod bounds;
 pub mod cache;
 pub mod render;
 

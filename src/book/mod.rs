@@ -208,8 +208,9 @@ impl StepRunner for BookRunner {
         crate::engine::cache::results_secret(&self.project().ok()?)
     }
 
+    /// The directive's Markdown, control characters shown escaped as on a terminal.
     fn directive(&self, name: &str, _args: &[String]) -> Result<String, String> {
-        match name {
+        let markdown = match name {
             "checks" => Ok(forkbook_checks::render_catalogue_markdown()),
             "register" => self.register_table(),
             "report" => Ok(self.report()),
@@ -217,7 +218,8 @@ impl StepRunner for BookRunner {
                 "unknown directive `{other}` (known: {})",
                 DIRECTIVES.join(", ")
             )),
-        }
+        };
+        markdown.map(|md| crate::engine::terminal::escape_controls(&md).into_owned())
     }
 
     fn gate_findings(&self, renderer: &str) -> Vec<GateFinding> {
@@ -251,44 +253,10 @@ impl StepRunner for BookRunner {
     }
 }
 
-/// Splits a command line the way a POSIX shell does for plain words: whitespace separates,
-/// single quotes keep everything, double quotes keep all but `\"`, `\\`, `\$` and `` \` ``, and a
-/// backslash outside quotes keeps the next character. `None` for an unclosed quote.
+/// Splits a command line as a POSIX shell does (quotes, backslashes, a `#` word starting a
+/// comment): `shlex`'s rule. `None` for an unclosed quote or a trailing backslash.
 pub fn split_words(line: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => words.extend(word.take()),
-            '\'' => {
-                let current = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        c => current.push(c),
-                    }
-                }
-            }
-            '"' => {
-                let current = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => match chars.next()? {
-                            c @ ('"' | '\\' | '$' | '`') => current.push(c),
-                            c => current.extend(['\\', c]),
-                        },
-                        c => current.push(c),
-                    }
-                }
-            }
-            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    Some(words)
+    shlex::split(line)
 }
 
 /// The search path with this executable's folder first, when it is forkbook, so shell steps call
@@ -361,6 +329,10 @@ mod tests {
         );
         assert_eq!(split_words("a ''").unwrap(), ["a", ""]);
         assert_eq!(split_words("a 'open"), None);
+        assert_eq!(
+            split_words("status # why"),
+            Some(vec!["status".to_string()])
+        );
     }
 
     #[test]

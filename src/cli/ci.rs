@@ -64,7 +64,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let project = ctx.project()?;
     if args.print {
         // The workflow itself, with `--json` too: it is the file.
-        write!(ctx.out, "{}", ci::github_text(&project, &request))?;
+        write!(ctx.out, "{}", ci::github_text(&project, &request)?)?;
         return Ok(OK);
     }
     ctx.emit(&ci::github(

@@ -201,17 +201,10 @@ fn this_forkbook() -> String {
     }
 }
 
-/// `text` as one shell word: as is when it is plain, else in single quotes.
+/// `text` as one shell word (`shlex`'s quoting; a path holds no NUL, which no shell can take).
 fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@%,".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
+    let text = text.replace('\0', "");
+    shlex::try_quote(&text).map_or(text.clone(), |quoted| quoted.into_owned())
 }
 
 /// Runs one forkbook command against the demo project, in process, printing what it prints;

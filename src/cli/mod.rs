@@ -218,7 +218,11 @@ impl Ctx<'_> {
                     register_page: Some(crate::invoke::REGISTER_PAGE.to_string()),
                 });
             if let (Some(page), Some(links)) = (self.page.as_mut(), links) {
-                page.markdown = report.markdown(&links);
+                // Names from other people's trees reach the page as the terminal shows them
+                // (`\033`), never as the bytes: every helper escapes them, and this is the net.
+                page.markdown = report
+                    .markdown(&links)
+                    .map(|md| engine::terminal::escape_controls(&md).into_owned());
             }
         }
         Ok(match report.verdict() {

@@ -23,13 +23,13 @@ fn the_workflow_gates_overlay_pull_requests_and_publishes_the_main_branch() {
     let test_job = &text[text.find("  test:\n").unwrap()..text.find("  publish:\n").unwrap()];
     assert!(test_job.contains("if: github.event_name == 'pull_request'"));
     assert!(
-        test_job.contains("run: forkbook book test --dir \"book\""),
+        test_job.contains("run: \"forkbook book test --rerun --dir book\""),
         "{test_job}"
     );
     let publish = &text[text.find("  publish:\n").unwrap()..];
     assert!(publish.contains("if: github.event_name != 'pull_request'"));
     assert!(publish.contains("pages: write") && publish.contains("id-token: write"));
-    assert!(publish.contains("run: forkbook book build --dir \"book\""));
+    assert!(publish.contains("run: \"forkbook book build --rerun --dir book\""));
     assert!(
         publish.contains("path: \"book/book\""),
         "the built HTML: {publish}"
@@ -106,7 +106,9 @@ fn the_generated_workflows_pass_actionlint() {
         "--branch",
         "release/it's-\"v1\"",
         "--install",
-        "cargo install --locked --git https://example.org/forkbook.git forkbook",
+        "cargo install --locked --git 'https://example.org/a b.git' \"forkbook\" && echo $HOME \\",
+        "--book",
+        "docs/the-book_1.0",
     ]);
     assert_eq!(code, 0, "{out}");
     let files = vec![
@@ -118,11 +120,147 @@ fn the_generated_workflows_pass_actionlint() {
     // The linter does find problems: a broken copy fails.
     let broken = demo.tmp.path().join("broken.yml");
     let text = std::fs::read_to_string(&files[0]).unwrap();
-    std::fs::write(
-        &broken,
-        text.replace("github.workspace", "github.no_such_thing"),
-    )
-    .unwrap();
+    std::fs::write(&broken, text.replace("runner.temp", "runner.no_such_thing")).unwrap();
     let (clean, report) = actionlint(&[broken]);
     assert!(!clean && report.contains("no_such_thing"), "{report}");
+}
+
+/// The workflow parsed as YAML: (the test job's `run` commands, the publish job's, the branches,
+/// the pull-request paths, the cache paths).
+fn parsed(text: &str) -> serde_norway::Value {
+    serde_norway::from_str(text).unwrap_or_else(|e| panic!("not YAML: {e}\n{text}"))
+}
+
+fn runs(workflow: &serde_norway::Value, job: &str) -> Vec<String> {
+    workflow["jobs"][job]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|step| step["run"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Fails on main before this change: `--book` went into `run:` as a YAML string the shell read
+/// unquoted (`$(...)` ran) and Actions evaluated (`${{ }}`), a quote and a line break broke the
+/// YAML, `--out` wrote over the register or outside the project, and the object cache (with the
+/// results caches beside it) was kept in the pull request's own checkout.
+#[test]
+fn hostile_values_never_reach_the_workflow_and_out_never_writes_over_a_record() {
+    let demo = Demo::new(Layout::Patch);
+    let register = demo.read("LOCAL_FIXES.md");
+    let config = std::fs::read_to_string(demo.root().join("forkbook.toml")).unwrap();
+    let refused = |args: &[&str], why: &str| {
+        let mut full = vec!["ci", "github"];
+        full.extend(args);
+        let (code, out) = demo.run(&full);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(out.contains(why), "{args:?}: {out}");
+        assert!(
+            !demo.root().join(WORKFLOW).exists(),
+            "{args:?} wrote the workflow"
+        );
+    };
+    for book in [
+        "$(touch pwned)",
+        "`touch pwned`",
+        "${{ github.token }}",
+        "book\"\n  evil: true",
+        "book; touch pwned",
+        "../outside",
+        "/etc",
+        "book/*",
+        "",
+    ] {
+        refused(&["--book", book], "cannot go into the workflow");
+        refused(&["--book", book, "--print"], "cannot go into the workflow");
+    }
+    for branch in ["${{github.token}}", "main*", "!main", "a b", "ma\u{1b}in"] {
+        refused(&["--branch", branch], "is not a branch name");
+    }
+    for install in [
+        "cargo install ${{ github.event.pull_request.title }}",
+        "a\u{7}b",
+    ] {
+        refused(&["--install", install], "cannot go into the workflow");
+    }
+    for (out, why) in [
+        (
+            "patches-rocm/LOCAL_FIXES.yml",
+            "one of the project's records",
+        ),
+        ("patches-rocm/x/book.yml", "one of the project's records"),
+        ("forkbook.toml", "`.yml` or `.yaml`"),
+        ("patches-rocm/LOCAL_FIXES.md", "`.yml` or `.yaml`"),
+        (".git/book.yml", "one of the project's records"),
+        ("../outside.yml", "not a path inside the project"),
+        ("/tmp/forkbook-outside.yml", "not a path inside the project"),
+    ] {
+        refused(&["--out", out], why);
+        assert!(!demo.root().join(out).exists() || out.ends_with(".md") || out.ends_with(".toml"));
+    }
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), demo.root().join("linked")).unwrap();
+    refused(&["--out", "linked/book.yml"], "is a link");
+    assert!(!outside.path().join("book.yml").exists());
+    assert_eq!(demo.read("LOCAL_FIXES.md"), register);
+    assert_eq!(
+        std::fs::read_to_string(demo.root().join("forkbook.toml")).unwrap(),
+        config
+    );
+
+    // What is accepted means exactly itself, to YAML, to the shell and to Actions.
+    let install = "cargo install --locked --git 'https://example.org/a b.git' \"forkbook\" && echo $HOME \\ \u{2028}é";
+    let branch = "release/it's-\"v1\"";
+    let (code, out) = demo.run(&[
+        "ci",
+        "github",
+        "--book",
+        "docs/the-book_1.0",
+        "--branch",
+        branch,
+        "--install",
+        install,
+        "--out",
+        ".github/workflows/other.yaml",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let text = std::fs::read_to_string(demo.root().join(".github/workflows/other.yaml")).unwrap();
+    assert!(text.is_ascii(), "every other character is escaped: {text}");
+    let workflow = parsed(&text);
+    assert_eq!(workflow["on"]["push"]["branches"][0].as_str(), Some(branch));
+    assert_eq!(
+        workflow["on"]["pull_request"]["paths"][2].as_str(),
+        Some("docs/the-book_1.0/**")
+    );
+    for job in ["test", "publish"] {
+        let runs = runs(&workflow, job);
+        assert!(runs.contains(&install.to_string()), "{job}: {runs:?}");
+        let steps = workflow["jobs"][job]["steps"].as_sequence().unwrap();
+        let cache = steps
+            .iter()
+            .find(|s| s["uses"].as_str() == Some("actions/cache@v4"))
+            .unwrap();
+        // Outside the checkout: the runner's temporary folder, set before anything runs.
+        assert_eq!(
+            cache["with"]["path"].as_str(),
+            Some("${{ runner.temp }}/forkbook/objects.git")
+        );
+        assert!(
+            runs[0].contains("FORKBOOK_CACHE=$RUNNER_TEMP/forkbook/objects.git"),
+            "{runs:?}"
+        );
+    }
+    assert!(!text.contains("github.workspace"), "{text}");
+    assert!(runs(&workflow, "test")
+        .contains(&"forkbook book test --rerun --dir docs/the-book_1.0".to_string()));
+    let upload = workflow["jobs"]["publish"]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| s["uses"].as_str() == Some("actions/upload-pages-artifact@v3"))
+        .unwrap();
+    assert_eq!(
+        upload["with"]["path"].as_str(),
+        Some("docs/the-book_1.0/book")
+    );
 }

@@ -793,3 +793,86 @@ fn control_characters_in_a_fork_file_name_never_reach_the_terminal() {
         );
     }
 }
+
+/// Fails on main before this change: the sync preview's table put a fork file name's ESC and
+/// BEL into the book's page as raw bytes (`cat` of the page replays them on a terminal). Every
+/// page is scanned: no byte below 0x20 but the line break and the tab, and no DEL.
+#[test]
+fn control_characters_in_a_fork_file_name_never_reach_a_page() {
+    let mut f2 = fork_f1();
+    let name = "mlx/backend/rocm/\u{1b}]0;owned\u{7}\u{1b}[2K\u{7f}\u{9b}31m\u{8}.cpp";
+    f2.file(name, "int x;\n");
+    let world = World::new(fork_f1(), f2);
+    let project = world.project("page", "patch");
+    let (code, out) = world.run(
+        &project,
+        &[
+            "init",
+            "--fork",
+            &world.f1.to_string(),
+            "--pin",
+            &world.pin.to_string(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let book = project.join("book");
+    std::fs::create_dir_all(book.join("src")).unwrap();
+    std::fs::write(
+        book.join("book.toml"),
+        "[book]\ntitle = \"sync\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        book.join("src/SUMMARY.md"),
+        "# Summary\n\n- [Sync](sync.md)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        book.join("src/sync.md"),
+        format!(
+            "# Sync\n\n```forkbook\nforkbook sync {} --check\n```\n",
+            world.f2
+        ),
+    )
+    .unwrap();
+    let (code, out) = world.run(
+        &project,
+        &["book", "build", "--dir", book.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}");
+    let page = std::fs::read_to_string(book.join("book/sync.html")).unwrap();
+    assert!(
+        page.contains("033]0;owned") && page.contains("owned\\a\\033[2K"),
+        "the name is on the page, escaped as the terminal shows it: {page}"
+    );
+    let mut pages = 0;
+    let mut stack = vec![book.join("book")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            // The pages and the search index carry the book's text; mdBook's own scripts are
+            // mdBook's (highlight.js holds a DEL of its own).
+            let name = path.file_name().unwrap().to_string_lossy();
+            let text_file = name.ends_with(".html") || name.starts_with("searchindex");
+            if !text_file {
+                continue;
+            }
+            pages += 1;
+            let bytes = std::fs::read(&path).unwrap();
+            let hostile = bytes
+                .iter()
+                .position(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f);
+            assert!(
+                hostile.is_none(),
+                "{}: byte {:?} at {hostile:?}",
+                path.display(),
+                hostile.map(|at| bytes[at])
+            );
+        }
+    }
+    assert!(pages > 3, "the site was scanned: {pages} files");
+}

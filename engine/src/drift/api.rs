@@ -33,6 +33,7 @@ pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use sources::ParseMemo;
 pub use suppress::Suppression;
+pub use syntax::squeeze;
 
 use crate::error::{Context, Result};
 use crate::FileMap;

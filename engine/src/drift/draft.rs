@@ -507,10 +507,14 @@ fn stub_definition(
             loc.path
         )
     })?;
-    let quoted: Vec<String> = body.lines().map(|l| format!("//   {}", l.trim())).collect();
+    // The body and the path are other people's text: quoted so that neither can leave its comment.
+    let quoted = cpp::comment_lines("//   ", &body);
+    let source = cpp::comment_lines("// ", &format!("backends define it as ({ref_path}):"));
+    let message = cpp::string_literal(&format!(
+        "{owner}::{name} has no implementation on this backend yet."
+    ));
     let definition = format!(
-        "\n// Drafted by forkbook (drift api: missing-backend-definition): a stub. The other\n// backends define it as ({ref_path}):\n{}\n{signature} {{\n  throw std::runtime_error(\"{owner}::{name} has no implementation on this backend yet.\");\n}}\n",
-        quoted.join("\n")
+        "\n// Drafted by forkbook (drift api: missing-backend-definition): a stub. The other\n{source}\n{quoted}\n{signature} {{\n  throw std::runtime_error({message});\n}}\n"
     );
     let mut content = String::with_capacity(text.len() + definition.len() + 32);
     content.push_str(&text[..insert_at]);

@@ -318,7 +318,9 @@ pub fn error_count(root: Node) -> usize {
 }
 
 /// C++ text with whitespace collapsed the way a type or name is compared: single spaces only
-/// between two word characters (`unsigned int`, `const T`), none around punctuation.
+/// between two word characters (`unsigned int`, `const T`), none around punctuation
+/// (`const  array &` -> `const array&`). The one rule: `drift api`'s model and the drafts both
+/// use it, so a drafted type compares equal to the recorded one.
 pub fn squeeze(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;

@@ -123,15 +123,59 @@ pub fn strip_comments(text: &str) -> String {
     }
 }
 
-/// Whitespace squeezed out of a type where C++ does not need it: `const  array &` -> `const array&`.
-pub fn squeeze(text: &str) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let mut out = words.join(" ");
-    for p in ["&", "*", "<", ">", ",", "::", "(", ")"] {
-        out = out
-            .replace(&format!(" {p}"), p)
-            .replace(&format!("{p} "), p);
+/// The one C++ text normalizer, shared with `drift api`: a drafted type compares equal to the
+/// type the API model recorded.
+pub use crate::drift::api::squeeze;
+
+/// `text` as `//` comment lines, each starting with `prefix` (`"//   "`), that nothing in it can
+/// end: every line terminator a compiler or editor knows (LF, CR, CRLF, VT, FF, NEL, U+2028,
+/// U+2029) starts a new `//` line of its own; every other control character is shown escaped
+/// (`\033`), never written; and a line that would end with a backslash, or with its trigraph
+/// `??/`, which would splice the next line (the code after the quote) into the comment, gets a
+/// `|` after it. Quoted text is other people's (upstream's or the fork's bodies and paths).
+pub fn comment_lines(prefix: &str, text: &str) -> String {
+    let is_break = |c: char| {
+        matches!(
+            c,
+            '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        )
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.replace("\r\n", "\n").split(is_break) {
+        let line = crate::terminal::escape_controls(line.trim());
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(prefix);
+        out.push_str(&line);
+        if line.ends_with('\\') || line.ends_with("??/") {
+            out.push_str(" |");
+        }
     }
+    out
+}
+
+/// `text` as a C++ string literal that means exactly it: quotes, backslashes and `?` (trigraphs)
+/// escaped, every other character outside printable ASCII written as octal escapes of its UTF-8
+/// bytes, so no line break, splice or quote of it reaches the source.
+pub fn string_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' | '\\' | '?' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c => {
+                for b in c.encode_utf8(&mut [0; 4]).bytes() {
+                    out.push_str(&format!("\\{b:03o}"));
+                }
+            }
+        }
+    }
+    out.push('"');
     out
 }
 
@@ -259,6 +303,89 @@ mod tests {
         );
         let span = param_span(decl, "collapse", 0).unwrap();
         assert_eq!(&decl[span], "\n    const A& a");
+    }
+
+    /// The C++ preprocessor's view of `source` (`c++ -E -P` with `flags`): the tokens left,
+    /// whitespace collapsed.
+    fn preprocessed(source: &str, flags: &[&str]) -> String {
+        use std::io::Write;
+        let mut child = std::process::Command::new("c++")
+            .args(["-E", "-P", "-x", "c++"])
+            .args(flags)
+            .arg("-")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("`c++` runs (.ci/run installs g++)");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(source.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Fails on main before this change: the draft quoted a body with `//` before each of its
+    /// `lines()`, so a lone CR (GCC and Clang end a `//` comment there), a last line ending in a
+    /// backslash or `??/` (splicing the drafted signature into the comment) and the other line
+    /// terminators let quoted text out of its comment.
+    #[test]
+    fn quoted_text_never_leaves_its_comment() {
+        let hostile = [
+            "return x;\rint lone_cr = 1;",
+            "a\r\nint crlf = 2;",
+            "b \\\nint spliced = 3;",
+            "c ??/\nint trigraph = 4;",
+            "d\u{2028}int line_separator = 5;",
+            "e\u{2029}int paragraph = 6;",
+            "f\u{85}int next_line = 7;",
+            "g\u{b}int vertical_tab = 8;\u{c}int form_feed = 9;",
+            "h */ int block_end = 10; /*",
+            "i \u{1b}[2J\u{7} \u{202e}int bidi = 11;",
+            "ends with a backslash \\",
+            "ends with a spaced backslash \\  \t",
+            "ends with a trigraph ??/",
+        ];
+        for body in hostile {
+            let source = format!("{}\nint after_quote;\n", comment_lines("//   ", body));
+            for flags in [&["-fpreprocessed"][..], &["-trigraphs"][..], &[][..]] {
+                assert_eq!(
+                    preprocessed(&source, flags),
+                    "int after_quote;",
+                    "{flags:?}: {body:?} quoted as:\n{source}"
+                );
+            }
+            assert!(
+                !source.contains(|c: char| c.is_control() && c != '\n' && c != '\t'),
+                "{source:?}"
+            );
+        }
+        // Plain text is quoted as it is, one line to a line.
+        assert_eq!(
+            comment_lines("//   ", "  a();\n  return b;\n"),
+            "//   a();\n//   return b;\n//   "
+        );
+        assert_eq!(
+            preprocessed(
+                &format!(
+                    "const char* m = {};",
+                    string_literal("X::f\"); int evil = (\"\u{7}??/\n")
+                ),
+                &["-trigraphs"]
+            ),
+            r#"const char* m = "X::f\"); int evil = (\"\007\?\?/\012";"#
+        );
     }
 
     #[test]

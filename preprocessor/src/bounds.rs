@@ -1,0 +1,194 @@
+//! The site holds the book and nothing else. mdBook copies every file of the source folder into
+//! the site, following links, reads `{{#include}}` files wherever they point, and copies the
+//! theme and the additional CSS and JavaScript: a link in `src/` to `/etc`, or an include of
+//! `../../.ssh/id_rsa`, would publish what the book's folder does not hold. [`check`] refuses,
+//! with its path, every link and every path of the configuration or of an include that leads out
+//! of the book's folder, before anything is rendered; it runs in every build, test and serve,
+//! since the preprocessor does.
+
+use mdbook_preprocessor::config::Config;
+use std::path::{Component, Path, PathBuf};
+
+/// Every way the book reaches outside its folder, or `Ok`. `root` is the book's folder (where
+/// book.toml is).
+pub fn check(root: &Path, config: &Config) -> Result<(), String> {
+    let book = root
+        .canonicalize()
+        .map_err(|e| format!("the book folder `{}`: {e}", root.display()))?;
+    let mut problems = Vec::new();
+    let build_dir = root.join(&config.build.build_dir);
+    let src = root.join(&config.book.src);
+    let mut named: Vec<(&str, PathBuf)> = vec![("book.src", src.clone())];
+    named.push(("build.build-dir", build_dir.clone()));
+    if let Some(html) = config.html_config() {
+        named.extend(
+            html.theme
+                .iter()
+                .map(|t| ("output.html.theme", root.join(t))),
+        );
+        for css in &html.additional_css {
+            named.push(("output.html.additional-css", root.join(css)));
+        }
+        for js in &html.additional_js {
+            named.push(("output.html.additional-js", root.join(js)));
+        }
+    }
+    for (key, path) in &named {
+        if !resolves_inside(&book, path) {
+            problems.push(format!(
+                "book.toml's `{key}` is `{}`, outside the book folder `{}`",
+                path.display(),
+                book.display()
+            ));
+        }
+    }
+    links_below(&book, root, &build_dir, &mut problems);
+    includes_below(&book, &src, &mut problems);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the book reaches outside its folder, and the site would carry what it reaches:\n  {}\n\
+         keep the book's files in its folder (copy them in instead of linking)",
+        problems.join("\n  ")
+    ))
+}
+
+/// Whether `path` is in `book` (canonical) once its links are followed: the part of it that
+/// exists resolved, the rest without `..`.
+fn resolves_inside(book: &Path, path: &Path) -> bool {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return false,
+        }
+    }
+    let Ok(resolved) = existing.canonicalize() else {
+        return false;
+    };
+    let climbs = Path::new(&rest.iter().rev().collect::<PathBuf>())
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)));
+    !climbs && resolved.starts_with(book)
+}
+
+/// Every link below `dir` (but the build folder and `.git`) whose target is outside `book`.
+fn links_below(book: &Path, dir: &Path, build_dir: &Path, problems: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path == build_dir || path.file_name().is_some_and(|n| n == ".git") {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            match path.canonicalize() {
+                Ok(resolved) if resolved.starts_with(book) => {}
+                Ok(resolved) => problems.push(format!(
+                    "`{}` is a link to `{target}` (`{}`), outside the book folder",
+                    path.display(),
+                    resolved.display()
+                )),
+                Err(_) => problems.push(format!(
+                    "`{}` is a link to `{target}`, which does not resolve",
+                    path.display()
+                )),
+            }
+        } else if meta.is_dir() {
+            links_below(book, &path, build_dir, problems);
+        }
+    }
+}
+
+/// The `{{#include}}`-like directives of mdBook's links preprocessor: each reads a file.
+const INCLUDES: &[&str] = &["include", "rustdoc_include", "playground", "playpen"];
+
+/// Every include in the Markdown below `src` whose file is outside `book`.
+fn includes_below(book: &Path, src: &Path, problems: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(src) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            includes_below(book, &path, problems);
+            continue;
+        }
+        if !meta.is_file() || path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let folder = path.parent().unwrap_or(src);
+        for (line, file) in included_files(&text) {
+            if !resolves_inside(book, &folder.join(&file)) {
+                problems.push(format!(
+                    "{}:{line} includes `{file}`, outside the book folder",
+                    path.display()
+                ));
+            }
+        }
+    }
+}
+
+/// The files `{{#include FILE}}` (and the other [`INCLUDES`], `{{ #include FILE }}` too) name in
+/// `text`, with their lines; an escaped `\{{#include}}` is text, not an include.
+fn included_files(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(start) = text[at..].find("{{").map(|i| at + i) {
+        at = start + 2;
+        let Some(rest) = text[at..].trim_start().strip_prefix('#') else {
+            continue;
+        };
+        if text[..start].ends_with('\\') {
+            continue;
+        }
+        let Some(end) = rest.find("}}") else {
+            break;
+        };
+        let mut words = rest[..end].split_whitespace();
+        let (Some(name), Some(arg)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if INCLUDES.contains(&name) {
+            // `file.rs:2:10` and `file.rs:anchor` name `file.rs`.
+            let file = arg.split(':').next().unwrap_or(arg);
+            let line = text[..start].matches('\n').count() + 1;
+            found.push((line, file.to_string()));
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn includes_are_found_with_their_lines_and_escaped_ones_are_not() {
+        let text = "# A\n{{#include ../x.rs:2:3}}\n\\{{#include /etc/passwd}}\n{{ #playground  b.rs editable }}\n{{#forkbook checks}}\n";
+        assert_eq!(
+            included_files(text),
+            [(2, "../x.rs".to_string()), (4, "b.rs".to_string())]
+        );
+    }
+}
