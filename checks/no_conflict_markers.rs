@@ -1,7 +1,7 @@
 //! `no-conflict-markers`: no materialized overlay file holds a conflict marker.
 
 use crate::facts::{Facts, MarkedFile};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "no-conflict-markers",
@@ -10,6 +10,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("no-conflict-markers.md"),
     source: file!(),
+    needs: Needs::Objects { without: None },
     run,
 };
 
@@ -18,9 +19,9 @@ const NOTE: &str = "resolve it in a materialized copy (`forkbook materialize --o
 
 fn run(facts: &Facts) -> Vec<Finding> {
     facts
-        .markers
+        .overlay
         .iter()
-        .flatten()
+        .flat_map(|o| &o.markers)
         .flat_map(findings_in)
         .collect()
 }

@@ -4,7 +4,7 @@
 use crate::facts::{Facts, ResidualHunk};
 use crate::names::{Names, Resolved};
 use crate::register::Register;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "residual-hunks-noted",
@@ -13,16 +13,16 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("residual-hunks-noted.md"),
     source: file!(),
+    needs: Needs::Objects { without: None },
     run,
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
     let register = facts.register.as_ref().unwrap_or(&empty);
-    let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
-    let names = Names::new(files, &facts.backend_prefix);
+    let names = Names::new(facts.tree_files(), &facts.backend_prefix);
     facts
-        .residual
+        .residual()
         .iter()
         .filter_map(|hunk| problem(hunk, register, facts, &names))
         .map(|message| CHECK.finding(facts.register_file(), None, message))
@@ -36,7 +36,7 @@ fn problem(
     names: &Names,
 ) -> Option<String> {
     // A note of the residual record ties the file to its entry; `residual-notes` checks the note.
-    let noted = facts.residual_record.as_ref().is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file));
+    let noted = facts.records.residual_record.as_ref().is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file));
     if noted {
         return None;
     }
