@@ -22,7 +22,8 @@ pub fn upstream(data: &[u8]) {
     let Ok(parsed) = Upstream::parse(text, "UPSTREAM") else {
         return;
     };
-    for (_, key, _) in parsed.pairs() {
+    for pair in parsed.pairs() {
+        let key = pair.key.as_str();
         assert!(
             !key.is_empty() && !key.contains(char::is_whitespace),
             "key {key:?}"
