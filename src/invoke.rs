@@ -56,6 +56,9 @@ where
     if let Some(url) = &overrides.upstream_url {
         args.extend(["--upstream-url".into(), url.into()]);
     }
+    if let Some(tool_path) = &overrides.tool_path {
+        args.extend(["--tool-path".into(), tool_path.clone()]);
+    }
     args.extend(command.into_iter().map(Into::into));
     args
 }

@@ -267,60 +267,47 @@ fn merged_cores(
 
 /// Core-file merges on disk, beside the object cache: a merge is a pure function of the three
 /// blobs, the labels and the merge code (libgit2's version, forkbook's), so an entry keyed by a
-/// SHA-256 over all of them is never stale. One entry holds every merge of a base tree, so
+/// hash over all of them is never stale. One entry holds every merge of a base tree, so
 /// `status`, `residual`, `sync --check` and `check` at the same commits read one file instead of
-/// thirty blobs and ten merges of files up to 200 kB (the real overlay). An entry is written to
-/// a temporary file, flushed and renamed into place, and holds each file's length: a damaged or
-/// missing one is a miss (the merges are made again), and failing to keep one costs the next
-/// run its reuse, never this run its result.
+/// thirty blobs and ten merges of files up to 200 kB (the real overlay). An entry is one sealed
+/// cache entry (`forkbook_records::cache_entry`): a damaged, forged or missing one is a miss
+/// (the merges are made again), and failing to keep one costs the next run its reuse, never
+/// this run its result.
 mod merge_store {
     use super::Labels;
+    use forkbook_records::cache_entry::{Key, KeyBuilder, Store};
     use git2::Oid;
-    use sha2::{Digest, Sha256};
-    use std::io::Write;
-    use std::path::Path;
-
-    /// Bumped when the entry's format changes.
-    const FORMAT: &str = "forkbook core merges 1";
 
     /// The key of the merges of these files (each with its blob ids at base, pin and fork).
-    pub fn key(merges: &[(&str, [Option<Oid>; 3])], labels: Labels) -> String {
-        let mut hash = Sha256::new();
+    pub fn key(merges: &[(&str, [Option<Oid>; 3])], labels: Labels) -> Key {
         let (major, minor, patch) = git2::Version::get().libgit2_version();
-        let mut line = |text: &str| {
-            hash.update(text.as_bytes());
-            hash.update(b"\n");
-        };
-        line(FORMAT);
-        line(&format!(
-            "forkbook {} libgit2 {major}.{minor}.{patch}",
-            env!("CARGO_PKG_VERSION")
-        ));
-        line(&format!(
-            "labels {} | {} | {}",
-            labels.base, labels.ours, labels.theirs
-        ));
-        let id = |id: Option<Oid>| id.map_or_else(|| "absent".to_string(), |id| id.to_string());
+        let mut key = KeyBuilder::new("core merges");
+        key.part(env!("CARGO_PKG_VERSION"))
+            .part(format!("libgit2 {major}.{minor}.{patch}"))
+            .part(labels.base)
+            .part(labels.ours)
+            .part(labels.theirs);
         for (path, ids) in merges {
-            line(&format!(
-                "{} {} {} {path}",
-                id(ids[0]),
-                id(ids[1]),
-                id(ids[2])
-            ));
+            key.part(path);
+            for id in ids {
+                match id {
+                    Some(id) => key.part(id.as_bytes()),
+                    None => key.part([]),
+                };
+            }
         }
-        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        key.finish()
     }
 
     /// The kept merges for `key` (conflict regions and content of each of `merges`, in order),
     /// if a whole entry is there.
     pub fn load(
-        dir: &Path,
-        key: &str,
+        store: &Store,
+        key: &Key,
         merges: &[(&str, [Option<Oid>; 3])],
     ) -> Option<Vec<(usize, Vec<u8>)>> {
-        let bytes = std::fs::read(dir.join(key)).ok()?;
-        let mut rest = bytes.strip_prefix(format!("{FORMAT}\n").as_bytes())?;
+        let payload = store.load(key)?;
+        let mut rest = &payload[..];
         let mut kept = Vec::new();
         for (path, _) in merges {
             let end = rest.iter().position(|&b| b == b'\n')?;
@@ -328,7 +315,7 @@ mod merge_store {
             let mut fields = header.splitn(3, ' ');
             let regions: usize = fields.next()?.parse().ok()?;
             let len: usize = fields.next()?.parse().ok()?;
-            if fields.next()? != *path || rest.len() < end + 1 + len {
+            if fields.next()? != *path || rest.len() - (end + 1) < len {
                 return None;
             }
             kept.push((regions, rest[end + 1..end + 1 + len].to_vec()));
@@ -339,27 +326,13 @@ mod merge_store {
 
     /// Keeps the merges (path, conflict regions, content) under `key`; errors are ignored (the
     /// next run merges again).
-    pub fn save(dir: &Path, key: &str, merges: &[(&str, usize, &[u8])]) {
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(dir)?;
-            let temp = dir.join(format!(".{key}.forkbook-new-{}", std::process::id()));
-            let mut out = Vec::new();
-            out.extend_from_slice(format!("{FORMAT}\n").as_bytes());
-            for (path, regions, content) in merges {
-                out.extend_from_slice(format!("{regions} {} {path}\n", content.len()).as_bytes());
-                out.extend_from_slice(content);
-            }
-            let mut file = std::fs::File::create(&temp)?;
-            let written = file
-                .write_all(&out)
-                .and_then(|()| file.sync_all())
-                .and_then(|()| std::fs::rename(&temp, dir.join(key)));
-            if written.is_err() {
-                let _ = std::fs::remove_file(&temp);
-            }
-            written
-        };
-        let _ = write();
+    pub fn save(store: &Store, key: &Key, merges: &[(&str, usize, &[u8])]) {
+        let mut payload = Vec::new();
+        for (path, regions, content) in merges {
+            payload.extend_from_slice(format!("{regions} {} {path}\n", content.len()).as_bytes());
+            payload.extend_from_slice(content);
+        }
+        let _ = store.save(key, &payload);
     }
 }
 
@@ -433,39 +406,40 @@ mod tests {
 
     #[test]
     fn kept_merges_are_read_back_and_a_damaged_entry_is_a_miss() {
+        use forkbook_records::cache_entry::{Secret, Store};
         let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path(), "core merges", Some(Secret::from_bytes([1; 32])));
         let id = |b: &[u8]| Some(git2::Oid::hash_object(git2::ObjectType::Blob, b).unwrap());
         let merges = [
             ("a.cpp", [id(b"1"), id(b"2"), id(b"3")]),
             ("dir/b with space.h", [None, id(b"4"), id(b"5")]),
         ];
         let key = merge_store::key(&merges, LABELS);
-        assert_eq!(merge_store::load(dir.path(), &key, &merges), None);
+        assert_eq!(merge_store::load(&store, &key, &merges), None);
         let kept: [(&str, usize, &[u8]); 2] = [
             ("a.cpp", 0, b"merged\n"),
             ("dir/b with space.h", 2, b"<<<<<<< pin\nx\n"),
         ];
-        merge_store::save(dir.path(), &key, &kept);
+        merge_store::save(&store, &key, &kept);
         assert_eq!(
-            merge_store::load(dir.path(), &key, &merges),
+            merge_store::load(&store, &key, &merges),
             Some(vec![
                 (0, b"merged\n".to_vec()),
                 (2, b"<<<<<<< pin\nx\n".to_vec())
             ])
         );
-        let file = dir.path().join(&key);
+        let file = store.path(&key);
         let whole = std::fs::read(&file).unwrap();
         std::fs::write(&file, &whole[..whole.len() - 1]).unwrap();
+        assert_eq!(merge_store::load(&store, &key, &merges), None, "cut short");
+        let mut same_length = whole.clone();
+        let last = same_length.len() - 2;
+        same_length[last] ^= 0x20;
+        std::fs::write(&file, &same_length).unwrap();
         assert_eq!(
-            merge_store::load(dir.path(), &key, &merges),
+            merge_store::load(&store, &key, &merges),
             None,
-            "cut short"
-        );
-        std::fs::write(&file, [&whole[..], b"more"].concat()).unwrap();
-        assert_eq!(
-            merge_store::load(dir.path(), &key, &merges),
-            None,
-            "too long"
+            "a damaged byte"
         );
         let other = Labels {
             ours: "pin 9999999",

@@ -10,6 +10,7 @@ use super::fsutil::RunLock;
 use super::paths::{check_relative, link_stays_inside};
 use super::project::Project;
 use super::FileMap;
+use forkbook_records::cache_entry::{Secret, Store};
 use git2::{ObjectType, Oid, Repository};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,11 @@ impl Remote {
 pub struct Cache {
     repo: Repository,
     dir: PathBuf,
+    /// The cache's path as messages name it: `dir`, or the missing `--cache` path when `dir`
+    /// is a scratch repository (see [`Cache::open`]).
+    named: PathBuf,
+    /// The scratch folder a read-only run uses instead of making a cache where there is none.
+    _scratch: Option<tempfile::TempDir>,
     fork: (String, String),
     upstream: (String, String),
     /// Where each URL came from, for notes: (fork, upstream).
@@ -41,6 +47,10 @@ pub struct Cache {
     /// Shared while the run only reads, exclusive once it writes ([`Cache::lock_for_writing`]),
     /// `None` once released ([`Cache::release_lock`]).
     lock: std::cell::RefCell<Option<RunLock>>,
+    /// The project folder, for [`results_secret`].
+    project_root: PathBuf,
+    /// [`results_secret`], found once.
+    secret: std::cell::OnceCell<Option<Secret>>,
 }
 
 impl Cache {
@@ -48,8 +58,33 @@ impl Cache {
     /// configured URLs. Holds the cache's run lock until dropped: shared, so read-only commands
     /// of any number of projects sharing the cache run together; anything that writes objects
     /// or refs first makes it exclusive ([`Cache::lock_for_writing`]).
+    ///
+    /// Where there is no cache yet and neither URL is a mirror on this machine, nothing could be
+    /// read from it: the run gets an empty scratch repository in a temporary folder instead, so
+    /// a read-only command says which objects are missing without leaving an empty cache at
+    /// the `--cache` path. [`Cache::create`] makes the cache (`fetch`, `init`, `propose`).
     pub fn open(project: &Project) -> Result<Cache> {
         let dir = project.cache_dir();
+        let config = &project.config;
+        let mirror = local_mirror(&config.fork.url).is_some()
+            || local_mirror(&config.upstream.url).is_some();
+        if dir.exists() || mirror {
+            return Cache::create(project);
+        }
+        let scratch = tempfile::tempdir()
+            .context("failed to make a scratch folder for the missing object cache")?;
+        let mut cache = Cache::open_at(project, scratch.path().join("objects.git"))?;
+        cache.named = dir;
+        cache._scratch = Some(scratch);
+        Ok(cache)
+    }
+
+    /// Opens the project's object cache, creating it if needed, for the commands that fill it.
+    pub fn create(project: &Project) -> Result<Cache> {
+        Cache::open_at(project, project.cache_dir())
+    }
+
+    fn open_at(project: &Project, dir: PathBuf) -> Result<Cache> {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("failed to create the object cache `{}`", dir.display()))?;
         let mut lock = RunLock::acquire_shared(&dir, "object cache")?;
@@ -71,6 +106,8 @@ impl Cache {
         let config = &project.config;
         let cache = Cache {
             repo,
+            named: dir.clone(),
+            _scratch: None,
             dir,
             fork: (config.fork.url.clone(), config.fork.branch.clone()),
             upstream: (config.upstream.url.clone(), config.upstream.branch.clone()),
@@ -80,6 +117,8 @@ impl Cache {
             ),
             offline: project.overrides.offline,
             lock: std::cell::RefCell::new(Some(lock)),
+            project_root: project.root.clone(),
+            secret: std::cell::OnceCell::new(),
         };
         cache.point_remote(Remote::Fork)?;
         cache.point_remote(Remote::Upstream)?;
@@ -121,15 +160,25 @@ impl Cache {
     /// The drift cache, beside the object cache: finished `drift api` analyses by the hash of
     /// their inputs (see `drift::api::store`). Outside the object cache, so read-only commands
     /// still write nothing into it.
-    pub fn drift_store(&self) -> PathBuf {
-        self.dir.with_file_name("forkbook-drift-api")
+    pub fn drift_store(&self) -> Store {
+        self.results_store("forkbook-drift-api", "drift api")
     }
 
     /// The merge cache, beside the object cache: the core files' 3-way merges of a base tree by
     /// the hash of their inputs (see `base::merge_store`). Outside the object cache, like the
     /// drift cache.
-    pub fn merge_store(&self) -> PathBuf {
-        self.dir.with_file_name("forkbook-merges")
+    pub fn merge_store(&self) -> Store {
+        self.results_store("forkbook-merges", "core merges")
+    }
+
+    /// A results cache beside the object cache, sealed with [`results_secret`] (none where it
+    /// is not to be trusted: then it keeps and believes nothing).
+    fn results_store(&self, folder: &str, kind: &'static str) -> Store {
+        let secret = self
+            .secret
+            .get_or_init(|| secret_for(&self.project_root, &self.dir))
+            .clone();
+        Store::new(self.dir.with_file_name(folder), kind, secret)
     }
 
     fn remote_config(&self, remote: Remote) -> &(String, String) {
@@ -345,7 +394,7 @@ impl Cache {
             return Err(Error::new(format!(
                 "commit `{rev}` of the {} is not in the object cache `{}`",
                 remote.name(),
-                self.dir.display()
+                self.named.display()
             ))
             .with_note(format!(
                 "run `forkbook fetch --{} {rev}` (online, or with a mirror as the URL)",
@@ -371,7 +420,7 @@ impl Cache {
         Err(Error::new(format!(
             "commit `{rev}` of the {} is not in the object cache `{}`",
             remote.name(),
-            self.dir.display()
+            self.named.display()
         ))
         .with_note(format!(
             "run `forkbook fetch` (online, or with `--{}-url` naming a mirror on this machine)",
@@ -614,6 +663,56 @@ impl Cache {
         // The refs were written behind libgit2's back; it rereads them on the next lookup.
         Ok(())
     }
+}
+
+/// The secret that seals the results caches of `project` (the core merges, the drift
+/// analyses, the book's step results; see `forkbook_records::cache_entry`), kept in
+/// `forkbook-cache.key` beside its object cache. `None`, so that no results cache is read or
+/// written, where that folder is the checkout's to write: inside the project folder, inside the
+/// git work tree holding it, or inside `GITHUB_WORKSPACE`. A pull request controls all of
+/// those, a secret kept there included, so a cache there could say anything; every result is
+/// then made from the recorded commits and the records, as with no cache at all.
+pub fn results_secret(project: &Project) -> Option<Secret> {
+    secret_for(&project.root, &project.cache_dir())
+}
+
+fn secret_for(project_root: &Path, cache_dir: &Path) -> Option<Secret> {
+    let home = cache_home(cache_dir);
+    std::fs::create_dir_all(&home).ok()?;
+    let home = std::fs::canonicalize(&home).ok()?;
+    if checkout_folders(project_root)
+        .iter()
+        .any(|folder| home.starts_with(folder))
+    {
+        return None;
+    }
+    Secret::beside(&home).ok()
+}
+
+/// The folder holding the object cache and the results caches beside it.
+fn cache_home(cache_dir: &Path) -> PathBuf {
+    match cache_dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The folders a pull request's checkout controls: the project folder, the git work tree
+/// holding it (the nearest folder above with a `.git`), and `GITHUB_WORKSPACE` when set.
+fn checkout_folders(project_root: &Path) -> Vec<PathBuf> {
+    let mut folders = Vec::new();
+    if let Ok(root) = std::fs::canonicalize(project_root) {
+        if let Some(work_tree) = root.ancestors().find(|dir| dir.join(".git").exists()) {
+            folders.push(work_tree.to_path_buf());
+        }
+        folders.push(root);
+    }
+    if let Some(workspace) = std::env::var_os("GITHUB_WORKSPACE") {
+        if let Ok(workspace) = std::fs::canonicalize(workspace) {
+            folders.push(workspace);
+        }
+    }
+    folders
 }
 
 /// Writes a blob into `repo` unless some object store of it already holds it.

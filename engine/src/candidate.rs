@@ -9,7 +9,9 @@ use super::base::Commits;
 use super::cache::{short, Cache, Remote};
 use super::config::Config;
 use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs};
-use super::drift::build::{self, BuildConfig, BuildReport, Confirmation};
+use super::drift::build::{
+    self, BuildConfig, BuildOptions, BuildReport, Confirmation, Differential,
+};
 use super::error::{Context, Result};
 use super::fsutil::RunLock;
 use super::merge::count_conflicts;
@@ -70,58 +72,105 @@ pub fn drift_api(
     from: Oid,
     to: Oid,
 ) -> Result<ApiReport> {
-    let table = project
-        .config
-        .drift
-        .get("api")
-        .and_then(|v| v.as_table())
-        .cloned()
-        .unwrap_or_default();
-    let cfg: ApiConfig = Config::section(&table, "drift.api")?;
-    let prefix = project.config.overlay.backend_prefix.as_str();
-    let backend: FileMap = state
-        .overlay
-        .iter()
-        .filter(|(p, _)| p.starts_with(prefix))
-        .map(|(p, b)| (p.clone(), b.clone()))
-        .collect();
-    let core = |files: &FileMap| -> FileMap {
-        files
+    let setup = DriftSetup::new(project, cache, state, from)?;
+    let to_overlay = overlay_at(project, cache, state, to)?;
+    setup.run(cache, from, to, &to_overlay, true)
+}
+
+/// What every static drift of one overlay from one commit shares, whatever the commit it goes
+/// to: the settings, the backend, the `from` side's overrides and the suppressions. `roll`
+/// runs many analyses from one setup.
+pub struct DriftSetup {
+    pub cfg: ApiConfig,
+    prefix: String,
+    pub backend: FileMap,
+    from_overrides: FileMap,
+    suppressions: Vec<api::Suppression>,
+}
+
+impl DriftSetup {
+    pub fn new(
+        project: &Project,
+        cache: &Cache,
+        state: &OverlayState,
+        from: Oid,
+    ) -> Result<DriftSetup> {
+        let table = project
+            .config
+            .drift
+            .get("api")
+            .and_then(|v| v.as_table())
+            .cloned()
+            .unwrap_or_default();
+        let cfg: ApiConfig = Config::section(&table, "drift.api")?;
+        let prefix = project.config.overlay.backend_prefix.clone();
+        let backend: FileMap = state
+            .overlay
             .iter()
-            .filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0)
+            .filter(|(p, _)| p.starts_with(prefix.as_str()))
             .map(|(p, b)| (p.clone(), b.clone()))
-            .collect()
-    };
-    // The fork's own core headers stand on the `from` side too, so what the fork itself declares
-    // does not look new at `to`.
-    let from_overrides = if from == state.commits.pin {
-        core(&state.overlay)
-    } else if from == state.commits.base {
-        let mut fork_core = FileMap::new();
-        for path in &state.core_files {
-            if let Some(bytes) = cache.read(state.commits.fork, path)? {
-                fork_core.insert(path.clone(), bytes.into());
+            .collect();
+        // The fork's own core headers stand on the `from` side too, so what the fork itself
+        // declares does not look new at `to`.
+        let from_overrides = if from == state.commits.pin {
+            core_files_of(&state.overlay, &prefix)
+        } else if from == state.commits.base {
+            let mut fork_core = FileMap::new();
+            for path in &state.core_files {
+                if let Some(bytes) = cache.read(state.commits.fork, path)? {
+                    fork_core.insert(path.clone(), bytes.into());
+                }
             }
-        }
-        fork_core
-    } else {
-        FileMap::new()
-    };
-    let to_overrides = core(&overlay_at(project, cache, state, to)?);
-    let suppressions_path = project.records_dir().join(&cfg.suppressions);
-    let suppressions = if suppressions_path.is_file() {
-        api::suppress::load(&suppressions_path)?
-    } else {
-        Vec::new()
-    };
-    let inputs = DriftInputs {
-        backend: &backend,
-        from_overrides: &from_overrides,
-        to_overrides: &to_overrides,
-        suppressions: &suppressions,
-    };
-    let store = cache.drift_store();
-    api::drift_api_stored(cache.repo(), from, to, &inputs, &cfg, Some(&store))
+            fork_core
+        } else {
+            FileMap::new()
+        };
+        let suppressions_path = project.records_dir().join(&cfg.suppressions);
+        let suppressions = if suppressions_path.is_file() {
+            api::suppress::load(&suppressions_path)?
+        } else {
+            Vec::new()
+        };
+        Ok(DriftSetup {
+            cfg,
+            prefix,
+            backend,
+            from_overrides,
+            suppressions,
+        })
+    }
+
+    /// The drift from `from` to `to`, with `to_overlay` (the overlay a retarget to `to` makes)
+    /// standing in for upstream's core files at `to`; `stored`: reuse and keep the analysis in
+    /// the drift cache.
+    pub fn run(
+        &self,
+        cache: &Cache,
+        from: Oid,
+        to: Oid,
+        to_overlay: &FileMap,
+        stored: bool,
+    ) -> Result<ApiReport> {
+        let to_overrides = core_files_of(to_overlay, &self.prefix);
+        let inputs = DriftInputs {
+            backend: &self.backend,
+            from_overrides: &self.from_overrides,
+            to_overrides: &to_overrides,
+            suppressions: &self.suppressions,
+        };
+        let store = cache.drift_store();
+        let store = stored.then_some(&store);
+        api::drift_api_stored(cache.repo(), from, to, &inputs, &self.cfg, store)
+    }
+}
+
+/// The overlay's core files with no conflict markers left in.
+fn core_files_of(files: &FileMap, prefix: &str) -> FileMap {
+    files
+        .iter()
+        .filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0)
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect()
 }
 
 /// What `drift build` needs besides the configuration.
@@ -130,51 +179,72 @@ pub struct BuildRequest<'a> {
     pub compiler: Option<&'a str>,
     pub jobs: Option<usize>,
     pub arch: Option<&'a str>,
+    /// `--strict`: in a differential build, what the recorded pin has too fails as well.
+    pub strict: bool,
+    /// `--baseline`: the pin the candidate is compared with (default: the recorded pin).
+    pub baseline: Option<&'a str>,
 }
 
-/// Exports the tree a retarget to `to` would make into `work/tree` and builds it in
-/// `work/build`; with `api`, also says which static findings the build confirmed.
+/// Exports the trees a retarget to each of `pins` would make into `work/<commit>/tree` and
+/// builds each in `work/<commit>/build`, one after the other with the same toolchain. The trees
+/// are laid out alike under `work`, which is ccache's base folder: the second tree compiles only
+/// the translation units that differ.
 pub fn drift_build(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
-    to: Oid,
+    pins: &[Oid],
     work: &Path,
     request: &BuildRequest,
-    api: Option<&ApiReport>,
-) -> Result<(BuildReport, Option<Confirmation>)> {
-    let cfg: BuildConfig = Config::section(&project.config.build, "build")?;
-    let tree = work.join(format!("tree-{}", short(to)));
+) -> Result<Vec<BuildReport>> {
+    let mut cfg: BuildConfig = Config::section(&project.config.build, "build")?;
+    let in_project = |path: &str| project.root.join(path).display().to_string();
+    cfg.include_dirs = cfg.include_dirs.iter().map(|d| in_project(d)).collect();
+    if !cfg.stubs.is_empty() {
+        cfg.stubs = in_project(&cfg.stubs);
+    }
     // The build writes only the work folder: that is what this run holds alone, for the export
     // and the build. Two builds in one work folder exclude each other.
     std::fs::create_dir_all(work)
         .with_context(|| format!("failed to create the build folder `{}`", work.display()))?;
     let _work_lock = RunLock::acquire(work, "drift build folder")?;
-    let overlay = overlay_at(project, cache, state, to)?;
-    // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
-    export_tree(project, cache, to, &overlay, &tree, true)?;
-    // Everything the build needs from the cache is in the exported tree now: the build (minutes)
-    // runs without the cache lock, so other projects' commands, writers too, use the cache
-    // meanwhile.
+    let mut trees = Vec::new();
+    for &pin in pins {
+        let overlay = overlay_at(project, cache, state, pin)?;
+        let tree = work.join(short(pin)).join("tree");
+        // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
+        export_tree(project, cache, pin, &overlay, &tree, true)?;
+        trees.push((tree, work.join(short(pin)).join("build")));
+    }
+    // Everything the build needs from the cache is in the exported trees now: the builds
+    // (minutes) run without the cache lock, so other projects' commands, writers too, use the
+    // cache meanwhile.
     cache.release_lock();
-    let report = build::drift_build(
-        &tree,
-        &work.join(format!("build-{}", short(to))),
-        &cfg,
-        request.compiler,
-        request.jobs,
-        request.arch,
-    )?;
-    let confirmation = api.map(|api| {
-        let predicted: Vec<(String, String)> = api
-            .findings
-            .iter()
-            .filter(|f| f.suppressed.is_none())
-            .map(|f| (f.kind.as_str().to_string(), f.symbol.clone()))
-            .collect();
-        build::confirm(&report, &predicted)
-    });
-    Ok((report, confirmation))
+    let options = BuildOptions {
+        compiler: request.compiler.map(str::to_string),
+        jobs: request.jobs,
+        arch: request.arch.map(str::to_string),
+        tool_path: project.overrides.tool_path.clone(),
+        ccache_base: Some(work.canonicalize().unwrap_or_else(|_| work.to_path_buf())),
+        ccache_dir: Some(if cfg.ccache_dir.is_empty() {
+            work.join("ccache")
+        } else {
+            project.root.join(&cfg.ccache_dir)
+        }),
+    };
+    trees
+        .iter()
+        .map(|(tree, build_dir)| build::drift_build_with(tree, build_dir, &cfg, &options))
+        .collect()
+}
+
+/// The static findings of `api` that are not suppressed, as `confirm` takes them.
+fn predicted(api: &ApiReport) -> Vec<(String, String)> {
+    api.findings
+        .iter()
+        .filter(|f| f.suppressed.is_none())
+        .map(|f| (f.kind.as_str().to_string(), f.symbol.clone()))
+        .collect()
 }
 
 /// `forkbook drift api`: static drift from `from` (default: the fork base) to `to` (default: the
@@ -204,29 +274,37 @@ impl CommandReport for ApiReport {
     }
 }
 
-/// What `forkbook drift build` found: the build, and with `--with-api` which static findings it
+/// What `forkbook drift build` found: the build (the candidate's), with `--to` the
+/// differential against the recorded pin, and with `--with-api` which static findings it
 /// confirmed.
 #[derive(Debug)]
 pub struct BuildRun {
     pub build: BuildReport,
+    pub differential: Option<Differential>,
     pub confirmation: Option<Confirmation>,
 }
 
-/// `{"build": …, "confirmation": …}` with every object's keys in alphabetical order, as the
-/// command has always printed it (the JSON goes through a `serde_json::Value`).
+/// `{"build": …, "confirmation": …, "differential": …}` with every object's keys in
+/// alphabetical order (the JSON goes through a `serde_json::Value`).
 impl Serialize for BuildRun {
     fn serialize<S: serde::Serializer>(
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
-        serde_json::json!({ "build": self.build, "confirmation": self.confirmation })
-            .serialize(serializer)
+        serde_json::json!({
+            "build": self.build,
+            "confirmation": self.confirmation,
+            "differential": self.differential,
+        })
+        .serialize(serializer)
     }
 }
 
-/// `forkbook drift build`: the tree a retarget to `to` (default: the pin) would make, built in
-/// `work` (default: a folder beside the object cache); with `with_api`, the static drift from
-/// the fork base too and which of its findings the build confirmed.
+/// `forkbook drift build`: the tree at the recorded pin built in `work` (default: a folder
+/// beside the object cache), judged on its own; with `to`, a differential build: the recorded
+/// pin's tree and the candidate's, and only what is new at the candidate is drift. With
+/// `with_api`, the static drift from the fork base too, and which of its findings the build
+/// showed (new at the candidate, in a differential build).
 pub fn drift_build_report(
     project: &Project,
     cache: &Cache,
@@ -236,6 +314,7 @@ pub fn drift_build_report(
     request: &BuildRequest,
     with_api: bool,
 ) -> Result<BuildRun> {
+    let differential = to.is_some() || request.baseline.is_some();
     let (from, to) = api_range(cache, state, None, to)?;
     let api = if with_api {
         Some(drift_api(project, cache, state, from, to)?)
@@ -244,17 +323,43 @@ pub fn drift_build_report(
     };
     let default_work = cache.dir().with_file_name("forkbook-drift-build");
     let work = work.unwrap_or(&default_work);
-    let (build, confirmation) =
-        drift_build(project, cache, state, to, work, request, api.as_ref())?;
+    let recorded = match request.baseline {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => state.commits.pin,
+    };
+    let pins: Vec<Oid> = if differential && to != recorded {
+        vec![recorded, to]
+    } else {
+        vec![to]
+    };
+    let mut reports = drift_build(project, cache, state, &pins, work, request)?;
+    let build = reports.pop().expect("one report per tree");
+    let differential = differential.then(|| {
+        Differential::compare(
+            recorded.to_string(),
+            to.to_string(),
+            reports.pop(),
+            build.clone(),
+            request.strict,
+        )
+    });
+    let confirmation = api.map(|api| match &differential {
+        Some(differential) => build::confirm(&differential.new_only(), &predicted(&api)),
+        None => build::confirm(&build, &predicted(&api)),
+    });
     Ok(BuildRun {
         build,
+        differential,
         confirmation,
     })
 }
 
 impl CommandReport for BuildRun {
     fn text(&self) -> String {
-        let mut out = self.build.render_text();
+        let mut out = match &self.differential {
+            Some(differential) => differential.render_text(),
+            None => self.build.render_text(),
+        };
         if let Some(confirmation) = &self.confirmation {
             out.push('\n');
             out.push_str(&confirmation.render_text());
@@ -262,12 +367,21 @@ impl CommandReport for BuildRun {
         out
     }
 
+    /// A plain build fails on every problem; a differential one on what is new at the
+    /// candidate (with `--strict`, on all).
     fn verdict(&self) -> Verdict {
-        Verdict::problems_if(!self.build.problems().is_empty())
+        let problems = match &self.differential {
+            Some(differential) => differential.problems(),
+            None => self.build.problems(),
+        };
+        Verdict::problems_if(!problems.is_empty())
     }
 
     fn markdown(&self, _links: &crate::markdown::PageLinks) -> Option<String> {
-        let mut out = self.build.markdown();
+        let mut out = match &self.differential {
+            Some(differential) => differential.markdown(),
+            None => self.build.markdown(),
+        };
         if let Some(confirmation) = &self.confirmation {
             out.push('\n');
             out.push_str(&confirmation.markdown());

@@ -21,6 +21,10 @@ pub struct GithubOptions {
     pub book_dir: String,
     /// The shell command that puts `forkbook` on PATH in the runner.
     pub install: String,
+    /// Add the optional ROCm job ([`super::ci_rocm`]).
+    pub rocm: bool,
+    /// The cron schedule of the roll job (`--roll`), none without it (see [`super::roll_ci`]).
+    pub roll: Option<String>,
 }
 
 impl GithubOptions {
@@ -37,6 +41,8 @@ impl GithubOptions {
             } else {
                 "cargo install --locked forkbook".into()
             },
+            rocm: false,
+            roll: None,
         }
     }
 }
@@ -83,7 +89,12 @@ pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
         run: forkbook fetch
 "
     );
-    format!(
+    let rocm_job = if options.rocm {
+        super::ci_rocm::rocm_drift_job(records, &setup)
+    } else {
+        String::new()
+    };
+    let text = format!(
         "\
 # Written by `forkbook ci github`: the executable book is this project's gate and its site.
 # Pull requests that touch the overlay run `forkbook book test`; pushes to the branch below
@@ -134,8 +145,12 @@ jobs:
           path: {site}
       - id: deployment
         uses: actions/deploy-pages@v4
-"
-    )
+{rocm_job}"
+    );
+    match &options.roll {
+        Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
+        None => text,
+    }
 }
 
 /// What `forkbook ci github` is asked for, its branch checked.
@@ -145,6 +160,10 @@ pub struct GithubRequest {
     pub book_dir: String,
     /// The install command; the project's default when left out.
     pub install: Option<String>,
+    /// Add the optional ROCm job.
+    pub rocm: bool,
+    /// The roll job's schedule, checked (`--roll`).
+    pub roll: Option<String>,
 }
 
 impl GithubRequest {
@@ -160,7 +179,16 @@ impl GithubRequest {
             branch: branch.to_string(),
             book_dir: book_dir.to_string(),
             install: install.map(str::to_string),
+            rocm: false,
+            roll: None,
         })
+    }
+
+    /// Adds the scheduled roll job (see [`super::roll_ci`]) on `cron` (default: daily).
+    pub fn with_roll(mut self, cron: Option<&str>) -> Result<GithubRequest> {
+        let cron = cron.unwrap_or(super::roll_ci::DEFAULT_SCHEDULE);
+        self.roll = Some(super::roll_ci::check_schedule(cron)?);
+        Ok(self)
     }
 
     fn options(&self, project: &Project) -> GithubOptions {
@@ -170,6 +198,8 @@ impl GithubRequest {
         if let Some(install) = &self.install {
             options.install = install.clone();
         }
+        options.rocm = self.rocm;
+        options.roll = self.roll.clone();
         options
     }
 }
@@ -254,16 +284,22 @@ impl CommandReport for Github {
                 records_dir,
                 options,
                 ..
-            } => format!(
-                "wrote {}\n  pull requests touching `{records_dir}`, forkbook.toml or `{}`: \
+            } => {
+                let mut text = format!(
+                    "wrote {}\n  pull requests touching `{records_dir}`, forkbook.toml or `{}`: \
                  `forkbook book test`\n  pushes to `{}`: the book built and published to GitHub \
                  Pages (Settings > Pages > Source: GitHub Actions)\n  the runner gets forkbook \
                  with `{}` (`--install COMMAND` changes it)\n",
-                file.display(),
-                options.book_dir,
-                options.branch,
-                options.install
-            ),
+                    file.display(),
+                    options.book_dir,
+                    options.branch,
+                    options.install
+                );
+                if let Some(cron) = &options.roll {
+                    text.push_str(&super::roll_ci::describe(cron));
+                }
+                text
+            }
         }
     }
 

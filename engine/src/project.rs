@@ -15,6 +15,9 @@ pub struct Overrides {
     pub upstream_url: Option<String>,
     /// Never touch the network.
     pub offline: bool,
+    /// The folders tools are looked for in, `PATH`-style (`--tool-path`, `FORKBOOK_TOOL_PATH`);
+    /// default `PATH`. It is also the `PATH` of the steps forkbook runs.
+    pub tool_path: Option<std::ffi::OsString>,
 }
 
 impl Overrides {
@@ -27,7 +30,38 @@ impl Overrides {
         self.fork_url = self.fork_url.or_else(|| var("FORKBOOK_FORK_URL"));
         self.upstream_url = self.upstream_url.or_else(|| var("FORKBOOK_UPSTREAM_URL"));
         self.offline |= var("FORKBOOK_OFFLINE").is_some_and(|v| v != "0");
+        self.tool_path = self
+            .tool_path
+            .or_else(|| std::env::var_os("FORKBOOK_TOOL_PATH").filter(|v| !v.is_empty()));
         self
+    }
+
+    /// The folders tools are looked for in: the tool path, else `PATH`.
+    pub fn search_path(&self) -> std::ffi::OsString {
+        super::tools::search_path(self.tool_path.as_deref())
+    }
+
+    /// The environment of a step forkbook starts (a `forkbook` in it then works on the same
+    /// cache, mirrors and tools as this run): `PATH` is the search path, and every override is
+    /// passed on as its `FORKBOOK_*` variable.
+    pub fn child_env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let mut env = vec![("PATH".into(), self.search_path())];
+        if let Some(tool_path) = &self.tool_path {
+            env.push(("FORKBOOK_TOOL_PATH".into(), tool_path.clone()));
+        }
+        if let Some(cache) = &self.cache {
+            env.push(("FORKBOOK_CACHE".into(), cache.clone().into_os_string()));
+        }
+        if let Some(url) = &self.fork_url {
+            env.push(("FORKBOOK_FORK_URL".into(), url.into()));
+        }
+        if let Some(url) = &self.upstream_url {
+            env.push(("FORKBOOK_UPSTREAM_URL".into(), url.into()));
+        }
+        if self.offline {
+            env.push(("FORKBOOK_OFFLINE".into(), "1".into()));
+        }
+        env
     }
 }
 

@@ -2,11 +2,31 @@
 //! `requires=`, `verify`'s steps and `drift build`'s compiler, so a step is skipped for the same
 //! reason wherever it runs.
 
+//!
+//! Where programs are looked for is the *search path*: `PATH`, unless the caller names the
+//! folders (`--tool-path`, `FORKBOOK_TOOL_PATH`). The same search path is the `PATH` of every
+//! step forkbook starts, so what counts as present and what a step then runs agree; the tests
+//! set it, so the suite means the same on a machine with ROCm and one without.
+
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-/// The path of `program`: as given when it holds a `/`, else the first executable file of that
-/// name on `PATH`.
+/// The folders programs are looked for in: `tool_path` when given, else `PATH`.
+pub fn search_path(tool_path: Option<&OsStr>) -> OsString {
+    match tool_path {
+        Some(path) => path.to_os_string(),
+        None => std::env::var_os("PATH").unwrap_or_default(),
+    }
+}
+
+/// The path of `program` on `PATH`; see [`find_program_in`].
 pub fn find_program(program: &str) -> Option<PathBuf> {
+    find_program_in(program, &search_path(None))
+}
+
+/// The path of `program`: as given when it holds a `/`, else the first executable file of that
+/// name in the folders of `search` (a `PATH`-style list).
+pub fn find_program_in(program: &str, search: &OsStr) -> Option<PathBuf> {
     if program.is_empty() {
         return None;
     }
@@ -14,8 +34,8 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
         let path = PathBuf::from(program);
         return is_executable(&path).then_some(path);
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(search)
+        .filter(|dir| !dir.as_os_str().is_empty())
         .map(|dir| dir.join(program))
         .find(|candidate| is_executable(candidate))
 }
@@ -31,18 +51,24 @@ pub const GPU: &str = "gpu";
 
 /// Why something that needs `tools` (and, with `gpu`, an AMD GPU) cannot run here, if it cannot:
 /// the first one missing. `tools` may itself name [`GPU`].
+/// Programs are looked for on `PATH`; see [`missing_requirement_in`].
 pub fn missing_requirement(tools: &[String], gpu: bool) -> Option<String> {
+    missing_requirement_in(tools, gpu, &search_path(None))
+}
+
+/// [`missing_requirement`] with programs looked for in `search` (a `PATH`-style list).
+pub fn missing_requirement_in(tools: &[String], gpu: bool, search: &OsStr) -> Option<String> {
     for tool in tools {
         if tool == GPU {
-            if let Some(reason) = missing_gpu() {
+            if let Some(reason) = missing_gpu_in(search) {
                 return Some(reason);
             }
-        } else if find_program(tool).is_none() {
+        } else if find_program_in(tool, search).is_none() {
             return Some(format!("needs `{tool}`, which is not on PATH"));
         }
     }
     if gpu {
-        return missing_gpu();
+        return missing_gpu_in(search);
     }
     None
 }
@@ -50,12 +76,18 @@ pub fn missing_requirement(tools: &[String], gpu: bool) -> Option<String> {
 /// Why this machine has no usable AMD GPU, if it has none: the kernel driver's `/dev/kfd` must
 /// exist and `rocminfo` must list a `gfx` agent.
 pub fn missing_gpu() -> Option<String> {
+    missing_gpu_in(&search_path(None))
+}
+
+/// `rocminfo` is looked for first, on the search path: a tool path without it means no GPU,
+/// whatever the machine has.
+fn missing_gpu_in(search: &OsStr) -> Option<String> {
+    let Some(rocminfo) = find_program_in("rocminfo", search) else {
+        return Some("needs an AMD GPU, and `rocminfo` is not on PATH".into());
+    };
     if !Path::new("/dev/kfd").exists() {
         return Some("needs an AMD GPU, and there is no /dev/kfd".into());
     }
-    let Some(rocminfo) = find_program("rocminfo") else {
-        return Some("needs an AMD GPU, and `rocminfo` is not on PATH".into());
-    };
     match std::process::Command::new(rocminfo)
         .stdin(std::process::Stdio::null())
         .output()
@@ -84,5 +116,24 @@ mod tests {
         );
         assert!(find_program("sh").is_some());
         assert!(find_program("/no/such/program").is_none());
+    }
+
+    #[test]
+    fn the_search_path_decides_what_is_present_not_the_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let stub = dir.path().join("hipcc");
+        std::fs::write(&stub, "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let only_stub = dir.path().as_os_str();
+        assert_eq!(find_program_in("hipcc", only_stub), Some(stub));
+        assert_eq!(find_program_in("sh", only_stub), None);
+        let hipcc = ["hipcc".to_string()];
+        assert_eq!(missing_requirement_in(&hipcc, false, only_stub), None);
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(
+            missing_requirement_in(&hipcc, false, empty.path().as_os_str()).as_deref(),
+            Some("needs `hipcc`, which is not on PATH")
+        );
     }
 }

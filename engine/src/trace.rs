@@ -40,7 +40,7 @@ pub struct UpstreamCommit {
 }
 
 impl UpstreamCommit {
-    fn of(repo: &Repository, oid: Oid) -> UpstreamCommit {
+    pub fn of(repo: &Repository, oid: Oid) -> UpstreamCommit {
         let summary = repo
             .find_commit(oid)
             .ok()

@@ -142,7 +142,9 @@ pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<
         timed("drift api (base to pin)", || drift(project, cache, state)),
     ];
     for step in &cfg.steps {
-        items.push(timed(&step.name, || Ok(run_step(step, &project.root))));
+        items.push(timed(&step.name, || {
+            Ok(run_step(step, &project.root, &project.overrides))
+        }));
     }
     Ok(Verification {
         commits: state.commits.describe(),
@@ -262,12 +264,19 @@ fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outc
     ))
 }
 
-fn run_step(step: &StepConfig, root: &Path) -> (Outcome, Vec<String>) {
-    if let Some(why) = crate::tools::missing_requirement(&step.requires, step.gpu) {
+/// Runs a configured step with the project's tools, cache and mirrors (a `forkbook` in it works
+/// on what this verify works on).
+fn run_step(
+    step: &StepConfig,
+    root: &Path,
+    overrides: &super::project::Overrides,
+) -> (Outcome, Vec<String>) {
+    let search = overrides.search_path();
+    if let Some(why) = crate::tools::missing_requirement_in(&step.requires, step.gpu, &search) {
         return (Outcome::Skipped(why), Vec::new());
     }
     let timeout = Duration::from_secs(step.timeout.unwrap_or(3600));
-    match run_shell(&step.command, root, timeout) {
+    match run_shell_with(&step.command, root, timeout, &overrides.child_env()) {
         Ok((0, _)) => (Outcome::Passed, Vec::new()),
         Ok((code, tail)) => (Outcome::Failed(format!("exit {code}")), tail),
         Err(why) => (Outcome::Failed(why), Vec::new()),
@@ -281,12 +290,22 @@ pub fn run_shell(
     dir: &Path,
     timeout: Duration,
 ) -> std::result::Result<(i32, Vec<String>), String> {
+    run_shell_with(command, dir, timeout, &[])
+}
+
+/// [`run_shell`] with these variables set over forkbook's environment.
+pub fn run_shell_with(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> std::result::Result<(i32, Vec<String>), String> {
     use super::process::{run, Ended, Spec};
-    let done = run(&Spec::new("sh", dir)
-        .arg("-c")
-        .arg(command)
-        .timeout(Some(timeout)))
-    .map_err(|e| e.to_string())?;
+    let mut spec = Spec::new("sh", dir).arg("-c").arg(command);
+    for (name, value) in env {
+        spec = spec.env(name.clone(), value.clone());
+    }
+    let done = run(&spec.timeout(Some(timeout))).map_err(|e| e.to_string())?;
     let lines: Vec<String> = done.output.lines().map(str::to_string).collect();
     let tail = lines[lines.len().saturating_sub(20)..].to_vec();
     match done.ended {

@@ -165,7 +165,7 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             runner: &self.runner,
             vars,
             allow_shell: settings.allow_shell,
-            cache: StepCache::new(cache_dir, rerun),
+            cache: StepCache::new(cache_dir, rerun, self.runner.cache_secret()),
             root: ctx.root.clone(),
             src: ctx.config.book.src.clone(),
             renderer: ctx.renderer.clone(),

@@ -1,6 +1,7 @@
-//! The step result cache: one JSON file per result, named by a hash of everything the result
-//! depends on (the step's text after substitution, its kind and attributes, the runner's
-//! fingerprint, this crate's version).
+//! The step result cache: one sealed cache entry (`forkbook_records::cache_entry`) per result,
+//! named by a hash of everything the result depends on (the step's text after substitution, its
+//! kind and attributes, the runner's fingerprint with the tools it found, this crate's
+//! version).
 //!
 //! A directive's text (`{{#forkbook report}}`) is cached the same way, keyed by its name, its
 //! arguments and the fingerprint: a fully cached build runs nothing.
@@ -8,17 +9,20 @@
 //! Every result is stored but a failing gated step's, so a failing gate always reflects a fresh
 //! run (the user may have fixed something no fingerprint sees), while previews that report
 //! conflicts or breaks are not run again for nothing. A forced rerun ignores what is stored.
+//! The folder sits in the book, which a pull request writes; an entry is believed only when its
+//! seal matches the runner's secret ([`StepRunner::cache_secret`](crate::StepRunner)), kept
+//! outside the project, and with no secret nothing is kept or believed.
 
 use crate::{Fingerprint, Step, StepOutcome};
+use forkbook_records::cache_entry::{Key, KeyBuilder, Secret, Store};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// A folder of cached results.
 #[derive(Debug, Clone)]
 pub struct StepCache {
-    dir: PathBuf,
+    store: Store,
     rerun: bool,
 }
 
@@ -33,59 +37,54 @@ struct Entry {
 }
 
 impl StepCache {
-    /// `rerun` makes every lookup miss.
-    pub fn new(dir: impl Into<PathBuf>, rerun: bool) -> StepCache {
+    /// `rerun` makes every lookup miss; without a `secret` nothing is kept or believed.
+    pub fn new(
+        dir: impl Into<std::path::PathBuf>,
+        rerun: bool,
+        secret: Option<Secret>,
+    ) -> StepCache {
         StepCache {
-            dir: dir.into(),
+            store: Store::new(dir, "book step", secret),
             rerun,
         }
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.store.dir()
     }
 
     /// The cache key of a step under a fingerprint.
-    pub fn key(step: &Step, fingerprint: &Fingerprint) -> String {
-        let mut hash = Sha256::new();
-        for part in [
-            env!("CARGO_PKG_VERSION"),
-            &format!("{:?}", step.kind),
-            &format!(
+    pub fn key(step: &Step, fingerprint: &Fingerprint) -> Key {
+        let mut key = KeyBuilder::new("book step");
+        key.part(env!("CARGO_PKG_VERSION"))
+            .part(format!("{:?}", step.kind))
+            .part(format!(
                 "{:?}",
                 (
                     &step.attrs.expect,
                     &step.attrs.timeout,
                     &step.attrs.requires
                 )
-            ),
-            &step.command,
-            &fingerprint.key(),
-        ] {
-            hash.update(part.as_bytes());
-            hash.update([0u8]);
-        }
-        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+            ))
+            .part(&step.command);
+        fingerprint.add_to(&mut key);
+        key.finish()
     }
 
     /// The cache key of a directive's text under a fingerprint.
-    pub fn directive_key(name: &str, args: &[String], fingerprint: &Fingerprint) -> String {
-        let mut hash = Sha256::new();
-        for part in [
-            env!("CARGO_PKG_VERSION"),
-            "directive",
-            name,
-            &format!("{args:?}"),
-            &fingerprint.key(),
-        ] {
-            hash.update(part.as_bytes());
-            hash.update([0u8]);
+    pub fn directive_key(name: &str, args: &[String], fingerprint: &Fingerprint) -> Key {
+        let mut key = KeyBuilder::new("book directive");
+        key.part(env!("CARGO_PKG_VERSION")).part(name);
+        key.part((args.len() as u64).to_le_bytes());
+        for arg in args {
+            key.part(arg);
         }
-        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        fingerprint.add_to(&mut key);
+        key.finish()
     }
 
     /// A stored directive text, unless a rerun is forced or none is stored.
-    pub fn get_text(&self, key: &str) -> Option<String> {
+    pub fn get_text(&self, key: &Key) -> Option<String> {
         match self.get(key)? {
             StepOutcome::Ran { output, .. } => Some(output),
             StepOutcome::Skipped { .. } => None,
@@ -93,7 +92,7 @@ impl StepCache {
     }
 
     /// Stores a directive's text (`label` is what the entry says it holds).
-    pub fn put_text(&self, key: &str, label: &str, text: &str) -> std::io::Result<()> {
+    pub fn put_text(&self, key: &Key, label: &str, text: &str) -> std::io::Result<()> {
         self.write(
             key,
             &Entry {
@@ -106,13 +105,13 @@ impl StepCache {
         )
     }
 
-    /// A stored result, unless a rerun is forced or none is stored (an unreadable entry is a miss).
-    pub fn get(&self, key: &str) -> Option<StepOutcome> {
+    /// A stored result, unless a rerun is forced or none is stored (an unreadable, damaged or
+    /// forged entry is a miss).
+    pub fn get(&self, key: &Key) -> Option<StepOutcome> {
         if self.rerun {
             return None;
         }
-        let text = std::fs::read_to_string(self.path(key)).ok()?;
-        let entry: Entry = serde_json::from_str(&text).ok()?;
+        let entry: Entry = serde_json::from_slice(&self.store.load(key)?).ok()?;
         Some(StepOutcome::Ran {
             exit: entry.exit,
             duration: Duration::from_millis(entry.duration_ms),
@@ -123,7 +122,7 @@ impl StepCache {
 
     /// Stores a result, unless it is a failing gated step's. Failing to write only costs a rerun
     /// next time, so errors are returned for the caller to mention, not to fail the build.
-    pub fn put(&self, key: &str, step: &Step, outcome: &StepOutcome) -> std::io::Result<()> {
+    pub fn put(&self, key: &Key, step: &Step, outcome: &StepOutcome) -> std::io::Result<()> {
         let StepOutcome::Ran {
             exit,
             duration,
@@ -146,16 +145,8 @@ impl StepCache {
         self.write(key, &entry)
     }
 
-    fn write(&self, key: &str, entry: &Entry) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        // Write aside, then rename: a reader never sees half an entry.
-        let tmp = self.dir.join(format!("{key}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec(entry)?)?;
-        std::fs::rename(&tmp, self.path(key))
-    }
-
-    fn path(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{key}.json"))
+    fn write(&self, key: &Key, entry: &Entry) -> std::io::Result<()> {
+        self.store.save(key, &serde_json::to_vec(entry)?)
     }
 }
 
@@ -189,6 +180,16 @@ mod tests {
         }
     }
 
+    fn secret() -> Option<Secret> {
+        Some(Secret::from_bytes([3; 32]))
+    }
+
+    fn key(name: &str) -> Key {
+        let mut key = KeyBuilder::new("test");
+        key.part(name);
+        key.finish()
+    }
+
     #[test]
     fn key_changes_with_text_and_fingerprint() {
         let fp = Fingerprint {
@@ -204,28 +205,53 @@ mod tests {
         assert_ne!(a, StepCache::key(&step("status --json", 0), &fp));
         assert_ne!(a, StepCache::key(&step("status", 0), &other));
         assert_ne!(a, StepCache::key(&step("status", 1), &fp));
+        let without_hipcc = Fingerprint {
+            tools: vec![("hipcc".into(), "-".into())],
+            ..fp.clone()
+        };
+        let with_hipcc = Fingerprint {
+            tools: vec![("hipcc".into(), "/usr/bin/hipcc 10 20".into())],
+            ..fp.clone()
+        };
+        assert_ne!(
+            StepCache::key(&step("status", 0), &without_hipcc),
+            StepCache::key(&step("status", 0), &with_hipcc),
+            "the tools found are in the key"
+        );
     }
 
     #[test]
     fn stores_all_but_failing_gates_and_rerun_misses() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("cache");
-        let cache = StepCache::new(&dir, false);
-        cache.put("ok", &step("a", 0), &ran(0)).unwrap();
-        cache.put("bad", &step("a", 0), &ran(1)).unwrap();
-        assert_eq!(cache.get("ok"), Some(ran(0)));
-        assert_eq!(cache.get("bad"), None);
+        let cache = StepCache::new(&dir, false, secret());
+        cache.put(&key("ok"), &step("a", 0), &ran(0)).unwrap();
+        cache.put(&key("bad"), &step("a", 0), &ran(1)).unwrap();
+        assert_eq!(cache.get(&key("ok")), Some(ran(0)));
+        assert_eq!(cache.get(&key("bad")), None);
         let mut preview = step("a", 0);
         preview.attrs.gate = false;
-        cache.put("preview", &preview, &ran(1)).unwrap();
-        assert_eq!(cache.get("preview"), Some(ran(1)));
-        assert_eq!(StepCache::new(&dir, true).get("ok"), None);
+        cache.put(&key("preview"), &preview, &ran(1)).unwrap();
+        assert_eq!(cache.get(&key("preview")), Some(ran(1)));
+        assert_eq!(StepCache::new(&dir, true, secret()).get(&key("ok")), None);
+        let other_secret = StepCache::new(&dir, false, Some(Secret::from_bytes([4; 32])));
+        assert_eq!(
+            other_secret.get(&key("ok")),
+            None,
+            "sealed by another cache"
+        );
+        let no_secret = StepCache::new(&dir, false, None);
+        assert_eq!(
+            no_secret.get(&key("ok")),
+            None,
+            "no secret, nothing believed"
+        );
     }
 
     #[test]
     fn directive_texts_are_kept_by_name_arguments_and_fingerprint() {
         let tmp = tempfile::tempdir().unwrap();
-        let cache = StepCache::new(tmp.path(), false);
+        let cache = StepCache::new(tmp.path(), false, secret());
         let fp = Fingerprint {
             tool_version: "1".into(),
             ..Default::default()
@@ -244,6 +270,9 @@ mod tests {
             .put_text(&key, "{{#forkbook report}}", "## ROCm overlay\n")
             .unwrap();
         assert_eq!(cache.get_text(&key).as_deref(), Some("## ROCm overlay\n"));
-        assert_eq!(StepCache::new(tmp.path(), true).get_text(&key), None);
+        assert_eq!(
+            StepCache::new(tmp.path(), true, secret()).get_text(&key),
+            None
+        );
     }
 }

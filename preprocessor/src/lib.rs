@@ -82,22 +82,21 @@ pub struct Fingerprint {
     pub tool_version: String,
     /// Anything else that changes results (a digest of the overlay's files, say); not shown.
     pub extra: String,
+    /// The tools a step may find on this machine (`("hipcc", "/usr/bin/hipcc ...")`, or `-`
+    /// where there is none): a result made with `hipcc` is not replayed without it.
+    pub tools: Vec<(String, String)>,
 }
 
 impl Fingerprint {
-    /// The text hashed into cache keys.
-    pub fn key(&self) -> String {
-        let commits: Vec<String> = self
-            .commits
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!(
-            "{}\n{}\n{}",
-            commits.join(" "),
-            self.tool_version,
-            self.extra
-        )
+    /// Adds every field to a cache key, each part framed by its length.
+    pub fn add_to(&self, key: &mut forkbook_records::cache_entry::KeyBuilder) {
+        for list in [&self.commits, &self.tools] {
+            key.part((list.len() as u64).to_le_bytes());
+            for (name, value) in list {
+                key.part(name).part(value);
+            }
+        }
+        key.part(&self.tool_version).part(&self.extra);
     }
 }
 
@@ -130,6 +129,12 @@ pub trait StepRunner {
     /// `Err` fails the build, naming the chapter and line. The text is cached under the
     /// fingerprint like a step's result, so it must depend on nothing the fingerprint misses.
     fn directive(&self, name: &str, args: &[String]) -> Result<String, String>;
+
+    /// The secret that seals the step cache's entries, kept where the book's readers cannot
+    /// write. `None` (the default): no result is kept or believed, every step runs.
+    fn cache_secret(&self) -> Option<forkbook_records::cache_entry::Secret> {
+        None
+    }
 
     /// Book-wide gate conditions; asked once after every chapter has been processed.
     fn gate_findings(&self, _renderer: &str) -> Vec<GateFinding> {

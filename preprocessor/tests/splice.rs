@@ -50,7 +50,12 @@ impl StepRunner for FakeRunner {
             ],
             tool_version: "test".into(),
             extra: String::new(),
+            tools: Vec::new(),
         }
+    }
+
+    fn cache_secret(&self) -> Option<forkbook_records::cache_entry::Secret> {
+        Some(forkbook_records::cache_entry::Secret::from_bytes([5; 32]))
     }
 
     fn directive(&self, name: &str, args: &[String]) -> Result<String, String> {

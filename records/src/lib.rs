@@ -6,13 +6,15 @@
 //! patch series and the build's pin ([`series`]), each with file and line on every field and
 //! every problem as data ([`problem`]); each renders back what `sync` writes. Beside them: how a
 //! file is replaced without ever leaving half of it ([`atomic`]), how bytes are written as hex
-//! ([`hex`]), and which paths a record may name ([`path`]).
+//! ([`hex`]), which paths a record may name ([`path`]), and how a cache keys, seals and checks
+//! what it keeps ([`cache_entry`]).
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 pub mod atomic;
+pub mod cache_entry;
 pub mod hex;
 pub mod lock;
 pub mod path;

@@ -66,48 +66,86 @@ pub(super) fn gate_finding(finding: Finding) -> GateFinding {
 }
 
 /// The register as one card per entry: a heading (anchor `fix-N`, so other pages can link to
-/// the entry), its state, link and package on one line, and the files it names. A five-column
-/// table hid the state, link and package off the right edge of mdBook's column.
+/// the entry), its state in words, then each field the entry holds (`link`, `package`,
+/// `fork-commit`, `cause`, `reason`, `issue`, from its field list or its own words), a field
+/// its state needs and it lacks marked missing, and the files it names. A five-column table hid
+/// the state, link and package off the right edge of mdBook's column; a fixed `link` slot said
+/// "no link yet" on entries that never get one.
 fn render_register(register: &crate::engine::register::Register, label: &str) -> String {
     let mut text = format!(
         "{} in `{label}`.\n\n",
         crate::engine::report_value::plural(register.entries.len(), "entry", "entries")
     );
     for entry in &register.entries {
+        let mut lines = vec![format!("**state** {}", state_words(entry))];
+        let needs = entry.state().map_or(&[][..], |s| s.required_fields());
+        for key in CARD_FIELDS {
+            match entry.value(key) {
+                Some(value) => lines.push(format!("**{key}** {}", field_markdown(key, value))),
+                None if needs.contains(&key) => {
+                    lines.push(format!("**{key}** *missing: its state needs one*"))
+                }
+                None => {}
+            }
+        }
         let files: Vec<String> = entry
             .files
             .iter()
             .map(|f| markdown::code_span(&f.name))
             .collect();
-        // The same reading as `check` and `fixes list`: a state the words give is marked so.
-        let said = entry.field("state").is_none() && entry.stated.is_some();
-        let state = entry.state().map_or("*no state*".to_string(), |s| {
-            let from_words = if said { " (from its words)" } else { "" };
-            format!("`{}`{from_words}", s.as_str())
-        });
-        let link = entry
-            .value("link")
-            .map_or("no link yet".to_string(), markdown::link);
-        // The package's file name: its folder is the same for all.
-        let package = entry.value("package").map_or(String::new(), |p| {
-            format!(
-                " · package {}",
-                markdown::code_span(p.rsplit('/').next().unwrap_or(p))
-            )
-        });
-        let files = if files.is_empty() {
-            "*names no file*".to_string()
+        lines.push(if files.is_empty() {
+            "**files** *names no file*".to_string()
         } else {
-            files.join(", ")
-        };
+            format!("**files** {}", files.join(", "))
+        });
         text.push_str(&format!(
-            "### {}. {} {{#fix-{}}}\n\n**state** {state} · **link** {link}{package}\\\n**files** {files}\n\n",
+            "### {}. {} {{#fix-{}}}\n\n{}\n\n",
             entry.number,
             markdown::heading_text(&entry.title),
             entry.number,
+            lines.join("\\\n"),
         ));
     }
     text
+}
+
+/// The fields a card shows when the entry holds them, in the register's own order.
+const CARD_FIELDS: [&str; 6] = ["link", "package", "fork-commit", "cause", "reason", "issue"];
+
+/// The state as the register says it (`to be proposed`, `kept local`), its id beside it, and
+/// whether it was read from the entry's words. The same reading as `check` and `fixes list`.
+fn state_words(entry: &crate::engine::register::Entry) -> String {
+    use crate::engine::register::State;
+    let Some(state) = entry.state() else {
+        return "*no state*".to_string();
+    };
+    let words = match state {
+        State::RetargetOnly => "an adaptation to the pin",
+        State::ToPropose => "to be proposed",
+        State::Proposed => "proposed",
+        State::Merged => "merged",
+        State::KeptLocal => "kept local",
+    };
+    let from_words = if entry.field("state").is_none() && entry.stated.is_some() {
+        ", from its words"
+    } else {
+        ""
+    };
+    format!("{words} (`{}`{from_words})", state.as_str())
+}
+
+/// A field's value for the page: web addresses as links, a package as its file name (its folder
+/// is the same for all), a commit as code, prose quoted.
+fn field_markdown(key: &str, value: &str) -> String {
+    let value = value.trim();
+    if value.starts_with("https://") {
+        return markdown::link(value);
+    }
+    match key {
+        "package" => markdown::code_span(value.rsplit('/').next().unwrap_or(value)),
+        "fork-commit" => markdown::code_span(value),
+        _ => markdown::prose(value),
+    }
 }
 
 #[cfg(test)]
@@ -139,5 +177,58 @@ mod tests {
                 .as_deref(),
             Some("checks")
         );
+    }
+
+    /// Fails before issue 25: every card said "link no link yet", and none showed `cause`,
+    /// `reason` or `issue`.
+    #[test]
+    fn a_card_shows_what_its_entry_holds_and_its_state_in_words() {
+        let text = "# Local fixes\n\n\
+            ## 1. Keep the guard\n\nWhy.\n\n- state: kept-local\n- reason: our build's own check\n\
+            - issue: https://github.com/o/app/issues/7\n- files: `mlx/a.cpp`\n\n\
+            ## 2. Take the new size\n\nWhy.\n\n- state: retarget-only\n- cause: upstream abc1234 (#12)\n\
+            - files: `mlx/b.cpp`\n\n\
+            ## 3. Free the buffers\n\nWhy.\n\n- state: to-propose\n- files: `mlx/c.cpp`\n\n\
+            ## 4. Sync the stream\n\nWhy.\n\n- state: proposed\n- files: `mlx/d.cpp`\n";
+        let register = crate::engine::register::parse("p/LOCAL_FIXES.md", text);
+        let page = render_register(&register, "p/LOCAL_FIXES.md");
+        assert!(!page.contains("no link yet"), "{page}");
+        let cards: Vec<&str> = page.split("### ").skip(1).collect();
+        assert_eq!(cards.len(), 4, "{page}");
+        assert!(
+            cards[0].contains("**state** kept local (`kept-local`)"),
+            "{}",
+            cards[0]
+        );
+        assert!(
+            cards[0].contains("**reason** our build's own check"),
+            "{}",
+            cards[0]
+        );
+        assert!(
+            cards[0].contains(
+                "**issue** [https://github.com/o/app/issues/7](https://github.com/o/app/issues/7)"
+            ),
+            "{}",
+            cards[0]
+        );
+        assert!(!cards[0].contains("**link**"), "{}", cards[0]);
+        assert!(
+            cards[1].contains("**cause** upstream abc1234 \\(\\#12\\)"),
+            "{}",
+            cards[1]
+        );
+        assert!(
+            cards[2].contains("**state** to be proposed (`to-propose`)"),
+            "{}",
+            cards[2]
+        );
+        assert!(!cards[2].contains("**link**"), "{}", cards[2]);
+        assert!(
+            cards[3].contains("**link** *missing: its state needs one*"),
+            "{}",
+            cards[3]
+        );
+        assert!(cards[3].contains("**files** ` mlx/d.cpp `"), "{}", cards[3]);
     }
 }

@@ -1,10 +1,10 @@
 //! What a step's result depends on besides its own text (see [`forkbook_preprocessor::Fingerprint`]):
-//! the recorded commits the page shows, this build of forkbook, and a digest of the
-//! configuration, the records and the object cache's branch tips.
+//! the recorded commits the page shows, this build of forkbook, a digest of the
+//! configuration, the records and the object cache's branch tips, and the tools a step can find.
 
 use crate::engine::project::Project;
 use crate::engine::records::{self, keys};
-use sha2::{Digest, Sha256};
+use forkbook_records::cache_entry::KeyBuilder;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -47,12 +47,9 @@ pub fn tool_version() -> String {
 /// A digest of what step results depend on besides the commits: the configuration, the
 /// records folder, the build's pin file, and the branch tips in the object cache.
 fn state_digest(project: &Project) -> String {
-    let mut hash = Sha256::new();
+    let mut key = KeyBuilder::new("book state");
     let mut add = |name: &str, bytes: &[u8]| {
-        hash.update(name.as_bytes());
-        hash.update([0]);
-        hash.update((bytes.len() as u64).to_le_bytes());
-        hash.update(bytes);
+        key.part(name).part(bytes);
     };
     add(
         "forkbook.toml",
@@ -74,7 +71,60 @@ fn state_digest(project: &Project) -> String {
     for (name, target) in cache_refs(&project.cache_dir()) {
         add(&name, target.as_bytes());
     }
-    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    key.finish().hex()
+}
+
+/// The tools the book's steps look for, whatever their `requires=` says: the ROCm compiler and
+/// GPU lister, the build tools `drift build` and `verify` run, mdBook.
+const PROBED_TOOLS: &[&str] = &[
+    "hipcc", "rocminfo", "cmake", "nm", "c++", "ccache", "mdbook", "git",
+];
+
+/// Which tools a step can find on this machine, as `(name, where)`: the path with its length and
+/// modification time (a reinstalled tool is another tool), or `-` where there is none. Besides
+/// [`PROBED_TOOLS`], the tools the configuration names (`[build] compiler`, `cmake`, `nm`, and
+/// every `[[verify.steps]]` `requires`); `gpu` is whether `/dev/kfd` exists.
+pub fn tools_found(project: Option<&Project>) -> Vec<(String, String)> {
+    let mut names: Vec<String> = PROBED_TOOLS.iter().map(|s| s.to_string()).collect();
+    if let Some(project) = project {
+        let text = |value: &toml::Value| value.as_str().map(str::to_string);
+        let config = &project.config;
+        names.extend(
+            ["compiler", "cmake", "nm"]
+                .iter()
+                .filter_map(|k| text(config.build.get(*k)?)),
+        );
+        let steps = config.verify.get("steps").and_then(toml::Value::as_array);
+        for step in steps.into_iter().flatten() {
+            let requires = step.get("requires").and_then(toml::Value::as_array);
+            names.extend(requires.into_iter().flatten().filter_map(text));
+        }
+    }
+    names.sort();
+    names.dedup();
+    let mut found: Vec<(String, String)> = names
+        .into_iter()
+        .filter(|name| name != crate::engine::tools::GPU)
+        .map(|name| {
+            let place = crate::engine::tools::find_program(&name).map_or_else(
+                || "-".to_string(),
+                |path| {
+                    let meta = path.metadata().ok();
+                    let modified = meta
+                        .as_ref()
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_nanos());
+                    let len = meta.map_or(0, |m| m.len());
+                    format!("{} {len} {modified}", path.display())
+                },
+            );
+            (name, place)
+        })
+        .collect();
+    let gpu = Path::new("/dev/kfd").exists();
+    found.push((crate::engine::tools::GPU.to_string(), gpu.to_string()));
+    found
 }
 
 /// [`state_digest`] kept between the steps of one build: the book asks for the fingerprint

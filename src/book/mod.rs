@@ -14,7 +14,7 @@
 use crate::engine::check::{self, Severity};
 use crate::engine::project::{Overrides, Project};
 pub use crate::engine::tools::find_program as find_on_path;
-use crate::engine::tools::missing_requirement;
+use crate::engine::tools::missing_requirement_in;
 use crate::engine::ErrorKind;
 use crate::invoke::CommandFn;
 use forkbook_preprocessor::{Fingerprint, GateFinding, Step, StepKind, StepOutcome, StepRunner};
@@ -27,7 +27,7 @@ mod fingerprint;
 pub mod steps;
 
 pub use steps::TIMED_OUT;
-use steps::{run_in_process, run_shell};
+use steps::{run_in_process, run_shell_with};
 
 /// The directives this book knows.
 const DIRECTIVES: &[&str] = &["register", "checks", "report"];
@@ -43,6 +43,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     (
         "src/pin-bump.md",
         include_str!("../../book/src/pin-bump.md"),
+    ),
+    (
+        "src/forecast.md",
+        include_str!("../../book/src/forecast.md"),
     ),
     (
         "src/fork-sync.md",
@@ -73,6 +77,8 @@ pub struct BookRunner {
     command: CommandFn,
     /// The state digest, kept between steps while the records look the same.
     digest: fingerprint::DigestMemo,
+    /// [`fingerprint::tools_found`], probed once a build (PATH does not change under it).
+    tools: std::sync::Arc<std::sync::OnceLock<Vec<(String, String)>>>,
 }
 
 impl BookRunner {
@@ -84,6 +90,7 @@ impl BookRunner {
             overrides,
             command,
             digest: fingerprint::DigestMemo::default(),
+            tools: Default::default(),
         }
     }
 
@@ -132,12 +139,18 @@ impl BookRunner {
 
     fn run_shell(&self, step: &Step) -> StepOutcome {
         let started = Instant::now();
-        match run_shell(
-            &step.command,
-            &self.root,
-            step.attrs.timeout,
-            path_with_this_forkbook(),
-        ) {
+        // The step's `forkbook` works on this book's cache, mirrors and tools, offline.
+        let overrides = Overrides {
+            offline: true,
+            ..self.overrides.clone()
+        };
+        let mut env = overrides.child_env();
+        env.retain(|(name, _)| name != "PATH");
+        env.push((
+            "PATH".into(),
+            path_with_this_forkbook(overrides.search_path()),
+        ));
+        match run_shell_with(&step.command, &self.root, step.attrs.timeout, &env) {
             Ok((exit, output)) => StepOutcome::Ran {
                 exit,
                 duration: started.elapsed(),
@@ -151,7 +164,8 @@ impl BookRunner {
 
 impl StepRunner for BookRunner {
     fn run(&self, step: &Step) -> StepOutcome {
-        if let Some(reason) = missing_requirement(&step.attrs.requires, false) {
+        let search = self.overrides.search_path();
+        if let Some(reason) = missing_requirement_in(&step.attrs.requires, false, &search) {
             return StepOutcome::Skipped { reason };
         }
         match step.kind {
@@ -161,12 +175,18 @@ impl StepRunner for BookRunner {
     }
 
     fn fingerprint(&self) -> Fingerprint {
-        let project = match self.project() {
+        let project = self.project();
+        let tools = self
+            .tools
+            .get_or_init(|| fingerprint::tools_found(project.as_ref().ok()))
+            .clone();
+        let project = match project {
             Ok(project) => project,
             Err(e) => {
                 return Fingerprint {
                     extra: e.message(),
                     tool_version: fingerprint::tool_version(),
+                    tools,
                     ..Default::default()
                 }
             }
@@ -175,7 +195,14 @@ impl StepRunner for BookRunner {
             commits: fingerprint::recorded_commits(&project),
             tool_version: fingerprint::tool_version(),
             extra: self.digest.digest(&project),
+            tools,
         }
+    }
+
+    /// The results caches' secret beside the object cache, unless that folder is the
+    /// checkout's (`engine::cache::results_secret`): then no step result is kept or believed.
+    fn cache_secret(&self) -> Option<forkbook_records::cache_entry::Secret> {
+        crate::engine::cache::results_secret(&self.project().ok()?)
     }
 
     fn directive(&self, name: &str, _args: &[String]) -> Result<String, String> {
@@ -261,9 +288,9 @@ pub fn split_words(line: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
-/// PATH with this executable's folder first, when it is forkbook, so shell steps call this one.
-fn path_with_this_forkbook() -> OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
+/// The search path with this executable's folder first, when it is forkbook, so shell steps call
+/// this one.
+fn path_with_this_forkbook(path: OsString) -> OsString {
     let this = std::env::current_exe().ok().and_then(|exe| {
         let dir = exe.parent()?.to_path_buf();
         dir.join("forkbook").is_file().then_some(dir)

@@ -154,11 +154,22 @@ pub fn run_shell(
     timeout: Option<Duration>,
     path: OsString,
 ) -> crate::engine::Result<(i32, String)> {
+    run_shell_with(script, dir, timeout, &[("PATH".into(), path)])
+}
+
+/// [`run_shell`] with these variables set (`PATH` among them) over forkbook's environment.
+pub fn run_shell_with(
+    script: &str,
+    dir: &Path,
+    timeout: Option<Duration>,
+    env: &[(OsString, OsString)],
+) -> crate::engine::Result<(i32, String)> {
     use crate::engine::process::{run, Ended, Output, Spec};
-    let done = run(&Spec::new("sh", dir)
-        .arg("-c")
-        .arg(script)
-        .env("PATH", path)
+    let mut spec = Spec::new("sh", dir).arg("-c").arg(script);
+    for (name, value) in env {
+        spec = spec.env(name.clone(), value.clone());
+    }
+    let done = run(&spec
         .env(INSIDE_STEP_ENV, "1")
         .timeout(timeout)
         .output(Output::Capture {

@@ -38,14 +38,29 @@ pub struct GithubArgs {
     /// Write nothing: exit 1 when the file is missing or differs from what would be written
     #[arg(long)]
     pub check: bool,
+    /// Add a scheduled job: `forkbook roll --check`, and when the clean candidate moved,
+    /// `forkbook roll` on a branch with one pull request for it
+    #[arg(long)]
+    pub roll: bool,
+    /// The roll job's cron schedule, UTC [default: "17 5 * * *", daily]
+    #[arg(long, value_name = "CRON", requires = "roll")]
+    pub schedule: Option<String>,
     /// Print the workflow instead of writing it
     #[arg(long, conflicts_with = "check")]
     pub print: bool,
+    /// Add the optional ROCm job: on pull requests that move the pin, install a HIP compiler and
+    /// run the differential drift build (ccache kept between runs)
+    #[arg(long)]
+    pub rocm: bool,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let CiCommand::Github(args) = &args.command;
-    let request = GithubRequest::new(&args.branch, &args.book, args.install.as_deref())?;
+    let mut request = GithubRequest::new(&args.branch, &args.book, args.install.as_deref())?;
+    request.rocm = args.rocm;
+    if args.roll {
+        request = request.with_roll(args.schedule.as_deref())?;
+    }
     let project = ctx.project()?;
     if args.print {
         // The workflow itself, with `--json` too: it is the file.

@@ -27,9 +27,11 @@ pub enum DriftCommand {
         #[arg(long)]
         draft: bool,
     },
-    /// The real build: export the tree at REV, configure with CMake and build with the HIP compiler
+    /// The real build: export the tree at REV, configure with CMake and build with the HIP compiler;
+    /// with `--to`, the recorded pin too, and only what is new at REV is drift
     Build {
-        /// The candidate pin (default: the recorded pin)
+        /// The candidate pin: build it and the recorded pin, report what is new (default: build
+        /// the recorded pin alone)
         #[arg(long, value_name = "REV")]
         to: Option<String>,
         /// The compiler (default: `[build] compiler`, hipcc)
@@ -47,6 +49,12 @@ pub enum DriftCommand {
         /// Also run the static drift and show which of its findings the build confirmed
         #[arg(long)]
         with_api: bool,
+        /// With `--to`: fail on what the recorded pin has too, not only on what is new
+        #[arg(long)]
+        strict: bool,
+        /// The pin to compare with, the overlay retargeted there (default: the recorded pin)
+        #[arg(long, value_name = "REV")]
+        baseline: Option<String>,
     },
 }
 
@@ -72,11 +80,15 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             arch,
             work,
             with_api,
+            strict,
+            baseline,
         } => {
             let request = BuildRequest {
                 compiler: compiler.as_deref(),
                 jobs: *jobs,
                 arch: arch.as_deref(),
+                strict: *strict,
+                baseline: baseline.as_deref(),
             };
             ctx.emit(&candidate::drift_build_report(
                 &project,

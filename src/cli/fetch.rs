@@ -17,6 +17,6 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let project = ctx.project()?;
-    let cache = Cache::open(&project)?;
+    let cache = Cache::create(&project)?;
     ctx.emit(&fetch(&project, &cache, &args.fork, &args.upstream)?)
 }

@@ -20,7 +20,7 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let project = ctx.project()?;
-    let cache = Cache::open(&project)?;
+    let cache = Cache::create(&project)?;
     let request = InitRequest {
         fork: args.fork.clone(),
         pin: args.pin.clone(),

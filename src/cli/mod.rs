@@ -23,6 +23,7 @@ mod materialize;
 mod mdbook;
 mod propose;
 mod residual;
+mod roll;
 mod status;
 mod sync;
 mod verify;
@@ -85,6 +86,10 @@ pub struct Global {
     /// [env: FORKBOOK_OFFLINE=1]
     #[arg(long, global = true)]
     pub offline: bool,
+    /// Where tools (hipcc, cmake, …) are looked for and the PATH of the steps forkbook runs;
+    /// default: PATH [env: FORKBOOK_TOOL_PATH]
+    #[arg(long, global = true, value_name = "DIRS")]
+    pub tool_path: Option<std::ffi::OsString>,
     /// Machine-readable output (errors too: `{"error": …, "note": …}` on stdout)
     #[arg(long, global = true)]
     pub json: bool,
@@ -99,6 +104,7 @@ pub enum Command {
     ExportTree(materialize::ExportArgs),
     Sync(sync::SyncArgs),
     Retarget(sync::RetargetArgs),
+    Roll(roll::Args),
     Residual(residual::Args),
     Fix(fix::Args),
     Fixes(fixes::Args),
@@ -136,6 +142,7 @@ impl Ctx<'_> {
             fork_url: self.global.fork_url.clone(),
             upstream_url: self.global.upstream_url.clone(),
             offline: self.global.offline,
+            tool_path: self.global.tool_path.clone(),
         }
         .with_env()
     }
@@ -367,6 +374,7 @@ fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {
         Command::ExportTree(args) => materialize::run_export(&args, ctx),
         Command::Sync(args) => sync::run_sync(&args, ctx),
         Command::Retarget(args) => sync::run_retarget(&args, ctx),
+        Command::Roll(args) => roll::run(&args, ctx),
         Command::Residual(args) => residual::run(&args, ctx),
         Command::Fix(args) => fix::run(&args, ctx),
         Command::Fixes(args) => fixes::run(&args, ctx),

@@ -38,6 +38,7 @@ impl DemoProject {
             fork_url: None,
             upstream_url: None,
             offline: false,
+            tool_path: None,
         }
     }
 }
@@ -54,7 +55,7 @@ pub fn generate(dir: &Path, layout: Layout) -> Result<DemoProject> {
     let demo = DemoProject { world, root, cache };
     let project = demo.open()?;
     {
-        let cache = Cache::open(&project)?;
+        let cache = Cache::create(&project)?;
         let request = InitRequest {
             fork: demo.world.fork_commits[0].clone(),
             pin: Some(demo.world.pin1.clone()),

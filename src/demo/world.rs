@@ -41,6 +41,8 @@ pub struct World {
     pub fork_commits: Vec<String>,
     /// (kind, symbol, upstream commit that introduced it), in history order.
     pub breaks: Vec<(String, String, String)>,
+    /// The upstream branch `next`, from pin1: N1..N6 (see [`NEXT_COMMITS`]), full SHAs.
+    pub next: Vec<String>,
 }
 
 /// One API break between pin1 and pin2 and how it shows up.
@@ -161,6 +163,19 @@ const UPSTREAM_COMMITS: &[(&str, &str)] = history!(
     "upstream/10-elem-to-loc-offset.toml",
     "upstream/11-device-index-from-env.toml",
     "upstream/12-cmake-version-definition.toml",
+);
+
+/// Upstream's branch `next`, from pin1: what `forkbook roll` forecasts over. N1 and N2 touch
+/// nothing the overlay uses, N3 conflicts with the fork's `mlx/device.cpp` hook and N4 reverts
+/// it, N5 is a break with a mechanical draft (a new primitive), N6 one without (a new
+/// declaration hiding a function the backend calls unqualified).
+pub const NEXT_COMMITS: &[(&str, &str)] = history!(
+    "next/01-readme-build-type.toml",
+    "next/02-tests-ctest.toml",
+    "next/03-device-index-from-env.toml",
+    "next/04-revert-device-index.toml",
+    "next/05-add-gather-qmm.toml",
+    "next/06-add-ceil-div.toml",
 );
 
 /// The fork's commits F1..F3 (F4 is a merge; see [`fork_merge_tree`]).
@@ -382,6 +397,9 @@ pub fn generate(dir: &Path) -> Result<World> {
         *fork_commits.last().expect("fork history"),
     )?;
 
+    let next = write_next(&upstream, &history[0].1, pin1)?;
+    set_branch(&upstream, "next", *next.last().expect("next history"))?;
+
     let breaks = BREAKS
         .iter()
         .zip(&upstream_oids[1..])
@@ -394,6 +412,7 @@ pub fn generate(dir: &Path) -> Result<World> {
         pin2: pin2.to_string(),
         fork_commits: fork_commits.iter().map(Oid::to_string).collect(),
         breaks,
+        next: next.iter().map(Oid::to_string).collect(),
     })
 }
 
@@ -450,6 +469,21 @@ fn write_upstream(repo: &Repository, history: &[(String, Tree)]) -> Result<Vec<O
             UPSTREAM_AUTHOR,
             time,
         )?);
+    }
+    Ok(oids)
+}
+
+/// Writes N1..N6 on pin1 into the upstream repository, in the evenings of pin1's days (so no
+/// commit of `next` has the time, and the SHA, of one on `main`).
+fn write_next(repo: &Repository, pin1: &Tree, pin1_oid: Oid) -> Result<Vec<Oid>> {
+    let mut tree = pin1.clone();
+    let mut oids = Vec::new();
+    let mut parent = pin1_oid;
+    for (n, &data) in NEXT_COMMITS.iter().enumerate() {
+        let message = make_commit(&mut tree, data)?;
+        let time = EPOCH + n as i64 * DAY + DAY / 2;
+        parent = commit(repo, &tree, &[parent], &message, UPSTREAM_AUTHOR, time)?;
+        oids.push(parent);
     }
     Ok(oids)
 }

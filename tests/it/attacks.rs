@@ -329,8 +329,8 @@ fn a_setsid_or_background_grandchild_does_not_outlive_a_timed_out_step() {
 /// The forkbook binary on the demo, killed after 30 s so a hang fails the test instead of
 /// stopping it: (exit status, everything printed).
 fn run_binary(demo: &Demo, args: &[&str]) -> (Option<i32>, String) {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_forkbook"))
+    use std::process::Stdio;
+    let mut child = crate::common::forkbook_command()
         .arg("--root")
         .arg(demo.root())
         .arg("--cache")

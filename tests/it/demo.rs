@@ -7,7 +7,7 @@ use std::process::Command;
 fn demo_runs_every_step_and_builds_the_book() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("demo");
-    let out = Command::new(env!("CARGO_BIN_EXE_forkbook"))
+    let out = crate::common::forkbook_command()
         .arg("demo")
         .arg(&dir)
         .output()
@@ -36,7 +36,7 @@ fn demo_runs_every_step_and_builds_the_book() {
         page.contains("forkbook retarget"),
         "the pin-bump chapter ran its steps"
     );
-    let again = Command::new(env!("CARGO_BIN_EXE_forkbook"))
+    let again = crate::common::forkbook_command()
         .arg("demo")
         .arg(&dir)
         .output()
@@ -69,7 +69,7 @@ fn the_readme_commands_then_every_next_line_work_as_printed() {
     let path = format!(
         "{}:{}",
         bin.display(),
-        std::env::var("PATH").unwrap_or_default()
+        crate::common::tool_path().to_string_lossy()
     );
     let shell = |script: &str, dir: &std::path::Path| {
         Command::new("sh")

@@ -137,7 +137,8 @@ fn a_suppressed_demo_break_no_longer_counts() {
 /// a changed backend file, a changed setting or changed suppressions never serve a stale entry.
 #[test]
 fn the_drift_cache_serves_the_same_inputs_and_only_those() {
-    use forkbook::engine::drift::api::{drift_api_stored, store};
+    use forkbook::engine::drift::api::{drift_api_stored, store, upstream_ids};
+    use forkbook_records::cache_entry::{seal, Secret, Store};
     let dir = tempfile::tempdir().unwrap();
     let world = world::generate(&dir.path().join("world")).unwrap();
     let upstream = Repository::open_bare(&world.upstream).unwrap();
@@ -151,6 +152,8 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     let empty = FileMap::new();
     let cfg = ApiConfig::default();
     let store_dir = dir.path().join("drift-store");
+    let secret = Secret::from_bytes([2; 32]);
+    let store = Store::new(&store_dir, "drift api", Some(secret.clone()));
     let json = |r: &ApiReport| serde_json::to_value(r).unwrap();
     let entries = || {
         std::fs::read_dir(&store_dir)
@@ -173,7 +176,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         pin2,
         &inputs(&backend, &empty),
         &cfg,
-        Some(&store_dir),
+        Some(&store),
     )
     .unwrap();
     assert_eq!(entries(), 1);
@@ -185,7 +188,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         pin2,
         &inputs(&backend, &empty),
         &cfg,
-        Some(&store_dir),
+        Some(&store),
     )
     .unwrap();
     assert_eq!(entries(), 1, "the second run adds no entry");
@@ -204,20 +207,48 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         .path();
     let original = std::fs::read_to_string(&entry).unwrap();
     let first_message = &fresh.findings[0].message;
-    let marked = original.replacen(
+    let ids = |commit| upstream_ids(&upstream, commit, &cfg).unwrap();
+    let key = store::key(pin1, pin2, &ids(pin1), &ids(pin2), &backend, &cfg).unwrap();
+    assert_eq!(entry, store.path(&key));
+    let payload = store.load(&key).unwrap();
+    let marked = String::from_utf8(payload).unwrap().replacen(
         &serde_json::to_string(first_message).unwrap(),
         "\"read from the drift cache\"",
         1,
     );
-    assert_ne!(marked, original);
-    std::fs::write(&entry, &marked).unwrap();
+    assert!(marked.contains("read from the drift cache"));
+    // Edited without its seal, the entry is a miss: a fresh analysis, kept again.
+    let unsealed = original.replacen(
+        &serde_json::to_string(first_message).unwrap(),
+        "\"read from the drift cache\"",
+        1,
+    );
+    assert_ne!(unsealed, original);
+    std::fs::write(&entry, &unsealed).unwrap();
+    let unsealed_run = drift_api_stored(
+        &upstream,
+        pin1,
+        pin2,
+        &inputs(&backend, &empty),
+        &cfg,
+        Some(&store),
+    )
+    .unwrap();
+    assert_eq!(
+        json(&unsealed_run),
+        json(&fresh),
+        "an unsealed edit is not believed"
+    );
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), original);
+    // Sealed with the store's secret, it is read back as written.
+    std::fs::write(&entry, seal(&secret, "drift api", &key, marked.as_bytes())).unwrap();
     let reused = drift_api_stored(
         &upstream,
         pin1,
         pin2,
         &inputs(&backend, &empty),
         &cfg,
-        Some(&store_dir),
+        Some(&store),
     )
     .unwrap();
     assert!(
@@ -228,14 +259,14 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         "the second analysis was not read from the cache"
     );
     // A damaged entry is a miss, recomputed and rewritten.
-    std::fs::write(&entry, "{ not json").unwrap();
+    std::fs::write(&entry, seal(&secret, "drift api", &key, b"{ not json")).unwrap();
     let repaired = drift_api_stored(
         &upstream,
         pin1,
         pin2,
         &inputs(&backend, &empty),
         &cfg,
-        Some(&store_dir),
+        Some(&store),
     )
     .unwrap();
     assert_eq!(json(&repaired), json(&fresh));
@@ -257,7 +288,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
             ..inputs(&backend, &empty)
         },
         &cfg,
-        Some(&store_dir),
+        Some(&store),
     )
     .unwrap();
     assert_eq!(suppressed.breaks(), world::BREAKS.len() - 1);
@@ -277,7 +308,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         pin2,
         &inputs(&backend, &empty),
         &cfg,
-        Some(&store_dir),
+        Some(&store),
     )
     .unwrap();
     assert_eq!(entries(), 2, "`{path}` changed: a new entry");
@@ -295,7 +326,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         pin2,
         &inputs(&backend, &empty),
         &other_cfg,
-        Some(&store_dir),
+        Some(&store),
     )
     .unwrap();
     assert_eq!(entries(), 3);

@@ -9,73 +9,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use forkbook::demo::world::{generate, BuildFailure, World, BREAKS};
+use crate::tree_export::export;
+use forkbook::demo::world::{generate, BuildFailure, BREAKS};
 use forkbook::engine::drift::build::{confirm, drift_build, BuildConfig, BuildReport};
-use forkbook::engine::FileMap;
-use git2::{MergeFileInput, Oid, Repository};
-
-const BACKEND: &str = "mlx/backend/rocm/";
-
-fn files_at(repo: &Repository, commit: &str) -> FileMap {
-    let tree = repo
-        .find_commit(Oid::from_str(commit).unwrap())
-        .unwrap()
-        .tree()
-        .unwrap();
-    let mut files = FileMap::new();
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
-        if let Ok(blob) = entry.to_object(repo).and_then(|o| o.peel_to_blob()) {
-            files.insert(
-                format!("{dir}{}", entry.name().unwrap()),
-                blob.content().to_vec().into(),
-            );
-        }
-        git2::TreeWalkResult::Ok
-    })
-    .unwrap();
-    files
-}
-
-fn merge(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Vec<u8> {
-    let input = |content| {
-        let mut file = MergeFileInput::new();
-        file.path(path).content(content);
-        file
-    };
-    let merged = git2::merge_file(&input(base), &input(ours), &input(theirs), None).unwrap();
-    merged.content().to_vec()
-}
-
-/// Writes the upstream tree at `pin` with the fork at `fork_commit` laid over it.
-fn export(world: &World, pin: &str, fork_commit: &str, dest: &Path) {
-    let repo = Repository::open_bare(&world.fork).unwrap(); // holds the upstream history too
-    let (base, pin, fork) = (
-        files_at(&repo, &world.pin1),
-        files_at(&repo, pin),
-        files_at(&repo, fork_commit),
-    );
-    let mut tree = pin.clone();
-    for (path, content) in &fork {
-        match base.get(path) {
-            Some(base_content) if !path.starts_with(BACKEND) => {
-                if base_content != content {
-                    tree.insert(
-                        path.clone(),
-                        merge(path, base_content, &pin[path], content).into(),
-                    );
-                }
-            }
-            _ => {
-                tree.insert(path.clone(), content.clone());
-            }
-        }
-    }
-    for (path, content) in &tree {
-        let file = dest.join(path);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(file, content.as_slice()).unwrap();
-    }
-}
 
 fn build(tree: &Path, build_dir: &Path, with_tests: bool) -> BuildReport {
     let mut cfg = BuildConfig::default();
@@ -255,4 +191,183 @@ fn a_tree_that_fails_to_configure_names_the_cmake_error() {
     );
     assert!(report.problems()[0].starts_with("configuring failed (exit 1)"));
     assert!(report.render_text().contains("build: not run"));
+}
+
+/// Issue 24: the differential drift build. The demo project with a local fix that uses a member
+/// the installed toolchain lacks (`hipDeviceProp_t::uuid`, from a toolchain header found through
+/// `[build] include_dirs`): at the recorded pin and at pin2 alike that is an error. Built at both
+/// pins with one toolchain, only the planted breaks are drift; the toolchain's error is listed as
+/// "also at the recorded pin" and fails nothing; `--with-api` matches each static finding to what
+/// is new. The same command with the candidate equal to the recorded pin exits 0. Fails before:
+/// `drift build --to` built the candidate alone and failed on the toolchain's error too.
+#[test]
+fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
+    use crate::common::Demo;
+    use forkbook::engine::config::Layout;
+    let demo = Demo::new(Layout::Patch);
+    let hand = demo.tmp.path().join("hand");
+    let (code, out) = demo.run(&["materialize", "--out", hand.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    // A file of its own, so what the failing file defines hides no break of another.
+    let info = hand.join("mlx/backend/rocm/device_info.cpp");
+    let mut text = String::from("// Device information for the logs.\n");
+    text.push_str(
+        "\n#include <hip/hip_runtime_api.h>\n\nnamespace mlx::core::rocm {\n\n\
+         // The device's UUID for the logs (a member of newer ROCm).\n\
+         const char* device_uuid(const hipDeviceProp_t& prop) {\n  return prop.uuid.bytes;\n}\n\n\
+         } // namespace mlx::core::rocm\n",
+    );
+    std::fs::write(&info, text).unwrap();
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        hand.to_str().unwrap(),
+        "--title",
+        "Log the device UUID",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // The machine's ROCm, older than the fix: its device properties have no `uuid`.
+    let toolchain = demo.root().join("toolchain/hip");
+    std::fs::create_dir_all(&toolchain).unwrap();
+    std::fs::write(
+        toolchain.join("hip_runtime_api.h"),
+        "#pragma once\nstruct hipDeviceProp_t {\n  char name[256];\n};\n",
+    )
+    .unwrap();
+    let config = demo.root().join("forkbook.toml");
+    let toml = std::fs::read_to_string(&config).unwrap().replacen(
+        "[build]\ncompiler = \"hipcc\"\n",
+        "[build]\ncompiler = \"hipcc\"\ninclude_dirs = [\"toolchain\"]\n",
+        1,
+    );
+    assert!(toml.contains("include_dirs"), "{toml}");
+    std::fs::write(&config, toml).unwrap();
+
+    let work = demo.tmp.path().join("work");
+    let pin1 = demo.demo.world.pin1.clone();
+    let pin2 = demo.demo.world.pin2.clone();
+    let build = |to: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "drift",
+            "build",
+            "--to",
+            to,
+            "--compiler",
+            "c++",
+            "--jobs",
+            "2",
+            "--work",
+            work.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let (code, out) = demo.run(&args);
+        let json: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        (code, json)
+    };
+    let files = |list: &serde_json::Value| -> BTreeSet<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let (code, json) = build(&pin2, &["--with-api"]);
+    let diff = &json["differential"];
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(
+        files(&diff["new_errors"]),
+        BTreeSet::from(
+            [
+                "mlx/backend/rocm/allocator.cpp",
+                "mlx/backend/rocm/copy.cpp",
+                "mlx/backend/rocm/kernels.cpp",
+                "mlx/backend/rocm/matmul.cpp",
+                "mlx/device.cpp",
+            ]
+            .map(String::from)
+        ),
+        "{diff:#}"
+    );
+    let new_undefined: BTreeSet<&str> = diff["new_undefined"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| forkbook::engine::drift::build::nm::qualified_name(u["symbol"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        new_undefined,
+        BTreeSet::from([
+            "mlx::core::Event::is_signaled",
+            "mlx::core::GatherQMM::eval_gpu",
+            "mlx::core::gpu::new_stream"
+        ]),
+        "{diff:#}"
+    );
+    let known = diff["known_errors"].as_array().unwrap();
+    assert_eq!(known.len(), 1, "{diff:#}");
+    assert_eq!(
+        known[0]["file"], "mlx/backend/rocm/device_info.cpp",
+        "{diff:#}"
+    );
+    assert!(
+        known[0]["message"].as_str().unwrap().contains("uuid"),
+        "{diff:#}"
+    );
+    assert!(
+        !diff["new_errors"].to_string().contains("uuid"),
+        "the toolchain's error is no drift: {diff:#}"
+    );
+    // Each static finding is matched to what is new at the candidate.
+    let confirmation = &json["confirmation"];
+    assert_eq!(
+        confirmation["confirmed"].as_array().unwrap().len(),
+        BREAKS.len(),
+        "{confirmation:#}"
+    );
+    assert!(
+        !confirmation.to_string().contains("device_info.cpp"),
+        "{confirmation:#}"
+    );
+
+    // The text says which is which.
+    let (code, text) = demo.run(&[
+        "drift",
+        "build",
+        "--to",
+        &pin2,
+        "--compiler",
+        "c++",
+        "--jobs",
+        "2",
+        "--work",
+        work.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{text}");
+    let new_line = text
+        .lines()
+        .find(|l| l.starts_with("new at the candidate (drift): "))
+        .expect(&text);
+    assert!(new_line.ends_with(", 3 undefined symbols"), "{text}");
+    let also = text.split("also at the recorded pin").nth(1).expect(&text);
+    assert!(
+        also.contains("device_info.cpp") && also.contains("uuid"),
+        "{text}"
+    );
+
+    // The candidate equal to the recorded pin: nothing is new.
+    let (code, json) = build(&pin1, &[]);
+    assert_eq!(code, 0, "{json:#}");
+    let diff = &json["differential"];
+    assert_eq!(diff["new_errors"].as_array().unwrap().len(), 0, "{diff:#}");
+    assert_eq!(
+        files(&diff["known_errors"]),
+        BTreeSet::from(["mlx/backend/rocm/device_info.cpp".to_string()])
+    );
+    // `--strict` fails on what the recorded pin has too.
+    let (code, _) = build(&pin1, &["--strict"]);
+    assert_eq!(code, 1);
 }

@@ -91,7 +91,7 @@ fn which_state(now: &Snapshot, old: &Snapshot, new: &Snapshot) -> Result<&'stati
 
 /// The forkbook binary with the demo's project and cache, and a clean environment for the hooks.
 fn forkbook(demo: &Demo, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_forkbook"));
+    let mut cmd = crate::common::forkbook_command();
     cmd.arg("--root")
         .arg(demo.root())
         .arg("--cache")

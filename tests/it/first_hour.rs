@@ -2,10 +2,10 @@
 //! `--json`, a closed pipe that ends quietly, and `--root` mistakes named as such.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn forkbook(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_forkbook"))
+    let out = crate::common::forkbook_command()
         .args(args)
         .env_remove("FORKBOOK_CACHE")
         .env_remove("FORKBOOK_FORK_URL")
@@ -116,7 +116,7 @@ fn root_mistakes_are_named_and_do_not_send_the_user_to_init() {
 
 #[test]
 fn a_closed_pipe_ends_quietly_with_status_zero() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_forkbook"))
+    let mut child = crate::common::forkbook_command()
         .args(["check", "--list"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

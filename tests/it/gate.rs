@@ -234,6 +234,7 @@ fn the_acceptance_gate_fails_when_the_overlay_checks_could_not_run() {
         let overrides = forkbook::engine::project::Overrides {
             cache: Some(empty.clone()),
             offline: true,
+            tool_path: Some(crate::common::tool_path().into()),
             ..Default::default()
         };
         let args = forkbook::cli::argv(

@@ -206,6 +206,8 @@ impl World {
             "forkbook".into(),
             "--root".into(),
             root.into(),
+            "--tool-path".into(),
+            crate::common::tool_path().into(),
             "--cache".into(),
         ];
         full.push(self.root().join("cache.git").into());

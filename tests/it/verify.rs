@@ -179,6 +179,8 @@ fn the_book_builds_offline_without_objects_and_its_test_gate_asks_for_them() {
             "forkbook".into(),
             "--root".into(),
             demo.root().into(),
+            "--tool-path".into(),
+            crate::common::tool_path().into(),
             "--cache".into(),
             empty.clone().into(),
             "--offline".into(),
@@ -226,6 +228,51 @@ fn in_the_files_layout_verify_leaves_residual_ownership_to_the_check_and_says_so
     );
     assert!(
         !out.contains("residual                     passed"),
+        "{out}"
+    );
+}
+
+/// Issue 20 item 9, issue 25 item 1: what counts as installed is the tool path the run was given,
+/// not the machine. With a `hipcc` on it (a stub), the demo's "ROCm build" step runs — through
+/// this build's `forkbook`, on the demo's own cache, with the same tools — where without one it
+/// is skipped. Fails before: the step read the machine's PATH and ran the installed forkbook
+/// against `~/.cache/forkbook`.
+#[test]
+fn verify_runs_the_rocm_step_exactly_when_the_tool_path_has_hipcc() {
+    let demo = Demo::new(Layout::Patch);
+    let stubs = demo.tmp.path().join("stubs");
+    let called = demo.tmp.path().join("hipcc-called");
+    crate::common::write_stub(
+        &stubs,
+        "hipcc",
+        &format!("echo \"$@\" >> '{}'\nexit 1", called.display()),
+    );
+    let (code, out) = demo.run_with_tools(&crate::common::with_stubs(&stubs), &["verify"]);
+    assert_eq!(code, 1, "the stub compiler fails the build: {out}");
+    assert!(
+        out.contains("ROCm build                   FAILED: exit 1"),
+        "{out}"
+    );
+    assert!(
+        called.is_file(),
+        "the step's forkbook found the stub on the tool path: {out}"
+    );
+    assert!(
+        demo.demo
+            .cache
+            .with_file_name("forkbook-drift-build")
+            .is_dir(),
+        "the step's forkbook built beside the demo's cache: {out}"
+    );
+    assert!(
+        out.contains("generation smoke             skipped: needs an AMD GPU"),
+        "{out}"
+    );
+
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("ROCm build                   skipped: needs `hipcc`"),
         "{out}"
     );
 }

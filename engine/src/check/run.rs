@@ -115,7 +115,7 @@ impl CommandReport for CheckRun {
 }
 
 impl CheckRun {
-    /// `all 12 checks passed`, `1 error, 0 warnings from 10 of 12 checks (2 skipped)`.
+    /// `all 12 checks passed`, `1 error, 0 warnings from 10 of 12 checks (2 skipped, 1 run in part)`.
     fn summary(&self) -> String {
         let whole = self
             .skipped_checks
@@ -123,13 +123,18 @@ impl CheckRun {
             .filter(|s| s.checked.is_none())
             .count();
         let ran = self.checks - whole;
-        let of = if whole == 0 {
+        // The list above names every check that lacked the objects: the count says both kinds.
+        let in_part = match self.skipped_checks.len() - whole {
+            0 => String::new(),
+            n => format!(", {n} run in part"),
+        };
+        let of = if whole == 0 && in_part.is_empty() {
             format!("{} checks", self.checks)
         } else {
-            format!("{ran} of {} checks ({whole} skipped)", self.checks)
+            format!("{ran} of {} checks ({whole} skipped{in_part})", self.checks)
         };
         match (self.errors, self.warnings) {
-            (0, 0) if whole == 0 => format!("all {of} passed"),
+            (0, 0) if self.skipped_checks.is_empty() => format!("all {of} passed"),
             (0, 0) => format!("{of}: all passed"),
             (e, w) => format!(
                 "{}, {} from {of}",

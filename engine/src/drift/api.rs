@@ -31,6 +31,7 @@ pub use extract::strip_template_args;
 pub use history::introduced_by;
 pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
+pub use sources::ParseMemo;
 pub use suppress::Suppression;
 
 use crate::error::{Context, Result};
@@ -169,22 +170,22 @@ pub fn drift_api_stored(
     to: Oid,
     inputs: &DriftInputs,
     cfg: &ApiConfig,
-    store: Option<&std::path::Path>,
+    store: Option<&forkbook_records::cache_entry::Store>,
 ) -> Result<ApiReport> {
     let mut from_ids = upstream_ids(repo, from, cfg)?;
     let mut to_ids = upstream_ids(repo, to, cfg)?;
     let key = match store {
-        Some(dir) => {
+        Some(kept) => {
             let mut from_key = from_ids.clone();
             let mut to_key = to_ids.clone();
             overlay_ids(&mut from_key, inputs.from_overrides, cfg)?;
             overlay_ids(&mut to_key, inputs.to_overrides, cfg)?;
             let key = store::key(from, to, &from_key, &to_key, inputs.backend, cfg)?;
-            if let Some(mut report) = store::load(dir, &key) {
+            if let Some(mut report) = store::load(kept, &key) {
                 report::apply_suppressions(&mut report, inputs.suppressions);
                 return Ok(report);
             }
-            Some((dir, key))
+            Some((kept, key))
         }
         None => None,
     };
@@ -202,9 +203,9 @@ pub fn drift_api_stored(
     report.from = from.to_string();
     report.to = to.to_string();
     fill_history(repo, from, to, &mut report)?;
-    if let Some((dir, key)) = key {
+    if let Some((kept, key)) = key {
         // A cache that cannot be written costs the next run its reuse, not this run its result.
-        let _ = store::save(dir, &key, &report);
+        let _ = store::save(kept, &key, &report);
     }
     report::apply_suppressions(&mut report, inputs.suppressions);
     Ok(report)

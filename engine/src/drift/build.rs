@@ -10,6 +10,7 @@
 //! [`confirm`] then compares the result with the static findings of `drift api`.
 
 pub mod confirm;
+pub mod differential;
 pub mod log;
 pub mod nm;
 pub mod run;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Context, Error, Result};
 
 pub use confirm::{confirm, Confirmation, Confirmed};
+pub use differential::{Differential, MissingHeader};
 pub use log::Diagnostic;
 pub use run::Step;
 
@@ -44,6 +46,17 @@ pub struct BuildConfig {
     pub jobs: Option<usize>,
     /// Undefined symbols are reported in this namespace only.
     pub namespace: String,
+    /// Compile through ccache (CMake's compiler launcher) when it is installed, so the second
+    /// tree of a differential build and every rerun compile only what changed.
+    pub ccache: bool,
+    /// Where ccache keeps its objects; empty: `ccache/` in the drift build's work folder.
+    /// Relative to the project.
+    pub ccache_dir: String,
+    /// Extra include folders for every compile (relative to the project), after the tree's own.
+    pub include_dirs: Vec<String>,
+    /// A folder of stub headers for ROCm libraries this machine lacks (relative to the project;
+    /// `forkbook drift build --stubs DIR` writes one); searched last.
+    pub stubs: String,
 }
 
 impl Default for BuildConfig {
@@ -66,6 +79,10 @@ impl Default for BuildConfig {
             arch: "gfx90a;gfx942;gfx1100".into(),
             jobs: None,
             namespace: "mlx::core".into(),
+            ccache: true,
+            ccache_dir: String::new(),
+            include_dirs: Vec::new(),
+            stubs: String::new(),
         }
     }
 }
@@ -104,42 +121,70 @@ pub struct BuildReport {
     pub objects: usize,
 }
 
+/// How one build runs besides its configuration: the command line's overrides and the machine.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// `--compiler`, over `[build] compiler`.
+    pub compiler: Option<String>,
+    /// `--jobs`, over `[build] jobs`.
+    pub jobs: Option<usize>,
+    /// `--arch`, over `[build] arch`.
+    pub arch: Option<String>,
+    /// Where the tools are looked for (`--tool-path`); None: `PATH`.
+    pub tool_path: Option<std::ffi::OsString>,
+    /// ccache's base folder: paths under it are hashed relative, so two trees laid out alike
+    /// under it share their objects. None: no sharing between trees.
+    pub ccache_base: Option<PathBuf>,
+    /// ccache's object folder, when ccache is used.
+    pub ccache_dir: Option<PathBuf>,
+}
+
 /// The tools one run needs, found up front so a missing one fails before anything runs.
 struct Tools {
     compiler: PathBuf,
     cmake: PathBuf,
     nm: PathBuf,
+    /// ccache, when configured and installed.
+    launcher: Option<PathBuf>,
 }
 
 impl Tools {
-    fn find(cfg: &BuildConfig, compiler: &str) -> Result<Tools> {
-        let compiler = run::require(
+    fn find(cfg: &BuildConfig, compiler: &str, search: &std::ffi::OsStr) -> Result<Tools> {
+        let require =
+            |program: &str, what: &str, note: &str| run::require_in(program, what, note, search);
+        let compiler = require(
             compiler,
             "compiler",
             "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
              or pass `--compiler c++` to build the host side with another compiler",
         )?;
-        let cmake = run::require(
+        let cmake = require(
             &cfg.cmake,
             "CMake",
             "install CMake (for example `apt-get install cmake`)",
         )?;
-        let nm = run::require(
+        let nm = require(
             &cfg.nm,
             "nm",
             "install binutils (for example `apt-get install binutils`)",
         )?;
         if cfg.generator == "Ninja" {
-            run::require(
+            require(
                 "ninja",
                 "build tool",
                 "install Ninja, or set `generator = \"Unix Makefiles\"` in [build]",
             )?;
         }
+        let launcher = if cfg.ccache {
+            crate::tools::find_program_in("ccache", search)
+        } else {
+            None
+        };
         Ok(Tools {
             compiler,
             cmake,
             nm,
+            launcher,
         })
     }
 }
@@ -155,8 +200,25 @@ pub fn drift_build(
     jobs: Option<usize>,
     arch: Option<&str>,
 ) -> Result<BuildReport> {
-    let compiler_name = compiler.unwrap_or(&cfg.compiler);
-    let tools = Tools::find(cfg, compiler_name)?;
+    let options = BuildOptions {
+        compiler: compiler.map(str::to_string),
+        jobs,
+        arch: arch.map(str::to_string),
+        ..BuildOptions::default()
+    };
+    drift_build_with(tree, build_dir, cfg, &options)
+}
+
+/// [`drift_build`] with every option: the tool path, ccache's folders.
+pub fn drift_build_with(
+    tree: &Path,
+    build_dir: &Path,
+    cfg: &BuildConfig,
+    options: &BuildOptions,
+) -> Result<BuildReport> {
+    let compiler_name = options.compiler.as_deref().unwrap_or(&cfg.compiler);
+    let search = crate::tools::search_path(options.tool_path.as_deref());
+    let tools = Tools::find(cfg, compiler_name, &search)?;
     if !tree.join("CMakeLists.txt").is_file() {
         return Err(
             Error::new(format!("no `CMakeLists.txt` in `{}`", tree.display()))
@@ -171,14 +233,39 @@ pub fn drift_build(
     })?;
     let tree = absolute(tree)?;
     let build_dir = absolute(build_dir)?;
-    let jobs = jobs.or(cfg.jobs).unwrap_or_else(default_jobs).max(1);
+    let jobs = options
+        .jobs
+        .or(cfg.jobs)
+        .unwrap_or_else(default_jobs)
+        .max(1);
 
-    let configure_args = configure_args(cfg, &tree, &build_dir, &tools.compiler, arch);
-    let (configure, configure_log) = run::run_logged(
+    let mut configure_args = configure_args(
+        cfg,
+        &tree,
+        &build_dir,
+        &tools.compiler,
+        options.arch.as_deref(),
+    );
+    configure_args.extend(toolchain_args(cfg, tools.launcher.as_deref()));
+    let mut env: Vec<(String, std::ffi::OsString)> = vec![("PATH".into(), search.clone())];
+    if tools.launcher.is_some() {
+        if let Some(base) = &options.ccache_base {
+            env.push(("CCACHE_BASEDIR".into(), base.clone().into_os_string()));
+            // The build folders differ by name; what they hold is alike.
+            env.push(("CCACHE_NOHASHDIR".into(), "true".into()));
+        }
+        let dir = options
+            .ccache_dir
+            .clone()
+            .unwrap_or_else(|| build_dir.join("ccache"));
+        env.push(("CCACHE_DIR".into(), dir.into_os_string()));
+    }
+    let (configure, configure_log) = run::run_logged_env(
         &tools.cmake,
         &configure_args,
         &build_dir,
         &build_dir.join("forkbook-configure.log"),
+        &env,
     )?;
     let mut report = BuildReport {
         tree: tree.clone(),
@@ -200,11 +287,12 @@ pub fn drift_build(
     }
 
     let build_args = build_args(&cfg.generator, &build_dir, jobs);
-    let (build, build_log) = run::run_logged(
+    let (build, build_log) = run::run_logged_env(
         &tools.cmake,
         &build_args,
         &build_dir,
         &build_dir.join("forkbook-build.log"),
+        &env,
     )?;
     report.build = Some(build);
     report.errors = dedup(relative_diagnostics(
@@ -248,6 +336,33 @@ fn configure_args(
             .iter()
             .map(|a| a.replace("{compiler}", &compiler).replace("{arch}", arch)),
     );
+    args
+}
+
+/// The toolchain profile's configure arguments: ccache as the compiler launcher, and the extra
+/// include folders (the stub folder last) for C++ and HIP alike.
+fn toolchain_args(cfg: &BuildConfig, launcher: Option<&Path>) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(launcher) = launcher {
+        for lang in ["CXX", "HIP"] {
+            args.push(format!(
+                "-DCMAKE_{lang}_COMPILER_LAUNCHER={}",
+                launcher.display()
+            ));
+        }
+    }
+    let mut includes: Vec<&str> = cfg.include_dirs.iter().map(String::as_str).collect();
+    if !cfg.stubs.is_empty() {
+        includes.push(&cfg.stubs);
+    }
+    if !includes.is_empty() {
+        for lang in ["CXX", "HIP"] {
+            args.push(format!(
+                "-DCMAKE_{lang}_STANDARD_INCLUDE_DIRECTORIES={}",
+                includes.join(";")
+            ));
+        }
+    }
     args
 }
 
@@ -463,6 +578,27 @@ fn opens_namespace(text: &str, name: &str) -> bool {
 }
 
 impl BuildReport {
+    /// One line: how configure and the build went and what they found.
+    pub fn summary_line(&self) -> String {
+        let mut line = format!(
+            "configure {} in {:.1} s",
+            step_result(&self.configure),
+            self.configure.seconds
+        );
+        match &self.build {
+            Some(build) => line.push_str(&format!(
+                "; build {} in {:.1} s, {} objects, {} compile errors, {} undefined symbols",
+                step_result(build),
+                build.seconds,
+                self.objects,
+                self.errors.len() + self.configure_errors.len(),
+                self.undefined.len()
+            )),
+            None => line.push_str("; the build did not run"),
+        }
+        line
+    }
+
     /// Everything that makes `drift build` exit 1, one line each.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();

@@ -42,7 +42,7 @@ pub fn propose(
     push_to: Option<&str>,
 ) -> Result<Proposed> {
     let out = out_dir(project, out);
-    let cache = Cache::open(project)?;
+    let cache = Cache::create(project)?;
     let state = OverlayState::load(project, &cache)?;
     let name = project.record_name(FIXES_FILE);
     let register = register::load(&project.records_dir().join(FIXES_FILE), &name)?;

@@ -52,6 +52,8 @@ pub fn is_upstream_input(path: &str, cfg: &ApiConfig) -> bool {
 /// those learned from the files' own `#define` lines (see [`macros`]).
 #[derive(Debug, Default)]
 pub struct Prep {
+    /// A digest of everything below: parses kept by [`ParseMemo`] are kept per preparation.
+    pub fingerprint: u64,
     pub blank: BTreeSet<String>,
     /// Function-like macros defined anywhere in the input, blanked in statement position.
     pub statement: BTreeSet<String>,
@@ -87,12 +89,113 @@ impl Prep {
             .filter(|d| d.function_like)
             .map(|d| d.name)
             .collect();
+        let fingerprint = {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            (&blank, &statement, &stubs).hash(&mut hasher);
+            hasher.finish()
+        };
         Prep {
+            fingerprint,
             blank,
             statement,
             stubs,
         }
     }
+}
+
+/// Parses kept by file content while a [`ParseMemo::scope`] is alive: `roll` analyses the drift
+/// at many commits whose files are mostly the same blobs, and parses each one once.
+///
+/// Outside a scope nothing is kept (one analysis parses each file once anyway). The key is the
+/// path (declarations carry it), the blob id and the preparation's fingerprint (what is blanked
+/// before parsing).
+pub struct ParseMemo {
+    _private: (),
+}
+
+type MemoKey = (String, git2::Oid, u64);
+
+#[derive(Default)]
+struct MemoTables {
+    scopes: usize,
+    upstream: HashMap<MemoKey, FileFacts>,
+    backend: HashMap<MemoKey, (FileFacts, Uses)>,
+}
+
+static MEMO: std::sync::Mutex<Option<MemoTables>> = std::sync::Mutex::new(None);
+
+fn memo_tables() -> std::sync::MutexGuard<'static, Option<MemoTables>> {
+    MEMO.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl ParseMemo {
+    /// Keeps every parse until the returned guard (and every other live one) is dropped.
+    pub fn scope() -> ParseMemo {
+        let mut tables = memo_tables();
+        tables.get_or_insert_with(MemoTables::default).scopes += 1;
+        ParseMemo { _private: () }
+    }
+
+    fn key(path: &str, bytes: &[u8], prep: &Prep) -> Option<MemoKey> {
+        if memo_tables().is_none() {
+            return None;
+        }
+        let id = git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok()?;
+        Some((path.to_string(), id, prep.fingerprint))
+    }
+}
+
+impl Drop for ParseMemo {
+    fn drop(&mut self) {
+        let mut tables = memo_tables();
+        let last = tables.as_mut().is_some_and(|t| {
+            t.scopes -= 1;
+            t.scopes == 0
+        });
+        if last {
+            *tables = None;
+        }
+    }
+}
+
+/// [`read`] without uses, through the memo when a scope is alive.
+fn read_kept(path: &str, bytes: &[u8], prep: &Prep) -> FileFacts {
+    let Some(key) = ParseMemo::key(path, bytes, prep) else {
+        return read(path, bytes, prep, None);
+    };
+    if let Some(facts) = memo_tables()
+        .as_ref()
+        .and_then(|t| t.upstream.get(&key).cloned())
+    {
+        return facts;
+    }
+    let facts = read(path, bytes, prep, None);
+    if let Some(t) = memo_tables().as_mut() {
+        t.upstream.insert(key, facts.clone());
+    }
+    facts
+}
+
+/// [`read`] with the file's own uses, through the memo when a scope is alive.
+fn read_backend_kept(path: &str, bytes: &[u8], prep: &Prep) -> (FileFacts, Uses) {
+    let key = ParseMemo::key(path, bytes, prep);
+    if let Some(key) = &key {
+        if let Some(kept) = memo_tables()
+            .as_ref()
+            .and_then(|t| t.backend.get(key).cloned())
+        {
+            return kept;
+        }
+    }
+    let mut uses = Uses::default();
+    let facts = read(path, bytes, prep, Some(&mut uses));
+    if let Some(key) = key {
+        if let Some(t) = memo_tables().as_mut() {
+            t.backend.insert(key, (facts.clone(), uses.clone()));
+        }
+    }
+    (facts, uses)
 }
 
 /// Parses one file: blanking, tree-sitter, declarations, includes and (when asked) uses.
@@ -141,7 +244,7 @@ pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
         .clamp(1, 8)
         .min(files.len());
     if threads <= 1 {
-        return files.iter().map(|(p, b)| read(p, b, prep, None)).collect();
+        return files.iter().map(|(p, b)| read_kept(p, b, prep)).collect();
     }
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
@@ -155,7 +258,7 @@ pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
                         let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&i) = order.get(at) else { break };
                         let (path, bytes) = files[i];
-                        mine.push((i, read(path, bytes, prep, None)));
+                        mine.push((i, read_kept(path, bytes, prep)));
                     }
                     mine
                 })
@@ -398,14 +501,7 @@ pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
     let mut model = Backend::default();
     for part in parts {
         model.decls.extend(part.decls);
-        model.uses.calls.extend(part.uses.calls);
-        model.uses.constructs.extend(part.uses.constructs);
-        for (name, loc) in part.uses.names {
-            let slot = model.uses.names.entry(name).or_insert_with(|| loc.clone());
-            if loc < *slot {
-                *slot = loc;
-            }
-        }
+        model.uses.merge(part.uses);
         model.stubs.extend(part.stubs);
         model.includes.extend(part.includes);
         model.files += part.files;
@@ -418,7 +514,8 @@ pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
 fn backend_part(files: &[(&str, &[u8])], prep: &Prep) -> Backend {
     let mut part = Backend::default();
     for (path, bytes) in files {
-        let facts = read(path, bytes, prep, Some(&mut part.uses));
+        let (facts, uses) = read_backend_kept(path, bytes, prep);
+        part.uses.merge(uses);
         part.decls.extend(facts.decls);
         part.stubs
             .extend(facts.stubs.into_iter().map(|s| (path.to_string(), s)));

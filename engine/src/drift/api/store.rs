@@ -7,21 +7,17 @@
 //! is a SHA-256 over all of these, so a changed file or setting is a new key, never a stale hit.
 //! Suppressions are applied after the cache: editing them needs no new analysis.
 //!
-//! An entry is the report as JSON, written to a temporary file and renamed into place, so a
-//! reader sees a whole entry or none. A damaged or unreadable entry is a miss; failing to write
-//! one costs the next run its reuse, never this run its result.
+//! An entry is the report as JSON in one sealed cache entry (`forkbook_records::cache_entry`):
+//! a damaged, forged or unreadable entry is a miss; failing to write one costs the next run its
+//! reuse, never this run its result.
 
 use super::config::ApiConfig;
 use super::report::ApiReport;
 use crate::error::Result;
 use crate::FileMap;
+use forkbook_records::cache_entry::{Key, KeyBuilder, Store};
 use git2::{ObjectType, Oid};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-/// Bumped when the entry's format changes.
-const FORMAT: &str = "forkbook drift api cache 1";
 
 /// The analysis code's identity: crate version and source fingerprint.
 pub fn tool_version() -> String {
@@ -48,44 +44,34 @@ pub fn key(
     to_files: &BlobIds,
     backend: &FileMap,
     cfg: &ApiConfig,
-) -> Result<String> {
-    let mut hash = Sha256::new();
-    let mut line = |text: &str| {
-        hash.update(text.as_bytes());
-        hash.update(b"\n");
-    };
-    line(FORMAT);
-    line(&tool_version());
-    line(&serde_json::to_string(cfg).unwrap_or_default());
-    line(&format!("from {from}"));
-    line(&format!("to {to}"));
-    for (side, files) in [("from", from_files), ("to", to_files)] {
-        line(&format!("{side} files {}", files.len()));
+) -> Result<Key> {
+    let mut key = KeyBuilder::new("drift api");
+    key.part(tool_version())
+        .part(serde_json::to_string(cfg).unwrap_or_default())
+        .part(from.as_bytes())
+        .part(to.as_bytes());
+    for files in [from_files, to_files] {
+        key.part((files.len() as u64).to_le_bytes());
         for (path, id) in files {
-            line(&format!("{id} {path}"));
+            key.part(path).part(id.as_bytes());
         }
     }
-    line(&format!("backend files {}", backend.len()));
+    key.part((backend.len() as u64).to_le_bytes());
     for (path, bytes) in backend {
-        line(&format!("{} {path}", blob_id(bytes)?));
+        key.part(path).part(blob_id(bytes)?.as_bytes());
     }
-    Ok(forkbook_records::hex::encode(&hash.finalize()))
+    Ok(key.finish())
 }
 
-/// Where the entry for `key` lives in `dir`.
-pub fn entry_path(dir: &Path, key: &str) -> PathBuf {
-    dir.join(format!("{key}.json"))
-}
-
-/// The stored analysis for `key`, if a whole one is there.
-pub fn load(dir: &Path, key: &str) -> Option<ApiReport> {
-    let bytes = std::fs::read(entry_path(dir, key)).ok()?;
-    serde_json::from_slice(&bytes).ok()
+/// The stored analysis for `key`, if a whole sealed one is there.
+pub fn load(store: &Store, key: &Key) -> Option<ApiReport> {
+    serde_json::from_slice(&store.load(key)?).ok()
 }
 
 /// Stores `report` (before suppressions) under `key`.
-pub fn save(dir: &Path, key: &str, report: &ApiReport) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
+pub fn save(store: &Store, key: &Key, report: &ApiReport) -> Result<()> {
     let json = serde_json::to_vec(report).map_err(|e| crate::error::Error::new(e.to_string()))?;
-    crate::fsutil::replace_file(&entry_path(dir, key), &json)
+    store
+        .save(key, &json)
+        .map_err(|e| crate::error::Error::new(format!("failed to keep a drift analysis: {e}")))
 }

@@ -52,12 +52,26 @@ pub struct Construct {
     pub loc: Loc,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Uses {
     pub calls: Vec<Call>,
     pub constructs: Vec<Construct>,
     /// Every identifier, type, namespace and field name, with its first place.
     pub names: HashMap<String, Loc>,
+}
+
+impl Uses {
+    /// Takes `other`'s uses in after these, each name keeping its first place of both.
+    pub fn merge(&mut self, other: Uses) {
+        self.calls.extend(other.calls);
+        self.constructs.extend(other.constructs);
+        for (name, loc) in other.names {
+            let slot = self.names.entry(name).or_insert_with(|| loc.clone());
+            if loc < *slot {
+                *slot = loc;
+            }
+        }
+    }
 }
 
 /// Collects the uses in one backend file.

@@ -29,7 +29,17 @@ pub use crate::tools::find_program;
 
 /// The path of a tool the build needs, or an error that says how to get it.
 pub fn require(program: &str, what: &str, note: &str) -> Result<PathBuf> {
-    find_program(program).ok_or_else(|| {
+    require_in(program, what, note, &crate::tools::search_path(None))
+}
+
+/// [`require`], looked for in `search` (a `PATH`-style list).
+pub fn require_in(
+    program: &str,
+    what: &str,
+    note: &str,
+    search: &std::ffi::OsStr,
+) -> Result<PathBuf> {
+    crate::tools::find_program_in(program, search).ok_or_else(|| {
         Error::new(format!("{what} `{program}` not found")).with_note(note.to_string())
     })
 }
@@ -42,10 +52,25 @@ pub fn run_logged(
     dir: &Path,
     log: &Path,
 ) -> Result<(Step, String)> {
+    run_logged_env(program, args, dir, log, &[])
+}
+
+/// [`run_logged`] with these variables set over forkbook's environment.
+pub fn run_logged_env(
+    program: &Path,
+    args: &[String],
+    dir: &Path,
+    log: &Path,
+    env: &[(String, std::ffi::OsString)],
+) -> Result<(Step, String)> {
     use crate::process::{run, Output, Spec};
     // Through the one runner: cmake and make in a session of their own, so a timeout of the
     // book step or verify step running `forkbook drift build` stops them too.
-    let done = run(&Spec::new(program, dir)
+    let mut spec = Spec::new(program, dir);
+    for (name, value) in env {
+        spec = spec.env(name.as_str(), value.clone());
+    }
+    let done = run(&spec
         .args(args)
         .env("LC_ALL", "C")
         .env("LANG", "C")

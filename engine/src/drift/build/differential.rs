@@ -1,0 +1,492 @@
+//! The differential drift build: the recorded pin and the candidate built with the same
+//! toolchain, and only what is new at the candidate reported as drift.
+//!
+//! A toolchain older or newer than the one the fork was written for fails on its own (a member
+//! its runtime lacks, a language feature its compiler does not take): those failures are at the
+//! recorded pin as much as at the candidate, and are listed apart as "also at the recorded pin".
+//! Compile errors are matched by file and normalized message (line and column numbers, the two
+//! trees' roots and temporary paths taken out), as a multiset: a message the candidate shows
+//! more often than the recorded pin is new that many times. Undefined symbols are matched by
+//! name. A header the compiler cannot find and neither tree holds is the machine's (a ROCm
+//! library not installed): "missing header (toolchain)", never drift.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{describe, BuildReport, Diagnostic, UndefinedSymbol};
+
+/// A header the compiler could not find, and no tree holds: the toolchain lacks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MissingHeader {
+    /// As written in the `#include`.
+    pub header: String,
+    /// The files (relative to the tree) that include it.
+    pub included_by: Vec<String>,
+}
+
+/// What the candidate's build shows beside the recorded pin's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Differential {
+    pub recorded_pin: String,
+    pub candidate_pin: String,
+    /// The recorded pin's build; None when the candidate is the recorded pin (built once).
+    pub recorded: Option<BuildReport>,
+    /// The candidate's build (in the command's JSON as `build`).
+    #[serde(skip)]
+    pub candidate: BuildReport,
+    /// Drift: compile errors (configure errors too) the recorded pin does not have.
+    pub new_errors: Vec<Diagnostic>,
+    /// Drift: symbols the candidate leaves undefined that the recorded pin does not.
+    pub new_undefined: Vec<UndefinedSymbol>,
+    /// Not drift: the errors the recorded pin has as well.
+    pub known_errors: Vec<Diagnostic>,
+    /// Not drift: the undefined symbols the recorded pin has as well.
+    pub known_undefined: Vec<UndefinedSymbol>,
+    /// Not drift: headers the machine lacks.
+    pub missing_headers: Vec<MissingHeader>,
+    /// The candidate's build failed with nothing forkbook recognised, where the recorded pin's
+    /// did not: a problem, since nothing else explains it.
+    pub unexplained_failure: Option<String>,
+    /// `--strict`: what is at the recorded pin fails too.
+    pub strict: bool,
+}
+
+impl Differential {
+    /// Compares `candidate` with `recorded` (None: the candidate is the recorded pin, so all it
+    /// shows is there already).
+    pub fn compare(
+        recorded_pin: String,
+        candidate_pin: String,
+        recorded: Option<BuildReport>,
+        candidate: BuildReport,
+        strict: bool,
+    ) -> Differential {
+        let trees: Vec<&BuildReport> = recorded.iter().chain([&candidate]).collect();
+        let header_missing = |d: &Diagnostic| {
+            missing_header_name(&d.message).filter(|h| !trees.iter().any(|t| tree_has(&t.tree, h)))
+        };
+        let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let all_errors = |r: &BuildReport| -> Vec<Diagnostic> {
+            r.configure_errors
+                .iter()
+                .chain(&r.errors)
+                .cloned()
+                .collect()
+        };
+        let mut candidate_errors = Vec::new();
+        for error in all_errors(&candidate) {
+            match header_missing(&error) {
+                Some(header) => {
+                    missing
+                        .entry(header)
+                        .or_default()
+                        .insert(error.file.clone());
+                }
+                None => candidate_errors.push(error),
+            }
+        }
+        let (new_errors, known_errors, new_undefined, known_undefined) = match &recorded {
+            None => (
+                Vec::new(),
+                candidate_errors,
+                Vec::new(),
+                candidate.undefined.clone(),
+            ),
+            Some(recorded) => {
+                let mut at_recorded: BTreeMap<(String, String), usize> = BTreeMap::new();
+                for error in all_errors(recorded) {
+                    if header_missing(&error).is_some() {
+                        continue;
+                    }
+                    *at_recorded.entry(error_key(&error, recorded)).or_default() += 1;
+                }
+                let (mut new, mut known) = (Vec::new(), Vec::new());
+                for error in candidate_errors {
+                    match at_recorded.get_mut(&error_key(&error, &candidate)) {
+                        Some(count) if *count > 0 => {
+                            *count -= 1;
+                            known.push(error);
+                        }
+                        _ => new.push(error),
+                    }
+                }
+                let undefined_at_recorded: BTreeSet<&str> = recorded
+                    .undefined
+                    .iter()
+                    .chain(&recorded.undefined_after_errors)
+                    .map(|u| u.symbol.as_str())
+                    .collect();
+                let (new_u, known_u) = candidate
+                    .undefined
+                    .iter()
+                    .cloned()
+                    .partition(|u| !undefined_at_recorded.contains(u.symbol.as_str()));
+                (new, known, new_u, known_u)
+            }
+        };
+        let failed = |r: &BuildReport| r.build.as_ref().is_some_and(|b| !b.ok());
+        let recognised = !new_errors.is_empty()
+            || !known_errors.is_empty()
+            || !candidate.undefined.is_empty()
+            || !missing.is_empty();
+        let recorded_failed = recorded.as_ref().is_none_or(failed);
+        let unexplained_failure =
+            (failed(&candidate) && !recognised && !recorded_failed).then(|| {
+                format!(
+                    "the candidate's build failed with no error forkbook recognised; see `{}`",
+                    candidate
+                        .build
+                        .as_ref()
+                        .map(|b| b.log.display().to_string())
+                        .unwrap_or_default()
+                )
+            });
+        Differential {
+            recorded_pin,
+            candidate_pin,
+            recorded,
+            candidate,
+            new_errors,
+            new_undefined,
+            known_errors,
+            known_undefined,
+            missing_headers: missing
+                .into_iter()
+                .map(|(header, by)| MissingHeader {
+                    header,
+                    included_by: by.into_iter().collect(),
+                })
+                .collect(),
+            unexplained_failure,
+            strict,
+        }
+    }
+
+    /// What makes `drift build` exit 1, one line each: what is new at the candidate; with
+    /// `--strict`, what is at the recorded pin too.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems: Vec<String> = self.new_errors.iter().map(describe).collect();
+        problems.extend(
+            self.new_undefined
+                .iter()
+                .map(|u| format!("undefined symbol `{}`", u.symbol)),
+        );
+        problems.extend(self.unexplained_failure.clone());
+        if self.strict {
+            problems.extend(
+                self.known_errors
+                    .iter()
+                    .map(|e| format!("{} (also at the recorded pin)", describe(e))),
+            );
+            problems.extend(
+                self.known_undefined
+                    .iter()
+                    .map(|u| format!("undefined symbol `{}` (also at the recorded pin)", u.symbol)),
+            );
+            problems.extend(
+                self.missing_headers
+                    .iter()
+                    .map(|m| format!("missing header (toolchain): `{}`", m.header)),
+            );
+        }
+        problems
+    }
+
+    /// The candidate's build with only what is new at the candidate in it: what `--with-api`
+    /// matches the static findings against.
+    pub fn new_only(&self) -> BuildReport {
+        BuildReport {
+            configure_errors: Vec::new(),
+            errors: self.new_errors.clone(),
+            undefined: self.new_undefined.clone(),
+            ..self.candidate.clone()
+        }
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let short = |s: &str| s[..8.min(s.len())].to_string();
+        match &self.recorded {
+            Some(recorded) => {
+                let _ = writeln!(
+                    out,
+                    "differential drift build: recorded pin {} and candidate {}, both with `{}` ({}, {} jobs)",
+                    short(&self.recorded_pin),
+                    short(&self.candidate_pin),
+                    self.candidate.compiler,
+                    self.candidate.generator,
+                    self.candidate.jobs
+                );
+                let _ = writeln!(out, "recorded pin: {}", recorded.summary_line());
+                let _ = writeln!(out, "candidate: {}", self.candidate.summary_line());
+            }
+            None => {
+                out.push_str(&self.candidate.render_text());
+                let _ = writeln!(
+                    out,
+                    "the candidate is the recorded pin {}: nothing is new",
+                    short(&self.recorded_pin)
+                );
+            }
+        }
+        if self.recorded.is_some() {
+            let _ = writeln!(
+                out,
+                "new at the candidate (drift): {} compile errors, {} undefined symbols",
+                self.new_errors.len(),
+                self.new_undefined.len()
+            );
+            for error in &self.new_errors {
+                let _ = writeln!(out, "  {}", describe(error));
+            }
+            for symbol in &self.new_undefined {
+                let _ = writeln!(
+                    out,
+                    "  undefined symbol {}\n      needed by {}",
+                    symbol.symbol,
+                    symbol.needed_by.join(", ")
+                );
+            }
+            if let Some(failure) = &self.unexplained_failure {
+                let _ = writeln!(out, "  {failure}");
+            }
+            let _ =
+                writeln!(
+                out,
+                "also at the recorded pin (not drift{}): {} compile errors, {} undefined symbols",
+                if self.strict { "; --strict fails on it" } else { "" },
+                self.known_errors.len(),
+                self.known_undefined.len()
+            );
+            for error in &self.known_errors {
+                let _ = writeln!(out, "  {}", describe(error));
+            }
+            for symbol in &self.known_undefined {
+                let _ = writeln!(out, "  undefined symbol {}", symbol.symbol);
+            }
+        }
+        for missing in &self.missing_headers {
+            let _ = writeln!(
+                out,
+                "missing header (toolchain): `{}`, included by {}; add it to the machine or to [build] stubs (`forkbook drift build --stubs DIR`)",
+                missing.header,
+                missing.included_by.join(", ")
+            );
+        }
+        if let Some(build) = &self.candidate.build {
+            if self.recorded.is_some() {
+                let _ = writeln!(out, "log: `{}`", build.log.display());
+            }
+        }
+        out
+    }
+
+    /// For the book: the candidate's build as tables, with what is new and what is known apart.
+    pub fn markdown(&self) -> String {
+        use crate::markdown;
+        let Some(recorded) = &self.recorded else {
+            let mut out = self.candidate.markdown();
+            out.push_str(&format!(
+                "\nThe candidate is the recorded pin {}: nothing here is new.\n",
+                markdown::code_span(&self.recorded_pin[..8.min(self.recorded_pin.len())])
+            ));
+            return out;
+        };
+        let mut out = format!(
+            "Drift build with {}, differential: recorded pin {}, candidate {}.\n\n",
+            markdown::code_span(&self.candidate.compiler),
+            markdown::text(&recorded.summary_line()),
+            markdown::text(&self.candidate.summary_line()),
+        );
+        let rows = |errors: &[Diagnostic]| -> Vec<Vec<String>> {
+            errors
+                .iter()
+                .map(|e| {
+                    vec![
+                        markdown::code_span(&e.place()),
+                        markdown::cell(&markdown::text(&format!("{}: {}", e.severity, e.message))),
+                    ]
+                })
+                .collect()
+        };
+        out.push_str(&format!(
+            "New at the candidate (drift): {} compile errors, {} undefined symbols.\n\n",
+            self.new_errors.len(),
+            self.new_undefined.len()
+        ));
+        if !self.new_errors.is_empty() {
+            out.push_str(&markdown::table(
+                &["where", "error"],
+                &rows(&self.new_errors),
+            ));
+            out.push('\n');
+        }
+        if !self.new_undefined.is_empty() {
+            let rows: Vec<Vec<String>> = self
+                .new_undefined
+                .iter()
+                .map(|u| {
+                    let needed: Vec<String> =
+                        u.needed_by.iter().map(|p| markdown::code_span(p)).collect();
+                    vec![markdown::code_span(&u.symbol), needed.join(", ")]
+                })
+                .collect();
+            out.push_str(&markdown::table(&["undefined symbol", "needed by"], &rows));
+            out.push('\n');
+        }
+        if !self.known_errors.is_empty() || !self.known_undefined.is_empty() {
+            out.push_str(&format!(
+                "Also at the recorded pin (not drift): {} compile errors, {} undefined symbols.\n\n",
+                self.known_errors.len(),
+                self.known_undefined.len()
+            ));
+            let mut known = rows(&self.known_errors);
+            known.extend(self.known_undefined.iter().map(|u| {
+                vec![
+                    "—".to_string(),
+                    markdown::cell(&markdown::text(&format!("undefined symbol {}", u.symbol))),
+                ]
+            }));
+            out.push_str(&markdown::table(&["where", "error"], &known));
+            out.push('\n');
+        }
+        for missing in &self.missing_headers {
+            out.push_str(&format!(
+                "Missing header (toolchain): {}, included by {}.\n\n",
+                markdown::code_span(&missing.header),
+                missing
+                    .included_by
+                    .iter()
+                    .map(|p| markdown::code_span(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// The header a "file not found" error names: clang's `'X' file not found`, gcc's
+/// `X: No such file or directory`.
+pub fn missing_header_name(message: &str) -> Option<String> {
+    if let Some(rest) = message.strip_suffix(" file not found") {
+        let name = rest
+            .trim()
+            .trim_matches(|c| c == '\'' || c == '"' || c == '<' || c == '>');
+        return (!name.is_empty()).then(|| name.to_string());
+    }
+    let name = message.strip_suffix(": No such file or directory")?.trim();
+    (!name.is_empty() && !name.contains(' ')).then(|| name.to_string())
+}
+
+/// Whether the tree holds `header` (as included: `mlx/x.h`, or a name some folder of the tree
+/// holds), so its absence is the tree's, not the machine's.
+fn tree_has(tree: &Path, header: &str) -> bool {
+    if header.contains("..") || header.starts_with('/') {
+        return false;
+    }
+    if tree.join(header).is_file() {
+        return true;
+    }
+    let mut pending = vec![tree.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => pending.push(path),
+                Ok(t) if t.is_file() && path.ends_with(header) => return true,
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+/// What an error is matched by: its file and its message with the places taken out.
+fn error_key(error: &Diagnostic, report: &BuildReport) -> (String, String) {
+    let roots = [
+        report.tree.display().to_string(),
+        report.build_dir.display().to_string(),
+    ];
+    (
+        error.file.clone(),
+        normalize_message(&error.message, &roots),
+    )
+}
+
+/// `message` without what differs between two builds of the same code: the trees' roots,
+/// temporary paths, and `:LINE[:COLUMN]` numbers.
+pub fn normalize_message(message: &str, roots: &[String]) -> String {
+    let mut text = message.to_string();
+    for root in roots.iter().filter(|r| !r.is_empty()) {
+        text = text.replace(root.as_str(), "<tree>");
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        if let Some(tail) = rest.strip_prefix("/tmp/") {
+            out.push_str("<tmp>");
+            let end = tail
+                .find(|c: char| c.is_whitespace() || "'\"`:()".contains(c))
+                .unwrap_or(tail.len());
+            rest = &tail[end..];
+            continue;
+        }
+        let mut chars = rest.chars();
+        let c = chars.next().unwrap_or_default();
+        if c == ':' && rest[1..].starts_with(|d: char| d.is_ascii_digit()) {
+            let digits = rest[1..]
+                .find(|d: char| !d.is_ascii_digit())
+                .unwrap_or(rest.len() - 1);
+            rest = &rest[1 + digits..];
+            continue;
+        }
+        out.push(c);
+        rest = chars.as_str();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_lose_their_places_and_roots() {
+        let roots = ["/w/a1b2/tree".to_string(), "/w/a1b2/build".to_string()];
+        assert_eq!(
+            normalize_message(
+                "no matching function for call to 'f' (declared at /w/a1b2/tree/mlx/x.h:12:5)",
+                &roots
+            ),
+            "no matching function for call to 'f' (declared at <tree>/mlx/x.h)"
+        );
+        assert_eq!(
+            normalize_message("in /tmp/hipcc-8f2a1c/x.cpp:3: crashed", &[]),
+            "in <tmp>: crashed"
+        );
+        assert_eq!(
+            normalize_message("std::vector<int>::size", &[]),
+            "std::vector<int>::size"
+        );
+    }
+
+    #[test]
+    fn missing_headers_are_read_from_clang_and_gcc() {
+        assert_eq!(
+            missing_header_name("'rocblas/rocblas.h' file not found").as_deref(),
+            Some("rocblas/rocblas.h")
+        );
+        assert_eq!(
+            missing_header_name("hipblaslt/hipblaslt.h: No such file or directory").as_deref(),
+            Some("hipblaslt/hipblaslt.h")
+        );
+        assert_eq!(missing_header_name("expected ';' after expression"), None);
+    }
+}

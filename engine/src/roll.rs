@@ -1,0 +1,956 @@
+//! `forkbook roll`: how far the overlay can follow upstream, and the bump itself.
+//!
+//! `roll --check` walks upstream's first-parent history from the recorded pin to a target (the
+//! upstream branch's tip by default) and names every commit at which something new happens to
+//! the overlay: a core file starts or stops conflicting, a drift finding appears or goes away, a
+//! local fix becomes droppable because upstream now holds it. From those events it names two
+//! candidates: the newest commit the overlay moves to with no conflict and no drift (the clean
+//! candidate), and the newest one where every drift finding left has a mechanical draft.
+//!
+//! The cost grows with the events, not with the commits:
+//! - conflicts are exact: for each core file only the commits that change it are merged again
+//!   (one 3-way merge per new blob id of the file), as `retarget --stepwise` does;
+//! - the rest of the overlay's state (the drift findings as a set, the fixes a retarget finds
+//!   droppable, conflicts of carried fixes) is known only where a retarget is planned and the
+//!   drift analysed (a probe). Probes are made at the recorded pin, at the target, on both sides
+//!   of each conflict event and of the commit each finding at the target names as its cause;
+//!   then between two neighbouring probes whose states differ the middle commit is probed, until
+//!   every change sits between two adjacent commits. Two neighbouring probes with the same state
+//!   are taken to have none between them: changes are rare, and both ends are verified.
+//!
+//! Every probe reuses the drift cache (finished analyses by blob ids) and the merge cache, and
+//! within one run the parse of every file is kept by its blob id, so no file is parsed twice.
+//!
+//! `roll` makes the bump: a retarget to the clean candidate (or the commit asked for), written,
+//! with the drafts when asked, and the pull request's body (`report --pr-body` of the new state)
+//! written to a file it names.
+
+use super::base::{self, CoreOutcome};
+use super::cache::{short, Cache, Remote};
+use super::candidate::DriftSetup;
+use super::drift::api::{self, ApiReport};
+use super::drift::draft::{self, record::CacheUpstream};
+use super::error::{Context, Error, Result};
+use super::markdown::{self, PageLinks};
+use super::merge::Labels;
+use super::overlay::OverlayState;
+use super::project::Project;
+use super::report_value::{plural, CommandReport, Verdict};
+use super::sync::{self, FixOutcome};
+use super::trace::UpstreamCommit;
+use git2::{Oid, Repository, Sort};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// What happens to the overlay at one upstream commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "event")]
+pub enum Change {
+    /// The fork's change to a core file no longer merges into upstream's version.
+    ConflictStarts { path: String, regions: usize },
+    /// It merges again.
+    ConflictStops { path: String },
+    /// A static drift finding appears; `draft` says whether `--draft` has a mechanical fix.
+    DriftAppears {
+        kind: String,
+        symbol: String,
+        draft: Option<DraftNote>,
+        /// Why there is no draft, when there is none.
+        no_draft: Option<String>,
+    },
+    /// A finding goes away (upstream undid it, or the overlay's core files now answer it).
+    DriftGoes { kind: String, symbol: String },
+    /// A local fix is held by upstream now: a retarget here finds its patch empty.
+    FixDroppable { number: usize, title: String },
+    /// A fix that was droppable is needed again.
+    FixNeeded { number: usize, title: String },
+}
+
+/// The draft `--draft` would write for a finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DraftNote {
+    pub remedy: String,
+    pub title: String,
+    pub path: String,
+    pub line: usize,
+}
+
+/// One event of the forecast: the commit and what happens there.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    pub commit: UpstreamCommit,
+    /// First-parent commits after the recorded pin: 1 is the pin's child.
+    pub position: usize,
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+impl Event {
+    /// Whether a draft answers this event (a drift finding with a mechanical fix).
+    pub fn drafted(&self) -> bool {
+        matches!(&self.change, Change::DriftAppears { draft: Some(_), .. })
+    }
+}
+
+/// A commit the overlay can move to.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    pub commit: UpstreamCommit,
+    pub position: usize,
+    /// Whether it is past the recorded pin (a bump to make).
+    pub moves: bool,
+    /// Drift findings left there (`kind symbol`), each with a draft for the drafted candidate.
+    pub drift_left: Vec<String>,
+}
+
+/// `roll --check`: the forecast.
+#[derive(Debug, Clone, Serialize)]
+pub struct Forecast {
+    /// The recorded pin.
+    pub pin: String,
+    /// The commit the walk went up to.
+    pub to: String,
+    /// First-parent commits from the pin (exclusive) to `to`.
+    pub commits: usize,
+    pub events: Vec<Event>,
+    /// The newest commit with no conflict and no drift.
+    pub clean: Candidate,
+    /// The newest commit with no conflict where every drift finding has a draft.
+    pub drafted: Candidate,
+    /// Commits at which a retarget was planned and the drift analysed.
+    pub probes: usize,
+}
+
+/// The overlay's state at one probed commit, beyond the exactly tracked core-file conflicts.
+#[derive(Debug, Clone, Default)]
+struct Probe {
+    /// Files the planned retarget leaves with markers that the exact walk does not track.
+    conflicts: BTreeSet<String>,
+    /// Unsuppressed findings by (kind, symbol), with their draft or why there is none.
+    drift: BTreeMap<(String, String), Result2<DraftNote>>,
+    droppable: BTreeMap<usize, String>,
+    /// The analysis, for the finding's introducing commit (hints for the next probes).
+    causes: Vec<String>,
+}
+
+/// A draft, or the reason there is none.
+type Result2<T> = std::result::Result<T, String>;
+
+impl Probe {
+    fn same(&self, other: &Probe) -> bool {
+        self.conflicts == other.conflicts
+            && self.drift.keys().eq(other.drift.keys())
+            && self.droppable.keys().eq(other.droppable.keys())
+    }
+}
+
+/// The commits from `pin` (first) to `to` (last) along first parents.
+fn first_parent_line(repo: &Repository, pin: Oid, to: Oid) -> Result<Vec<Oid>> {
+    let mut walk = repo.revwalk()?;
+    walk.push(to)?;
+    walk.simplify_first_parent()?;
+    walk.set_sorting(Sort::TOPOLOGICAL)?;
+    let mut line = Vec::new();
+    for oid in walk {
+        let oid = oid?;
+        line.push(oid);
+        if oid == pin {
+            line.reverse();
+            return Ok(line);
+        }
+    }
+    Err(Error::new(format!(
+        "the recorded pin `{}` is not on the first-parent history of `{}`",
+        short(pin),
+        short(to)
+    ))
+    .with_note(
+        "roll forward only: name with `--to` an upstream commit that follows the pin on its branch",
+    ))
+}
+
+/// The blob id of `path` at `commit`, from the tree alone.
+fn blob_id(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Oid>> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    let id = tree.get_path(Path::new(path)).ok().map(|e| e.id());
+    Ok(id)
+}
+
+/// For each core file that merges cleanly at the pin: its conflict regions at every commit of
+/// `line`, merging only where the file's blob changes (and each blob id once).
+fn exact_conflicts(
+    cache: &Cache,
+    state: &OverlayState,
+    line: &[Oid],
+) -> Result<BTreeMap<String, Vec<usize>>> {
+    let repo = cache.repo();
+    let labels = Labels {
+        ours: "pin",
+        base: "base",
+        theirs: "fork",
+    };
+    let mut out = BTreeMap::new();
+    for path in &state.core_files {
+        let base_file = cache.read(state.commits.base, path)?;
+        let fork_file = cache.read(state.commits.fork, path)?;
+        let mut by_blob: HashMap<Option<Oid>, usize> = HashMap::new();
+        let mut regions = Vec::with_capacity(line.len());
+        let mut last: Option<(Option<Oid>, usize)> = None;
+        for &commit in line {
+            let id = blob_id(repo, commit, path)?;
+            let n = match last {
+                Some((prev, n)) if prev == id => n,
+                _ => match by_blob.get(&id) {
+                    Some(&n) => n,
+                    None => {
+                        let pin_file = match id {
+                            Some(id) => Some(cache.blob(id)?),
+                            None => None,
+                        };
+                        let (_, outcome) = base::merge_core(
+                            path,
+                            base_file.as_deref(),
+                            pin_file.as_deref(),
+                            fork_file.as_deref(),
+                            labels,
+                        )?;
+                        let n = match outcome {
+                            CoreOutcome::Conflict(n) => n,
+                            _ => 0,
+                        };
+                        by_blob.insert(id, n);
+                        n
+                    }
+                },
+            };
+            last = Some((id, n));
+            regions.push(n);
+        }
+        // A file that conflicts at the pin already is resolved by the overlay's fixes: whether
+        // they still carry is the planned retarget's to say, at the probes.
+        if regions.first() == Some(&0) {
+            out.insert(path.clone(), regions);
+        }
+    }
+    Ok(out)
+}
+
+/// Plans the retarget to `commit`, analyses its drift, and drafts what can be drafted.
+struct Prober<'a> {
+    project: &'a Project,
+    cache: &'a Cache,
+    state: &'a OverlayState,
+    setup: DriftSetup,
+    tracked: BTreeSet<String>,
+    probes: usize,
+}
+
+impl Prober<'_> {
+    fn probe(&mut self, commit: Oid) -> Result<Probe> {
+        self.probes += 1;
+        let new = base::Commits {
+            pin: commit,
+            ..self.state.commits
+        };
+        let planned = if commit == self.state.commits.pin {
+            None
+        } else {
+            Some(sync::plan(self.project, self.cache, self.state, new)?)
+        };
+        let overlay = planned.as_ref().map_or(&self.state.overlay, |p| &p.overlay);
+        let mut probe = Probe::default();
+        if let Some(planned) = &planned {
+            for left in &planned.remaining {
+                if !self.tracked.contains(&left.path) {
+                    probe.conflicts.insert(left.path.clone());
+                }
+            }
+            for fix in &planned.fixes {
+                if fix.outcome == FixOutcome::Droppable {
+                    probe.droppable.insert(fix.number, fix.title.clone());
+                }
+            }
+        }
+        let base = self.state.commits.base;
+        let mut report = self.setup.run(self.cache, base, commit, overlay, true)?;
+        let unsuppressed = report.findings.iter().filter(|f| f.suppressed.is_none());
+        let needs_evidence = unsuppressed.clone().count() > 0
+            && unsuppressed
+                .clone()
+                .all(|f| f.evidence.to_text.is_none() && f.evidence.from_text.is_none());
+        if needs_evidence {
+            // A stored analysis keeps the findings, not the declaration texts drafts start
+            // from: analyse again (every file's parse is kept, so this parses nothing new).
+            report = self.setup.run(self.cache, base, commit, overlay, false)?;
+        }
+        self.drafts_into(&report, commit, &mut probe);
+        Ok(probe)
+    }
+
+    fn drafts_into(&self, report: &ApiReport, commit: Oid, probe: &mut Probe) {
+        let upstream = CacheUpstream {
+            cache: self.cache,
+            commit,
+        };
+        let planned = draft::plan(report, &self.setup.backend, &upstream);
+        let mut drafts: HashMap<(String, String), DraftNote> = HashMap::new();
+        for d in &planned.drafts {
+            drafts.insert(
+                (d.kind.as_str().to_string(), d.symbol.clone()),
+                DraftNote {
+                    remedy: d.remedy.as_str().to_string(),
+                    title: d.title.clone(),
+                    path: d.path.clone(),
+                    line: d.line,
+                },
+            );
+        }
+        let reasons: HashMap<(String, String), String> = planned
+            .without
+            .iter()
+            .map(|n| {
+                (
+                    (n.kind.as_str().to_string(), n.symbol.clone()),
+                    n.reason.clone(),
+                )
+            })
+            .collect();
+        for f in report.findings.iter().filter(|f| f.suppressed.is_none()) {
+            let key = (f.kind.as_str().to_string(), f.symbol.clone());
+            let entry = match drafts.remove(&key) {
+                Some(note) => Ok(note),
+                None => Err(reasons
+                    .get(&key)
+                    .cloned()
+                    .unwrap_or_else(|| "no draft".to_string())),
+            };
+            if let Some(c) = &f.introduced_by {
+                probe.causes.push(c.sha.clone());
+            }
+            probe.drift.insert(key, entry);
+        }
+    }
+}
+
+/// Resolves `--to` (default: the upstream branch's tip, as last fetched: `forkbook fetch`
+/// brings it up to date).
+fn target(project: &Project, cache: &Cache, to: Option<&str>) -> Result<Oid> {
+    cache.commit(
+        to.unwrap_or(&project.config.upstream.branch),
+        Remote::Upstream,
+    )
+}
+
+/// `forkbook roll --check`: the forecast from the recorded pin to `to`.
+pub fn forecast(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    to: Option<&str>,
+) -> Result<Forecast> {
+    let to = target(project, cache, to)?;
+    forecast_to(project, cache, state, to)
+}
+
+fn forecast_to(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    to: Oid,
+) -> Result<Forecast> {
+    let repo = cache.repo();
+    let pin = state.commits.pin;
+    let line = first_parent_line(repo, pin, to)?;
+    let last = line.len() - 1;
+    let _memo = api::ParseMemo::scope();
+    let exact = exact_conflicts(cache, state, &line)?;
+    let mut prober = Prober {
+        project,
+        cache,
+        state,
+        setup: DriftSetup::new(project, cache, state, state.commits.base)?,
+        tracked: exact.keys().cloned().collect(),
+        probes: 0,
+    };
+    let position: HashMap<Oid, usize> = line.iter().enumerate().map(|(i, c)| (*c, i)).collect();
+    let mut probes: BTreeMap<usize, Probe> = BTreeMap::new();
+    let mut probe_at = |i: usize, probes: &mut BTreeMap<usize, Probe>| -> Result<()> {
+        if let std::collections::btree_map::Entry::Vacant(slot) = probes.entry(i) {
+            slot.insert(prober.probe(line[i])?);
+        }
+        Ok(())
+    };
+    probe_at(0, &mut probes)?;
+    probe_at(last, &mut probes)?;
+    // Both sides of every exact conflict event: the state may change there too.
+    for regions in exact.values() {
+        for i in 1..=last {
+            if (regions[i] > 0) != (regions[i - 1] > 0) {
+                probe_at(i - 1, &mut probes)?;
+                probe_at(i, &mut probes)?;
+            }
+        }
+    }
+    // Both sides of the commit each finding at the target names as its cause.
+    let hints: Vec<usize> = probes[&last]
+        .causes
+        .iter()
+        .filter_map(|sha| Oid::from_str(sha).ok())
+        .filter_map(|oid| position.get(&oid).copied())
+        .filter(|&i| i > 0)
+        .collect();
+    for i in hints {
+        probe_at(i - 1, &mut probes)?;
+        probe_at(i, &mut probes)?;
+    }
+    // Bisect every stretch whose ends differ until each change sits between adjacent commits.
+    loop {
+        let known: Vec<usize> = probes.keys().copied().collect();
+        let split: Vec<usize> = known
+            .windows(2)
+            .filter(|w| w[1] > w[0] + 1 && !probes[&w[0]].same(&probes[&w[1]]))
+            .map(|w| w[0] + (w[1] - w[0]) / 2)
+            .collect();
+        if split.is_empty() {
+            break;
+        }
+        for i in split {
+            probe_at(i, &mut probes)?;
+        }
+    }
+
+    let commit_of = |i: usize| UpstreamCommit::of(repo, line[i]);
+    let mut events = Vec::new();
+    for i in 1..=last {
+        let mut here = Vec::new();
+        for (path, regions) in &exact {
+            match (regions[i - 1] > 0, regions[i] > 0) {
+                (false, true) => here.push(Change::ConflictStarts {
+                    path: path.clone(),
+                    regions: regions[i],
+                }),
+                (true, false) => here.push(Change::ConflictStops { path: path.clone() }),
+                _ => {}
+            }
+        }
+        if let (Some(before), Some(after)) = (probes.get(&(i - 1)), probes.get(&i)) {
+            for path in after.conflicts.difference(&before.conflicts) {
+                here.push(Change::ConflictStarts {
+                    path: path.clone(),
+                    regions: 0,
+                });
+            }
+            for path in before.conflicts.difference(&after.conflicts) {
+                here.push(Change::ConflictStops { path: path.clone() });
+            }
+            for ((kind, symbol), draft) in &after.drift {
+                if !before.drift.contains_key(&(kind.clone(), symbol.clone())) {
+                    here.push(Change::DriftAppears {
+                        kind: kind.clone(),
+                        symbol: symbol.clone(),
+                        draft: draft.clone().ok(),
+                        no_draft: draft.clone().err(),
+                    });
+                }
+            }
+            for (kind, symbol) in before.drift.keys() {
+                if !after.drift.contains_key(&(kind.clone(), symbol.clone())) {
+                    here.push(Change::DriftGoes {
+                        kind: kind.clone(),
+                        symbol: symbol.clone(),
+                    });
+                }
+            }
+            for (number, title) in &after.droppable {
+                if !before.droppable.contains_key(number) {
+                    here.push(Change::FixDroppable {
+                        number: *number,
+                        title: title.clone(),
+                    });
+                }
+            }
+            for (number, title) in &before.droppable {
+                if !after.droppable.contains_key(number) {
+                    here.push(Change::FixNeeded {
+                        number: *number,
+                        title: title.clone(),
+                    });
+                }
+            }
+        }
+        if !here.is_empty() {
+            let commit = commit_of(i);
+            events.extend(here.into_iter().map(|change| Event {
+                commit: commit.clone(),
+                position: i,
+                change,
+            }));
+        }
+    }
+
+    // The state at any commit is the nearest probe at or before it.
+    let probe_for = |i: usize| -> &Probe {
+        probes
+            .range(..=i)
+            .next_back()
+            .map(|(_, p)| p)
+            .expect("the pin is probed")
+    };
+    let conflict_free =
+        |i: usize| exact.values().all(|r| r[i] == 0) && probe_for(i).conflicts.is_empty();
+    let drift_left = |i: usize| -> Vec<String> {
+        probe_for(i)
+            .drift
+            .keys()
+            .map(|(k, s)| format!("{k} {s}"))
+            .collect()
+    };
+    let newest = |ok: &dyn Fn(usize) -> bool| (0..=last).rev().find(|&i| ok(i)).unwrap_or(0);
+    let clean = newest(&|i| conflict_free(i) && probe_for(i).drift.is_empty());
+    let drafted = newest(&|i| conflict_free(i) && probe_for(i).drift.values().all(|d| d.is_ok()));
+    let candidate = |i: usize| Candidate {
+        commit: commit_of(i),
+        position: i,
+        moves: i > 0,
+        drift_left: drift_left(i),
+    };
+    Ok(Forecast {
+        pin: pin.to_string(),
+        to: to.to_string(),
+        commits: last,
+        events,
+        clean: candidate(clean),
+        drafted: candidate(drafted),
+        probes: prober.probes,
+    })
+}
+
+impl Change {
+    /// What happens, in words, for a terminal or a table cell (the caller escapes).
+    pub fn describe(&self) -> String {
+        match self {
+            Change::ConflictStarts { path, regions } if *regions > 0 => {
+                format!(
+                    "{path} starts conflicting ({})",
+                    plural(*regions, "region", "regions")
+                )
+            }
+            Change::ConflictStarts { path, .. } => format!("{path} starts conflicting"),
+            Change::ConflictStops { path } => format!("{path} merges cleanly again"),
+            Change::DriftAppears { kind, symbol, .. } => format!("drift: {kind} `{symbol}`"),
+            Change::DriftGoes { kind, symbol } => format!("drift gone: {kind} `{symbol}`"),
+            Change::FixDroppable { number, title } => {
+                format!("fix {number} droppable: upstream holds it ({title})")
+            }
+            Change::FixNeeded { number, title } => {
+                format!("fix {number} needed again ({title})")
+            }
+        }
+    }
+
+    /// Whether a draft exists: `draft`, `no draft`, or nothing to draft.
+    fn draft_words(&self) -> Option<String> {
+        match self {
+            Change::DriftAppears { draft: Some(d), .. } => {
+                Some(format!("draft: {} at {}:{}", d.remedy, d.path, d.line))
+            }
+            Change::DriftAppears { no_draft, .. } => {
+                Some(no_draft.clone().unwrap_or_else(|| "no draft".to_string()))
+            }
+            Change::ConflictStarts { .. } => Some("no draft: resolve by hand".to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// Terminal text: control characters of other people's text made visible.
+fn visible(text: &str) -> String {
+    crate::terminal::escape_controls(text).into_owned()
+}
+
+impl Forecast {
+    fn candidate_line(&self, what: &str, c: &Candidate) -> String {
+        let at = if c.moves {
+            format!(
+                "{} ({} after the pin)",
+                visible(&c.commit.describe()),
+                plural(c.position, "commit", "commits")
+            )
+        } else {
+            "the recorded pin (no move)".to_string()
+        };
+        format!("{what}: {at}\n")
+    }
+}
+
+impl CommandReport for Forecast {
+    fn text(&self) -> String {
+        let mut out = format!(
+            "roll forecast from the pin {} to {} ({}, {} probed):\n",
+            &self.pin[..8],
+            &self.to[..8],
+            plural(self.commits, "first-parent commit", "first-parent commits"),
+            self.probes
+        );
+        if self.events.is_empty() {
+            out.push_str("  nothing changes for the overlay\n");
+        }
+        let mut last = None;
+        for e in &self.events {
+            if last != Some(e.position) {
+                out.push_str(&format!(
+                    "  {}{}\n",
+                    visible(&e.commit.describe()),
+                    e.commit
+                        .pr
+                        .map(|n| format!(" [PR #{n}]"))
+                        .unwrap_or_default()
+                ));
+                last = Some(e.position);
+            }
+            out.push_str(&format!("    {}", visible(&e.change.describe())));
+            if let Some(words) = e.change.draft_words() {
+                out.push_str(&format!(" [{}]", visible(&words)));
+            }
+            out.push('\n');
+        }
+        out.push_str(&self.candidate_line("clean candidate", &self.clean));
+        out.push_str(&self.candidate_line("with drafts", &self.drafted));
+        if !self.drafted.drift_left.is_empty() {
+            out.push_str(&format!(
+                "  drafts there for: {}\n",
+                visible(&self.drafted.drift_left.join(", "))
+            ));
+        }
+        out
+    }
+
+    /// A forecast is information: it never fails.
+    fn verdict(&self) -> Verdict {
+        Verdict::Clean
+    }
+
+    fn markdown(&self, links: &PageLinks) -> Option<String> {
+        Some(self.timeline(links))
+    }
+}
+
+impl Forecast {
+    /// The forecast as Markdown: the two candidates, then the timeline table, each event linked
+    /// upstream and to its draft or fix.
+    pub fn timeline(&self, links: &PageLinks) -> String {
+        let candidate = |c: &Candidate| -> String {
+            if c.moves {
+                format!(
+                    "{} ({} after the pin)",
+                    links.upstream_commit(&c.commit.sha, &c.commit.summary),
+                    plural(c.position, "commit", "commits")
+                )
+            } else {
+                "the recorded pin: no move".to_string()
+            }
+        };
+        let mut out = format!(
+            "From the pin {} to {}: {}, {}.\n\n",
+            links.upstream_commit(&self.pin, ""),
+            links.upstream_commit(&self.to, ""),
+            plural(self.commits, "first-parent commit", "first-parent commits"),
+            plural(self.events.len(), "event", "events"),
+        );
+        out.push_str(&format!(
+            "- **Clean candidate** (no conflict, no drift): {}\n",
+            candidate(&self.clean)
+        ));
+        out.push_str(&format!(
+            "- **With drafts** (every finding left has a draft): {}\n\n",
+            candidate(&self.drafted)
+        ));
+        let rows: Vec<Vec<String>> = self
+            .events
+            .iter()
+            .map(|e| {
+                let what = markdown::cell(&markdown::text(&e.change.describe()));
+                let fix = match &e.change {
+                    Change::DriftAppears { draft: Some(d), .. } => format!(
+                        "draft ({}): {} at {}",
+                        markdown::text(&d.remedy),
+                        markdown::text(&d.title),
+                        markdown::code_span(&format!("{}:{}", d.path, d.line))
+                    ),
+                    Change::FixDroppable { number, .. } | Change::FixNeeded { number, .. } => {
+                        links.fix(*number)
+                    }
+                    other => other
+                        .draft_words()
+                        .map(|w| markdown::text(&w))
+                        .unwrap_or_default(),
+                };
+                vec![
+                    e.position.to_string(),
+                    markdown::cell(&links.upstream_commit(&e.commit.sha, &e.commit.summary)),
+                    what,
+                    markdown::cell(&fix),
+                ]
+            })
+            .collect();
+        if rows.is_empty() {
+            out.push_str("Nothing changes for the overlay up to there.\n");
+        } else {
+            out.push_str(&markdown::table(
+                &["#", "upstream commit", "what happens", "draft or fix"],
+                &rows,
+            ));
+        }
+        out
+    }
+}
+
+/// What `roll` is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct RollRequest {
+    /// The commit to move to; default: the clean candidate (the drafted one with `draft`).
+    pub to: Option<String>,
+    /// Write a draft fix for each finding with a mechanical remedy.
+    pub draft: bool,
+    /// Where the pull request's body goes; default: a file in the temporary folder.
+    pub body: Option<PathBuf>,
+}
+
+/// What `roll` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rolled {
+    pub from: String,
+    /// The pin the overlay is at now.
+    pub to: UpstreamCommit,
+    pub moved: bool,
+    /// Conflict regions the retarget left with markers.
+    pub conflicts: usize,
+    /// Fixes drafted (register numbers).
+    pub drafted: Vec<usize>,
+    /// Findings no draft answers, left for a person.
+    pub left: Vec<String>,
+    /// The pull request's body, `report --pr-body` of the new state.
+    pub body: Option<PathBuf>,
+    #[serde(skip)]
+    pub body_failed: bool,
+}
+
+/// `forkbook roll`: the bump to the clean candidate (or `request.to`), written.
+pub fn roll(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    request: &RollRequest,
+) -> Result<Rolled> {
+    // A dirty overlay is refused before anything is computed, as sync and retarget refuse it.
+    sync::refuse_marked(project, state, false)?;
+    let to = match &request.to {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => {
+            let tip = target(project, cache, None)?;
+            let forecast = forecast_to(project, cache, state, tip)?;
+            let chosen = if request.draft {
+                &forecast.drafted
+            } else {
+                &forecast.clean
+            };
+            Oid::from_str(&chosen.commit.sha)?
+        }
+    };
+    let from = state.commits.pin;
+    let mut rolled = Rolled {
+        from: from.to_string(),
+        to: UpstreamCommit::of(cache.repo(), to),
+        moved: false,
+        conflicts: 0,
+        drafted: Vec::new(),
+        left: Vec::new(),
+        body: None,
+        body_failed: false,
+    };
+    if to == from {
+        return Ok(rolled);
+    }
+    if !cache.is_ancestor(from, to)? {
+        return Err(Error::new(format!(
+            "`{}` does not follow the recorded pin `{}`",
+            short(to),
+            short(from)
+        ))
+        .with_note("roll moves forward: use `forkbook retarget REV` to move elsewhere"));
+    }
+    let options = sync::MoveOptions {
+        write: true,
+        ..Default::default()
+    };
+    let moved = sync::retarget(project, cache, state, &to.to_string(), &options)?;
+    rolled.moved = true;
+    rolled.conflicts = moved.conflicts();
+    let mut now = OverlayState::load(project, cache)?;
+    if request.draft && rolled.conflicts == 0 {
+        let drafted = draft::write_drafts(project, cache, &now, now.commits.base, now.commits.pin)?;
+        rolled.drafted = drafted.written.iter().map(|w| w.number).collect();
+        now = OverlayState::load(project, cache)?;
+    }
+    let drift =
+        super::candidate::drift_api(project, cache, &now, now.commits.base, now.commits.pin)?;
+    // Findings a written draft answers are gone from the backend's drift now.
+    rolled.left = drift
+        .findings
+        .iter()
+        .filter(|f| f.suppressed.is_none())
+        .map(|f| format!("{} {}", f.kind.as_str(), f.symbol))
+        .collect();
+    let report = super::report::pr_report(project, cache, &now, "HEAD")?;
+    let path = match &request.body {
+        Some(p) => p.clone(),
+        None => std::env::temp_dir().join(format!("forkbook-roll-{}.md", short(to))),
+    };
+    super::fsutil::replace_file(&path, report.text().as_bytes()).with_context(|| {
+        format!(
+            "failed to write the pull request's body `{}`",
+            path.display()
+        )
+    })?;
+    rolled.body_failed = report.verdict() != Verdict::Clean;
+    rolled.body = Some(path);
+    Ok(rolled)
+}
+
+impl CommandReport for Rolled {
+    fn text(&self) -> String {
+        let mut out = if self.moved {
+            format!(
+                "rolled the pin from {} to {}\n",
+                &self.from[..8],
+                visible(&self.to.describe())
+            )
+        } else {
+            format!(
+                "nothing to roll: the pin {} is the candidate\n",
+                &self.from[..8]
+            )
+        };
+        if self.conflicts > 0 {
+            out.push_str(&format!(
+                "  {} left with markers: resolve them, then record each resolution as a local fix\n",
+                plural(self.conflicts, "conflict region", "conflict regions")
+            ));
+        }
+        if !self.drafted.is_empty() {
+            let numbers: Vec<String> = self.drafted.iter().map(usize::to_string).collect();
+            out.push_str(&format!(
+                "  drafted fixes {}: review each, then `forkbook fix confirm N`\n",
+                numbers.join(", ")
+            ));
+        }
+        for left in &self.left {
+            out.push_str(&format!("  left for a person: {}\n", visible(left)));
+        }
+        if let Some(body) = &self.body {
+            out.push_str(&format!(
+                "pull request body (`report --pr-body`): {}\n",
+                body.display()
+            ));
+        }
+        out
+    }
+
+    /// A bump that leaves conflicts, drift or drafts to review is not done yet.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(
+            self.conflicts > 0 || !self.left.is_empty() || !self.drafted.is_empty(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(sha: char, summary: &str) -> UpstreamCommit {
+        UpstreamCommit {
+            sha: sha.to_string().repeat(40),
+            summary: summary.to_string(),
+            pr: markdown::pr_number(summary),
+        }
+    }
+
+    #[test]
+    fn the_timeline_links_each_event_upstream_and_to_its_draft_or_fix() {
+        let pin = commit('a', "pin");
+        let forecast = Forecast {
+            pin: pin.sha.clone(),
+            to: "c".repeat(40),
+            commits: 9,
+            events: vec![
+                Event {
+                    commit: commit('b', "Add <b>GatherQMM</b> (#12)"),
+                    position: 3,
+                    change: Change::DriftAppears {
+                        kind: "missing-eval-gpu".into(),
+                        symbol: "mlx::core::GatherQMM::eval_gpu".into(),
+                        draft: Some(DraftNote {
+                            remedy: "stub".into(),
+                            title: "Draft: stub GatherQMM".into(),
+                            path: "mlx/backend/rocm/primitives.cpp".into(),
+                            line: 7,
+                        }),
+                        no_draft: None,
+                    },
+                },
+                Event {
+                    commit: commit('c', "Take the fix upstream (#13)"),
+                    position: 9,
+                    change: Change::FixDroppable {
+                        number: 2,
+                        title: "Free pooled buffers".into(),
+                    },
+                },
+            ],
+            clean: Candidate {
+                commit: commit('d', "Docs (#11)"),
+                position: 2,
+                moves: true,
+                drift_left: Vec::new(),
+            },
+            drafted: Candidate {
+                commit: commit('c', "Take the fix upstream (#13)"),
+                position: 9,
+                moves: true,
+                drift_left: vec!["missing-eval-gpu mlx::core::GatherQMM::eval_gpu".into()],
+            },
+            probes: 4,
+        };
+        let links = PageLinks {
+            upstream_web: Some("https://github.com/ml-explore/mlx".into()),
+            register_page: Some("register.md".into()),
+        };
+        let md = forecast.timeline(&links);
+        let web = "https://github.com/ml-explore/mlx";
+        assert!(
+            md.contains(&format!("({web}/commit/{})", "b".repeat(40))),
+            "{md}"
+        );
+        assert!(md.contains(&format!("({web}/pull/12)")), "{md}");
+        assert!(md.contains("[fix 2](register.md#fix-2)"), "{md}");
+        assert!(md.contains("`mlx/backend/rocm/primitives.cpp:7`"), "{md}");
+        assert!(!md.contains("<b>"), "upstream's text stays text: {md}");
+        assert!(
+            md.contains(&format!(
+                "**Clean candidate** (no conflict, no drift): [`dddddddd`]({web}/commit/"
+            )),
+            "{md}"
+        );
+        let text = forecast.text();
+        assert!(
+            text.contains("fix 2 droppable: upstream holds it"),
+            "{text}"
+        );
+        assert!(
+            text.contains("clean candidate: dddddddd Docs (#11) (2 commits after the pin)"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,467 @@
+//! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, the book's `.step-cache/`) are
+//! untrusted input: a pull request may carry forged or damaged entries in them. A cache can
+//! make a run faster, never change its result: with each kind forged or damaged, every gate
+//! command's exit status and output equal a run with no cache, in both layouts.
+
+use crate::common::Demo;
+use forkbook::engine::config::Layout;
+use forkbook_records::cache_entry::{seal, Key, Secret};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Splits a kept entry into its header and payload. A sealed entry has a five-line header; an
+/// entry of an older, unsealed format is all payload.
+fn split(entry: &[u8]) -> (&[u8], &[u8]) {
+    if !entry.starts_with(b"forkbook cache entry ") {
+        return (&[], entry);
+    }
+    let mut at = 0;
+    for _ in 0..5 {
+        at += entry[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    }
+    entry.split_at(at)
+}
+
+/// Rewrites the entry at `path` as someone without the cache's secret can: the payload edited,
+/// under a header whose kind, key and length are right, sealed with a guessed secret.
+fn forge(path: &Path, edit: impl FnOnce(Vec<u8>) -> Vec<u8>) {
+    let entry = std::fs::read(path).unwrap();
+    let (header, payload) = split(&entry);
+    let payload = edit(payload.to_vec());
+    if header.is_empty() {
+        std::fs::write(path, payload).unwrap();
+        return;
+    }
+    let header = String::from_utf8_lossy(header);
+    let kind = header
+        .lines()
+        .nth(1)
+        .unwrap()
+        .strip_prefix("kind ")
+        .unwrap();
+    let key = Key::from_hex(path.file_name().unwrap().to_str().unwrap()).unwrap();
+    let guessed = Secret::from_bytes([0; 32]);
+    std::fs::write(path, seal(&guessed, kind, &key, &payload)).unwrap();
+}
+
+/// Rewrites the entry at `path` with its payload edited and sealed with the cache's own secret,
+/// as only this machine can: shows that an entry is really read back.
+pub fn reseal(demo: &Demo, path: &Path, kind: &str, edit: impl FnOnce(String) -> String) {
+    let secret = Secret::beside(demo.demo.cache.parent().unwrap()).unwrap();
+    let entry = std::fs::read(path).unwrap();
+    let payload = edit(String::from_utf8(split(&entry).1.to_vec()).unwrap());
+    let key = Key::from_hex(path.file_name().unwrap().to_str().unwrap()).unwrap();
+    std::fs::write(path, seal(&secret, kind, &key, payload.as_bytes())).unwrap();
+}
+
+/// The entries of a cache folder, by path.
+fn entries(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let Ok(list) = std::fs::read_dir(dir) else {
+        return BTreeMap::new();
+    };
+    list.map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect()
+}
+
+/// A demo project at a state where the caches matter, with a book whose gate runs `STEP`.
+struct World {
+    demo: Demo,
+}
+
+const BOOK_TOML: &str =
+    "[book]\ntitle = \"gate\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\n";
+
+impl World {
+    /// The demo moved to its second pin (core files merged, one conflict, seven API breaks),
+    /// its book gated on `forkbook verify`.
+    fn retargeted(layout: Layout) -> World {
+        let demo = Demo::new(layout);
+        let pin2 = demo.demo.world.pin2.clone();
+        let (code, out) = demo.run(&["retarget", &pin2]);
+        assert_eq!(code, 1, "{layout:?}: device.cpp conflicts: {out}");
+        let world = World { demo };
+        world.chapter("```forkbook,gate\nforkbook verify\n```\n");
+        world
+    }
+
+    fn chapter(&self, step: &str) {
+        let src = self.book().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(self.book().join("book.toml"), BOOK_TOML).unwrap();
+        std::fs::write(src.join("SUMMARY.md"), "# Summary\n\n- [Gate](gate.md)\n").unwrap();
+        std::fs::write(src.join("gate.md"), format!("# Gate\n\n{step}")).unwrap();
+    }
+
+    fn book(&self) -> PathBuf {
+        self.demo.root().join("book")
+    }
+
+    fn merges(&self) -> PathBuf {
+        self.demo.demo.cache.with_file_name("forkbook-merges")
+    }
+
+    fn drift(&self) -> PathBuf {
+        self.demo.demo.cache.with_file_name("forkbook-drift-api")
+    }
+
+    fn steps(&self) -> PathBuf {
+        self.book().join(".step-cache")
+    }
+
+    /// Empties every results cache: the next command runs as with no cache.
+    fn clear(&self) {
+        for dir in [self.merges(), self.drift(), self.steps()] {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    /// Every gate command's exit status and output (and the trees `materialize` and
+    /// `export-tree` write), each run right after `prepare`.
+    fn verdicts(&self, prepare: &dyn Fn()) -> Vec<String> {
+        let out_dir = self.demo.tmp.path().join("out");
+        let book = self.book();
+        let book = book.to_str().unwrap();
+        let out = out_dir.to_str().unwrap();
+        let commands: [&[&str]; 8] = [
+            &["check"],
+            &["sync", "--check"],
+            &["verify"],
+            &["report"],
+            &["status"],
+            &["materialize", "--out", out],
+            &["export-tree", "--dest", out],
+            &["book", "test", "--dir", book],
+        ];
+        let mut verdicts = Vec::new();
+        for args in commands {
+            prepare();
+            let _ = std::fs::remove_dir_all(&out_dir);
+            let (code, text) = self.demo.run(args);
+            verdicts.push(format!("{args:?} exit {code}\n{}", normalized(&text)));
+            if out_dir.exists() {
+                for (path, bytes) in forkbook::engine::fsutil::read_tree(&out_dir).unwrap() {
+                    verdicts.push(format!("{args:?} wrote {path} {}", sha256(&bytes[..])));
+                }
+            }
+        }
+        verdicts
+    }
+
+    /// The file `path` as `materialize` writes it with no cache.
+    fn materialized(&self, path: &str) -> Vec<u8> {
+        self.clear();
+        let out = self.demo.tmp.path().join("truth");
+        let (code, text) = self
+            .demo
+            .run(&["materialize", "--out", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{text}");
+        std::fs::read(out.join(path)).unwrap()
+    }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    forkbook_records::hex::encode(&Sha256::digest(bytes))
+}
+
+/// `text` without what differs between two runs of the same verdict: step times (`(8 ms)`) and
+/// how many book results came from the cache.
+fn normalized(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let line = match line.find(" from the cache") {
+            Some(end) => {
+                let start = line[..end].rfind("; ").unwrap_or(end);
+                format!(
+                    "{}{}",
+                    &line[..start],
+                    &line[end + " from the cache".len()..]
+                )
+            }
+            None => line.to_string(),
+        };
+        let mut kept = String::new();
+        let mut rest = line.as_str();
+        while let Some(at) = rest.find(" ms)") {
+            let digits = rest[..at].trim_end_matches(|c: char| c.is_ascii_digit());
+            kept.push_str(digits);
+            kept.push_str("N ms)");
+            rest = &rest[at + " ms)".len()..];
+        }
+        kept.push_str(rest);
+        out.push_str(&kept);
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `entries` back before a run, so every command meets them (a run that finds an entry
+/// wanting makes it again and keeps the true one).
+fn restore(world: &World, kept: &BTreeMap<PathBuf, Vec<u8>>) {
+    world.clear();
+    for (path, bytes) in kept {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// Fills the caches the way the gate commands do.
+fn warm(world: &World) {
+    world.clear();
+    world.demo.run(&["verify"]);
+    world
+        .demo
+        .run(&["book", "build", "--dir", world.book().to_str().unwrap()]);
+}
+
+/// A forged merge (a line of a merged core file replaced by a CMake `execute_process` line of
+/// the same length, and the matching `overlay.lock` line) and a damaged one (one byte, same
+/// length) change no verdict: they are misses, merged again. Fails before the entries were
+/// sealed: `materialize` wrote the forged line and `sync --check` agreed with the forged lock.
+#[test]
+fn a_forged_or_damaged_merge_changes_no_verdict() {
+    for layout in [Layout::Patch, Layout::Files] {
+        let world = World::retargeted(layout);
+        warm(&world);
+        let kept = entries(&world.merges());
+        assert!(
+            !kept.is_empty(),
+            "{layout:?}: the retarget's merges are kept"
+        );
+        // The first merged file of the first entry, and a line of it the overlay holds.
+        let (entry, bytes) = kept.iter().next().unwrap();
+        let payload = split(bytes).1;
+        let header_end = payload.iter().position(|&b| b == b'\n').unwrap();
+        let header = std::str::from_utf8(&payload[..header_end]).unwrap();
+        let path = header.splitn(3, ' ').nth(2).unwrap().to_string();
+        let truth = world.materialized(&path);
+        let truth_text = String::from_utf8(truth.clone()).unwrap();
+        let line = truth_text
+            .lines()
+            .find(|l| l.len() >= 27 && truth_text.matches(*l).count() == 1)
+            .unwrap_or_else(|| panic!("{layout:?}: a long line in {path}"))
+            .to_string();
+        let forged_line = format!("{:<1$}", "execute_process(COMMAND id)", line.len());
+        let forged_file = truth_text.replacen(&line, &forged_line, 1);
+        let lock_path = world.demo.records().join("overlay.lock");
+        let lock = std::fs::read_to_string(&lock_path).unwrap();
+        let suffix = format!("  {path}");
+        let forged_lock: String = lock
+            .lines()
+            .map(|l| match l.ends_with(&suffix) {
+                true => format!("{}{suffix}\n", sha256(forged_file.as_bytes())),
+                false => format!("{l}\n"),
+            })
+            .collect();
+        assert_ne!(forged_lock, lock, "{layout:?}: {path} is in the lock");
+        std::fs::write(&lock_path, forged_lock).unwrap();
+
+        let no_cache = world.verdicts(&|| world.clear());
+        let forged = {
+            let entry = entry.clone();
+            let mut forged_kept = kept.clone();
+            restore(&world, &kept);
+            forge(&entry, |payload| {
+                let text = String::from_utf8(payload).unwrap();
+                assert!(text.contains(&line), "{layout:?}: the entry holds the line");
+                text.replacen(&line, &forged_line, 1).into_bytes()
+            });
+            forged_kept.insert(entry.clone(), std::fs::read(&entry).unwrap());
+            forged_kept
+        };
+        let with_forged = world.verdicts(&|| restore(&world, &forged));
+        assert_eq!(with_forged, no_cache, "{layout:?}: a forged merge");
+
+        let mut damaged = kept.clone();
+        let bytes = damaged.get_mut(entry).unwrap();
+        let at = bytes.len() - 2;
+        bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+        let with_damaged = world.verdicts(&|| restore(&world, &damaged));
+        assert_eq!(with_damaged, no_cache, "{layout:?}: a damaged merge");
+    }
+}
+
+/// A drift analysis with its findings emptied changes no verdict: the pin's seven API breaks
+/// still fail `verify`, `report` and `book test`. Fails before the entries were sealed: all
+/// three passed.
+#[test]
+fn an_emptied_drift_analysis_changes_no_verdict() {
+    for layout in [Layout::Patch, Layout::Files] {
+        let world = World::retargeted(layout);
+        warm(&world);
+        let mut kept = entries(&world.drift());
+        assert!(!kept.is_empty(), "{layout:?}: verify's analysis is kept");
+        let no_cache = world.verdicts(&|| world.clear());
+        restore(&world, &kept);
+        for (path, bytes) in kept.iter_mut() {
+            forge(path, |payload| {
+                let mut report: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+                report["findings"] = serde_json::json!([]);
+                serde_json::to_vec(&report).unwrap()
+            });
+            *bytes = std::fs::read(path).unwrap();
+        }
+        let with_forged = world.verdicts(&|| restore(&world, &kept));
+        assert_eq!(with_forged, no_cache, "{layout:?}: emptied findings");
+    }
+}
+
+/// A forged green result of a failing gated book step changes no verdict: `book test` still
+/// fails on it. The forger learns the step's entry by running it ungated (an ungated failure is
+/// kept), then rewrites the entry to exit 0. Fails before the entries were sealed: `book test`
+/// passed.
+#[test]
+fn a_forged_green_step_result_changes_no_verdict() {
+    for layout in [Layout::Patch, Layout::Files] {
+        let demo = Demo::new(layout);
+        let world = World { demo };
+        let pin2 = world.demo.demo.world.pin2.clone();
+        let step = format!("forkbook drift api --to {pin2}\n```\n");
+        world.chapter(&format!("```forkbook\n{step}"));
+        world.clear();
+        let (code, out) =
+            world
+                .demo
+                .run(&["book", "build", "--dir", world.book().to_str().unwrap()]);
+        assert_eq!(code, 0, "{layout:?}: {out}");
+        let mut kept = entries(&world.steps());
+        let failing: Vec<PathBuf> = kept
+            .iter()
+            .filter(|(_, bytes)| String::from_utf8_lossy(bytes).contains("\"exit\":1"))
+            .map(|(path, _)| path.clone())
+            .collect();
+        assert_eq!(failing.len(), 1, "{layout:?}: the ungated failure is kept");
+        world.chapter(&format!("```forkbook,gate\n{step}"));
+        let no_cache = world.verdicts(&|| world.clear());
+        restore(&world, &kept);
+        forge(&failing[0], |payload| {
+            let mut result: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+            result["exit"] = serde_json::json!(0);
+            result["output"] = serde_json::json!("0 breaks\n");
+            result["view"] = serde_json::Value::Null;
+            serde_json::to_vec(&result).unwrap()
+        });
+        kept.insert(failing[0].clone(), std::fs::read(&failing[0]).unwrap());
+        let with_forged = world.verdicts(&|| restore(&world, &kept));
+        assert_eq!(with_forged, no_cache, "{layout:?}: a forged green step");
+        let book_test = no_cache.iter().find(|v| v.contains("\"test\"")).unwrap();
+        assert!(book_test.contains("exit 1"), "{layout:?}: {book_test}");
+    }
+}
+
+/// A results cache inside the project's checkout is the pull request's to write, its secret
+/// included: nothing is kept there, and nothing found there is believed.
+#[test]
+fn a_cache_inside_the_project_is_never_trusted() {
+    let demo = Demo::new(Layout::Patch);
+    let inside = demo.root().join(".forkbook-cache").join("objects.git");
+    let run = |args: &[&str]| {
+        let overrides = forkbook::engine::project::Overrides {
+            cache: Some(inside.clone()),
+            ..Default::default()
+        };
+        let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
+        let mut out = Vec::new();
+        let code = forkbook::cli::run(full, &mut out);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    };
+    let (code, out) = run(&["fetch"]);
+    assert_eq!(code, 0, "{out}");
+    let pin2 = demo.demo.world.pin2.clone();
+    let (code, out) = run(&["retarget", &pin2]);
+    assert_eq!(code, 1, "{out}");
+    let (code, out) = run(&["verify"]);
+    assert_eq!(code, 1, "seven API breaks: {out}");
+    let home = inside.parent().unwrap();
+    for kept in [
+        "forkbook-merges",
+        "forkbook-drift-api",
+        "forkbook-cache.key",
+    ] {
+        assert!(!home.join(kept).exists(), "{kept} kept inside the project");
+    }
+    // The same run with its cache outside the project keeps its results.
+    let (code, out) = demo.run(&["verify"]);
+    assert_eq!(code, 1, "{out}");
+    let outside = demo.demo.cache.parent().unwrap();
+    assert!(outside.join("forkbook-drift-api").is_dir());
+    assert!(outside.join("forkbook-cache.key").is_file());
+}
+
+/// A book step's kept result depends on the tools it found: made with `hipcc` on PATH, it is
+/// not replayed once `hipcc` is gone (issue 25: old hipcc failures came back "(cached)"). Runs
+/// forkbook as a program with a PATH the test sets. Fails before the tools were in the key: the
+/// failure came back cached.
+#[test]
+fn a_step_result_made_with_hipcc_is_not_replayed_without_it() {
+    let demo = Demo::new(Layout::Patch);
+    let world = World { demo };
+    let book = world.book();
+    std::fs::create_dir_all(book.join("src")).unwrap();
+    std::fs::write(
+        book.join("book.toml"),
+        format!("{BOOK_TOML}allow-shell = true\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        book.join("src/SUMMARY.md"),
+        "# Summary\n\n- [Gate](gate.md)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        book.join("src/gate.md"),
+        "# Gate\n\n```sh,run,requires=hipcc\nhipcc --version\n```\n",
+    )
+    .unwrap();
+    let tools = world.demo.tmp.path().join("tools");
+    let stub = world.demo.tmp.path().join("stub");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::create_dir_all(&stub).unwrap();
+    let sh = forkbook::engine::tools::find_program("sh").unwrap();
+    std::os::unix::fs::symlink(&sh, tools.join("sh")).unwrap();
+    let hipcc = stub.join("hipcc");
+    std::fs::write(
+        &hipcc,
+        "#!/bin/sh\necho 'hipcc: stub failure' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hipcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let build = |path: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_forkbook"))
+            .arg("--root")
+            .arg(world.demo.root())
+            .arg("--cache")
+            .arg(&world.demo.demo.cache)
+            .args(["book", "build", "--dir"])
+            .arg(&book)
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        let html = std::fs::read_to_string(book.join("book/gate.html")).unwrap_or_default();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+            html,
+        )
+    };
+    let with_hipcc = format!("{}:{}", stub.display(), tools.display());
+    let (code, out, html) = build(&with_hipcc);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("1 ran (0 passed, 1 failed)"), "{out}");
+    assert!(html.contains("hipcc: stub failure"), "{html}");
+    let (_, again, _) = build(&with_hipcc);
+    assert!(again.contains("1 result from the cache"), "kept: {again}");
+    let (code, out, html) = build(&tools.display().to_string());
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("0 ran (0 passed, 0 failed), 1 skipped"),
+        "hipcc is gone: the step is skipped, not replayed: {out}"
+    );
+    assert!(!html.contains("(cached)"), "{html}");
+    assert!(!html.contains("hipcc: stub failure"), "{html}");
+    assert!(html.contains("which is not on PATH"), "{html}");
+}
