@@ -438,6 +438,22 @@ fn measure(setup: &Setup, to: Option<&str>, book: bool, iters: usize, rows: &mut
         });
     }
 
+    if let Some(to) = to {
+        // The forecast from the pin to `to`: on the real overlay 39886de4 -> 846d176, 293
+        // first-parent commits (target: 30 s on 2 cores). Warm: the drift cache holds the
+        // analyses after the first run; cold figures come from hyperfine with `--prepare`
+        // removing `forkbook-drift-api/` (docs/reliability.md).
+        let args = ["roll", "--check", "--to", to];
+        let fb = median(iters, || run(&args, &[0]));
+        rows.push(Row {
+            world: setup.name.clone(),
+            what: format!("roll --check --to {}", &to[..8]),
+            forkbook: fb,
+            exit: last.get(),
+            baseline: None,
+        });
+    }
+
     let fb = median(iters, || run(&["check"], &[0, 1]));
     rows.push(Row {
         world: setup.name.clone(),

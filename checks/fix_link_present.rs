@@ -40,6 +40,11 @@ fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
                 "entry {} is to be proposed but has no upstream link",
                 entry.number
             ),
+            // No state at all: its words never say it applies to the fork, so do not claim so.
+            (None, _) => format!(
+                "entry {} has no upstream state and no upstream link",
+                entry.number
+            ),
             _ => format!(
                 "entry {} applies to the fork but has no upstream link",
                 entry.number
@@ -49,11 +54,17 @@ fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
             .reason()
             .filter(|_| entry.state() == Some(State::ToPropose))
             .map_or(String::new(), |r| format!(" (its hold: {r})"));
-        let note = format!(
-            "send it with `forkbook propose {n}` and record the pull request with \
-             `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue{held}",
-            n = entry.number
-        );
+        let note = if entry.state().is_none() {
+            "give it its state first (`fix-state-complete` says how); one that applies to the \
+             fork then needs the link of its pull request"
+                .to_string()
+        } else {
+            format!(
+                "send it with `forkbook propose {n}` and record the pull request with \
+                 `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue{held}",
+                n = entry.number
+            )
+        };
         return Some(
             CHECK
                 .finding(file, Some(entry.line), message)

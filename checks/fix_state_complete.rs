@@ -5,7 +5,7 @@
 //! kept-local entry's reason is the sentence that keeps it local.
 
 use crate::facts::Facts;
-use crate::register::{Entry, State, STATES};
+use crate::register::{Entry, Form, State, STATES};
 use crate::upstream_well_formed::is_full_sha;
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
@@ -88,7 +88,7 @@ fn required_fields(
 ) {
     // A missing link is `fix-link-present`'s finding, so it is reported once.
     for key in state.required_fields().iter().filter(|k| **k != "link") {
-        if entry.value(key).is_some() {
+        if entry.value(key).is_some() || (*key == "issue" && cited_issue(entry).is_some()) {
             continue;
         }
         let read = from.map_or(String::new(), |from| format!(" (read from {from})"));
@@ -97,8 +97,40 @@ fn required_fields(
             entry.number,
             state.as_str()
         );
-        let note = format!("add `- {key}: …` to the entry's list ({})", field_help(key));
-        findings.push(CHECK.finding(file, Some(line), message).with_note(note));
+        findings.push(CHECK.finding(file, Some(line), message).with_note(field_note(entry, key)));
+    }
+}
+
+/// The issue an entry's own text cites (`owner/repo#N`, an issue address), which is its issue
+/// when it has no `issue` field: `fixes list` shows it under issues too.
+pub(crate) fn cited_issue(entry: &Entry) -> Option<&str> {
+    entry
+        .issues
+        .first()
+        .or_else(|| entry.links.iter().find(|l| l.contains("/issues/")))
+        .map(String::as_str)
+}
+
+/// How to add `key` in the entry's own form: a field list where it has one (or is a heading
+/// entry), a sentence of its words where it is a list item written in prose alone.
+fn field_note(entry: &Entry, key: &str) -> String {
+    let prose_item = matches!(entry.form, Form::ListItem { .. }) && entry.fields.is_empty();
+    if prose_item {
+        format!("say it in the entry's words: {}", words_help(key))
+    } else {
+        format!("add `- {key}: …` to the entry's list ({})", field_help(key))
+    }
+}
+
+/// What a sentence must carry for each field, for entries written in prose alone.
+fn words_help(key: &str) -> &'static str {
+    match key {
+        "cause" => "name the upstream commit or pull request that made it necessary (`owner/repo#N` or a SHA)",
+        "package" => "name the patch that was sent",
+        "fork-commit" => "name the full SHA of the fork commit that contains the fix",
+        "reason" => "a sentence saying why the fix stays local",
+        "issue" => "cite the issue that tracks it (`owner/repo#N` or its address)",
+        _ => "see `forkbook check --explain fix-state-complete`",
     }
 }
 

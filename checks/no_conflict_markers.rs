@@ -1,4 +1,4 @@
-//! `no-conflict-markers`: no materialized overlay file holds a conflict marker.
+//! `no-conflict-markers`: no materialized overlay file, and no record, holds a conflict marker.
 
 use crate::facts::{Facts, MarkedFile};
 use crate::{Chapter, Check, Finding, Needs, Severity};
@@ -17,16 +17,24 @@ pub(crate) const CHECK: Check = Check {
 const NOTE: &str = "resolve it in a materialized copy (`forkbook materialize --out DIR`, edit), \
                     then record the resolution with `forkbook fix add --from DIR --title \"...\"`";
 
+const RECORD_NOTE: &str = "a merge of the records was left unresolved: edit the record so \
+                           that both sides' intent survives, remove the markers, then run \
+                           `forkbook check` again";
+
 fn run(facts: &Facts) -> Vec<Finding> {
-    facts
+    let overlay = facts
         .overlay
         .iter()
         .flat_map(|o| &o.markers)
-        .flat_map(findings_in)
-        .collect()
+        .flat_map(|marked| findings_in(marked, NOTE));
+    let records = facts
+        .record_markers
+        .iter()
+        .flat_map(|marked| findings_in(marked, RECORD_NOTE));
+    overlay.chain(records).collect()
 }
 
-fn findings_in(marked: &MarkedFile) -> Vec<Finding> {
+fn findings_in(marked: &MarkedFile, note: &str) -> Vec<Finding> {
     let regions = marked.regions.iter().map(|region| {
         let message = match region.end {
             Some(end) => format!(
@@ -40,7 +48,7 @@ fn findings_in(marked: &MarkedFile) -> Vec<Finding> {
         };
         CHECK
             .finding(&marked.file, Some(region.start), message)
-            .with_note(NOTE)
+            .with_note(note)
     });
     let stray = marked.stray.iter().map(|marker| {
         CHECK
@@ -49,7 +57,7 @@ fn findings_in(marked: &MarkedFile) -> Vec<Finding> {
                 Some(marker.line),
                 format!("conflict marker `{}` outside any region", marker.kind.text()),
             )
-            .with_note(NOTE)
+            .with_note(note)
     });
     regions.chain(stray).collect()
 }

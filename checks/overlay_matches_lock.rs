@@ -19,7 +19,10 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let Some(lock) = &facts.records.lock else {
         return vec![CHECK
             .finding(&file, None, "the lock `overlay.lock` is missing")
-            .with_note("write it with `forkbook sync` at the recorded commits")];
+            .with_note(
+                "write it with `forkbook adopt`: it locks the overlay as it stands and changes \
+                 no other file",
+            )];
     };
     let malformed = lock.problems.iter().map(|p| {
         CHECK

@@ -21,11 +21,21 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
     let register = facts.register.as_ref().unwrap_or(&empty);
     let names = Names::new(facts.tree_files(), &facts.backend_prefix);
+    // With a `CORE_RESIDUAL.diff`, the fix is a note there; otherwise an entry of the register.
+    let file = match facts
+        .records
+        .residual_record
+        .as_ref()
+        .filter(|r| r.core_header() && facts.records.patch_series.is_none())
+    {
+        Some(record) => record.file.clone(),
+        None => facts.register_file(),
+    };
     facts
         .residual()
         .iter()
         .filter_map(|hunk| problem(hunk, register, facts, &names))
-        .map(|message| CHECK.finding(facts.register_file(), None, message))
+        .map(|message| CHECK.finding(&file, None, message))
         .collect()
 }
 
@@ -41,6 +51,22 @@ fn problem(
         return None;
     }
     let place = format!("`{}:{}`", hunk.file, hunk.line);
+    // In the patch layout a hunk's fixes are the patches that change its file, a real tie; in
+    // the files layout they are only the entries that mention the file.
+    let files_layout = facts.records.patch_series.is_none();
+    if let Some(record) = facts
+        .records
+        .residual_record
+        .as_ref()
+        .filter(|r| r.core_header() && files_layout)
+    {
+        // The record's notes are what ties a hunk to its entry; an entry's passing mention of
+        // the file is not.
+        return Some(format!(
+            "residual hunk at {place} has no note in `{}` naming the entry that explains it",
+            record.file
+        ));
+    }
     if hunk.fixes.is_empty() {
         return Some(format!("residual hunk at {place} belongs to no local fix"));
     }

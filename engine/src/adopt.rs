@@ -7,10 +7,10 @@
 //! the README's counts, and the residual record's notes. What needs a person's decision is the
 //! checks' errors, listed with the rest.
 
-use super::cache::Cache;
+use super::cache::{Cache, Remote};
 use super::check::{add_overlay_facts, gather_record_facts, run_checks, Finding};
 use super::error::Result;
-use super::fsutil::{replace_file, RunLock};
+use super::fsutil::{replace_file, ProjectLock};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, Counts};
@@ -76,12 +76,32 @@ pub struct Adoption {
     pub unnoted: Vec<String>,
     /// Every finding of `forkbook check` after adopting; its errors are the decisions to make.
     pub findings: Vec<Finding>,
+    /// The recorded commits no configured URL could give (by branch, by id, or through the
+    /// pull request refs): the overlay could not be built, the record checks ran all the same.
+    pub missing: Vec<MissingCommit>,
+    /// List every error of the decide list with its note (`--verbose`), not grouped.
+    #[serde(skip)]
+    pub verbose: bool,
+}
+
+/// A recorded commit adopt could not have, and the one command that would get it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MissingCommit {
+    /// The `UPSTREAM` key that records it (`retargeted_to_mlx_pin`).
+    pub key: String,
+    pub commit: String,
+    /// `fork` or `upstream`.
+    pub remote: &'static str,
+    /// What fetching it said.
+    pub why: String,
+    pub command: String,
 }
 
 impl Adoption {
     /// Whether anything needs a person's decision (adopt's exit status 1).
     pub fn needs_decision(&self) -> bool {
         forkbook_checks::has_errors(&self.findings)
+            || !self.missing.is_empty()
             || !self.unnamed.is_empty()
             || self.states.contains_key("none")
             || !self.unread_counts.is_empty()
@@ -110,18 +130,18 @@ pub fn run(
 
 /// Adopts the overlay of `project` as it stands; see the module documentation.
 pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result<Adoption> {
-    // Read first: records in an unexpected place are one error, and nothing is written.
+    // The lock first, so the records read are the records written over; then read them all
+    // before writing: records in an unexpected place are one error, and nothing is written.
+    let _lock = ProjectLock::acquire(&project.root)?;
     let records = Records::read(project)?;
-    let mut state = OverlayState::from_records(project, cache, records)?;
-    let _lock = RunLock::acquire(&project.root, "overlay")?;
-    let mut wrote = Vec::new();
-    if let Some(text) = &request.config_text {
-        replace_file(
-            &project.root.join(super::config::CONFIG_FILE),
-            text.as_bytes(),
-        )?;
-        wrote.push(super::config::CONFIG_FILE.to_string());
-    }
+    let mut state = match OverlayState::from_records(project, cache, records.clone()) {
+        Ok(state) => state,
+        Err(e) if e.is_missing_object() => {
+            return adopt_records_only(project, cache, request, &records, e)
+        }
+        Err(e) => return Err(e),
+    };
+    let mut wrote = write_config(project, request)?;
     let actual_lock = records::lock_of(&state.overlay);
     let lock = match &state.records.lock {
         Some(lock) => match lock.mismatches(&actual_lock).len() {
@@ -152,6 +172,151 @@ pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result
     add_overlay_facts(&mut facts, project, cache, &state)?;
     let findings = run_checks(&facts);
     Ok(summarize(project, &state, &facts, findings, wrote, lock))
+}
+
+/// Writes the composed `forkbook.toml`, when adopt composed one; returns what it wrote.
+fn write_config(project: &Project, request: &AdoptRequest) -> Result<Vec<String>> {
+    let Some(text) = &request.config_text else {
+        return Ok(Vec::new());
+    };
+    replace_file(
+        &project.root.join(super::config::CONFIG_FILE),
+        text.as_bytes(),
+    )?;
+    Ok(vec![super::config::CONFIG_FILE.to_string()])
+}
+
+/// Adopt when a recorded commit cannot be had: `forkbook.toml` is written (so `fetch`,
+/// `check` and `status` can start), the record checks run, and the missing commits are named
+/// with the command that gets each. The caller holds the project lock.
+fn adopt_records_only(
+    project: &Project,
+    cache: &Cache,
+    request: &AdoptRequest,
+    records: &Records,
+    error: super::error::Error,
+) -> Result<Adoption> {
+    let wrote = write_config(project, request)?;
+    let facts = gather_record_facts(project)?;
+    let findings = run_checks(&facts)
+        .into_iter()
+        .filter(|f| !forkbook_checks::needs_objects(&f.check))
+        .collect();
+    let u = &records.upstream;
+    let recorded = [
+        (records::keys::COMMIT, Remote::Fork),
+        (records::keys::BASE, Remote::Upstream),
+        (records::keys::PIN, Remote::Upstream),
+    ];
+    let mut missing: Vec<MissingCommit> = recorded
+        .iter()
+        .filter_map(|(key, remote)| {
+            let commit = u.get(key)?;
+            cache.find(commit).is_none().then(|| MissingCommit {
+                key: key.to_string(),
+                commit: commit.to_string(),
+                remote: remote.name(),
+                why: error.message(),
+                command: format!(
+                    "FORKBOOK_{}_URL=DIR forkbook fetch --{} {commit}   # DIR: a clone or mirror that has it",
+                    remote.name().to_ascii_uppercase(),
+                    remote.name()
+                ),
+            })
+        })
+        .collect();
+    if missing.is_empty() {
+        missing.push(MissingCommit {
+            key: String::new(),
+            commit: String::new(),
+            remote: "upstream",
+            why: error.message(),
+            command: error
+                .note
+                .clone()
+                .unwrap_or_else(|| "forkbook fetch".into()),
+        });
+    }
+    let mut adoption = summarize_records(project, &facts, findings, wrote);
+    adoption.fork = u.get(records::keys::COMMIT).unwrap_or_default().to_string();
+    adoption.base = u.get(records::keys::BASE).unwrap_or_default().to_string();
+    adoption.pin = u.get(records::keys::PIN).unwrap_or_default().to_string();
+    adoption.layout = project.config.overlay.layout.name().to_string();
+    adoption.missing = missing;
+    Ok(adoption)
+}
+
+/// What the records alone say, for [`adopt_records_only`]: entries and their states, the files
+/// they name as written, the README's counts as stated, the residual record's notes.
+fn summarize_records(
+    project: &Project,
+    facts: &forkbook_checks::Facts,
+    findings: Vec<Finding>,
+    wrote: Vec<String>,
+) -> Adoption {
+    let config = &project.config.overlay;
+    let mut adoption = Adoption {
+        records_dir: config.dir.clone(),
+        layout: String::new(),
+        tree: (config.layout == super::config::Layout::Files).then(|| tree_name(config)),
+        wrote,
+        lock: "not written (the overlay could not be built)".into(),
+        fork: String::new(),
+        base: String::new(),
+        pin: String::new(),
+        backend_files: 0,
+        core_files: 0,
+        differing: 0,
+        register: project.record_name(records::FIXES_FILE),
+        entries: Vec::new(),
+        states: BTreeMap::new(),
+        named_files: Vec::new(),
+        unnamed: Vec::new(),
+        readme: project.record_name(records::README_FILE),
+        counts: Vec::new(),
+        actual_counts: Counts::default(),
+        unread_counts: Vec::new(),
+        residual_record: None,
+        notes: Vec::new(),
+        unnoted: Vec::new(),
+        findings,
+        missing: Vec::new(),
+        verbose: false,
+    };
+    if let Some(register) = &facts.register {
+        for entry in &register.entries {
+            let state = entry.state().map(|s| s.as_str().to_string());
+            *adoption
+                .states
+                .entry(state.unwrap_or_else(|| "none".into()))
+                .or_insert(0) += 1;
+            adoption.entries.push(entry.clone());
+            adoption
+                .named_files
+                .extend(entry.files.iter().map(|f| f.name.clone()));
+        }
+    }
+    adoption.named_files.sort();
+    adoption.named_files.dedup();
+    if let Some(readme) = &facts.records.readme {
+        adoption.counts = readme.counts.clone().unwrap_or_default();
+        adoption.unread_counts = readme.unread.clone();
+    }
+    if let Some(record) = &facts.records.residual_record {
+        adoption.residual_record = Some(record.file.clone());
+        adoption.notes = record.notes.clone();
+    }
+    adoption
+}
+
+/// `.` for whole files in the records folder itself, else the tree folder's name.
+fn tree_name(config: &super::config::OverlayConfig) -> String {
+    let t = config.tree_prefix();
+    if t.is_empty() {
+        ".".into()
+    } else {
+        t.trim_end_matches('/').to_string()
+    }
 }
 
 /// Adds a counts block to the README when it has none; returns its name when it wrote one.
@@ -240,14 +405,7 @@ fn summarize(
     Adoption {
         records_dir: config.dir.clone(),
         layout: state.layout.name().to_string(),
-        tree: (state.layout == super::config::Layout::Files).then(|| {
-            let t = config.tree_prefix();
-            if t.is_empty() {
-                ".".into()
-            } else {
-                t.trim_end_matches('/').to_string()
-            }
-        }),
+        tree: (state.layout == super::config::Layout::Files).then(|| tree_name(config)),
         wrote,
         lock,
         fork: state.commits.fork.to_string(),
@@ -269,5 +427,7 @@ fn summarize(
         notes,
         unnoted,
         findings,
+        missing: Vec::new(),
+        verbose: false,
     }
 }

@@ -198,12 +198,16 @@ impl Cache {
     /// `` `rev` is not in the fork `url` ``, a missing object, with a note saying where the URL
     /// came from so the user knows what to change.
     fn not_in_remote(&self, rev: &str, remote: Remote, url: &str) -> Error {
-        Error::new(format!("`{rev}` is not in the {} `{url}`", remote.name()))
-            .with_note(format!(
-                "check the revision, or the URL: it is {}",
-                self.url_origin(remote)
-            ))
-            .with_kind(ErrorKind::MissingObject)
+        Error::new(format!(
+            "`{rev}` is not in the {} `{url}` (looked for on its branches, by its id and under \
+             its pull request refs)",
+            remote.name()
+        ))
+        .with_note(format!(
+            "check the revision, or the URL: it is {}",
+            self.url_origin(remote)
+        ))
+        .with_kind(ErrorKind::MissingObject)
     }
 
     fn point_remote(&self, remote: Remote) -> Result<()> {
@@ -256,6 +260,9 @@ impl Cache {
             self.git_fetch(remote, &all)
                 .map_err(|e| self.network_error(remote, &url, e))?;
         }
+        if missing() > 0 {
+            self.fetch_off_branch(remote, revs);
+        }
         let mut found = Vec::new();
         for rev in revs {
             let oid = self
@@ -265,6 +272,25 @@ impl Cache {
             found.push(oid);
         }
         Ok(found)
+    }
+
+    /// Commits on no branch (a pull request's head, a commit a branch no longer holds): each
+    /// full SHA by its id (hosts serve any reachable commit so), then every pull request head
+    /// (`refs/pull/*/head`). Failures are not errors here: the caller names what is still
+    /// missing.
+    fn fetch_off_branch(&self, remote: Remote, revs: &[&str]) {
+        let name = remote.name();
+        for rev in revs.iter().filter(|r| r.len() == 40 && is_hex(r)) {
+            if self.find(rev).is_none() {
+                let _ = self.git_fetch(remote, &[format!("+{rev}:refs/forkbook/fetched/{rev}")]);
+            }
+        }
+        if revs.iter().any(|r| self.find(r).is_none()) {
+            let _ = self.git_fetch(
+                remote,
+                &[format!("+refs/pull/*/head:refs/remotes/{name}/pull/*")],
+            );
+        }
     }
 
     /// A mirror on this machine is not copied: its object folder becomes an alternate of the
@@ -727,10 +753,11 @@ pub fn write_blob(repo: &Repository, bytes: &[u8]) -> Result<Oid> {
     Ok(repo.blob(bytes)?)
 }
 
-/// Text from another program, its control characters shown escaped (line breaks kept).
+/// Text from another program, its control characters shown escaped as git does (`\033`), line
+/// breaks kept, quotes as they were: `escape_debug` showed git's `'origin'` as `\'origin\'`.
 fn escape_lines(text: &str) -> String {
     text.lines()
-        .map(|l| l.escape_debug().to_string())
+        .map(|l| super::terminal::escape_controls(l).into_owned())
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -842,5 +869,17 @@ fn url_origin(project: &Project, remote: Remote) -> String {
             "the built-in default (there is no forkbook.toml; set `[{}] url` in one)",
             remote.name()
         ),
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    /// Fails before issue 25: git's quotes came out as `\'`.
+    #[test]
+    fn git_errors_keep_their_quotes_and_lose_their_control_characters() {
+        assert_eq!(
+            super::escape_lines("fatal: repository 'https://x/y' not found\u{1b}[31m\nhint: \"a\""),
+            "fatal: repository 'https://x/y' not found\\033[31m\nhint: \"a\""
+        );
     }
 }

@@ -8,21 +8,24 @@
 
 use std::collections::BTreeSet;
 
-use forkbook_checks::facts::{MarkedFile, OverlayView, Repos, ResidualHunk, TreeFacts};
+use forkbook_checks::facts::{
+    MarkedFile, OverlayView, ProseSection, Repos, ResidualHunk, TreeFacts,
+};
 use forkbook_checks::names::Names;
 use forkbook_checks::register::Register;
 pub use forkbook_checks::{Facts, Finding, Severity};
+use forkbook_records::residual_record::ResidualRecord;
 
 use super::cache::Cache;
 use super::config::{Config, Layout, CONFIG_FILE};
-use super::error::Result;
-use super::overlay::OverlayState;
+use super::error::{Context, Result};
+use super::overlay::{OverlayState, PATCHES_DIR};
 use super::project::Project;
 use super::records;
 use super::{counts, register, residual};
 
 mod run;
-pub use run::{catalogue, explain, run, Catalogue, CheckRun, Listed, Skipped};
+pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Listed, Skipped};
 
 /// Every fact: the records, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
@@ -38,19 +41,140 @@ pub fn run_checks(facts: &Facts) -> Vec<Finding> {
 
 /// The facts that need only the records folder and the project's files.
 pub fn gather_record_facts(project: &Project) -> Result<Facts> {
+    let dir = project.records_dir();
+    // Each record is read by name below: a FIFO among them would block the read forever.
+    crate::fsutil::refuse_special_files(&dir)?;
     let records = records::read(project)?;
     let register_name = project.record_name(records::FIXES_FILE);
     let register = records
         .register_text
         .as_deref()
         .map(|text| register::parse(&register_name, text));
+    let dropped = records
+        .register_text
+        .as_deref()
+        .map_or(Vec::new(), |t| dropped_sections(&register_name, t));
+    let read = |name: &str| -> Result<Option<String>> {
+        let path = dir.join(name);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let bytes = std::fs::read(&path)
+            .with_context(|| format!("failed to read `{}`", project.record_name(name)))?;
+        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    };
     Ok(Facts {
+        record_markers: record_markers(project, &read)?,
+        dropped,
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
         register,
         repos: web_repos(project),
         overlay: None,
     })
+}
+
+/// The records that hold conflict markers: each record forkbook reads, and every patch of the
+/// series (message and diff; a diff's own lines start with ` `, `+` or `-`, never a marker).
+/// In Markdown a lone `=======` is a heading's underline, so only its region markers count.
+fn record_markers(
+    project: &Project,
+    read: &dyn Fn(&str) -> Result<Option<String>>,
+) -> Result<Vec<MarkedFile>> {
+    let mut names: Vec<String> = [
+        records::FIXES_FILE,
+        records::README_FILE,
+        records::UPSTREAM_FILE,
+        records::LOCK_FILE,
+        records::RESIDUAL_FILE,
+        records::CORE_RESIDUAL_FILE,
+    ]
+    .map(String::from)
+    .to_vec();
+    if project.config.overlay.layout == Layout::Patch {
+        let dir = project.records_dir().join(PATCHES_DIR);
+        let mut patches: Vec<String> = std::fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.ends_with(".patch"))
+                    .map(|name| format!("{PATCHES_DIR}/{name}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        patches.sort();
+        names.extend(patches);
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let Some(text) = read(&name)? else {
+            continue;
+        };
+        let (regions, mut stray) = forkbook_checks::markers::regions(text.as_bytes());
+        if name.ends_with(".md") {
+            stray.retain(|m| m.kind != forkbook_checks::markers::MarkerKind::Separator);
+        }
+        if !regions.is_empty() || !stray.is_empty() {
+            out.push(MarkedFile {
+                file: project.record_name(&name),
+                regions,
+                stray,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The sections of the register that say what is left out of the vendored set ("Dropped from
+/// the vendored set", "Not carried"): what `fork-hooks-explained` accepts as an explanation in
+/// words. A section runs to the next heading of its level or above.
+fn dropped_sections(file: &str, text: &str) -> Vec<ProseSection> {
+    const SAY_LEFT_OUT: &[&str] = &[
+        "dropped",
+        "not carried",
+        "left out",
+        "not vendored",
+        "excluded",
+        "omitted",
+        "not copied",
+    ];
+    let mut sections: Vec<(usize, ProseSection)> = Vec::new();
+    let mut open: Option<(usize, ProseSection)> = None;
+    let mut fenced = false;
+    for (index, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        let level = line.bytes().take_while(|b| *b == b'#').count();
+        let heading = !fenced && (1..=6).contains(&level) && line[level..].starts_with(' ');
+        if heading {
+            if open.as_ref().is_some_and(|(l, _)| level <= *l) {
+                sections.extend(open.take());
+            }
+            let title = line[level..].trim().to_string();
+            let lower = title.to_ascii_lowercase();
+            if open.is_none() && SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
+                open = Some((
+                    level,
+                    ProseSection {
+                        file: file.to_string(),
+                        line: index + 1,
+                        title,
+                        text: String::new(),
+                    },
+                ));
+                continue;
+            }
+        }
+        if let Some((_, section)) = open.as_mut() {
+            section.text.push_str(line);
+            section.text.push('\n');
+        }
+    }
+    sections.extend(open);
+    sections.into_iter().map(|(_, s)| s).collect()
 }
 
 /// Fills the view of the overlay: trees, lock mismatches, markers, residual, hooks, true counts.
@@ -80,7 +204,13 @@ pub fn add_overlay_facts(
     let entries = facts.register.as_ref().map_or(0, |r| r.entries.len());
     let core = residual::core_of(&state.core_files, &state.overlay);
     facts.overlay = Some(OverlayView {
-        residual: residual_hunks(state, facts.register.as_ref(), &tree.files, prefix),
+        residual: residual_hunks(
+            state,
+            facts.register.as_ref(),
+            facts.records.residual_record.as_ref(),
+            &tree.files,
+            prefix,
+        ),
         tree,
         markers: marked_files(project, state),
         lock_mismatches: state.records.lock.as_ref().map_or(Vec::new(), |lock| {
@@ -140,10 +270,13 @@ pub fn marker_places(marked: &[MarkedFile]) -> Vec<String> {
 }
 
 /// Residual hunks with their fixes: the patches that change the file, or (files layout, where
-/// there are no patches) the entries that name it.
+/// there are no patches) what the residual record's notes tie to the file, or, without a
+/// `CORE_RESIDUAL.diff`, the entries that name it. Where the project keeps a record, its notes are what it
+/// says explains a hunk: an entry that mentions a core file in passing explains nothing.
 fn residual_hunks(
     state: &OverlayState,
     register: Option<&Register>,
+    record: Option<&ResidualRecord>,
     files: &[String],
     prefix: &str,
 ) -> Vec<ResidualHunk> {
@@ -154,7 +287,10 @@ fn residual_hunks(
         .map(|hunk| {
             let fixes = match state.layout {
                 Layout::Patch => hunk.fixes.iter().map(|n| *n as u32).collect(),
-                Layout::Files => naming_entries(register, &names, &hunk.file),
+                Layout::Files => match record.filter(|r| r.core_header()) {
+                    Some(record) => noted_items(record, &hunk.file),
+                    None => naming_entries(register, &names, &hunk.file),
+                },
             };
             ResidualHunk {
                 file: hunk.file,
@@ -163,6 +299,18 @@ fn residual_hunks(
             }
         })
         .collect()
+}
+
+/// The register items the record's notes for `path` name.
+fn noted_items(record: &ResidualRecord, path: &str) -> Vec<u32> {
+    let mut items: Vec<u32> = record
+        .notes
+        .iter()
+        .filter(|n| n.path == path)
+        .filter_map(|n| n.item)
+        .collect();
+    items.dedup();
+    items
 }
 
 fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec<u32> {

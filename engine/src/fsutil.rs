@@ -100,9 +100,39 @@ pub fn read_regular_file(path: &Path, what: &str) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// Refuses, with its path, the first entry below `dir` that is neither a regular file, a folder
+/// nor a link (a FIFO, a socket, a device), without opening anything: reading a FIFO blocks
+/// forever. For the commands that read single records by name (`check`, `adopt`) before or
+/// instead of reading the whole folder. A missing `dir` is no error here.
+pub fn refuse_special_files(dir: &Path) -> Result<()> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            refuse_special_files(&entry.path())?;
+        } else if !kind.is_file() && !kind.is_symlink() {
+            return Err(special_file(&entry.path()));
+        }
+    }
+    Ok(())
+}
+
+fn special_file(path: &Path) -> Error {
+    Error::new(format!(
+        "`{}` is not a regular file (a FIFO, socket or device)",
+        path.display()
+    ))
+    .with_note("remove it or replace it by a plain file; a records folder and an overlay hold only files and folders")
+}
+
 /// Reads every regular file below `dir` into a map of `/`-separated relative paths.
 ///
-/// Links are refused when they lead outside `dir` and read as the file they name otherwise is not
+/// Anything else that is not a folder (a FIFO, a socket, a device) is refused with its path
+/// before it is opened. Links are refused when they lead outside `dir` and read as the file they name otherwise is not
 /// supported: an overlay is plain files.
 pub fn read_tree(dir: &Path) -> Result<FileMap> {
     let mut files = FileMap::new();
@@ -143,6 +173,9 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
             .with_note("replace the link by the file it names"));
         } else if kind.is_dir() {
             read_tree_into(&entry.path(), &format!("{rel}/"), files)?;
+        } else if !kind.is_file() {
+            // A FIFO would block the read forever, a device never end: refused before opening.
+            return Err(special_file(&entry.path()));
         } else {
             let bytes = fs::read(entry.path())
                 .with_context(|| format!("failed to read `{}`", entry.path().display()))?;
@@ -318,9 +351,37 @@ impl Drop for StagedDir {
     }
 }
 
+/// Clears the staging folders a killed run left beside `target` (`.NAME.forkbook-new-PID`), so
+/// a run that stops before it stages anything (refused, failed) still leaves no dead run's
+/// stage behind. A stage whose process is gone is removed; with `locked` (the caller holds the
+/// [`ProjectLock`], under which alone a records folder is staged) every one is, since no live
+/// run can be writing it, even where its PID was reused by another process.
+pub fn clear_dead_stages(target: &Path, locked: bool) {
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if locked {
+        remove_stages(parent, &name, |_| true);
+    } else {
+        remove_stale_stages(parent, &name);
+    }
+}
+
 /// Staging folders left by runs that were killed: their process is gone, so nothing will swap
 /// them in or remove them. Best effort; a folder that cannot be removed stays.
 fn remove_stale_stages(parent: &Path, name: &str) {
+    remove_stages(parent, name, |pid| {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    });
+}
+
+/// Removes the stages of `name` in `parent` whose PID `dead` says is no live run's.
+fn remove_stages(parent: &Path, name: &str, dead: impl Fn(u32) -> bool) {
     let prefix = format!(".{name}.forkbook-new-");
     let Ok(entries) = fs::read_dir(parent) else {
         return;
@@ -330,10 +391,11 @@ fn remove_stale_stages(parent: &Path, name: &str) {
         let Some(pid) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
             continue;
         };
-        let alive = pid
+        // This run's own stage is never a dead run's.
+        if pid
             .parse::<u32>()
-            .is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-        if !alive && pid.bytes().all(|b| b.is_ascii_digit()) {
+            .is_ok_and(|pid| pid != std::process::id() && dead(pid))
+        {
             let _ = fs::remove_dir_all(entry.path());
         }
     }
@@ -478,6 +540,66 @@ impl RunLock {
     }
 }
 
+/// The project's lock, held by every run that writes a record, from before it reads the records
+/// until its last write: a read-modify-write of the register is then one step no other writer
+/// can come between (a second writer waits with `FORKBOOK_LOCK_WAIT=1`, or is refused).
+///
+/// It is the exclusive [`RunLock`] on the project folder, taken once per thread: a run that holds
+/// it (a command taking it before it reads the records) and then calls a writer that takes it
+/// again (`sync::write`, `fix add` inside `drift api --draft`) shares the one lock instead of
+/// refusing itself. Another thread or process is kept out as any second run is.
+pub struct ProjectLock {
+    _held: std::rc::Rc<RunLock>,
+}
+
+thread_local! {
+    /// The project locks this thread holds, by the project folder's resolved path.
+    static PROJECT_LOCKS: std::cell::RefCell<Vec<(PathBuf, std::rc::Weak<RunLock>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl ProjectLock {
+    /// Takes the lock on the project folder `root`, or shares the one this thread holds.
+    pub fn acquire(root: &Path) -> Result<ProjectLock> {
+        let key = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let held = PROJECT_LOCKS.with(|locks| {
+            locks
+                .borrow()
+                .iter()
+                .find(|(path, _)| *path == key)
+                .and_then(|(_, lock)| lock.upgrade())
+        });
+        if let Some(held) = held {
+            return Ok(ProjectLock { _held: held });
+        }
+        let lock = std::rc::Rc::new(RunLock::acquire(root, "overlay")?);
+        PROJECT_LOCKS.with(|locks| {
+            let mut locks = locks.borrow_mut();
+            locks.retain(|(_, lock)| lock.strong_count() > 0);
+            locks.push((key, std::rc::Rc::downgrade(&lock)));
+        });
+        Ok(ProjectLock { _held: lock })
+    }
+}
+
+/// Refuses when the file at `path` no longer holds `read` (what this run read from it, `None`:
+/// it was absent), so a write planned from an older read never overwrites another run's record.
+/// Called under the [`ProjectLock`], so nothing changes between this comparison and the write.
+pub fn refuse_changed_since_read(path: &Path, read: Option<&[u8]>, shown: &str) -> Result<()> {
+    let now = match fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::from(e).context(format!("failed to read `{shown}`"))),
+    };
+    if now.as_deref() == read {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "`{shown}` changed while this run was working: another forkbook run wrote it; nothing was written"
+    ))
+    .with_note("run the command again: it reads the records as they are now (FORKBOOK_LOCK_WAIT=1 queues runs one after another)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -523,6 +645,25 @@ mod tests {
         StagedDir::new(&target).unwrap().commit().unwrap();
         assert!(!stale.exists());
         assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn the_project_lock_is_shared_within_a_thread_and_refused_across_threads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outer = ProjectLock::acquire(tmp.path()).unwrap();
+        let inner = ProjectLock::acquire(tmp.path()).unwrap();
+        let root = tmp.path().to_path_buf();
+        let other = std::thread::spawn(move || ProjectLock::acquire(&root).map(|_| ()))
+            .join()
+            .unwrap();
+        let err = other.expect_err("another thread is refused");
+        assert!(err.message().contains("another forkbook run"), "{err}");
+        drop((outer, inner));
+        let root = tmp.path().to_path_buf();
+        std::thread::spawn(move || ProjectLock::acquire(&root).map(|_| ()))
+            .join()
+            .unwrap()
+            .expect("free once the last holder is gone");
     }
 
     #[test]

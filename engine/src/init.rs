@@ -4,7 +4,7 @@ use super::base::Commits;
 use super::cache::{Cache, Remote};
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::fsutil::{write_tree_synced, RunLock, StagedDir};
+use super::fsutil::{write_tree_synced, ProjectLock, StagedDir};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, keys, Upstream};
@@ -59,13 +59,7 @@ impl CommandReport for Initialized {
 /// Builds the records of a new overlay and writes them; refuses to overwrite existing records.
 pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<Move> {
     let dir = project.records_dir();
-    if dir.join(records::UPSTREAM_FILE).exists() {
-        return Err(Error::new(format!(
-            "`{}` already exists",
-            project.record_name(records::UPSTREAM_FILE)
-        ))
-        .with_note("use `forkbook sync` or `forkbook retarget` to move an existing overlay"));
-    }
+    refuse_existing(project)?;
     let fork = cache.commit(&request.fork, Remote::Fork)?;
     let pin = match &request.pin {
         Some(rev) => cache.commit(rev, Remote::Upstream)?,
@@ -88,12 +82,26 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
     };
     let state = empty_state(project, cache, commits, core_files)?;
     let planned = sync::plan(project, cache, &state, commits)?;
-    let _lock = RunLock::acquire(&project.root, "overlay")?;
+    let _lock = ProjectLock::acquire(&project.root)?;
+    // Again under the lock: another init may have written the records since the first look.
+    refuse_existing(project)?;
     super::overlay::refuse_linked_records(&dir)?;
     let staged = StagedDir::new(&dir)?;
     write_tree_synced(staged.path(), &planned.records)?;
     staged.commit()?;
     Ok(planned)
+}
+
+/// Refuses to write over records that exist.
+fn refuse_existing(project: &Project) -> Result<()> {
+    if !project.records_dir().join(records::UPSTREAM_FILE).exists() {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "`{}` already exists",
+        project.record_name(records::UPSTREAM_FILE)
+    ))
+    .with_note("use `forkbook sync` or `forkbook retarget` to move an existing overlay"))
 }
 
 /// The state of an overlay that has only its first records: B with no fixes.

@@ -193,14 +193,23 @@ fn is_noise(name: &str) -> bool {
 
 /// Whether `path` (relative to the records folder) is a record or noise rather than an overlay
 /// file, when the whole files sit in the records folder itself.
+///
+/// A name that looks like noise is noise only outside the places the fork's files go (the
+/// backend folder and the core files): a fork may hold a `.gitignore` or a `notes~` there, and
+/// what `sync` writes from the fork must read back as the overlay. forkbook's own temporary
+/// files (`.forkbook-new-`) are never overlay files.
 pub fn is_record(project: &Project, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
+    let config = &project.config.overlay;
+    let fork_place = path.starts_with(config.backend_prefix.as_str())
+        || config.core_files.iter().any(|c| c == path);
     RECORD_FILES.contains(&path)
-        || project.config.overlay.records.iter().any(|r| {
+        || config.records.iter().any(|r| {
             let r = r.trim_end_matches('/');
             path == r || path.starts_with(&format!("{r}/"))
         })
-        || is_noise(name)
+        || name.contains(".forkbook-new-")
+        || (is_noise(name) && !fork_place)
 }
 
 /// Whether `path` (relative to the records folder) holds one of the files layout's whole files.
@@ -302,6 +311,12 @@ pub struct FixStep {
 }
 
 impl FixStep {
+    /// The number of the register entry this fix belongs to: its patch's number. Not its
+    /// place in the series: an entry the fork merged has no patch, so numbers may skip.
+    pub fn number(&self) -> usize {
+        self.patch.number().unwrap_or(0)
+    }
+
     /// The files this fix really changes.
     pub fn changed_paths(&self) -> Vec<&str> {
         self.post
@@ -410,16 +425,27 @@ pub fn replay(
     let mut state = base.clone();
     let mut steps = Vec::new();
     let scratch = patch::scratch()?;
-    for (i, patch_file) in patches.iter().enumerate() {
+    let mut last = 0;
+    for patch_file in patches {
         let name = project.record_name(&format!("{PATCHES_DIR}/{}", patch_file.name));
-        if patch_file.number() != Some(i + 1) {
-            return Err(Error::new(format!(
-                "`{name}` is out of sequence: expected a name starting `{:04}-`",
-                i + 1
-            ))
-            .with_note(
-                "patches are numbered from 0001 without gaps, one per LOCAL_FIXES.md entry",
-            ));
+        // Each patch is numbered as its register entry; an entry the fork merged has none (its
+        // patch removed, as `patch-not-empty` advises), so a number may be skipped, never
+        // repeated or missing.
+        match patch_file.number() {
+            Some(number) if number > last => last = number,
+            number => {
+                let why = match number {
+                    Some(n) if n == last => format!("a second patch numbered {n:04}"),
+                    Some(n) => format!("numbered {n:04} after {last:04}"),
+                    None => "its name does not start with a number".to_string(),
+                };
+                return Err(
+                    Error::new(format!("`{name}` is out of sequence: {why}")).with_note(
+                        "each patch is named `NNNN-title.patch` after its LOCAL_FIXES.md entry, \
+                         one per entry, in order (an entry marked merged has none)",
+                    ),
+                );
+            }
         }
         let paths = patch::touched(&patch_file.text, &name)?;
         let pre: BTreeMap<String, Image> = paths
@@ -481,7 +507,11 @@ pub fn materialize_state(
 
 impl CommandReport for Materialized {
     fn text(&self) -> String {
-        format!("wrote {} files to {}\n", self.files, self.out.display())
+        format!(
+            "wrote {} to {}\n",
+            super::report_value::plural(self.files, "file", "files"),
+            self.out.display()
+        )
     }
 
     fn verdict(&self) -> Verdict {

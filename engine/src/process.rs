@@ -328,6 +328,20 @@ fn tagged_processes(tag: &str, pipe_inode: Option<u64>) -> Vec<i32> {
     found
 }
 
+/// Tunes glibc's allocator for a short command-line run: grow the heap in 16 MiB steps and keep
+/// freed memory, instead of asking the kernel for each large buffer and giving it back at once.
+/// A run reads, merges and copies blobs up to 200 kB, and every fresh page costs a page fault:
+/// with glibc's defaults a third of a warm `residual` was the kernel zeroing pages it had just
+/// taken back (measured with perf). Called by the `forkbook` binary only, before anything else.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 20);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,19 +432,5 @@ mod tests {
             "{}",
             &done.output[1000..]
         );
-    }
-}
-
-/// Tunes glibc's allocator for a short command-line run: grow the heap in 16 MiB steps and keep
-/// freed memory, instead of asking the kernel for each large buffer and giving it back at once.
-/// A run reads, merges and copies blobs up to 200 kB, and every fresh page costs a page fault:
-/// with glibc's defaults a third of a warm `residual` was the kernel zeroing pages it had just
-/// taken back (measured with perf). Called by the `forkbook` binary only, before anything else.
-pub fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 20);
     }
 }

@@ -281,8 +281,8 @@ fn fix_change(
         Layout::Patch => {
             let Some(step) = state
                 .steps
-                .get(entry.number as usize - 1)
-                .filter(|s| s.patch.number() == Some(entry.number as usize))
+                .iter()
+                .find(|s| s.number() == entry.number as usize)
             else {
                 bail!("the series has no patch for entry {}", entry.number);
             };
@@ -675,6 +675,8 @@ pub fn push(cache: &Cache, remote: &str, package: &Package) -> Result<()> {
 /// `propose --record N URL`: entry `number` becomes `proposed` with `url`, and gets the package
 /// path when the package exists in `out` and the entry names none. Returns the path written.
 pub fn record(project: &Project, number: u32, url: &str, out: &Path) -> Result<PathBuf> {
+    // Read, edit and write under the project's lock: another writer's entry is never lost.
+    let _lock = super::fsutil::ProjectLock::acquire(&project.root)?;
     let path = project.records_dir().join(records::FIXES_FILE);
     let name = project.record_name(records::FIXES_FILE);
     let text =

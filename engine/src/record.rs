@@ -135,7 +135,9 @@ pub fn add_fix(
     );
     let records = Records::from_files(project, files)?;
     let new_state = OverlayState::from_records(project, cache, records)?;
-    let planned = sync::plan(project, cache, &new_state, new_state.commits)?;
+    let mut planned = sync::plan(project, cache, &new_state, new_state.commits)?;
+    // Written only over the records this fix was made from.
+    planned.read_from = state.records.files.clone();
     sync::write(project, &planned)?;
     Ok(Recorded {
         number,
@@ -144,10 +146,16 @@ pub fn add_fix(
     })
 }
 
-/// Fixes so far: patches in the patch layout, register entries in the files layout.
+/// Fixes so far: the last patch's number in the patch layout (an entry the fork merged keeps
+/// its number without a patch, so the count of patches can be less), register entries in the
+/// files layout.
 fn fix_count(state: &OverlayState) -> usize {
     match state.layout {
-        Layout::Patch => state.records.patches.len(),
+        Layout::Patch => {
+            let text = super::text_of(&state.records.files, records::FIXES_FILE);
+            let last_patch = state.steps.iter().map(|s| s.number()).max().unwrap_or(0);
+            last_patch.max(sync::count_entries_in(&text))
+        }
         Layout::Files => {
             let text = super::text_of(&state.records.files, records::FIXES_FILE);
             sync::count_entries_in(&text)

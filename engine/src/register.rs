@@ -110,6 +110,8 @@ pub fn parse(file: &str, text: &str) -> Register {
             .problems
             .retain(|p| !p.message.contains("older style"));
     }
+    register.problems.extend(too_large_numbers(text));
+    register.problems.sort_by_key(|p| p.line);
     let policy = outside
         .iter()
         .find_map(|range| words::policy(&text[range.clone()], range.start, &lines));
@@ -184,9 +186,16 @@ fn list_entries(
         for (index, raw) in body.split_inclusive('\n').enumerate() {
             let line_no = lines.line(at);
             let line_range = at..at + raw.len();
+            // Where this line starts within the item: a bold title may run onto later lines, so
+            // the body can start past the first line.
+            let offset = at - item.start;
             at += raw.len();
-            let content = if index == 0 {
-                &raw[head.body_start..]
+            let content = if head.body_start >= offset + raw.len() {
+                ""
+            } else if head.body_start > offset {
+                raw.get(head.body_start - offset..).unwrap_or("")
+            } else if index == 0 {
+                raw
             } else {
                 strip_indent(raw, head.indent)
             };
@@ -323,7 +332,8 @@ fn heading(
         .trim_end_matches('#')
         .trim();
     let Some((number, title)) = numbered_title(source) else {
-        if looks_numbered(source) {
+        // A number too large for an entry is its own problem (see `too_large_numbers`).
+        if looks_numbered(source) && too_large_number(source).is_none() {
             let message =
                 format!("heading `{source}` looks like an entry but is not `## N. Title`");
             register.problems.push(Problem { line, message });
@@ -346,6 +356,44 @@ fn heading(
         declared_files: None,
         prose_files,
     })
+}
+
+/// Every line that opens an entry (`## N. Title`, `N. **Title.**`, `**N. Title.**`) with a
+/// number no entry can have (entries are numbered up to 4294967295): an error at its line,
+/// never an entry silently dropped (Markdown itself stops reading a list number after nine
+/// digits, so such an item is not even a list item).
+fn too_large_numbers(text: &str) -> Vec<Problem> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let digits = too_large_number(line)?;
+            Some(Problem {
+                line: index + 1,
+                message: format!(
+                    "entry number {digits} is too large: entries are numbered 1 to N, at most {}",
+                    u32::MAX
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The digits of an entry number that does not fit, when `line` opens an entry with one.
+fn too_large_number(line: &str) -> Option<&str> {
+    let rest = line.trim_start();
+    let rest = match rest.strip_prefix("##") {
+        Some(after) if after.starts_with([' ', '\t']) => after.trim_start(),
+        _ => rest,
+    };
+    let rest = rest
+        .strip_prefix("**")
+        .or_else(|| rest.strip_prefix("__"))
+        .unwrap_or(rest);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let after = rest[digits..].strip_prefix(['.', ')'])?;
+    let number = &rest[..digits];
+    let opens = after.is_empty() || after.starts_with([' ', '\t', '*', '_']);
+    (digits > 0 && opens && number.parse::<u32>().is_err()).then_some(number)
 }
 
 /// `N. Title` as a number and a title.

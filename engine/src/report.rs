@@ -199,9 +199,8 @@ fn fixes_touching(state: &OverlayState, path: &str) -> Vec<String> {
     state
         .steps
         .iter()
-        .enumerate()
-        .filter(|(_, s)| s.changed_paths().contains(&path))
-        .map(|(i, s)| format!("fix {} ({})", i + 1, s.patch.title()))
+        .filter(|s| s.changed_paths().contains(&path))
+        .map(|s| format!("fix {} ({})", s.number(), s.patch.title()))
         .collect()
 }
 

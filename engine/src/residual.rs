@@ -35,6 +35,18 @@ pub struct Hunk {
     pub fixes: Vec<usize>,
     /// The hunk in unified form.
     pub text: String,
+    /// The residual record's note for the hunk's file, which is what explains it (files
+    /// layout: the register item the note names is then the hunk's fix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<HunkNote>,
+}
+
+/// A residual record's note as it explains a hunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HunkNote {
+    /// The register item it names (`LOCAL_FIXES.md item N`), when it names one.
+    pub item: Option<u32>,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -71,8 +83,20 @@ impl Residual {
             self.touched_files(),
             super::report_value::plural(self.files, "core file", "core files")
         );
+        let mut last_noted = "";
         for h in &self.hunks {
-            let fixes = if h.fixes.is_empty() {
+            let fixes = if let Some(note) = &h.note {
+                let item = note
+                    .item
+                    .map_or("noted, no item".to_string(), |n| format!("item {n}"));
+                // The reason once per file: every hunk of a file shares its note.
+                if last_noted == h.file {
+                    item
+                } else {
+                    last_noted = &h.file;
+                    format!("{item}: {}", crate::terminal::escape_field(&note.reason))
+                }
+            } else if h.fixes.is_empty() {
                 "no fix".to_string()
             } else {
                 h.fixes
@@ -106,7 +130,9 @@ impl Residual {
             super::report_value::plural(self.files, "core file", "core files")
         );
         for h in &self.hunks {
-            let explained = if h.fixes.is_empty() {
+            let explained = if let Some(note) = h.note.as_ref().filter(|_| h.fixes.is_empty()) {
+                format!("noted: {}", markdown::text(&note.reason))
+            } else if h.fixes.is_empty() {
                 "**explained by no fix**".to_string()
             } else {
                 format!("explained by {}", links.fixes(&h.fixes))
@@ -246,6 +272,7 @@ pub fn compute_parts(
                 added,
                 fixes: fixes.clone(),
                 text,
+                note: None,
             });
         }
     }

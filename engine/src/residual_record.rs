@@ -40,12 +40,40 @@ pub fn write(
         &computed.core,
         &computed.residual,
     );
-    let _lock = super::fsutil::RunLock::acquire(&project.root, "overlay")?;
-    super::fsutil::replace_file(&project.records_dir().join(flavor.file()), text.as_bytes())?;
+    let _lock = super::fsutil::ProjectLock::acquire(&project.root)?;
+    let path = project.records_dir().join(flavor.file());
+    super::fsutil::refuse_changed_since_read(
+        &path,
+        files.get(flavor.file()).map(|b| b.as_slice()),
+        &project.record_name(flavor.file()),
+    )?;
+    super::fsutil::replace_file(&path, text.as_bytes())?;
     Ok(Written {
         file: project.record_name(flavor.file()),
         flagged,
     })
+}
+
+/// Each hunk with the record's note for its file: the note is what explains it, and in the files
+/// layout (no patches to attribute it) the item the note names is its fix.
+fn attach_notes(computed: &mut super::residual::Computed) {
+    let files = &computed.records.files;
+    let Some(flavor) = Flavor::of(files) else {
+        return;
+    };
+    let record = ResidualRecord::parse(&String::from_utf8_lossy(&files[flavor.file()]), flavor);
+    for hunk in &mut computed.residual.hunks {
+        let Some(note) = record.note(&hunk.file) else {
+            continue;
+        };
+        hunk.note = Some(super::residual::HunkNote {
+            item: note.item,
+            reason: note.reason.clone(),
+        });
+        if hunk.fixes.is_empty() {
+            hunk.fixes.extend(note.item.map(|n| n as usize));
+        }
+    }
 }
 
 /// What `forkbook residual` found, and what `--write` wrote. Its JSON is the residual alone.
@@ -60,7 +88,8 @@ pub struct ResidualRun {
 /// `forkbook residual`: the residual at the recorded commits; with `write`, also kept in the
 /// records folder (see [`write`]).
 pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
-    let computed = super::residual::compute_with_records(project, cache)?;
+    let mut computed = super::residual::compute_with_records(project, cache)?;
+    attach_notes(&mut computed);
     let written = if write {
         Some(self::write(project, &computed)?)
     } else {

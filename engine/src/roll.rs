@@ -128,14 +128,14 @@ struct Probe {
     /// Files the planned retarget leaves with markers that the exact walk does not track.
     conflicts: BTreeSet<String>,
     /// Unsuppressed findings by (kind, symbol), with their draft or why there is none.
-    drift: BTreeMap<(String, String), Result2<DraftNote>>,
+    drift: BTreeMap<(String, String), Drafting>,
     droppable: BTreeMap<usize, String>,
-    /// The analysis, for the finding's introducing commit (hints for the next probes).
+    /// The commits the findings name as their cause: where the next probes go.
     causes: Vec<String>,
 }
 
-/// A draft, or the reason there is none.
-type Result2<T> = std::result::Result<T, String>;
+/// A finding's draft, or the reason there is none.
+type Drafting = std::result::Result<DraftNote, String>;
 
 impl Probe {
     fn same(&self, other: &Probe) -> bool {

@@ -73,7 +73,11 @@ fn from_records(project: &Project, records: &Records, missing: &Error) -> Status
         backend_files: backend,
         core_files: core,
         core_conflicts: Vec::new(),
-        local_fixes: records.patches.iter().map(|p| p.name.clone()).collect(),
+        local_fixes: local_fixes(
+            project,
+            records,
+            records.patches.iter().map(|p| p.name.clone()).collect(),
+        ),
         differing_files: None,
         lock: if records.lock.is_some() {
             "recorded (not compared: the overlay is not built here)".to_string()
@@ -120,7 +124,11 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
                 format!("{path} ({how})")
             })
             .collect(),
-        local_fixes: state.steps.iter().map(|s| s.patch.name.clone()).collect(),
+        local_fixes: local_fixes(
+            project,
+            &state.records,
+            state.steps.iter().map(|s| s.patch.name.clone()).collect(),
+        ),
         differing_files: Some(state.differences().len()),
         lock,
         markers: super::check::marker_places(&super::check::marked_files(project, state)),
@@ -128,14 +136,34 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
     }
 }
 
+/// The local fixes: the patches in the patch layout; in the files layout, where there are no
+/// patches, the register's entries (`7. Event errors (kept-local)`), as the README promises.
+fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> Vec<String> {
+    if project.config.overlay.layout == super::config::Layout::Patch {
+        return patches;
+    }
+    let Some(bytes) = records.files.get(super::records::FIXES_FILE) else {
+        return patches;
+    };
+    let name = project.record_name(super::records::FIXES_FILE);
+    let register = super::register::parse(&name, &String::from_utf8_lossy(bytes));
+    register
+        .entries
+        .iter()
+        .map(|entry| {
+            let state = entry.state().map_or("no state", |s| s.as_str());
+            format!("{}. {} ({state})", entry.number, entry.title)
+        })
+        .collect()
+}
+
 /// "resolved by fix N, M": the fixes whose patches change `path`.
 fn resolved_by(state: &OverlayState, path: &str) -> String {
     let fixes: Vec<String> = state
         .steps
         .iter()
-        .enumerate()
-        .filter(|(_, s)| s.changed_paths().contains(&path))
-        .map(|(i, _)| (i + 1).to_string())
+        .filter(|s| s.changed_paths().contains(&path))
+        .map(|s| s.number().to_string())
         .collect();
     if fixes.is_empty() {
         "resolved locally".to_string()
@@ -170,6 +198,7 @@ impl CommandReport for Status {
             ));
         }
         for fix in &self.local_fixes {
+            let fix = crate::terminal::escape_field(fix);
             out.push_str(&format!("fix      {fix}\n"));
         }
         if let Some(why) = &self.not_built {
@@ -177,8 +206,8 @@ impl CommandReport for Status {
         }
         if !self.markers.is_empty() {
             out.push_str(&format!(
-                "CONFLICT markers left in {} files: {}\nnote: resolve them and record each resolution as a local fix; `forkbook check` lists every region\n",
-                self.markers.len(),
+                "CONFLICT markers left in {}: {}\nnote: resolve them and record each resolution as a local fix; `forkbook check` lists every region\n",
+                super::report_value::plural(self.markers.len(), "file", "files"),
                 self.markers.join(", ")
             ));
         }

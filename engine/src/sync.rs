@@ -14,7 +14,7 @@ use super::base::{self, BaseTree, Commits};
 use super::cache::{short, Cache, Remote};
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::fsutil::{write_tree_synced, RunLock, StagedDir};
+use super::fsutil::{write_tree_synced, ProjectLock, StagedDir};
 use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
 use super::patch;
@@ -126,6 +126,10 @@ pub struct Move {
     /// Whether the move was written to the records (false for a `--check` preview).
     #[serde(skip)]
     pub written: bool,
+    /// The records folder as the move read it: [`write`] writes only while the folder still
+    /// holds exactly these, so a record another run wrote since is never overwritten.
+    #[serde(skip)]
+    pub read_from: FileMap,
 }
 
 fn ser_commits<S: serde::Serializer>(c: &Commits, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -217,6 +221,7 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
         overlay,
         records,
         written: false,
+        read_from: state.records.files.clone(),
     })
 }
 
@@ -377,8 +382,8 @@ fn carry_patches(
         outcomes.insert(path, FileOutcome::of_base_move(b0.is_some(), b1.is_some()));
     }
     let mut reports = Vec::new();
-    for (i, step) in state.steps.iter().enumerate() {
-        let number = i + 1;
+    for step in &state.steps {
+        let number = step.number();
         let fix_label = format!("fix {number}: {}", step.patch.title());
         let mut new_pre = BTreeMap::new();
         let mut new_post = BTreeMap::new();
@@ -535,12 +540,37 @@ pub fn count_entries_in(text: &str) -> usize {
         .len()
 }
 
-/// Writes the planned records in one swap, holding the overlay's run lock.
+/// Writes the planned records in one swap, holding the project's lock, and only while the
+/// records folder still holds what the move was planned from: a record another run wrote
+/// between this run's read and its write is kept, and this run is refused (run it again).
 pub fn write(project: &Project, planned: &Move) -> Result<()> {
-    let _lock = RunLock::acquire(&project.root, "overlay")?;
+    let _lock = ProjectLock::acquire(&project.root)?;
+    refuse_changed_records(project, &planned.read_from)?;
     let staged = StagedDir::new(&project.records_dir())?;
     write_tree_synced(staged.path(), &planned.records)?;
     staged.commit()
+}
+
+/// Refuses when the records folder no longer holds `read_from` byte for byte, naming the first
+/// file that changed. Called under the project's lock, so nothing changes after the comparison.
+fn refuse_changed_records(project: &Project, read_from: &FileMap) -> Result<()> {
+    let now = super::fsutil::read_tree(&project.records_dir())?;
+    if &now == read_from {
+        return Ok(());
+    }
+    let changed = now
+        .iter()
+        .filter(|(path, bytes)| read_from.get(*path) != Some(*bytes))
+        .map(|(path, _)| path)
+        .chain(read_from.keys().filter(|path| !now.contains_key(*path)))
+        .next()
+        .cloned()
+        .unwrap_or_default();
+    Err(Error::new(format!(
+        "`{}` changed while this run was working (first at `{changed}`): another forkbook run wrote the records; nothing was written",
+        project.record_name(&changed)
+    ))
+    .with_note("run the command again: it reads the records as they are now (FORKBOOK_LOCK_WAIT=1 queues runs one after another)"))
 }
 
 /// How `forkbook sync` and `forkbook retarget` move: preview or write, and where else to write
@@ -662,10 +692,9 @@ pub fn recorded_records(project: &Project, state: &OverlayState) -> Result<FileM
     let fixes = state
         .steps
         .iter()
-        .enumerate()
-        .map(|(i, step)| {
+        .map(|step| {
             Ok(FixReport {
-                number: i + 1,
+                number: step.number(),
                 patch: step.patch.name.clone(),
                 title: step.patch.title(),
                 outcome: FixOutcome::Unchanged,

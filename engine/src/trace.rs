@@ -360,9 +360,8 @@ fn fixes_changing(state: &OverlayState, path: &str) -> Vec<usize> {
     state
         .steps
         .iter()
-        .enumerate()
-        .filter(|(_, s)| s.changed_paths().contains(&path))
-        .map(|(i, _)| i + 1)
+        .filter(|s| s.changed_paths().contains(&path))
+        .map(|s| s.number())
         .collect()
 }
 

@@ -57,6 +57,12 @@ pub struct ForkbookPreprocessor<R> {
     vars: BTreeMap<String, String>,
     rerun: bool,
     tally: Arc<Mutex<Tally>>,
+    /// Hand a failed gate to [`ForkbookPreprocessor::gate_handle`] and give mdBook the book with
+    /// the failures marked, so the pages are written (`None`: fail the run, as `mdbook` needs).
+    failed_gate: Option<Arc<Mutex<Option<GateFailure>>>>,
+    /// The renderer the steps are run for, when it is not the one mdBook renders (`test`: the
+    /// gate's strictness, with the HTML pages written all the same).
+    run_for: Option<String>,
 }
 
 /// What the last run did with the book's steps, for the summary line a build ends with. Every
@@ -118,7 +124,25 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             vars: BTreeMap::new(),
             rerun: false,
             tally: Arc::default(),
+            failed_gate: None,
+            run_for: None,
         }
+    }
+
+    /// A failed gate no longer fails mdBook's run: the chapters get the failures marked (a box
+    /// at the top of each chapter with a problem, and all of them on the first chapter), mdBook
+    /// writes the pages, and the failure waits in the returned handle for the caller to report
+    /// and fail on. So a failing gate leaves pages to open.
+    pub fn with_pages_on_failure(mut self) -> (Self, Arc<Mutex<Option<GateFailure>>>) {
+        let handle = Arc::new(Mutex::new(None));
+        self.failed_gate = Some(Arc::clone(&handle));
+        (self, handle)
+    }
+
+    /// Run the steps as for `renderer` (`test`) whichever renderer mdBook runs.
+    pub fn with_steps_run_for(mut self, renderer: &str) -> Self {
+        self.run_for = Some(renderer.to_string());
+        self
     }
 
     /// Where each run leaves its [`Tally`]; read it after mdBook has run the preprocessor.
@@ -168,7 +192,7 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             cache: StepCache::new(cache_dir, rerun, self.runner.cache_secret()),
             root: ctx.root.clone(),
             src: ctx.config.book.src.clone(),
-            renderer: ctx.renderer.clone(),
+            renderer: self.run_for.clone().unwrap_or_else(|| ctx.renderer.clone()),
             problems: Vec::new(),
             directive_sites: BTreeMap::new(),
             tally: Tally::default(),
@@ -184,11 +208,25 @@ impl<R: StepRunner> Preprocessor for ForkbookPreprocessor<R> {
     fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> Result<Book> {
         let mut session = self.session(ctx)?;
         book.for_each_chapter_mut(|chapter| session.chapter(chapter));
-        let findings = self.runner.gate_findings(&ctx.renderer);
+        let findings = self.runner.gate_findings(&session.renderer);
         if let Ok(mut tally) = self.tally.lock() {
             *tally = session.tally.clone();
         }
-        session.gate(&findings)?;
+        let src = session.src.clone();
+        let problems = session.problems_with(&findings);
+        if problems.is_empty() {
+            return Ok(book);
+        }
+        let failure = GateFailure {
+            problems: problems.iter().map(|(_, text)| text.clone()).collect(),
+        };
+        let Some(handle) = &self.failed_gate else {
+            return Err(Error::new(failure));
+        };
+        mark_failures(&mut book, &src, &problems);
+        if let Ok(mut slot) = handle.lock() {
+            *slot = Some(failure);
+        }
         Ok(book)
     }
 
@@ -223,7 +261,8 @@ struct Session<'a, R> {
     root: PathBuf,
     src: PathBuf,
     renderer: String,
-    problems: Vec<String>,
+    /// Each problem with the chapter file it is in.
+    problems: Vec<(PathBuf, String)>,
     /// Where each directive name was first used (`register` -> `src/register.md:5`).
     directive_sites: BTreeMap<String, String>,
     tally: Tally,
@@ -389,23 +428,57 @@ impl<R: StepRunner> Session<'_, R> {
     }
 
     fn problem(&mut self, file: &Path, line: usize, message: &str) {
-        self.problems
-            .push(format!("error: {}:{line}: {message}", display(file)));
+        self.problems.push((
+            file.to_path_buf(),
+            format!("error: {}:{line}: {message}", display(file)),
+        ));
     }
 
-    /// Fails the run when any step, directive or book-wide finding did.
-    fn gate(mut self, findings: &[GateFinding]) -> Result<()> {
+    /// Every problem of the run: the steps' and directives', then the book-wide findings, each
+    /// with the chapter file that shows it (a finding without one: the first chapter's, empty).
+    fn problems_with(mut self, findings: &[GateFinding]) -> Vec<(PathBuf, String)> {
         for finding in findings {
+            let file = finding
+                .shown_by
+                .as_ref()
+                .and_then(|name| self.directive_sites.get(name))
+                .and_then(|site| site.rsplit_once(':'))
+                .map(|(file, _)| PathBuf::from(file))
+                .unwrap_or_default();
             self.problems
-                .push(finding_message(finding, &self.directive_sites));
+                .push((file, finding_message(finding, &self.directive_sites)));
         }
-        if self.problems.is_empty() {
-            return Ok(());
-        }
-        Err(Error::new(GateFailure {
-            problems: self.problems,
-        }))
+        self.problems
     }
+}
+
+/// Puts the gate's problems on the pages: each chapter with a problem gets a box of its own at
+/// its top, and the first chapter a box with every problem, so the book's first page says why
+/// the gate failed.
+fn mark_failures(book: &mut Book, src: &Path, problems: &[(PathBuf, String)]) {
+    let all: Vec<String> = problems.iter().map(|(_, text)| text.clone()).collect();
+    let mut first = true;
+    book.for_each_chapter_mut(|chapter| {
+        let Some(source) = &chapter.source_path else {
+            return;
+        };
+        let file = src.join(source);
+        let here: Vec<String> = problems
+            .iter()
+            .filter(|(at, _)| display(at) == display(&file))
+            .map(|(_, text)| text.clone())
+            .collect();
+        let shown = if first { &all } else { &here };
+        let banner = if shown.is_empty() {
+            String::new()
+        } else {
+            render::gate_failure_html(shown, all.len(), first)
+        };
+        first = false;
+        if !banner.is_empty() {
+            chapter.content = format!("{banner}\n\n{}", chapter.content);
+        }
+    });
 }
 
 /// The error a run fails with when the gate does: every problem, each naming its file and line

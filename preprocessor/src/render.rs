@@ -165,6 +165,34 @@ mod brace_tests {
     }
 }
 
+/// The box a failed gate puts at the top of a chapter: how many problems the gate found in all,
+/// and `problems` (those of this chapter, or every one on the first page), each naming its file
+/// and line as the terminal did.
+pub fn gate_failure_html(problems: &[String], total: usize, first_page: bool) -> String {
+    let what = if first_page {
+        format!(
+            "The book's gate failed with {total} {}",
+            if total == 1 { "problem" } else { "problems" }
+        )
+    } else {
+        format!(
+            "The book's gate failed; {} on this page",
+            if problems.len() == 1 {
+                "1 problem is".to_string()
+            } else {
+                format!("{} problems are", problems.len())
+            }
+        )
+    };
+    format!(
+        "<div class=\"forkbook-step forkbook-failed forkbook-gate-failed\">\
+         <p class=\"forkbook-skip-reason\"><strong>{what}:</strong> the pages were written so \
+         they can be read, and the build or test exits 1 until each is fixed.</p>\
+         <pre class=\"forkbook-output\">{}</pre></div>",
+        output_html(&problems.join("\n\n"))
+    )
+}
+
 /// The result box for a step. The command is shown once: by the code block above the box, or,
 /// when the block is hidden (`hide`), in the box's head.
 pub fn step_html(shown: &Shown<'_>) -> String {
@@ -228,6 +256,9 @@ fn ran_html(
     let mut status = format!("exit {exit}");
     if !passed {
         status.push_str(&format!(", expected {expect}"));
+        if shown.step.attrs.gate {
+            status.push_str(": the gate fails");
+        }
     }
     let cached = if shown.cached { " (cached)" } else { "" };
     let pre = format!(

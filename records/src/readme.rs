@@ -212,7 +212,8 @@ pub struct ProseCount {
 fn pattern() -> &'static Regex {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     PATTERN.get_or_init(|| {
-        Regex::new(r"(?i)\b(\d+)((?:\s+[a-z][\w-]*){0,3}?)\s+(files|fixes|entries)\b").unwrap()
+        Regex::new(r"(?i)\b(\d+)((?:\s+[a-z][\w-]*){0,3}?)\s+(files|fixes|entries|overlays)\b")
+            .unwrap()
     })
 }
 
@@ -391,6 +392,19 @@ mod tests {
             ]
         );
         assert_eq!(found[4].sentence, "Copy the 3 files listed below.");
+    }
+
+    #[test]
+    fn core_overlays_are_a_count_of_core_files() {
+        let found = prose(
+            "Dropping one of the 15 core overlays needs a clean build.\n",
+            "mlx/backend/rocm/",
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].name.as_deref(), found[0].value),
+            (Some("core files"), 15)
+        );
     }
 
     #[test]

@@ -255,21 +255,73 @@ fn strip_side(side: &str) -> String {
     }
 }
 
-/// The changed lines of a diff, conflict-marker labels dropped: what a note is about. Line
-/// numbers and context move with every bump; the labels name commits or tools.
-fn changed_lines(diff: &str) -> Vec<String> {
-    diff.lines()
-        .filter(|l| l.starts_with('+') || l.starts_with('-'))
-        .map(|l| {
-            let (sign, body) = l.split_at(1);
-            for marker in ["<<<<<<<", "|||||||", ">>>>>>>"] {
-                if body.starts_with(marker) {
-                    return format!("{sign}{marker}");
-                }
+/// What a diff changes, as the lines it removes and the lines it adds, conflict-marker labels
+/// dropped: what a note is about. Line numbers and context move with every bump, the labels
+/// name commits or tools, and two diff programs align the same change differently (a line one
+/// shows as context another shows removed and added again): a line both removed and added is
+/// no change, so it is cancelled out.
+fn changed_lines(diff: &str) -> (Vec<String>, Vec<String>) {
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for line in diff.lines() {
+        let Some(sign) = line.chars().next().filter(|c| *c == '+' || *c == '-') else {
+            continue;
+        };
+        let body = &line[1..];
+        let body = ["<<<<<<<", "|||||||", ">>>>>>>"]
+            .into_iter()
+            .find(|m| body.starts_with(m))
+            .map_or(body.trim_end(), |m| m);
+        if sign == '-' {
+            &mut removed
+        } else {
+            &mut added
+        }
+        .push(body.to_string());
+    }
+    let mut kept_removed = Vec::new();
+    for line in removed {
+        match added.iter().position(|a| *a == line) {
+            Some(at) => {
+                added.remove(at);
             }
-            l.to_string()
+            None => kept_removed.push(line),
+        }
+    }
+    (kept_removed, added)
+}
+
+/// Whether the record writes conflict-marker labels bare (`<<<<<<< pin`, no commit after the
+/// label), as a hand-kept record does: a rewrite then keeps them so.
+fn bare_labels(record: &ResidualRecord) -> bool {
+    record.diffs.values().flat_map(|d| d.lines()).any(|line| {
+        let body = line.get(1..).unwrap_or("");
+        ["<<<<<<< ", ">>>>>>> ", "||||||| "].iter().any(|m| {
+            body.strip_prefix(m)
+                .is_some_and(|label| !label.trim().is_empty() && !label.trim().contains(' '))
         })
-        .collect()
+    })
+}
+
+/// A diff's conflict-marker labels without the commit after them (`<<<<<<< pin 846d1762` ->
+/// `<<<<<<< pin`).
+fn strip_label_commits(diff: &str) -> String {
+    let mut out = String::with_capacity(diff.len());
+    for line in diff.split_inclusive('\n') {
+        let (sign, body) = line.split_at(line.len().min(1));
+        let marker = ["<<<<<<< ", ">>>>>>> ", "||||||| "]
+            .into_iter()
+            .find(|m| body.starts_with(m));
+        match marker {
+            Some(m) => {
+                let label = body[m.len()..].split_whitespace().next().unwrap_or("");
+                let end = if body.ends_with('\n') { "\n" } else { "" };
+                out.push_str(&format!("{sign}{m}{label}{end}"));
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// The three commits the record's header names, as hex.
@@ -292,14 +344,24 @@ pub fn render(
     core_hashes: &[(String, String)],
     diffs: &[(String, String)],
 ) -> (String, Vec<String>) {
+    let empty = ResidualRecord::default();
+    let old = old.unwrap_or(&empty);
+    // A hand-kept record writes its labels bare; a rewrite keeps them so.
+    let diffs: Vec<(String, String)> = if bare_labels(old) {
+        diffs
+            .iter()
+            .map(|(path, text)| (path.clone(), strip_label_commits(text)))
+            .collect()
+    } else {
+        diffs.to_vec()
+    };
+    let diffs = &diffs[..];
     let new_diff = |path: &str| {
         diffs
             .iter()
             .find(|(p, _)| p == path)
             .map_or(String::new(), |(_, t)| t.clone())
     };
-    let empty = ResidualRecord::default();
-    let old = old.unwrap_or(&empty);
     let flagged: Vec<String> = old
         .notes
         .iter()
@@ -413,6 +475,30 @@ mod tests {
         assert_eq!(
             changed_lines("@@ -1 +1 @@\n-<<<<<<< pin\n+x\n"),
             changed_lines("@@ -9 +9 @@\n-<<<<<<< pin 846d176\n+x\n ctx\n")
+        );
+    }
+
+    #[test]
+    fn the_same_change_aligned_differently_is_no_change_and_a_new_line_is() {
+        let one = "@@ -1,3 +1,3 @@\n-a\n-b\n+a\n+c\n";
+        let other = "@@ -1,3 +1,3 @@\n a\n-b\n+c\n";
+        assert_eq!(changed_lines(one), changed_lines(other));
+        assert_ne!(
+            changed_lines(one),
+            changed_lines("@@ -1 +1 @@\n a\n-b\n+d\n")
+        );
+    }
+
+    #[test]
+    fn bare_labels_are_kept_bare() {
+        let record = ResidualRecord::parse(
+            "# pin: x\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-<<<<<<< pin\n+x\n",
+            Flavor::Core,
+        );
+        assert!(bare_labels(&record));
+        assert_eq!(
+            strip_label_commits("-<<<<<<< pin 846d1762\n x\n+>>>>>>> fork 75915908\n"),
+            "-<<<<<<< pin\n x\n+>>>>>>> fork\n"
         );
     }
 }

@@ -80,11 +80,12 @@ const PROBED_TOOLS: &[&str] = &[
     "hipcc", "rocminfo", "cmake", "nm", "c++", "ccache", "mdbook", "git",
 ];
 
-/// Which tools a step can find on this machine, as `(name, where)`: the path with its length and
-/// modification time (a reinstalled tool is another tool), or `-` where there is none. Besides
-/// [`PROBED_TOOLS`], the tools the configuration names (`[build] compiler`, `cmake`, `nm`, and
-/// every `[[verify.steps]]` `requires`); `gpu` is whether `/dev/kfd` exists.
-pub fn tools_found(project: Option<&Project>) -> Vec<(String, String)> {
+/// Which tools a step can find on the search path `search` (what the steps' `requires` and
+/// their `PATH` use), as `(name, where)`: the path with its length and modification time (a
+/// reinstalled tool is another tool), or `-` where there is none. Besides [`PROBED_TOOLS`], the
+/// tools the configuration names (`[build] compiler`, `cmake`, `nm`, and every
+/// `[[verify.steps]]` `requires`); `gpu` is whether `/dev/kfd` exists.
+pub fn tools_found(project: Option<&Project>, search: &std::ffi::OsStr) -> Vec<(String, String)> {
     let mut names: Vec<String> = PROBED_TOOLS.iter().map(|s| s.to_string()).collect();
     if let Some(project) = project {
         let text = |value: &toml::Value| value.as_str().map(str::to_string);
@@ -106,7 +107,7 @@ pub fn tools_found(project: Option<&Project>) -> Vec<(String, String)> {
         .into_iter()
         .filter(|name| name != crate::engine::tools::GPU)
         .map(|name| {
-            let place = crate::engine::tools::find_program(&name).map_or_else(
+            let place = crate::engine::tools::find_program_in(&name, search).map_or_else(
                 || "-".to_string(),
                 |path| {
                     let meta = path.metadata().ok();

@@ -77,7 +77,8 @@ pub struct BookRunner {
     command: CommandFn,
     /// The state digest, kept between steps while the records look the same.
     digest: fingerprint::DigestMemo,
-    /// [`fingerprint::tools_found`], probed once a build (PATH does not change under it).
+    /// [`fingerprint::tools_found`], probed once a build (the search path does not change under
+    /// it).
     tools: std::sync::Arc<std::sync::OnceLock<Vec<(String, String)>>>,
 }
 
@@ -178,7 +179,9 @@ impl StepRunner for BookRunner {
         let project = self.project();
         let tools = self
             .tools
-            .get_or_init(|| fingerprint::tools_found(project.as_ref().ok()))
+            .get_or_init(|| {
+                fingerprint::tools_found(project.as_ref().ok(), &self.overrides.search_path())
+            })
             .clone();
         let project = match project {
             Ok(project) => project,

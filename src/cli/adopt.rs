@@ -22,6 +22,9 @@ pub struct Args {
     /// Also add a counts block to the README (without it, adopt changes no byte of your files)
     #[arg(long)]
     pub counts: bool,
+    /// List every error to decide with its note (default: grouped by check and file, with counts)
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
@@ -34,5 +37,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         tree: args.tree.clone(),
         layout: args.layout.clone(),
     };
-    ctx.emit(&adopt::run(&root, &ctx.overrides(), &flags, args.counts)?)
+    let mut adoption = adopt::run(&root, &ctx.overrides(), &flags, args.counts)?;
+    adoption.verbose = args.verbose;
+    ctx.emit(&adoption)
 }

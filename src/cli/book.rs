@@ -8,7 +8,6 @@ use super::{Ctx, FAILED, OK, PROBLEMS};
 use crate::book::BookRunner;
 use crate::engine::{Error, Result};
 use forkbook_preprocessor::{ForkbookPreprocessor, GateFailure, Tally};
-use mdbook_driver::builtin_renderers::CmdRenderer;
 use mdbook_driver::MDBook;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -28,7 +27,7 @@ pub struct Args {
 pub enum BookCommand {
     /// Run every step and render the HTML book
     Build(BookArgs),
-    /// Run every step and apply the gate, rendering nothing (what CI runs)
+    /// Run every step and apply the gate (what CI runs); the pages are written, failures marked
     Test(BookArgs),
     /// Build, then serve the HTML book on localhost
     Serve {
@@ -74,7 +73,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
 
 /// Loads the book with the forkbook preprocessor registered over book.toml's command; the
 /// handle holds what the steps did once the book is built.
-fn load(args: &BookArgs, ctx: &Ctx) -> Result<(MDBook, Arc<Mutex<Tally>>)> {
+fn load(args: &BookArgs, ctx: &Ctx, run_for: Option<&str>) -> Result<Loaded> {
     let project = ctx.project()?;
     let dir = args
         .dir
@@ -88,13 +87,24 @@ fn load(args: &BookArgs, ctx: &Ctx) -> Result<(MDBook, Arc<Mutex<Tally>>)> {
     })?;
     let vars: BTreeMap<String, String> = args.vars.iter().cloned().collect();
     let runner = BookRunner::new(project.root.clone(), ctx.overrides(), super::run_for_book);
-    let preprocessor = ForkbookPreprocessor::new(runner)
+    let mut preprocessor = ForkbookPreprocessor::new(runner)
         .with_vars(vars)
         .with_rerun(args.rerun);
+    if let Some(renderer) = run_for {
+        preprocessor = preprocessor.with_steps_run_for(renderer);
+    }
     let tally = preprocessor.tally_handle();
+    let (preprocessor, gate) = preprocessor.with_pages_on_failure();
     // Same name as `[preprocessor.forkbook]`, so this replaces the `forkbook mdbook` command.
     book.with_preprocessor(preprocessor);
-    Ok((book, tally))
+    Ok(Loaded { book, tally, gate })
+}
+
+/// A book ready to build: what its steps did, and the gate's failure once it has run.
+struct Loaded {
+    book: MDBook,
+    tally: Arc<Mutex<Tally>>,
+    gate: Arc<Mutex<Option<GateFailure>>>,
 }
 
 /// The summary line every build and test ends with, so a book whose steps were all skipped
@@ -106,33 +116,55 @@ fn print_tally(tally: &Mutex<Tally>, ctx: &mut Ctx) -> Result<()> {
 }
 
 fn build(args: &BookArgs, ctx: &mut Ctx) -> Result<(i32, Option<PathBuf>)> {
-    let (book, tally) = load(args, ctx)?;
-    let html = book.build_dir_for("html");
-    let built = book.build();
-    print_tally(&tally, ctx)?;
+    let loaded = load(args, ctx, None)?;
+    let html = loaded.book.build_dir_for("html");
+    let built = loaded.book.build();
+    print_tally(&loaded.tally, ctx)?;
     match built {
-        Ok(()) => {
-            writeln!(ctx.out, "built the book into `{}`", html.display())?;
-            Ok((OK, Some(html)))
-        }
+        Ok(()) => match failed_gate(&loaded) {
+            None => {
+                writeln!(ctx.out, "built the book into `{}`", html.display())?;
+                Ok((OK, Some(html)))
+            }
+            Some(gate) => gate_failed(&gate, &html, ctx).map(|code| (code, None)),
+        },
         Err(e) => gate_or_error(e, ctx).map(|code| (code, None)),
     }
 }
 
+/// The gate with `mdbook test`'s strictness (its steps run as for the renderer `test`: missing
+/// objects fail rather than skip), and the HTML pages written all the same, so a failing gate
+/// leaves pages to open with the failures marked.
 fn test(args: &BookArgs, ctx: &mut Ctx) -> Result<i32> {
-    let (book, tally) = load(args, ctx)?;
-    // `mdbook test` preprocesses for a renderer named `test`; only the name is used here, and
-    // nothing is rendered (the book has no Rust examples for rustdoc to run).
-    let renderer = CmdRenderer::new("test".into(), String::new());
-    let processed = book.preprocess_book(&renderer);
-    print_tally(&tally, ctx)?;
-    match processed {
-        Ok(_) => {
-            writeln!(ctx.out, "the book's gate passed")?;
-            Ok(OK)
-        }
+    let loaded = load(args, ctx, Some("test"))?;
+    let html = loaded.book.build_dir_for("html");
+    let built = loaded.book.build();
+    print_tally(&loaded.tally, ctx)?;
+    match built {
+        Ok(()) => match failed_gate(&loaded) {
+            None => {
+                writeln!(ctx.out, "the book's gate passed")?;
+                Ok(OK)
+            }
+            Some(gate) => gate_failed(&gate, &html, ctx),
+        },
         Err(e) => gate_or_error(e, ctx),
     }
+}
+
+fn failed_gate(loaded: &Loaded) -> Option<GateFailure> {
+    loaded.gate.lock().ok().and_then(|mut slot| slot.take())
+}
+
+/// Exit 1 with the gate's problems, after saying where the pages that show them are.
+fn gate_failed(gate: &GateFailure, html: &Path, ctx: &mut Ctx) -> Result<i32> {
+    writeln!(
+        ctx.out,
+        "wrote the book into `{}`, each failure marked on its page",
+        html.display()
+    )?;
+    writeln!(ctx.out, "error: {gate}")?;
+    Ok(PROBLEMS)
 }
 
 /// A gate failure is exit 1 with its problems printed; anything else is the tool failing.

@@ -13,6 +13,9 @@ pub struct Args {
     /// Print the documentation of one check
     #[arg(long, value_name = "ID")]
     pub explain: Option<String>,
+    /// Print every finding with its note (default: grouped by check and file, with counts)
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
@@ -25,5 +28,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         return Ok(OK);
     }
     let project = ctx.project()?;
-    ctx.emit(&check::run(&project)?)
+    let mut run = check::run(&project)?;
+    run.verbose = args.verbose;
+    ctx.emit(&run)
 }

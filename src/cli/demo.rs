@@ -89,7 +89,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             vec!["drift".into(), "api".into(), "--to".into(), pin2.clone()],
         ),
         (
-            "everything a change must pass (hipcc steps skip here)",
+            "everything a change must pass (a step needing a tool or GPU this machine lacks is skipped, saying why)",
             vec!["verify".into()],
         ),
         (
@@ -106,10 +106,22 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             ],
         ),
     ];
+    let mut previews_with_problems = 0;
     for (what, args) in steps {
         writeln!(ctx.out, "\n== {what}\n$ forkbook {}", args.join(" "))?;
-        let code = run_on_demo(&demo, args, ctx)?;
+        let is_book = args[0] == "book";
+        let (code, printed) = run_on_demo(&demo, args, ctx)?;
         writeln!(ctx.out, "(exit {code})")?;
+        if code == super::PROBLEMS {
+            previews_with_problems += 1;
+        }
+        if is_book {
+            writeln!(
+                ctx.out,
+                "{}",
+                book_failures_note(&printed, previews_with_problems)
+            )?;
+        }
     }
     writeln!(
         ctx.out,
@@ -128,16 +140,48 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         "next: cd {}",
         shell_quote(&demo.root.to_string_lossy())
     )?;
+    // The build first: after the retarget the overlay holds conflict markers, and a build of it
+    // would report their fallout as compile errors.
+    writeln!(
+        ctx.out,
+        "next: {forkbook} drift build --to {pin2} --compiler c++    # the real build at pin 2, with C++, before anything moves"
+    )?;
     writeln!(
         ctx.out,
         "next: {forkbook} retarget {pin2}    # the pin bump for real: conflicts to resolve, exit 1"
     )?;
-    writeln!(ctx.out, "next: {forkbook} status")?;
     writeln!(
         ctx.out,
-        "next: {forkbook} drift build --to {pin2} --compiler c++    # the real build, with C++"
+        "next: {forkbook} status    # exit 1: the conflict markers the retarget left, by overlay path"
+    )?;
+    writeln!(
+        ctx.out,
+        "next: {forkbook} materialize --out materialized    # the overlay's files: status's mlx/device.cpp:21 is materialized/mlx/device.cpp, line 21"
     )?;
     Ok(OK)
+}
+
+/// What the book's failed steps are, so red boxes beside "exit 0" are not read as forkbook
+/// failing: the previews above that exit 1 on purpose (the demo world is made to conflict and to
+/// drift) and the machine's own steps, none of them gated.
+fn book_failures_note(printed: &str, previews_with_problems: usize) -> String {
+    let failed = printed
+        .lines()
+        .find_map(|line| {
+            let (_, rest) = line.split_once(" passed, ")?;
+            rest.split_once(" failed")?.0.parse::<usize>().ok()
+        })
+        .unwrap_or(0);
+    if failed == 0 {
+        return "every step of the book passed".to_string();
+    }
+    format!(
+        "the book's {failed} failed {} expected: the demo world is made to conflict and to drift \
+         ({previews_with_problems} of the previews above exit 1 the same way), and the build and \
+         GPU steps this machine can run fail on those breaks; none is gated, so the book is \
+         still built (exit 0)",
+        if failed == 1 { "step is" } else { "steps are" }
+    )
 }
 
 /// How to call this forkbook from a shell: `forkbook` when that is what PATH finds, else the
@@ -170,8 +214,9 @@ fn shell_quote(text: &str) -> String {
     }
 }
 
-/// Runs one forkbook command against the demo project, in process, printing what it prints.
-fn run_on_demo(demo: &DemoProject, args: Vec<String>, ctx: &mut Ctx) -> Result<i32> {
+/// Runs one forkbook command against the demo project, in process, printing what it prints;
+/// returns its exit status and what it printed.
+fn run_on_demo(demo: &DemoProject, args: Vec<String>, ctx: &mut Ctx) -> Result<(i32, String)> {
     let overrides = crate::engine::project::Overrides {
         cache: Some(demo.cache.clone()),
         ..Default::default()
@@ -180,5 +225,5 @@ fn run_on_demo(demo: &DemoProject, args: Vec<String>, ctx: &mut Ctx) -> Result<i
     let mut buf = Vec::new();
     let code = super::run(full, &mut buf);
     ctx.out.write_all(&buf)?;
-    Ok(code)
+    Ok((code, String::from_utf8_lossy(&buf).into_owned()))
 }

@@ -59,7 +59,8 @@ pub enum DriftCommand {
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
-    let (project, cache, state) = ctx.load()?;
+    let drafts = matches!(args.command, DriftCommand::Api { draft: true, .. });
+    let (_lock, project, cache, state) = ctx.load_to_write(drafts)?;
     match &args.command {
         DriftCommand::Api { to, from, draft } => {
             let (from, to) = (from.as_deref(), to.as_deref());

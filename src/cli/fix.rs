@@ -38,7 +38,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             ctx.emit(&crate::engine::drift::draft::confirm(&project, *number)?)
         }
         FixCommand::Add { from, title } => {
-            let (project, cache, state) = ctx.load()?;
+            let (_lock, project, cache, state) = ctx.load_to_write(true)?;
             ctx.emit(&add_from(&project, &cache, &state, from, title)?)
         }
     }

@@ -54,6 +54,7 @@ Environment:
   FORKBOOK_FORK_URL      the fork's URL or a mirror on this machine, as `--fork-url`
   FORKBOOK_UPSTREAM_URL  upstream's URL or a mirror on this machine, as `--upstream-url`
   FORKBOOK_OFFLINE=1     as `--offline`
+  FORKBOOK_TOOL_PATH     where tools are looked for and the PATH of the steps, as `--tool-path`
   FORKBOOK_LOCK_WAIT=1   wait for another run on the same overlay or cache instead of refusing
 
 Exit status:
@@ -166,10 +167,31 @@ impl Ctx<'_> {
 
     /// The project, its cache and the overlay at its recorded commits.
     pub fn load(&self) -> engine::Result<(Project, Cache, engine::overlay::OverlayState)> {
+        let (_, project, cache, state) = self.load_to_write(false)?;
+        Ok((project, cache, state))
+    }
+
+    /// [`Ctx::load`] for a command that writes records when `write` is set: the project's lock
+    /// is taken before the records are read and held while the command runs, so what it
+    /// writes over is what it read (another writer waits or is refused).
+    pub fn load_to_write(
+        &self,
+        write: bool,
+    ) -> engine::Result<(
+        Option<engine::fsutil::ProjectLock>,
+        Project,
+        Cache,
+        engine::overlay::OverlayState,
+    )> {
         let project = self.project()?;
+        let lock = write
+            .then(|| engine::fsutil::ProjectLock::acquire(&project.root))
+            .transpose()?;
+        // A killed sync's stage goes before anything can refuse this run.
+        engine::fsutil::clear_dead_stages(&project.records_dir(), lock.is_some());
         let cache = Cache::open(&project)?;
         let state = engine::overlay::OverlayState::load(&project, &cache)?;
-        Ok((project, cache, state))
+        Ok((lock, project, cache, state))
     }
 
     /// Prints a command's result (JSON with `--json`, otherwise its text) and returns the exit
@@ -354,15 +376,52 @@ fn write_json_error(out: &mut dyn Write, error: &str, note: Option<&str>) -> std
 }
 
 /// clap's rendered error as (message, the rest as a note).
+/// A clap error as `(error, note)`: its first paragraph is the error, with the lines that
+/// continue it (the missing argument under "the following required arguments were not
+/// provided:"); the usage and hint paragraphs after the blank line are the note.
 fn split_clap_error(text: &str) -> (String, Option<String>) {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let error = lines
-        .next()
-        .unwrap_or("bad arguments")
-        .trim_start_matches("error: ")
-        .to_string();
-    let rest: Vec<&str> = lines.map(str::trim).collect();
+    let text = text.trim();
+    let (first, rest) = text.split_once("\n\n").unwrap_or((text, ""));
+    let mut error: Vec<&str> = first
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if error.is_empty() {
+        error.push("bad arguments");
+    }
+    let error = error.join(" ").trim_start_matches("error: ").to_string();
+    let rest: Vec<&str> = rest
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     (error, (!rest.is_empty()).then(|| rest.join(" ")))
+}
+
+#[cfg(test)]
+mod clap_error_tests {
+    /// Fails before issue 25: the missing `--title <TITLE>` was in the note, the error ended in
+    /// a colon.
+    #[test]
+    fn a_missing_argument_is_part_of_the_error_not_the_note() {
+        let text = "error: the following required arguments were not provided:\n  --title <TITLE>\n\n\
+                    Usage: forkbook fix add --from <DIR> --title <TITLE>\n\nFor more information, try '--help'.\n";
+        let (error, note) = super::split_clap_error(text);
+        assert_eq!(
+            error,
+            "the following required arguments were not provided: --title <TITLE>"
+        );
+        assert_eq!(
+            note.as_deref(),
+            Some("Usage: forkbook fix add --from <DIR> --title <TITLE> For more information, try '--help'.")
+        );
+        let (error, note) = super::split_clap_error("error: unexpected argument '--x' found\n");
+        assert_eq!(
+            (error.as_str(), note),
+            ("unexpected argument '--x' found", None)
+        );
+    }
 }
 
 fn dispatch(command: Command, ctx: &mut Ctx) -> engine::Result<i32> {

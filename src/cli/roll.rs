@@ -27,7 +27,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
-    let (project, cache, state) = ctx.load()?;
+    // The bump writes records: the project's lock before they are read.
+    let (_lock, project, cache, state) = ctx.load_to_write(!args.check)?;
     if args.check {
         return ctx.emit(&roll::forecast(
             &project,

@@ -62,7 +62,7 @@ impl MoveArgs {
 }
 
 pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
-    let (project, cache, state) = ctx.load()?;
+    let (_lock, project, cache, state) = ctx.load_to_write(!args.check)?;
     if args.check && args.rev.is_none() {
         return ctx.emit(&sync::check_report(&project, &cache, &state)?);
     }
@@ -72,7 +72,8 @@ pub fn run_sync(args: &SyncArgs, ctx: &mut Ctx) -> Result<i32> {
 }
 
 pub fn run_retarget(args: &RetargetArgs, ctx: &mut Ctx) -> Result<i32> {
-    let (project, cache, state) = ctx.load()?;
+    let writes = !args.check && !args.stepwise;
+    let (_lock, project, cache, state) = ctx.load_to_write(writes)?;
     if args.stepwise {
         return ctx.emit(&trace::stepwise(&cache, &state, &args.rev)?);
     }

@@ -94,6 +94,30 @@ fn failing_gated_step_fails_the_build_naming_chapter_and_line() {
         out.contains("1 step: 1 ran (0 passed, 1 failed), 0 skipped, 0 not run"),
         "{out}"
     );
+    // The pages are written all the same, the failure marked on them (issue 25: a failing gate
+    // left nothing to open). `book test` too, which writes them where `build` does.
+    for subcommand in ["build", "test"] {
+        let _ = std::fs::remove_dir_all(fixture.book_dir().join("book"));
+        let (code, out) = fixture.book(subcommand, &[]);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("each failure marked on its page"), "{out}");
+        let html = fixture.html("steps");
+        assert!(
+            html.contains("The book&#39;s gate failed with 1 problem")
+                || html.contains("The book's gate failed with 1 problem"),
+            "{subcommand}: {html}"
+        );
+        assert!(
+            html.contains(&format!(
+                "src/steps.md:5: gated step `forkbook retarget {pin2} --check`"
+            )),
+            "{subcommand}: {html}"
+        );
+        assert!(
+            html.contains("expected 0: the gate fails"),
+            "{subcommand}: {html}"
+        );
+    }
     // The same step with its exit status expected passes, and shows the conflict.
     fixture.write(
         "src/steps.md",

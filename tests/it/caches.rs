@@ -10,11 +10,15 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Splits a kept entry into its header and payload. A sealed entry has a five-line header; an
-/// entry of an older, unsealed format is all payload.
+/// Splits a kept entry into its header and payload. A sealed entry has a five-line header; of
+/// the older, unsealed formats the merges' had one line naming the format, the others none.
 fn split(entry: &[u8]) -> (&[u8], &[u8]) {
     if !entry.starts_with(b"forkbook cache entry ") {
-        return (&[], entry);
+        let header = match entry.starts_with(b"forkbook ") {
+            true => entry.iter().position(|&b| b == b'\n').unwrap() + 1,
+            false => 0,
+        };
+        return entry.split_at(header);
     }
     let mut at = 0;
     for _ in 0..5 {
@@ -29,8 +33,8 @@ fn forge(path: &Path, edit: impl FnOnce(Vec<u8>) -> Vec<u8>) {
     let entry = std::fs::read(path).unwrap();
     let (header, payload) = split(&entry);
     let payload = edit(payload.to_vec());
-    if header.is_empty() {
-        std::fs::write(path, payload).unwrap();
+    if !header.starts_with(b"forkbook cache entry ") {
+        std::fs::write(path, [header, &payload].concat()).unwrap();
         return;
     }
     let header = String::from_utf8_lossy(header);
@@ -360,6 +364,7 @@ fn a_cache_inside_the_project_is_never_trusted() {
     let run = |args: &[&str]| {
         let overrides = forkbook::engine::project::Overrides {
             cache: Some(inside.clone()),
+            tool_path: Some(crate::common::tool_path().to_os_string()),
             ..Default::default()
         };
         let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
@@ -391,9 +396,9 @@ fn a_cache_inside_the_project_is_never_trusted() {
 }
 
 /// A book step's kept result depends on the tools it found: made with `hipcc` on PATH, it is
-/// not replayed once `hipcc` is gone (issue 25: old hipcc failures came back "(cached)"). Runs
-/// forkbook as a program with a PATH the test sets. Fails before the tools were in the key: the
-/// failure came back cached.
+/// not replayed once `hipcc` is gone (issue 25: old hipcc failures came back "(cached)"). The
+/// test sets the search path (a stub `hipcc` and `sh`, then `sh` alone). Fails before the tools
+/// were in the key: the failure came back cached.
 #[test]
 fn a_step_result_made_with_hipcc_is_not_replayed_without_it() {
     let demo = Demo::new(Layout::Patch);
@@ -430,23 +435,13 @@ fn a_step_result_made_with_hipcc_is_not_replayed_without_it() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&hipcc, std::fs::Permissions::from_mode(0o755)).unwrap();
     let build = |path: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_forkbook"))
-            .arg("--root")
-            .arg(world.demo.root())
-            .arg("--cache")
-            .arg(&world.demo.demo.cache)
-            .args(["book", "build", "--dir"])
-            .arg(&book)
-            .env("PATH", path)
-            .output()
-            .unwrap();
-        let html = std::fs::read_to_string(book.join("book/gate.html")).unwrap_or_default();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned()
-                + &String::from_utf8_lossy(&out.stderr),
-            html,
-        )
+        let book = book.to_str().unwrap();
+        let (code, out) = world.demo.run_with_tools(
+            std::ffi::OsStr::new(path),
+            &["book", "build", "--dir", book],
+        );
+        let html = std::fs::read_to_string(world.book().join("book/gate.html")).unwrap_or_default();
+        (Some(code), out, html)
     };
     let with_hipcc = format!("{}:{}", stub.display(), tools.display());
     let (code, out, html) = build(&with_hipcc);

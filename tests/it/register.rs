@@ -246,7 +246,7 @@ fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
     assert!(
         before
             .iter()
-            .any(|m| m.starts_with("entry 4 applies to the fork but has no upstream link")),
+            .any(|m| m.starts_with("entry 4 has no upstream state and no upstream link")),
         "{before:?}"
     );
     let text = register::record_link(&text, 4, "https://github.com/NripeshN/mlx/pull/20").unwrap();
@@ -829,7 +829,7 @@ fn the_checks_read_the_words_and_fail_to_propose_entries_until_their_link_is_rec
     );
     assert!(links[3]
         .message
-        .starts_with("entry 6 applies to the fork but has no upstream link"));
+        .starts_with("entry 6 has no upstream state and no upstream link"));
 
     let state = run("fix-state-complete", &facts);
     assert_eq!(state.len(), 1, "{state:#?}");

@@ -39,7 +39,15 @@ pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) 
         title: format!("fix {number}"),
         line,
         end_line: line + 8,
-        prose: "Why the fix exists.".into(),
+        // The files are declared on a `Files:` line, as the demo's entries declare them.
+        prose: format!(
+            "Files: {}\n\nWhy the fix exists.",
+            files
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         files: files.iter().map(|f| named(f, line + 2)).collect(),
         fields: fields
             .iter()
@@ -195,6 +203,8 @@ pub fn healthy() -> Facts {
             upstream: Some("https://github.com/ml-explore/mlx".into()),
         },
         overlay: Some(overlay),
+        record_markers: Vec::new(),
+        dropped: Vec::new(),
     }
 }
 

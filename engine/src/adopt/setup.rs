@@ -78,6 +78,7 @@ fn config_text(root: &Path, args: &AdoptFlags) -> Result<String> {
     let records = root.join(&dir);
     let upstream_path = records.join(UPSTREAM_FILE);
     let name = format!("{}/{UPSTREAM_FILE}", dir.trim_end_matches('/'));
+    crate::fsutil::refuse_special_files(&records)?;
     let text = std::fs::read_to_string(&upstream_path).map_err(|e| {
         Error::new(format!("cannot read `{name}`: {e}")).with_note(
             "run adopt in the folder that holds the records folder, and name it with `--dir DIR`",

@@ -23,6 +23,9 @@ fn clean(text: &str) -> String {
     crate::terminal::escape_field(text).into_owned()
 }
 
+/// How many paths a list of adopt's shows before it counts the rest.
+const LISTED: usize = 5;
+
 fn render(a: &Adoption, out: &mut String) {
     let short = |s: &str| s[..8.min(s.len())].to_string();
     let place = match a.tree.as_deref() {
@@ -50,11 +53,23 @@ fn render(a: &Adoption, out: &mut String) {
         short(&a.base),
         short(&a.pin)
     );
-    let _ = writeln!(
-        out,
-        "files    {} backend, {} core; {} differ from the base tree",
-        a.backend_files, a.core_files, a.differing
-    );
+    for missing in &a.missing {
+        let _ = writeln!(out, "missing  {}", clean(&missing.why));
+        let _ = writeln!(out, "  to get it: {}", clean(&missing.command));
+    }
+    if !a.missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "  the overlay could not be built: no lock written, only the record checks ran"
+        );
+    }
+    if a.missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "files    {} backend, {} core; {} differ from the base tree",
+            a.backend_files, a.core_files, a.differing
+        );
+    }
     let states: Vec<String> = a.states.iter().map(|(s, n)| format!("{s} {n}")).collect();
     let _ = writeln!(
         out,
@@ -79,17 +94,25 @@ fn render(a: &Adoption, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "named    {} files named by entries",
-        a.named_files.len()
+        "named    {} named by entries",
+        crate::report_value::plural(a.named_files.len(), "file", "files")
     );
     if !a.unnamed.is_empty() {
         let _ = writeln!(
             out,
-            "not named: {} files differ from the base tree and no entry names them:",
-            a.unnamed.len()
+            "not named: {} from the base tree and no entry names {}:",
+            match a.unnamed.len() {
+                1 => "1 file differs".to_string(),
+                n => format!("{n} files differ"),
+            },
+            if a.unnamed.len() == 1 { "it" } else { "them" }
         );
-        for path in &a.unnamed {
+        // The decide list names them all again (`differing-file-named`): a few here are enough.
+        for path in a.unnamed.iter().take(LISTED) {
             let _ = writeln!(out, "  {}", clean(path));
+        }
+        if a.unnamed.len() > LISTED {
+            let _ = writeln!(out, "  … {} more", a.unnamed.len() - LISTED);
         }
     }
     if a.counts.is_empty() && a.unread_counts.is_empty() {
@@ -141,8 +164,24 @@ fn render(a: &Adoption, out: &mut String) {
                     clean(&note.reason)
                 );
             }
-            for path in &a.unnoted {
-                let _ = writeln!(out, "  no note: {} has a residual", clean(path));
+            match a.unnoted.as_slice() {
+                [] => {}
+                [path] => {
+                    let _ = writeln!(out, "  no note: {} has a residual", clean(path));
+                }
+                paths => {
+                    let shown: Vec<String> = paths.iter().take(LISTED).map(|p| clean(p)).collect();
+                    let more = match paths.len().saturating_sub(LISTED) {
+                        0 => String::new(),
+                        n => format!(" and {n} more"),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "  no note: {} core files have a residual: {}{more}",
+                        paths.len(),
+                        shown.join(", ")
+                    );
+                }
             }
         }
     }
@@ -157,10 +196,9 @@ fn render(a: &Adoption, out: &mut String) {
             "decide   {} errors from `forkbook check`:",
             errors.len()
         );
-        for finding in errors {
-            for line in finding.render().lines() {
-                let _ = writeln!(out, "  {}", clean(line));
-            }
+        let errors: Vec<_> = errors.into_iter().cloned().collect();
+        for line in crate::check::render_findings(&errors, a.verbose).lines() {
+            let _ = writeln!(out, "  {}", clean(line));
         }
     } else {
         let _ = writeln!(out, "decide   nothing: every check passes");

@@ -23,6 +23,10 @@ pub struct CheckRun {
     /// What gets the objects the skipped checks need, when that is the reason.
     pub fetch: Option<String>,
     pub findings: Vec<Finding>,
+    /// Print every finding with its note (`--verbose`), not the findings grouped by check and
+    /// file.
+    #[serde(skip)]
+    pub verbose: bool,
 }
 
 /// One check that needed the objects of the recorded commits and did not have them.
@@ -75,15 +79,13 @@ pub fn run(project: &Project) -> Result<CheckRun> {
         skipped_checks,
         fetch,
         findings,
+        verbose: false,
     })
 }
 
 impl CommandReport for CheckRun {
     fn text(&self) -> String {
-        let mut out = String::new();
-        for finding in &self.findings {
-            out.push_str(&format!("{}\n", finding.render()));
-        }
+        let mut out = render_findings(&self.findings, self.verbose);
         if let Some(why) = &self.skipped {
             out.push_str(&format!(
                 "skipped: the checks that need the base tree and the overlay ({why})\n"
@@ -143,6 +145,109 @@ impl CheckRun {
             ),
         }
     }
+}
+
+/// A group of this many findings or fewer is printed whole, one line a finding.
+const SHOWN_WHOLE: usize = 3;
+
+/// How many findings of a larger group are shown before the rest are counted.
+const SHOWN_PER_GROUP: usize = 2;
+
+/// The findings for a screen: every finding with its note when `verbose`; otherwise grouped by
+/// check and file with their count and lines, the first few messages, and one note per group
+/// (a note already printed for another group is not repeated). `--verbose` and `--json` carry
+/// every finding.
+pub fn render_findings(findings: &[Finding], verbose: bool) -> String {
+    if verbose {
+        return findings
+            .iter()
+            .map(|f| format!("{}\n", f.render()))
+            .collect();
+    }
+    let mut groups: Vec<(&str, &str, Vec<&Finding>)> = Vec::new();
+    for finding in findings {
+        match groups
+            .iter_mut()
+            .find(|(check, file, _)| *check == finding.check && *file == finding.file)
+        {
+            Some((_, _, members)) => members.push(finding),
+            None => groups.push((&finding.check, &finding.file, vec![finding])),
+        }
+    }
+    let mut out = String::new();
+    let mut notes_shown: Vec<String> = Vec::new();
+    let mut hidden = 0;
+    for (_, _, members) in &groups {
+        let first = members[0];
+        if members.len() <= SHOWN_WHOLE {
+            for finding in members {
+                let line = finding.render();
+                out.push_str(&format!("{}\n", line.lines().next().unwrap_or("")));
+            }
+        } else {
+            out.push_str(&format!(
+                "{}: {}[{}]: {} findings{}\n",
+                first.file,
+                first.severity.as_str(),
+                first.check,
+                members.len(),
+                lines_of(members)
+            ));
+            for finding in members.iter().take(SHOWN_PER_GROUP) {
+                out.push_str(&format!("  {}\n", finding.message));
+            }
+            if members.len() > SHOWN_PER_GROUP {
+                hidden += members.len() - SHOWN_PER_GROUP;
+                out.push_str(&format!("  … {} more\n", members.len() - SHOWN_PER_GROUP));
+            }
+        }
+        // A note once per kind: notes that differ only in their numbers (`forkbook propose 8`,
+        // `forkbook propose 9`) are one kind, and a kind already shown is not repeated.
+        for note in members.iter().filter_map(|f| f.note.as_deref()) {
+            let kind = note_kind(note);
+            if !notes_shown.contains(&kind) {
+                notes_shown.push(kind);
+                out.push_str(&format!("  note: {note}\n"));
+            }
+        }
+    }
+    if hidden > 0 {
+        out.push_str(&format!(
+            "{} not shown: `--verbose` prints every finding with its note, `--json` gives them all\n",
+            plural(hidden, "finding", "findings")
+        ));
+    }
+    out
+}
+
+/// A note with its numbers blanked: what makes two notes the same advice.
+fn note_kind(note: &str) -> String {
+    let mut kind = String::with_capacity(note.len());
+    for c in note.chars() {
+        match (c.is_ascii_digit(), kind.ends_with('#')) {
+            (true, true) => {}
+            (true, false) => kind.push('#'),
+            (false, _) => kind.push(c),
+        }
+    }
+    kind
+}
+
+/// `, lines 12, 40, 41` (the first eight, then how many more), or nothing when none has a line.
+fn lines_of(findings: &[&Finding]) -> String {
+    let mut lines: Vec<usize> = findings.iter().filter_map(|f| f.line).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = lines.iter().take(8).map(usize::to_string).collect();
+    let more = match lines.len().saturating_sub(8) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let word = if lines.len() == 1 { "line" } else { "lines" };
+    format!(", {word} {}{more}", shown.join(", "))
 }
 
 /// `forkbook check --list`: every check of the catalogue.

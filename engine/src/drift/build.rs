@@ -54,8 +54,8 @@ pub struct BuildConfig {
     pub ccache_dir: String,
     /// Extra include folders for every compile (relative to the project), after the tree's own.
     pub include_dirs: Vec<String>,
-    /// A folder of stub headers for ROCm libraries this machine lacks (relative to the project;
-    /// `forkbook drift build --stubs DIR` writes one); searched last.
+    /// A folder of stub headers for ROCm libraries this machine lacks (relative to the project);
+    /// searched last.
     pub stubs: String,
 }
 

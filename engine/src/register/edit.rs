@@ -60,10 +60,44 @@ pub fn set_fields(text: &str, number: u32, fields: &[(&str, &str)]) -> Result<St
     insert_fields(&mut lines, entry, added);
     replaced.sort_by_key(|(field, _)| std::cmp::Reverse(field.line));
     for (field, value) in replaced {
-        let line = replace_value(&lines[field.line - 1], value);
-        lines.splice(field.line - 1..field.end_line.min(lines.len()), [line]);
+        let end = field.end_line.min(lines.len());
+        let mut new = vec![replace_value(&lines[field.line - 1], value)];
+        new.extend(kept_continuation(
+            &lines[field.line - 1],
+            &lines[field.line..end],
+        ));
+        lines.splice(field.line - 1..end, new);
     }
     Ok(lines.concat())
+}
+
+/// The continuation lines of a field whose value is replaced, kept: after a blank line and
+/// indented into the field's item, they are a paragraph of that item, which is not its value
+/// (the value is the item's first paragraph), so no word of them is lost and the new value
+/// reads alone.
+fn kept_continuation(first: &str, rest: &[String]) -> Vec<String> {
+    if rest.is_empty() {
+        return Vec::new();
+    }
+    let lead = first.len() - first.trim_start().len();
+    let marker = first[lead..].find(|c: char| c.is_whitespace()).unwrap_or(1);
+    let content = lead + marker + 1;
+    let ending = if first.ends_with("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let mut out = vec![ending.to_string()];
+    for line in rest {
+        let spaces = line.len() - line.trim_start_matches(' ').len();
+        let pad = " ".repeat(content.saturating_sub(spaces));
+        let mut line = format!("{pad}{line}");
+        if !line.ends_with('\n') {
+            line.push('\n');
+        }
+        out.push(line);
+    }
+    out
 }
 
 /// The line with everything after the key's colon replaced by ` value`.
@@ -140,6 +174,20 @@ mod tests {
         .unwrap();
         assert!(text.ends_with("Prose.\n\n- state: proposed\n- link: https://github.com/o/r/pull/4\n- package: propose/0002-two.patch\n"), "{text}");
         assert_eq!(&text[..TEXT.len() - 1], &TEXT[..TEXT.len() - 1]);
+    }
+
+    #[test]
+    fn a_replaced_value_keeps_its_continuation_lines_as_a_paragraph_of_the_field() {
+        let text = "## 1. One\n\nProse.\n\n- state: to-propose, held until\n  the root cause is known\n  (see the notes)\n- reason: ours\n";
+        let new = record_link(text, 1, "https://github.com/o/r/pull/3").unwrap();
+        assert!(
+            new.contains("- state: proposed\n\n  the root cause is known\n  (see the notes)\n- reason: ours\n"),
+            "{new}"
+        );
+        let entry = parse("f", &new).entries[0].clone();
+        assert_eq!(entry.value("state"), Some("proposed"));
+        assert_eq!(entry.value("reason"), Some("ours"));
+        assert_eq!(entry.value("link"), Some("https://github.com/o/r/pull/3"));
     }
 
     #[test]

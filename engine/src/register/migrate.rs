@@ -102,9 +102,16 @@ fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> String {
     let head = list_item_head(source).expect("the parser read this item's head");
     let mut text = format!("## {}. {}\n\n", proposal.number, proposal.title);
     let mut body = String::new();
+    let mut offset = 0;
     for (index, line) in source.split_inclusive('\n').enumerate() {
-        if index == 0 {
-            body.push_str(line[head.body_start..].trim_start());
+        // A bold title may run onto later lines: the body starts at `body_start`, wherever it is.
+        let start = offset;
+        offset += line.len();
+        if head.body_start >= offset {
+            continue;
+        } else if head.body_start > start || index == 0 {
+            let from = head.body_start.saturating_sub(start);
+            body.push_str(line.get(from..).unwrap_or("").trim_start());
         } else {
             let spaces = line.len() - line.trim_start_matches(' ').len();
             body.push_str(&line[spaces.min(indent)..]);
@@ -282,7 +289,17 @@ fn migrate_entry(
         state,
         fields,
     };
-    let body = text[body_start..end].trim_start_matches([' ', '.', ':', '—', '-']);
+    // A title that ends itself (`**3. Title.**`) has no separator after it: the body is kept
+    // whole, whatever it starts with.
+    let closed = title_block
+        .strong_lead
+        .as_ref()
+        .is_some_and(|(lead, _)| lead.trim_end().ends_with(['.', ':', '!', '?']));
+    let body = if closed {
+        text[body_start..end].trim_start()
+    } else {
+        without_separator(&text[body_start..end])
+    };
     let mut entry = format!("## {}. {}\n\n", proposal.number, proposal.title);
     let body = body.trim_end();
     if !body.is_empty() {
@@ -292,6 +309,23 @@ fn migrate_entry(
     push_fields(&mut entry, &proposal.fields);
     entry.push('\n');
     (entry, proposal)
+}
+
+/// An open bold title's body without the separator written after the title on its line
+/// (`**3. Title** — prose`, `**3. Title**: prose`): one `:`, `.`, `-`, `–` or `—` standing
+/// alone before a space. Anything else is the body's own text and stays, `-O3`, `...`, `::` and
+/// a list's `- ` on the next line included.
+fn without_separator(body: &str) -> &str {
+    let rest = body.trim_start_matches([' ', '\t']);
+    let mut chars = rest.chars();
+    let separator = chars
+        .next()
+        .filter(|c| matches!(c, ':' | '.' | '-' | '–' | '—'));
+    let after = chars.as_str();
+    match separator {
+        Some(_) if after.starts_with([' ', '\t']) => after.trim_start(),
+        _ => rest.trim_start(),
+    }
 }
 
 /// The status sentence in the last paragraph: the whole paragraph, or its last sentence, when
@@ -338,6 +372,17 @@ fn unified_diff(old: &str, new: &str, file: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_keeps_its_leading_punctuation_and_loses_only_a_separator() {
+        assert_eq!(without_separator(" -O3 is needed"), "-O3 is needed");
+        assert_eq!(without_separator(" ... and more"), "... and more");
+        assert_eq!(without_separator(" — and more"), "and more");
+        assert_eq!(without_separator(" —dash"), "—dash");
+        assert_eq!(without_separator(":: a scope"), ":: a scope");
+        assert_eq!(without_separator(": prose"), "prose");
+        assert_eq!(without_separator("\n- a list item"), "- a list item");
+    }
 
     #[test]
     fn the_last_sentence_is_found_after_the_last_full_stop() {

@@ -165,7 +165,7 @@ pub(crate) fn classify(sentence: &str, policy: Option<&Policy>) -> Option<Said> 
     // A pull request state needs the pull request in the sentence: its link or its number.
     let link = pull_link(sentence);
     let names_pull = link.is_some() || pr_number(sentence).is_some();
-    if names_pull && lower.contains("merged") && !has(&["not merged", "unmerged", "not yet"]) {
+    if names_pull && affirms(&lower, &["merged"]) {
         add("link", link);
         add("fork-commit", sha(sentence));
         return Some(Said {
@@ -175,15 +175,17 @@ pub(crate) fn classify(sentence: &str, policy: Option<&Policy>) -> Option<Said> 
         });
     }
     if names_pull
-        && has(&[
-            "proposed",
-            "sent",
-            "submitted",
-            "opened",
-            "filed",
-            "upstreamed as",
-        ])
-        && !has(&["to be proposed", "not yet sent", "to be sent"])
+        && affirms(
+            &lower,
+            &[
+                "proposed",
+                "sent",
+                "submitted",
+                "opened",
+                "filed",
+                "upstreamed",
+            ],
+        )
     {
         add("link", link);
         return Some(Said {
@@ -222,6 +224,239 @@ pub(crate) fn classify(sentence: &str, policy: Option<&Policy>) -> Option<Said> 
         });
     }
     None
+}
+
+/// Whether `lower` (a lowercased sentence) says one of `verbs` happened: some occurrence of
+/// one, as a whole word, that no negation or condition holds in its scope.
+///
+/// A pull request state is a claim that something happened, so it is read only from a plain
+/// statement. The scope of a denial is the clause the verb sits in (clauses end at `;`, `:`
+/// before a new statement, `—`, and a contrasting "but", "however", "although", "whereas",
+/// "while", "though"): in that clause, before the verb, a negation ("not", "never", "no", a
+/// word ending in "n't", "neither", "nor", "without", "yet to", "pending", "awaiting",
+/// "instead of", "rather than", "failed to", "nobody") or a condition or modal ("if", "once",
+/// "when", "unless", "until", "whether", "would", "could", "should", "will", "may", "might",
+/// "can", "shall", "must", "to be", "going to", "about to", "plan", "intend", "hope",
+/// "expect", "ready to", "in case", "as soon as", "assuming", "provided", "suppose") denies
+/// it; so does a condition anywhere in the clause ("merged if the CI passes"), a negation right
+/// after it ("merged: no", "merged? not yet"), a question, and a sentence that says the pull
+/// request was rejected, reverted, abandoned or withdrawn. In doubt there is no state:
+/// the checks then name the entry's line, and a `state:` field says it plainly.
+pub(crate) fn affirms(lower: &str, verbs: &[&str]) -> bool {
+    // Addresses are names, not words: a repository called `no` or `will` says nothing.
+    static URL: OnceLock<Regex> = OnceLock::new();
+    let url = URL.get_or_init(|| Regex::new(r"https?://\S+").unwrap());
+    let lower = url.replace_all(lower, " link ");
+    if lower.contains('?') || undone(&lower) || answered_no(&lower) {
+        return false;
+    }
+    clauses(&lower).into_iter().any(|clause| {
+        let words = words_of(clause);
+        words.iter().enumerate().any(|(at, word)| {
+            if !verbs.contains(&word.as_str()) {
+                return false;
+            }
+            // After the verb, up to the next state verb or "and": a condition on this one.
+            let after = words[at + 1..].iter().take_while(|w| {
+                !STATE_VERBS.contains(&w.as_str()) && !matches!(w.as_str(), "and" | "then")
+            });
+            !words[..at].iter().any(|w| negates(w) || conditions(w))
+                && !phrase_before(&words[..at])
+                && !after.clone().any(|w| subordinates(w))
+                && !words.get(at + 1).is_some_and(|w| negates(w) || w == "yet")
+        })
+    })
+}
+
+/// Every verb a pull request state is read from.
+const STATE_VERBS: &[&str] = &[
+    "merged",
+    "proposed",
+    "sent",
+    "submitted",
+    "opened",
+    "filed",
+    "upstreamed",
+];
+
+/// A state verb answered with a no: "merged: no", "proposed = false", "sent - not yet".
+fn answered_no(lower: &str) -> bool {
+    static NO: OnceLock<Regex> = OnceLock::new();
+    let no = NO.get_or_init(|| {
+        Regex::new(r"\b(?:merged|proposed|sent|submitted|opened|filed|upstreamed)\s*[:=–—-]\s*(?:no|not|never|false|none|nope|pending|tbd|n/a)\b").unwrap()
+    });
+    no.is_match(lower)
+}
+
+/// A word that opens a subordinate condition, which holds the verb before it too ("merged if
+/// the CI passes", "proposed once the fork reopens").
+fn subordinates(word: &str) -> bool {
+    matches!(
+        word,
+        "if" | "unless"
+            | "once"
+            | "when"
+            | "whenever"
+            | "until"
+            | "till"
+            | "whether"
+            | "provided"
+            | "providing"
+            | "assuming"
+            | "lest"
+    )
+}
+
+/// The clauses of a sentence: a denial's scope ends where a new statement starts.
+fn clauses(lower: &str) -> Vec<&str> {
+    static BREAK: OnceLock<Regex> = OnceLock::new();
+    let split = BREAK.get_or_init(|| {
+        Regex::new(
+            r"[;—–]|:\s+[a-z]|\s-\s|\b(?:but|however|although|though|whereas|while|except)\b",
+        )
+        .unwrap()
+    });
+    let mut out = Vec::new();
+    let mut start = 0;
+    for m in split.find_iter(lower) {
+        out.push(&lower[start..m.start()]);
+        // A colon's new statement starts at its first letter, which belongs to the next clause.
+        start = m.end() - if m.as_str().starts_with(':') { 1 } else { 0 };
+    }
+    out.push(&lower[start..]);
+    out
+}
+
+/// The words of a clause, lowercase letters and apostrophes only (`hasn’t` as `hasn't`).
+fn words_of(clause: &str) -> Vec<String> {
+    clause
+        .replace('’', "'")
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.trim_matches(['\'', '-']).to_string())
+        .collect()
+}
+
+/// A word that negates what follows it in its clause.
+fn negates(word: &str) -> bool {
+    word.ends_with("n't")
+        || matches!(
+            word,
+            "not"
+                | "never"
+                | "no"
+                | "neither"
+                | "nor"
+                | "without"
+                | "pending"
+                | "awaiting"
+                | "nobody"
+                | "none"
+                | "nothing"
+                | "cannot"
+                | "unable"
+                | "instead"
+                | "rather"
+                | "failed"
+                | "fails"
+                | "refused"
+                | "nowhere"
+                | "hardly"
+                | "barely"
+        )
+}
+
+/// A word that makes its clause a condition, a wish, a plan or a possibility, not a fact.
+fn conditions(word: &str) -> bool {
+    matches!(
+        word,
+        "if" | "once"
+            | "when"
+            | "whenever"
+            | "unless"
+            | "until"
+            | "till"
+            | "whether"
+            | "would"
+            | "could"
+            | "should"
+            | "will"
+            | "shall"
+            | "may"
+            | "might"
+            | "can"
+            | "must"
+            | "plan"
+            | "plans"
+            | "planned"
+            | "planning"
+            | "intend"
+            | "intends"
+            | "intended"
+            | "hope"
+            | "hopes"
+            | "hoped"
+            | "hopefully"
+            | "expect"
+            | "expects"
+            | "expected"
+            | "assuming"
+            | "provided"
+            | "providing"
+            | "suppose"
+            | "supposing"
+            | "lest"
+            | "wish"
+            | "want"
+            | "wants"
+            | "eventually"
+            | "someday"
+            | "later"
+            | "soon"
+            | "tbd"
+            | "todo"
+            | "maybe"
+            | "perhaps"
+            | "possibly"
+            | "probably"
+            | "likely"
+            | "unlikely"
+    )
+}
+
+/// Multi-word conditions before the verb: "to be", "yet to", "going to", "about to", "ready
+/// to", "in case", "as soon as", "needs to".
+fn phrase_before(words: &[String]) -> bool {
+    words.windows(2).any(|pair| {
+        matches!(
+            (pair[0].as_str(), pair[1].as_str()),
+            ("to", "be")
+                | ("yet", "to")
+                | ("going", "to")
+                | ("about", "to")
+                | ("ready", "to")
+                | ("in", "case")
+                | ("as", "soon")
+                | ("needs", "to")
+                | ("need", "to")
+                | ("has", "to")
+                | ("have", "to")
+                | ("is", "to")
+                | ("are", "to")
+        )
+    })
+}
+
+/// A sentence saying the pull request did not stand: rejected, reverted, abandoned.
+fn undone(lower: &str) -> bool {
+    static UNDONE: OnceLock<Regex> = OnceLock::new();
+    let undone = UNDONE.get_or_init(|| {
+        Regex::new(
+            r"\b(?:rejected|reverted|declined|abandoned|withdrawn|withdrew|superseded|unmerged)\b",
+        )
+        .unwrap()
+    });
+    undone.is_match(lower)
 }
 
 /// "Applies to the fork", not "applies to the fork's kernels".
@@ -444,6 +679,91 @@ mod tests {
             Some(State::Merged)
         );
         assert_eq!(state("Upstream merged its own fix.", None), None);
+    }
+
+    #[test]
+    fn a_denied_or_conditional_pull_request_is_no_state() {
+        let url = "https://github.com/o/r/pull/12";
+        let denied = [
+            "PR #12 was never merged.",
+            "PR #12 has not been merged.",
+            "PR #12 hasn't been merged.",
+            "PR #12 hasn’t been merged.",
+            "PR #12 isn't merged yet.",
+            "Not yet proposed (PR #12 is a draft).",
+            "Not yet proposed; PR #12 is a draft.",
+            "If PR #12 is merged, drop this entry.",
+            "Once proposed as PR #12, record the link.",
+            "It would be proposed as PR #12.",
+            "It will be merged with PR #12.",
+            "PR #12 should be merged soon.",
+            "PR #12 could be merged after review.",
+            "PR #12 is yet to be merged.",
+            "PR #12 is waiting to be merged.",
+            "PR #12 is to be proposed.",
+            "Neither proposed nor merged; PR #12 is only a placeholder.",
+            "Nobody merged PR #12.",
+            "PR #12 was rejected, never merged.",
+            "PR #12 was merged and later reverted.",
+            "Merged? Not yet (PR #12).",
+            "Was PR #12 merged?",
+            "Merged: no (PR #12).",
+            "Merged - not yet, see PR #12.",
+            "We plan to send PR #12.",
+            "We hope PR #12 gets merged.",
+            "PR #12 will probably be merged.",
+            "PR #12 might be merged.",
+            "Merged if PR #12 passes the fork's CI.",
+            "Merged when PR #12 lands.",
+            "Proposed unless PR #12 is closed.",
+            "Sent as PR #12 only if the fork wants it.",
+            "PR #12 failed to be merged.",
+            "PR #12 cannot be merged.",
+            "Without PR #12 merged the fix stays.",
+            "Pending review, PR #12 is not merged.",
+        ];
+        for sentence in denied {
+            let said = state(sentence, None);
+            assert!(
+                !matches!(said, Some(State::Merged | State::Proposed)),
+                "{sentence}: {said:?}"
+            );
+            let linked = sentence.replace("PR #12", url);
+            let said = state(&linked, None);
+            assert!(
+                !matches!(said, Some(State::Merged | State::Proposed)),
+                "{linked}: {said:?}"
+            );
+        }
+        let affirmed = [
+            ("Sent upstream as PR #12.", State::Proposed),
+            ("Proposed as PR #12; not merged yet.", State::Proposed),
+            ("Proposed as PR #12, not yet merged.", State::Proposed),
+            ("Not merged, but proposed as PR #12.", State::Proposed),
+            ("PR #12 was merged.", State::Merged),
+            ("Merged upstream as PR #12 in 1a2b3c4d.", State::Merged),
+            ("Upstream status: merged as PR #12.", State::Merged),
+            ("Proposed as PR #12 and merged in 1a2b3c4d.", State::Merged),
+            (
+                "Merged as PR #12; we no longer carry the old code.",
+                State::Merged,
+            ),
+            ("Filed as PR #12.", State::Proposed),
+            (
+                "Proposed as PR #12 and will be merged next week.",
+                State::Proposed,
+            ),
+        ];
+        for (sentence, want) in affirmed {
+            assert_eq!(state(sentence, None), Some(want), "{sentence}");
+        }
+        // A word inside an address is not a word of the sentence.
+        assert_eq!(
+            state("Merged as https://github.com/no/will/pull/3.", None),
+            Some(State::Merged)
+        );
+        // "present" holds "sent", "consent" too: whole words only.
+        assert_eq!(state("The fix is present in PR #12.", None), None);
     }
 
     #[test]

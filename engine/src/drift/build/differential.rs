@@ -271,7 +271,7 @@ impl Differential {
         for missing in &self.missing_headers {
             let _ = writeln!(
                 out,
-                "missing header (toolchain): `{}`, included by {}; add it to the machine or to [build] stubs (`forkbook drift build --stubs DIR`)",
+                "missing header (toolchain): `{}`, included by {}; install it, or put a header declaring what the backend uses in the `[build] stubs` folder",
                 missing.header,
                 missing.included_by.join(", ")
             );

@@ -105,6 +105,9 @@ pub fn write_drafts(
     from: Oid,
     to: Oid,
 ) -> Result<Drafted> {
+    // Every draft is a read-modify-write of the records (`fix add`, then its entry filled in):
+    // all of them under the one project lock.
+    let _lock = crate::fsutil::ProjectLock::acquire(&project.root)?;
     let (before, planned) = plan_for(project, cache, state, from, to)?;
     let mut written = Vec::new();
     for draft in planned.drafts {
@@ -181,7 +184,7 @@ fn fill_entry(project: &Project, number: usize, draft: &Draft) -> Result<()> {
             "add `- {DRAFT_KEY}: ...` to entry {number} by hand, or remove the fix"
         )));
     }
-    crate::fsutil::write_file(&path, lines.concat().as_bytes())
+    crate::fsutil::replace_file(&path, lines.concat().as_bytes())
 }
 
 impl CommandReport for Drafted {
@@ -262,6 +265,7 @@ impl CommandReport for Confirmed {
 
 /// `forkbook fix confirm N`: a person has reviewed draft fix N; its mark becomes a record.
 pub fn confirm(project: &Project, number: u32) -> Result<Confirmed> {
+    let _lock = crate::fsutil::ProjectLock::acquire(&project.root)?;
     let path = project.records_dir().join(records::FIXES_FILE);
     let label = project.record_name(records::FIXES_FILE);
     let text = std::fs::read_to_string(&path)
@@ -288,7 +292,7 @@ pub fn confirm(project: &Project, number: u32) -> Result<Confirmed> {
         field.line - 1..end,
         [format!("- {CONFIRMED_KEY}: {confirmed}\n")],
     );
-    crate::fsutil::write_file(&path, lines.concat().as_bytes())?;
+    crate::fsutil::replace_file(&path, lines.concat().as_bytes())?;
     Ok(Confirmed {
         number,
         draft,
@@ -345,9 +349,19 @@ pub fn answers(
         Some(e) if e.field(CONFIRMED_KEY).is_some() => Answer::Confirmed,
         _ => Answer::HandWritten,
     };
-    let title = |i: usize| state.steps[i].patch.title();
+    let title = |n: usize| {
+        state
+            .steps
+            .iter()
+            .find(|s| s.number() == n)
+            .map(|s| s.patch.title())
+            .unwrap_or_default()
+    };
     // A draft (confirmed or not) names the finding it answers.
-    let named: Vec<usize> = (1..=state.steps.len())
+    let named: Vec<usize> = state
+        .steps
+        .iter()
+        .map(|s| s.number())
         .filter(|n| {
             entry(*n).is_some_and(|e| {
                 [DRAFT_KEY, CONFIRMED_KEY]
@@ -365,9 +379,8 @@ pub fn answers(
         let touching: Vec<usize> = state
             .steps
             .iter()
-            .enumerate()
-            .filter(|(_, s)| s.changed_paths().contains(&loc.path.as_str()))
-            .map(|(i, _)| i + 1)
+            .filter(|s| s.changed_paths().contains(&loc.path.as_str()))
+            .map(|s| s.number())
             .filter(|n| *n > earlier && how(*n) == Answer::HandWritten)
             .collect();
         let cause = finding.introduced_by.as_ref().map(|c| c.sha.as_str());
@@ -386,10 +399,7 @@ pub fn answers(
             caused
         }
     };
-    chosen
-        .into_iter()
-        .map(|n| (n, title(n - 1), how(n)))
-        .collect()
+    chosen.into_iter().map(|n| (n, title(n), how(n))).collect()
 }
 
 /// One report line: the finding, its upstream commit (linked on `upstream_web`), and the fixes
