@@ -3,7 +3,7 @@
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
 use crate::register::Register;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "differing-file-named",
@@ -12,11 +12,12 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Register,
     doc: include_str!("differing-file-named.md"),
     source: file!(),
+    needs: Needs::Objects { without: None },
     run,
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(tree) = &facts.tree else {
+    let Some(tree) = facts.tree() else {
         return Vec::new();
     };
     let empty = Register::default();

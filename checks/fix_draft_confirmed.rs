@@ -1,7 +1,7 @@
 //! `fix-draft-confirmed`: no fix forkbook drafted is left unreviewed.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-draft-confirmed",
@@ -10,6 +10,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Register,
     doc: include_str!("fix-draft-confirmed.md"),
     source: file!(),
+    needs: Needs::Records,
     run,
 };
 

@@ -3,7 +3,7 @@
 
 use crate::facts::{Facts, Repos};
 use crate::register::{Entry, State};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-link-present",
@@ -12,6 +12,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Register,
     doc: include_str!("fix-link-present.md"),
     source: file!(),
+    needs: Needs::Records,
     run,
 };
 

@@ -7,7 +7,7 @@
 use crate::facts::Facts;
 use crate::register::{Entry, Form, State, STATES};
 use crate::upstream_well_formed::is_full_sha;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-state-complete",
@@ -16,6 +16,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Register,
     doc: include_str!("fix-state-complete.md"),
     source: file!(),
+    needs: Needs::Records,
     run,
 };
 

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::facts::{Facts, SeriesPatch};
 use crate::register::Register;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fixes-numbered",
@@ -15,6 +15,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Register,
     doc: include_str!("fixes-numbered.md"),
     source: file!(),
+    needs: Needs::Records,
     run,
 };
 
@@ -36,7 +37,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
         .map(|p| CHECK.finding(&register.file, Some(p.line), &p.message))
         .collect();
     numbering(register, &mut findings);
-    if let Some(series) = &facts.patch_series {
+    if let Some(series) = &facts.records.patch_series {
         series_matches(register, series, &mut findings);
     }
     findings

@@ -4,7 +4,7 @@
 use crate::facts::Facts;
 use std::collections::HashSet;
 use crate::names::{Names, Resolved};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "fork-hooks-explained",
@@ -13,18 +13,20 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("fork-hooks-explained.md"),
     source: file!(),
+    needs: Needs::Objects { without: None },
     run,
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let file = match &facts.readme {
+    let file = match &facts.records.readme {
         Some(readme) => readme.file.clone(),
         None => facts.record_path("README.md"),
     };
     let named = NamedInRegister::of(facts);
     facts
-        .fork_hooks
+        .overlay
         .iter()
+        .flat_map(|o| &o.fork_hooks)
         .filter(|hook| !explained(hook, facts, &named))
         .map(|hook| {
             let message = format!("the fork changes `{hook}`, which the overlay does not carry, and nothing says why");
@@ -43,8 +45,7 @@ struct NamedInRegister<'a> {
 
 impl<'a> NamedInRegister<'a> {
     fn of(facts: &'a Facts) -> NamedInRegister<'a> {
-        let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
-        let names = Names::new(files, &facts.backend_prefix);
+        let names = Names::new(facts.tree_files(), &facts.backend_prefix);
         let mut named = NamedInRegister {
             written: HashSet::new(),
             resolved: HashSet::new(),
@@ -65,6 +66,7 @@ impl<'a> NamedInRegister<'a> {
 /// (`` `python/` `` explains every hook under `python/`).
 fn explained(hook: &str, facts: &Facts, named: &NamedInRegister) -> bool {
     let in_readme = facts
+        .records
         .readme
         .as_ref()
         .is_some_and(|r| r.text.contains(hook) || folder_mentioned(&r.text, hook));

@@ -2,8 +2,9 @@
 //!
 //! Each check is one file named by its id (`fixes-numbered` lives in `fixes_numbered.rs`) with
 //! its page of documentation beside it (`fixes-numbered.md`): why it exists, what it finds, how
-//! to fix it. A check is a plain function over [`Facts`], the plain data the engine gathers
-//! from the project, the object cache and the overlay. This crate depends on no part of the
+//! to fix it. A check is a plain function over [`Facts`]: the records as `forkbook_records`
+//! reads them, the register, and one view of the overlay that the engine fills from the object
+//! cache. This crate depends on no part of the
 //! application, so the catalogue can be tested with facts written by hand and rendered into the
 //! book without a repository.
 
@@ -18,8 +19,8 @@ pub use facts::Facts;
 
 /// Declares the check modules and registers each in [`CHECKS`], in catalogue order.
 ///
-/// Adding a check: a file `<id_with_underscores>.rs` that defines `pub(crate) const CHECK`,
-/// its page `<id>.md`, and one line here. The catalogue tests fail when any of the three is
+/// Adding a check: a file `<id_with_underscores>.rs` that defines `pub(crate) const CHECK` (with
+/// what it [`Needs`]), its page `<id>.md`, and one line here. The catalogue tests fail when any of the three is
 /// missing or names disagree.
 macro_rules! catalogue {
     ($($module:ident),* $(,)?) => {
@@ -48,28 +49,22 @@ catalogue![
     patch_not_empty,
 ];
 
-/// The checks that need the base tree and the overlay, so the objects of the recorded commits
-/// (the others read the records alone), each with what it still checks without them. Without
-/// the objects `forkbook check` runs every other check and names these as skipped.
-pub static NEED_OBJECTS: &[(&str, Option<&str>)] = &[
-    ("differing-file-named", None),
-    ("named-file-differs", None),
-    (
-        "overlay-matches-lock",
-        Some("the lock's presence and form were checked"),
-    ),
-    ("residual-hunks-noted", None),
-    (
-        "readme-counts",
-        Some("the counts block was read; its figures were not compared"),
-    ),
-    ("fork-hooks-explained", None),
-    ("no-conflict-markers", None),
-];
-
-/// Whether the check with this id needs the objects of the recorded commits.
+/// Whether a check with this id reads the objects of the recorded commits (each check says so
+/// itself, in its [`Check::needs`]).
 pub fn needs_objects(id: &str) -> bool {
-    NEED_OBJECTS.iter().any(|(need, _)| *need == id)
+    find(id).is_some_and(|check| matches!(check.needs, Needs::Objects { .. }))
+}
+
+/// What a check reads. Without the objects of the recorded commits `forkbook check` runs every
+/// check that reads the records alone and names the others as skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Needs {
+    /// The records alone: it finds the same with or without the objects.
+    Records,
+    /// The base tree and the overlay ([`facts::OverlayView`]); `without` says what it still
+    /// checks when they are missing (`None`: nothing).
+    Objects { without: Option<&'static str> },
 }
 
 /// How much a finding matters. Errors fail `forkbook check`, `verify` and the book's gate;
@@ -124,6 +119,8 @@ pub struct Check {
     pub doc: &'static str,
     /// The source file the check lives in (`file!()`), so the catalogue tests can tie it to the id.
     pub source: &'static str,
+    /// Whether it needs the objects of the recorded commits.
+    pub needs: Needs,
     pub run: fn(&Facts) -> Vec<Finding>,
 }
 

@@ -5,7 +5,7 @@ use crate::facts::Facts;
 use crate::names::{Names, Resolved};
 use std::collections::HashSet;
 use crate::register::{Entry, NamedFile, State};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "named-file-differs",
@@ -14,11 +14,12 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Register,
     doc: include_str!("named-file-differs.md"),
     source: file!(),
+    needs: Needs::Objects { without: None },
     run,
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let (Some(register), Some(tree)) = (&facts.register, &facts.tree) else {
+    let (Some(register), Some(tree)) = (&facts.register, facts.tree()) else {
         return Vec::new();
     };
     let names = Names::new(&tree.files, &facts.backend_prefix);

@@ -1,7 +1,7 @@
 //! `no-conflict-markers`: no materialized overlay file, and no record, holds a conflict marker.
 
 use crate::facts::{Facts, MarkedFile};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "no-conflict-markers",
@@ -10,6 +10,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("no-conflict-markers.md"),
     source: file!(),
+    needs: Needs::Objects { without: None },
     run,
 };
 
@@ -22,9 +23,9 @@ const RECORD_NOTE: &str = "a merge of the records was left unresolved: edit the 
 
 fn run(facts: &Facts) -> Vec<Finding> {
     let overlay = facts
-        .markers
+        .overlay
         .iter()
-        .flatten()
+        .flat_map(|o| &o.markers)
         .flat_map(|marked| findings_in(marked, NOTE));
     let records = facts
         .record_markers

@@ -1,7 +1,7 @@
 //! `overlay-matches-lock`: the materialized overlay is byte for byte what `overlay.lock` records.
 
 use crate::facts::{Facts, LockMismatch, MismatchKind};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "overlay-matches-lock",
@@ -10,27 +10,29 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("overlay-matches-lock.md"),
     source: file!(),
+    needs: Needs::Objects { without: Some("the lock's presence and form were checked") },
     run,
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(lock) = &facts.lock else {
-        return Vec::new();
-    };
-    if !lock.present {
+    let file = facts.record_path("overlay.lock");
+    let Some(lock) = &facts.records.lock else {
         return vec![CHECK
-            .finding(&lock.file, None, "the lock `overlay.lock` is missing")
-            .with_note("write it with `forkbook adopt`: it locks the overlay as it stands and changes no other file")];
-    }
+            .finding(&file, None, "the lock `overlay.lock` is missing")
+            .with_note(
+                "write it with `forkbook adopt`: it locks the overlay as it stands and changes \
+                 no other file",
+            )];
+    };
     let malformed = lock.problems.iter().map(|p| {
         CHECK
-            .finding(&lock.file, Some(p.line), &p.message)
+            .finding(&file, Some(p.line), &p.message)
             .with_note("regenerate the lock with `forkbook sync` at the recorded commits")
     });
     malformed
-        .chain(lock.mismatches.iter().map(|m| {
+        .chain(facts.overlay.iter().flat_map(|o| &o.lock_mismatches).map(|m| {
             CHECK
-                .finding(&lock.file, m.line, message(m))
+                .finding(&file, m.line, message(m))
                 .with_note(NOTE)
         }))
         .collect()

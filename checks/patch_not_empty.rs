@@ -3,7 +3,7 @@
 //! the register still says the fix is ours.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "patch-not-empty",
@@ -12,11 +12,12 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Register,
     doc: include_str!("patch-not-empty.md"),
     source: file!(),
+    needs: Needs::Records,
     run,
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(series) = &facts.patch_series else {
+    let Some(series) = &facts.records.patch_series else {
         return Vec::new();
     };
     series

@@ -1,7 +1,7 @@
 //! `pin-matches-build`: the pin in `UPSTREAM` is the commit the project's build really uses.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "pin-matches-build",
@@ -10,6 +10,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("pin-matches-build.md"),
     source: file!(),
+    needs: Needs::Records,
     run,
 };
 
@@ -20,10 +21,10 @@ const PIN_KEY: &str = "retargeted_to_mlx_pin";
 const MIN_ABBREV: usize = 7;
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let (Some(build), Some(upstream)) = (&facts.build_pin, &facts.upstream) else {
+    let (Some(build), Some(upstream)) = (&facts.records.build_pin, &facts.records.upstream) else {
         return Vec::new();
     };
-    let Some(pin) = upstream.get(PIN_KEY) else {
+    let Some(pin) = upstream.pair(PIN_KEY) else {
         return Vec::new(); // upstream-well-formed reports the missing key
     };
     if build.value.trim().is_empty() {

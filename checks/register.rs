@@ -66,12 +66,8 @@ impl Register {
     }
 }
 
-/// A problem at a line.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Problem {
-    pub line: usize,
-    pub message: String,
-}
+/// A problem at a line: the one shape every record's problems take.
+pub use forkbook_records::Problem;
 
 /// One numbered entry: `## N. Title` or `N. **Title.**`, its prose, and its fields.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -4,7 +4,7 @@
 use crate::facts::{Facts, ResidualHunk};
 use crate::names::{Names, Resolved};
 use crate::register::Register;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "residual-hunks-noted",
@@ -13,25 +13,26 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("residual-hunks-noted.md"),
     source: file!(),
+    needs: Needs::Objects { without: None },
     run,
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
     let register = facts.register.as_ref().unwrap_or(&empty);
-    let files = facts.tree.as_ref().map_or(&[][..], |t| &t.files[..]);
-    let names = Names::new(files, &facts.backend_prefix);
+    let names = Names::new(facts.tree_files(), &facts.backend_prefix);
     // With a `CORE_RESIDUAL.diff`, the fix is a note there; otherwise an entry of the register.
     let file = match facts
+        .records
         .residual_record
         .as_ref()
-        .filter(|r| r.core_header && facts.patch_series.is_none())
+        .filter(|r| r.core_header() && facts.records.patch_series.is_none())
     {
         Some(record) => record.file.clone(),
         None => facts.register_file(),
     };
     facts
-        .residual
+        .residual()
         .iter()
         .filter_map(|hunk| problem(hunk, register, facts, &names))
         .map(|message| CHECK.finding(&file, None, message))
@@ -45,18 +46,19 @@ fn problem(
     names: &Names,
 ) -> Option<String> {
     // A note of the residual record ties the file to its entry; `residual-notes` checks the note.
-    let noted = facts.residual_record.as_ref().is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file));
+    let noted = facts.records.residual_record.as_ref().is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file));
     if noted {
         return None;
     }
     let place = format!("`{}:{}`", hunk.file, hunk.line);
     // In the patch layout a hunk's fixes are the patches that change its file, a real tie; in
     // the files layout they are only the entries that mention the file.
-    let files_layout = facts.patch_series.is_none();
+    let files_layout = facts.records.patch_series.is_none();
     if let Some(record) = facts
+        .records
         .residual_record
         .as_ref()
-        .filter(|r| r.core_header && files_layout)
+        .filter(|r| r.core_header() && files_layout)
     {
         // The record's notes are what ties a hunk to its entry; an entry's passing mention of
         // the file is not.

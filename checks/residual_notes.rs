@@ -1,9 +1,9 @@
 //! `residual-notes`: each note of the residual record ties a core file's residual to a register
 //! entry, with a reason, and is still about the hunk it was written for.
 
-use crate::facts::{Facts, ResidualRecordFacts};
+use crate::facts::{Facts, ResidualRecord};
 use crate::register::Register;
-use crate::{Chapter, Check, Finding, Severity};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "residual-notes",
@@ -12,13 +12,16 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("residual-notes.md"),
     source: file!(),
+    needs: Needs::Objects {
+        without: Some("each note's entry and reason were checked; which core files have a residual was not"),
+    },
     run,
 };
 
 const FORM: &str = "write it as `# note <path>: LOCAL_FIXES.md item N: <reason>`";
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(record) = &facts.residual_record else {
+    let Some(record) = &facts.records.residual_record else {
         return Vec::new();
     };
     let empty = Register::default();
@@ -33,12 +36,14 @@ fn run(facts: &Facts) -> Vec<Finding> {
             "read the file's hunk; confirm or update its note, then delete this `# review` line",
         ));
     }
-    out.extend(coverage_findings(record));
+    if let Some(overlay) = &facts.overlay {
+        out.extend(coverage_findings(record, &overlay.residual_files()));
+    }
     out
 }
 
 fn note_findings(
-    record: &ResidualRecordFacts,
+    record: &ResidualRecord,
     register: &Register,
     register_file: &str,
 ) -> Vec<Finding> {
@@ -68,12 +73,9 @@ fn note_findings(
     out
 }
 
-fn coverage_findings(record: &ResidualRecordFacts) -> Vec<Finding> {
-    let Some(residual) = &record.residual_files else {
-        return Vec::new();
-    };
+fn coverage_findings(record: &ResidualRecord, residual: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
-    if record.core_header {
+    if record.core_header() {
         for path in residual {
             if !record.notes.iter().any(|n| n.path == *path) {
                 out.push(

@@ -1,8 +1,8 @@
 //! `residual-record-current`: the residual record's header names the commits `UPSTREAM` records
 //! and the SHA-256 of every core file as the overlay has it.
 
-use crate::facts::{Facts, ResidualRecordFacts};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::facts::{Facts, ResidualRecord};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "residual-record-current",
@@ -11,6 +11,9 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("residual-record-current.md"),
     source: file!(),
+    needs: Needs::Objects {
+        without: Some("the header's commits were compared with UPSTREAM; its hashes were not"),
+    },
     run,
 };
 
@@ -26,7 +29,7 @@ fn upstream_key(key: &str) -> &str {
 }
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(record) = &facts.residual_record else {
+    let Some(record) = &facts.records.residual_record else {
         return Vec::new();
     };
     let mut findings: Vec<Finding> = record
@@ -35,20 +38,22 @@ fn run(facts: &Facts) -> Vec<Finding> {
         .map(|p| CHECK.finding(&record.file, Some(p.line), p.message.clone()))
         .collect();
     findings.extend(commit_findings(record, facts));
-    findings.extend(hash_findings(record));
+    if let Some(overlay) = &facts.overlay {
+        findings.extend(hash_findings(record, &overlay.core_hashes));
+    }
     findings
 }
 
-fn commit_findings(record: &ResidualRecordFacts, facts: &Facts) -> Vec<Finding> {
-    let Some(upstream) = &facts.upstream else {
+fn commit_findings(record: &ResidualRecord, facts: &Facts) -> Vec<Finding> {
+    let Some(upstream) = &facts.records.upstream else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for commit in &record.commits {
         let key = upstream_key(&commit.key);
         let expected = upstream
-            .get(key)
-            .or_else(|| (commit.key == "pin").then(|| upstream.get("fork_upstream_merge_base")).flatten());
+            .pair(key)
+            .or_else(|| (commit.key == "pin").then(|| upstream.pair("fork_upstream_merge_base")).flatten());
         let Some(expected) = expected else { continue };
         if !expected.value.eq_ignore_ascii_case(&commit.value) {
             let message = format!(
@@ -58,7 +63,7 @@ fn commit_findings(record: &ResidualRecordFacts, facts: &Facts) -> Vec<Finding> 
             out.push(CHECK.finding(&record.file, Some(commit.line), message).with_note(NOTE));
         }
     }
-    if record.core_header {
+    if record.core_header() {
         for key in ["pin", "fork", "fork_upstream_merge_base"] {
             if !record.commits.iter().any(|c| c.key == key) {
                 out.push(
@@ -72,10 +77,7 @@ fn commit_findings(record: &ResidualRecordFacts, facts: &Facts) -> Vec<Finding> 
     out
 }
 
-fn hash_findings(record: &ResidualRecordFacts) -> Vec<Finding> {
-    let Some(actual) = &record.core_hashes else {
-        return Vec::new();
-    };
+fn hash_findings(record: &ResidualRecord, actual: &[(String, String)]) -> Vec<Finding> {
     let mut out = Vec::new();
     for hash in &record.hashes {
         let message = match actual.iter().find(|(path, _)| *path == hash.key) {
@@ -85,7 +87,7 @@ fn hash_findings(record: &ResidualRecordFacts) -> Vec<Finding> {
         };
         out.push(CHECK.finding(&record.file, Some(hash.line), message).with_note(NOTE));
     }
-    if record.core_header {
+    if record.core_header() {
         for (path, _) in actual {
             if !record.hashes.iter().any(|h| h.key == *path) {
                 let message = format!("core file `{path}` has no `# overlay-sha256:` line");

@@ -1,7 +1,7 @@
 //! `upstream-well-formed`: the `UPSTREAM` record has every key, once, with full commit SHAs.
 
-use crate::facts::{Facts, UpstreamRecord};
-use crate::{Chapter, Check, Finding, Severity};
+use crate::facts::{Facts, Upstream};
+use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
     id: "upstream-well-formed",
@@ -10,6 +10,7 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("upstream-well-formed.md"),
     source: file!(),
+    needs: Needs::Records,
     run,
 };
 
@@ -31,7 +32,7 @@ const COMMITS: &[&str] = &[
 ];
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(record) = &facts.upstream else {
+    let Some(record) = &facts.records.upstream else {
         let file = facts.record_path("UPSTREAM");
         return vec![CHECK
             .finding(file, None, "the `UPSTREAM` record is missing")
@@ -47,9 +48,9 @@ fn run(facts: &Facts) -> Vec<Finding> {
     findings
 }
 
-fn missing_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
+fn missing_keys(record: &Upstream, findings: &mut Vec<Finding>) {
     for key in REQUIRED {
-        if record.get(key).is_none() {
+        if record.pair(key).is_none() {
             findings.push(
                 CHECK
                     .finding(&record.file, None, format!("key `{key}` is missing"))
@@ -59,9 +60,10 @@ fn missing_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
     }
 }
 
-fn duplicate_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
-    for (index, line) in record.lines.iter().enumerate() {
-        if let Some(first) = record.lines[..index].iter().find(|l| l.key == line.key) {
+fn duplicate_keys(record: &Upstream, findings: &mut Vec<Finding>) {
+    let lines = record.pairs();
+    for (index, line) in lines.iter().enumerate() {
+        if let Some(first) = lines[..index].iter().find(|l| l.key == line.key) {
             let message = format!(
                 "key `{}` given again (first at line {})",
                 line.key, first.line
@@ -71,8 +73,8 @@ fn duplicate_keys(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
     }
 }
 
-fn bad_values(record: &UpstreamRecord, findings: &mut Vec<Finding>) {
-    for line in &record.lines {
+fn bad_values(record: &Upstream, findings: &mut Vec<Finding>) {
+    for line in record.pairs() {
         if line.value.trim().is_empty() {
             let message = format!("key `{}` has no value", line.key);
             findings.push(CHECK.finding(&record.file, Some(line.line), message));

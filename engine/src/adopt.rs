@@ -13,8 +13,11 @@ use super::error::Result;
 use super::fsutil::{replace_file, ProjectLock};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
-use super::records::{self, Counts, Lock};
+use super::records::{self, Counts};
 use forkbook_checks::names::{Names, Resolved};
+use forkbook_checks::register::Entry;
+use forkbook_records::readme::{StatedCount, UnreadCount};
+use forkbook_records::residual_record::Note;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -31,32 +34,6 @@ pub struct AdoptRequest {
     /// A `forkbook.toml` to write at the project root before anything else, when the project has
     /// none (the text adopt composed from its flags).
     pub config_text: Option<String>,
-}
-
-/// An entry as adopt understood it.
-#[derive(Debug, Clone, Serialize)]
-pub struct EntrySummary {
-    pub number: u32,
-    pub title: String,
-    pub state: Option<String>,
-    pub line: usize,
-}
-
-/// A count the README states, beside the true figure.
-#[derive(Debug, Clone, Serialize)]
-pub struct CountSummary {
-    pub line: usize,
-    pub name: String,
-    pub stated: u64,
-    pub actual: u64,
-}
-
-/// A residual note as read.
-#[derive(Debug, Clone, Serialize)]
-pub struct NoteSummary {
-    pub path: String,
-    pub item: Option<u32>,
-    pub reason: String,
 }
 
 /// What adopt wrote and what it understood.
@@ -79,7 +56,7 @@ pub struct Adoption {
     /// Paths that differ from the base tree.
     pub differing: usize,
     pub register: String,
-    pub entries: Vec<EntrySummary>,
+    pub entries: Vec<Entry>,
     /// Entries by state (`none` for entries without one).
     pub states: BTreeMap<String, usize>,
     /// Every file some entry names, resolved to its path where it resolves.
@@ -87,12 +64,14 @@ pub struct Adoption {
     /// Paths that differ from the base tree and that no entry names.
     pub unnamed: Vec<String>,
     pub readme: String,
-    pub counts: Vec<CountSummary>,
+    /// The counts the README states, and the true figures beside them.
+    pub counts: Vec<StatedCount>,
+    pub actual_counts: Counts,
     /// README sentences whose number of files or fixes says no count.
-    pub unread_counts: Vec<(usize, String)>,
+    pub unread_counts: Vec<UnreadCount>,
     /// The residual record, when the folder keeps one.
     pub residual_record: Option<String>,
-    pub notes: Vec<NoteSummary>,
+    pub notes: Vec<Note>,
     /// Core files with a residual and no note.
     pub unnoted: Vec<String>,
     /// Every finding of `forkbook check` after adopting; its errors are the decisions to make.
@@ -163,7 +142,7 @@ pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result
         Err(e) => return Err(e),
     };
     let mut wrote = write_config(project, request)?;
-    let actual_lock = Lock::of(&state.overlay);
+    let actual_lock = records::lock_of(&state.overlay);
     let lock = match &state.records.lock {
         Some(lock) => match lock.mismatches(&actual_lock).len() {
             0 => "matches".to_string(),
@@ -295,6 +274,7 @@ fn summarize_records(
         unnamed: Vec::new(),
         readme: project.record_name(records::README_FILE),
         counts: Vec::new(),
+        actual_counts: Counts::default(),
         unread_counts: Vec::new(),
         residual_record: None,
         notes: Vec::new(),
@@ -308,14 +288,9 @@ fn summarize_records(
             let state = entry.state().map(|s| s.as_str().to_string());
             *adoption
                 .states
-                .entry(state.clone().unwrap_or_else(|| "none".into()))
+                .entry(state.unwrap_or_else(|| "none".into()))
                 .or_insert(0) += 1;
-            adoption.entries.push(EntrySummary {
-                number: entry.number,
-                title: entry.title.clone(),
-                state,
-                line: entry.line,
-            });
+            adoption.entries.push(entry.clone());
             adoption
                 .named_files
                 .extend(entry.files.iter().map(|f| f.name.clone()));
@@ -323,35 +298,13 @@ fn summarize_records(
     }
     adoption.named_files.sort();
     adoption.named_files.dedup();
-    if let Some(readme) = &facts.readme {
-        adoption.counts = readme
-            .counts
-            .iter()
-            .flatten()
-            .map(|c| CountSummary {
-                line: c.line,
-                name: c.name.clone(),
-                stated: c.stated,
-                actual: c.actual,
-            })
-            .collect();
-        adoption.unread_counts = readme
-            .unread
-            .iter()
-            .map(|u| (u.line, u.sentence.clone()))
-            .collect();
+    if let Some(readme) = &facts.records.readme {
+        adoption.counts = readme.counts.clone().unwrap_or_default();
+        adoption.unread_counts = readme.unread.clone();
     }
-    if let Some(record) = &facts.residual_record {
+    if let Some(record) = &facts.records.residual_record {
         adoption.residual_record = Some(record.file.clone());
-        adoption.notes = record
-            .notes
-            .iter()
-            .map(|n| NoteSummary {
-                path: n.path.clone(),
-                item: n.item,
-                reason: n.reason.clone(),
-            })
-            .collect();
+        adoption.notes = record.notes.clone();
     }
     adoption
 }
@@ -398,26 +351,21 @@ fn summarize(
 ) -> Adoption {
     let config = &project.config.overlay;
     let prefix = config.backend_prefix.as_str();
-    let tree_files = facts.tree.as_ref().map_or(Vec::new(), |t| t.files.clone());
+    let tree_files = facts.tree_files();
     let differing: Vec<String> = state.differences().into_iter().map(|(p, _, _)| p).collect();
     let mut entries = Vec::new();
     let mut states = BTreeMap::new();
     let mut named_files = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let names = Names::new(&tree_files, prefix);
+    let names = Names::new(tree_files, prefix);
     let mut resolved = Vec::new();
     if let Some(register) = &facts.register {
         for entry in &register.entries {
             let state_name = entry.state().map(|s| s.as_str().to_string());
             *states
-                .entry(state_name.clone().unwrap_or_else(|| "none".into()))
+                .entry(state_name.unwrap_or_else(|| "none".into()))
                 .or_insert(0) += 1;
-            entries.push(EntrySummary {
-                number: entry.number,
-                title: entry.title.clone(),
-                state: state_name,
-                line: entry.line,
-            });
+            entries.push(entry.clone());
             for named in &entry.files {
                 let name = match names.resolve(&named.name) {
                     Resolved::File(path) => {
@@ -438,40 +386,17 @@ fn summarize(
         .filter(|p| !resolved.contains(p))
         .cloned()
         .collect();
-    let (counts, unread_counts) = match &facts.readme {
+    let (counts, unread_counts) = match &facts.records.readme {
         Some(readme) => (
-            readme
-                .counts
-                .iter()
-                .flatten()
-                .map(|c| CountSummary {
-                    line: c.line,
-                    name: c.name.clone(),
-                    stated: c.stated,
-                    actual: c.actual,
-                })
-                .collect(),
-            readme
-                .unread
-                .iter()
-                .map(|u| (u.line, u.sentence.clone()))
-                .collect(),
+            readme.counts.clone().unwrap_or_default(),
+            readme.unread.clone(),
         ),
         None => (Vec::new(), Vec::new()),
     };
-    let record = facts.residual_record.as_ref();
-    let notes = record.map_or(Vec::new(), |r| {
-        r.notes
-            .iter()
-            .map(|n| NoteSummary {
-                path: n.path.clone(),
-                item: n.item,
-                reason: n.reason.clone(),
-            })
-            .collect()
-    });
-    let mut residual_files: Vec<String> = facts.residual.iter().map(|h| h.file.clone()).collect();
-    residual_files.dedup();
+    let record = facts.records.residual_record.as_ref();
+    let notes = record.map_or(Vec::new(), |r| r.notes.clone());
+    let overlay = facts.overlay.as_ref();
+    let residual_files = overlay.map_or(Vec::new(), |o| o.residual_files());
     let unnoted = residual_files
         .into_iter()
         .filter(|p| record.is_some() && !notes.iter().any(|n| n.path == *p))
@@ -496,6 +421,7 @@ fn summarize(
         unnamed,
         readme: project.record_name(records::README_FILE),
         counts,
+        actual_counts: overlay.map_or(Counts::default(), |o| o.counts.clone()),
         unread_counts,
         residual_record: record.map(|r| r.file.clone()),
         notes,

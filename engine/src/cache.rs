@@ -511,7 +511,7 @@ impl Cache {
         let dir = prefix.trim_end_matches('/');
         let mut files = FileMap::new();
         if dir.is_empty() {
-            self.collect(commit, &tree, "", &mut files)?;
+            self.add_tree_files(commit, &tree, "", &mut files)?;
             return Ok(files);
         }
         let sub = match tree.get_path(Path::new(dir)) {
@@ -522,11 +522,11 @@ impl Cache {
             Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(FileMap::new()),
             Err(e) => return Err(e.into()),
         };
-        self.collect(commit, &sub, &format!("{dir}/"), &mut files)?;
+        self.add_tree_files(commit, &sub, &format!("{dir}/"), &mut files)?;
         Ok(files)
     }
 
-    fn collect(
+    fn add_tree_files(
         &self,
         commit: Oid,
         tree: &git2::Tree,
@@ -546,7 +546,7 @@ impl Cache {
             match (entry.kind(), entry.filemode()) {
                 (Some(ObjectType::Tree), _) => {
                     let sub = self.repo.find_tree(entry.id())?;
-                    self.collect(commit, &sub, &format!("{path}/"), files)?;
+                    self.add_tree_files(commit, &sub, &format!("{path}/"), files)?;
                 }
                 (Some(ObjectType::Blob), 0o120000) => {
                     let target = self.repo.find_blob(entry.id())?.content().to_vec();

@@ -1,27 +1,27 @@
-//! `forkbook check`: gathers the [`Facts`] the check catalogue reads, and runs it.
+//! `forkbook check`: the records as the bottom crate reads them, one view of the overlay filled
+//! from the overlay state, and the check catalogue run over both.
 //!
-//! Gathering is split in two so a broken record is a finding, not a crash: the records alone
-//! (UPSTREAM read leniently, the register, the README, the build's pin) need no cache; the
-//! base tree, the overlay, the lock, the residual and the fork hooks come from the overlay state.
+//! The two halves are apart so a broken record is a finding, not a crash: the records need no
+//! cache ([`gather_record_facts`]); the base tree, the overlay, the lock's mismatches, the
+//! residual, the fork hooks and the true counts come from the overlay state
+//! ([`add_overlay_facts`]).
 
 use std::collections::BTreeSet;
 
 use forkbook_checks::facts::{
-    BuildPin, CountFact, KeyValueLine, LockFacts, LockMismatch, MarkedFile, MismatchKind,
-    ProseSection, ReadmeFacts, RecordedValue, Repos, ResidualHunk, ResidualNote,
-    ResidualRecordFacts, SeriesPatch, TreeFacts, UnreadCount, UpstreamRecord,
+    MarkedFile, OverlayView, ProseSection, Repos, ResidualHunk, TreeFacts,
 };
 use forkbook_checks::names::Names;
-use forkbook_checks::register::{Problem, Register};
+use forkbook_checks::register::Register;
 pub use forkbook_checks::{Facts, Finding, Severity};
+use forkbook_records::residual_record::ResidualRecord;
 
 use super::cache::Cache;
 use super::config::{Config, Layout, CONFIG_FILE};
 use super::error::{Context, Result};
 use super::overlay::{OverlayState, PATCHES_DIR};
 use super::project::Project;
-use super::records::{self, Counts, Lock, UpstreamLineKind};
-use super::residual_record::{self, Flavor, ResidualRecord};
+use super::records;
 use super::{counts, register, residual};
 
 mod run;
@@ -44,6 +44,16 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
     let dir = project.records_dir();
     // Each record is read by name below: a FIFO among them would block the read forever.
     crate::fsutil::refuse_special_files(&dir)?;
+    let records = records::read(project)?;
+    let register_name = project.record_name(records::FIXES_FILE);
+    let register = records
+        .register_text
+        .as_deref()
+        .map(|text| register::parse(&register_name, text));
+    let dropped = records
+        .register_text
+        .as_deref()
+        .map_or(Vec::new(), |t| dropped_sections(&register_name, t));
     let read = |name: &str| -> Result<Option<String>> {
         let path = dir.join(name);
         if !path.is_file() {
@@ -53,25 +63,14 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
             .with_context(|| format!("failed to read `{}`", project.record_name(name)))?;
         Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     };
-    let register_name = project.record_name(records::FIXES_FILE);
-    let register_text = read(records::FIXES_FILE)?;
     Ok(Facts {
-        dropped: register_text
-            .as_deref()
-            .map_or(Vec::new(), |t| dropped_sections(&register_name, t)),
-        records_dir: project.config.overlay.dir.trim_end_matches('/').to_string(),
-        backend_prefix: project.config.overlay.backend_prefix.clone(),
-        upstream: read(records::UPSTREAM_FILE)?
-            .map(|t| upstream_record(&project.record_name(records::UPSTREAM_FILE), &t)),
-        build_pin: build_pin(project)?,
-        register: register_text.map(|t| register::parse(&register_name, &t)),
-        readme: read(records::README_FILE)?.map(|t| readme_facts(project, t)),
-        repos: web_repos(project),
-        residual_record: residual_record_facts(project, &read)?,
-        patch_series: record_series(project),
-        lock: Some(record_lock(project, read(records::LOCK_FILE)?.as_deref())),
         record_markers: record_markers(project, &read)?,
-        ..Facts::default()
+        dropped,
+        records,
+        backend_prefix: project.config.overlay.backend_prefix.clone(),
+        register,
+        repos: web_repos(project),
+        overlay: None,
     })
 }
 
@@ -178,73 +177,7 @@ fn dropped_sections(file: &str, text: &str) -> Vec<ProseSection> {
     sections.into_iter().map(|(_, s)| s).collect()
 }
 
-/// The patch layout's series as the records folder lists it (`patches/NNNN-title.patch`).
-fn record_series(project: &Project) -> Option<Vec<SeriesPatch>> {
-    if project.config.overlay.layout != Layout::Patch {
-        return None;
-    }
-    let dir = project.records_dir().join(PATCHES_DIR);
-    // No folder at all is a layout problem, which loading the overlay names; not an empty series.
-    if !dir.is_dir() {
-        return None;
-    }
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".patch"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    let series = names
-        .into_iter()
-        .map(|name| SeriesPatch {
-            number: name
-                .split('-')
-                .next()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0),
-            empty: std::fs::read_to_string(dir.join(&name))
-                .is_ok_and(|text| crate::patch::is_empty(&text)),
-            file: project.record_name(&format!("{PATCHES_DIR}/{name}")),
-        })
-        .collect();
-    Some(series)
-}
-
-/// The lock as the records hold it: present or not, and well-formed or not. What it locks is
-/// compared with the overlay once the overlay is built.
-fn record_lock(project: &Project, text: Option<&str>) -> LockFacts {
-    let file = project.record_name(records::LOCK_FILE);
-    let problems = match text.map(|t| Lock::parse(t, &file)) {
-        Some(Err(e)) => {
-            let message = e.message();
-            // The parser's messages start with `file:line: `; the finding carries the line.
-            let rest = message
-                .strip_prefix(&format!("{file}:"))
-                .unwrap_or(&message);
-            let (line, what) = rest
-                .split_once(": ")
-                .and_then(|(n, what)| Some((n.parse().ok()?, what.to_string())))
-                .unwrap_or((1, message.clone()));
-            vec![Problem {
-                line,
-                message: what,
-            }]
-        }
-        _ => Vec::new(),
-    };
-    LockFacts {
-        file,
-        present: text.is_some(),
-        mismatches: Vec::new(),
-        problems,
-    }
-}
-
-/// Adds what the overlay state knows: trees, series, lock, residual, hooks, true counts.
+/// Fills the view of the overlay: trees, lock mismatches, markers, residual, hooks, true counts.
 pub fn add_overlay_facts(
     facts: &mut Facts,
     project: &Project,
@@ -257,45 +190,39 @@ pub fn add_overlay_facts(
         .keys()
         .chain(state.overlay.keys())
         .collect();
-    facts.tree = Some(TreeFacts {
+    let tree = TreeFacts {
         files: files.into_iter().cloned().collect(),
         differing: state
             .differences()
             .into_iter()
             .map(|(path, _, _)| path)
             .collect(),
-    });
-    if state.layout == Layout::Patch {
-        facts.patch_series = Some(series(project, state));
-    }
-    facts.lock = Some(lock_facts(project, state));
-    facts.markers = Some(marked_files(project, state));
-    facts.residual = residual_hunks(
-        state,
-        facts.register.as_ref(),
-        facts.residual_record.as_ref(),
-        facts.tree.as_ref(),
-        &facts.backend_prefix,
-    );
+    };
     let prefix = &project.config.overlay.backend_prefix;
-    let mut hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
-    hooks.retain(|p| !state.core_files.contains(p));
-    facts.fork_hooks = hooks;
-    if let Some(record) = facts.residual_record.as_mut() {
-        let core = residual::core_of(&state.core_files, &state.overlay);
-        record.core_hashes = Some(
-            core.iter()
-                .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
-                .collect(),
-        );
-        let mut files: Vec<String> = facts.residual.iter().map(|h| h.file.clone()).collect();
-        files.dedup();
-        record.residual_files = Some(files);
-    }
+    let mut fork_hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
+    fork_hooks.retain(|p| !state.core_files.contains(p));
     let entries = facts.register.as_ref().map_or(0, |r| r.entries.len());
-    if let Some(counts) = facts.readme.as_mut().and_then(|r| r.counts.as_mut()) {
-        fill_actual_counts(counts, state, prefix, entries);
-    }
+    let core = residual::core_of(&state.core_files, &state.overlay);
+    facts.overlay = Some(OverlayView {
+        residual: residual_hunks(
+            state,
+            facts.register.as_ref(),
+            facts.records.residual_record.as_ref(),
+            &tree.files,
+            prefix,
+        ),
+        tree,
+        markers: marked_files(project, state),
+        lock_mismatches: state.records.lock.as_ref().map_or(Vec::new(), |lock| {
+            lock.disagreements(&records::lock_of(&state.overlay))
+        }),
+        fork_hooks,
+        counts: counts::actual(&state.overlay, prefix, entries),
+        core_hashes: core
+            .iter()
+            .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
+            .collect(),
+    });
     Ok(())
 }
 
@@ -342,211 +269,6 @@ pub fn marker_places(marked: &[MarkedFile]) -> Vec<String> {
         .collect()
 }
 
-/// `UPSTREAM` read leniently: every `key: value` line, and a problem for each other line.
-fn upstream_record(file: &str, text: &str) -> UpstreamRecord {
-    let mut record = UpstreamRecord {
-        file: file.to_string(),
-        ..UpstreamRecord::default()
-    };
-    for (index, line) in text.lines().enumerate() {
-        match UpstreamLineKind::of(line) {
-            UpstreamLineKind::Verbatim => {}
-            UpstreamLineKind::Pair { key, value } => record.lines.push(KeyValueLine {
-                key: key.to_string(),
-                value: value.to_string(),
-                line: index + 1,
-            }),
-            UpstreamLineKind::Bad(message) => record.problems.push(Problem {
-                line: index + 1,
-                message,
-            }),
-        }
-    }
-    record
-}
-
-/// The build's pin: the first 40-hex word of the configured `pin_file`.
-fn build_pin(project: &Project) -> Result<Option<BuildPin>> {
-    let Some(name) = &project.config.overlay.pin_file else {
-        return Ok(None);
-    };
-    super::paths::check_relative(name).context("`overlay.pin_file`")?;
-    let bytes = super::fsutil::read_regular_file(&project.root.join(name), "`overlay.pin_file`")?;
-    let text = String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned();
-    let found = text.lines().enumerate().find_map(|(index, line)| {
-        line.split(|c: char| !c.is_ascii_hexdigit())
-            .find(|word| word.len() == 40)
-            .map(|sha| (index + 1, sha.to_ascii_lowercase()))
-    });
-    let (line, value) = found.unwrap_or((0, String::new()));
-    Ok(Some(BuildPin {
-        file: name.clone(),
-        line,
-        value,
-    }))
-}
-
-/// The README's counts as stated, in its counts block and in its prose; the actual figures are
-/// filled in from the overlay. Until then each is taken as stated, so records read without their
-/// objects (offline, nothing fetched) give no false mismatch: the steps that need the objects say
-/// so themselves.
-fn readme_facts(project: &Project, text: String) -> ReadmeFacts {
-    let prefix = &project.config.overlay.backend_prefix;
-    let block = Counts::stated(&text);
-    let prose = counts::prose(&text, prefix);
-    let mut stated: Vec<CountFact> = block
-        .iter()
-        .flatten()
-        .filter_map(|(line, name, value)| {
-            let value = (*value)? as u64;
-            Some(CountFact {
-                name: name.clone(),
-                stated: value,
-                actual: value,
-                line: *line,
-            })
-        })
-        .collect();
-    let mut unread = Vec::new();
-    for count in prose {
-        match count.name {
-            Some(name) => stated.push(CountFact {
-                name,
-                stated: count.value as u64,
-                actual: count.value as u64,
-                line: count.line,
-            }),
-            None => unread.push(UnreadCount {
-                line: count.line,
-                sentence: count.sentence,
-            }),
-        }
-    }
-    let has_counts = block.is_some() || !stated.is_empty();
-    ReadmeFacts {
-        file: project.record_name(records::README_FILE),
-        counts: has_counts.then_some(stated),
-        unread,
-        text,
-    }
-}
-
-/// The residual record the folder keeps (`CORE_RESIDUAL.diff`, else `residual.diff`), as read.
-fn residual_record_facts(
-    project: &Project,
-    read: &dyn Fn(&str) -> Result<Option<String>>,
-) -> Result<Option<ResidualRecordFacts>> {
-    let found = [Flavor::Core, Flavor::Own]
-        .into_iter()
-        .map(|flavor| Ok((flavor, read(flavor.file())?)))
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .find_map(|(flavor, text)| Some((flavor, text?)));
-    let Some((flavor, text)) = found else {
-        return Ok(None);
-    };
-    let record = ResidualRecord::parse(&text, flavor);
-    let value = |r: &residual_record::Recorded| RecordedValue {
-        key: r.key.clone(),
-        value: r.value.clone(),
-        line: r.line,
-    };
-    Ok(Some(ResidualRecordFacts {
-        file: project.record_name(flavor.file()),
-        core_header: flavor == Flavor::Core,
-        commits: record.commits.iter().map(value).collect(),
-        hashes: record.hashes.iter().map(value).collect(),
-        notes: record
-            .notes
-            .iter()
-            .map(|n| ResidualNote {
-                path: n.path.clone(),
-                item: n.item,
-                reason: n.reason.clone(),
-                line: n.line,
-            })
-            .collect(),
-        reviews: record.reviews.iter().map(value).collect(),
-        problems: record
-            .problems
-            .iter()
-            .map(|p| Problem {
-                line: p.line,
-                message: p.message.clone(),
-            })
-            .collect(),
-        core_hashes: None,
-        residual_files: None,
-    }))
-}
-
-/// The true figure for each stated count, the way `sync` writes them; unknown names are kept true.
-fn fill_actual_counts(
-    counts: &mut [CountFact],
-    state: &OverlayState,
-    prefix: &str,
-    entries: usize,
-) {
-    let actual = counts::actual(&state.overlay, prefix, entries);
-    for count in counts {
-        count.actual = counts::figure(&actual, &count.name).map_or(count.stated, |n| n as u64);
-    }
-}
-
-fn series(project: &Project, state: &OverlayState) -> Vec<SeriesPatch> {
-    state
-        .records
-        .patches
-        .iter()
-        .map(|p| SeriesPatch {
-            number: p.number().unwrap_or(0) as u32,
-            file: project.record_name(&format!("{PATCHES_DIR}/{}", p.name)),
-            empty: crate::patch::is_empty(&p.text),
-        })
-        .collect()
-}
-
-/// The materialized overlay against `overlay.lock`, each mismatch with its line in the lock.
-fn lock_facts(project: &Project, state: &OverlayState) -> LockFacts {
-    let file = project.record_name(records::LOCK_FILE);
-    let Some(lock) = &state.records.lock else {
-        return LockFacts {
-            file,
-            present: false,
-            mismatches: Vec::new(),
-            problems: Vec::new(),
-        };
-    };
-    let text = super::text_of(&state.records.files, records::LOCK_FILE);
-    let line_of = |path: &str| {
-        text.lines()
-            .position(|l| l.split_once("  ").is_some_and(|(_, p)| p == path))
-            .map(|i| i + 1)
-    };
-    let mismatches = lock
-        .mismatches(&Lock::of(&state.overlay))
-        .into_iter()
-        .map(|(path, locked, actual)| {
-            let kind = match (locked, actual) {
-                (Some(_), None) => MismatchKind::Missing,
-                (None, _) => MismatchKind::NotLocked,
-                _ => MismatchKind::Changed,
-            };
-            LockMismatch {
-                line: line_of(&path),
-                path,
-                kind,
-            }
-        })
-        .collect();
-    LockFacts {
-        file,
-        present: true,
-        mismatches,
-        problems: Vec::new(),
-    }
-}
-
 /// Residual hunks with their fixes: the patches that change the file, or (files layout, where
 /// there are no patches) what the residual record's notes tie to the file, or, without a
 /// `CORE_RESIDUAL.diff`, the entries that name it. Where the project keeps a record, its notes are what it
@@ -554,11 +276,10 @@ fn lock_facts(project: &Project, state: &OverlayState) -> LockFacts {
 fn residual_hunks(
     state: &OverlayState,
     register: Option<&Register>,
-    record: Option<&ResidualRecordFacts>,
-    tree: Option<&TreeFacts>,
+    record: Option<&ResidualRecord>,
+    files: &[String],
     prefix: &str,
 ) -> Vec<ResidualHunk> {
-    let files = tree.map_or(&[][..], |t| &t.files[..]);
     let names = Names::new(files, prefix);
     residual::compute(state)
         .hunks
@@ -566,7 +287,7 @@ fn residual_hunks(
         .map(|hunk| {
             let fixes = match state.layout {
                 Layout::Patch => hunk.fixes.iter().map(|n| *n as u32).collect(),
-                Layout::Files => match record.filter(|r| r.core_header) {
+                Layout::Files => match record.filter(|r| r.core_header()) {
                     Some(record) => noted_items(record, &hunk.file),
                     None => naming_entries(register, &names, &hunk.file),
                 },
@@ -581,7 +302,7 @@ fn residual_hunks(
 }
 
 /// The register items the record's notes for `path` name.
-fn noted_items(record: &ResidualRecordFacts, path: &str) -> Vec<u32> {
+fn noted_items(record: &ResidualRecord, path: &str) -> Vec<u32> {
     let mut items: Vec<u32> = record
         .notes
         .iter()
@@ -650,19 +371,5 @@ mod tests {
         );
         assert_eq!(web_address("/tmp/world/fork.git"), None);
         assert_eq!(web_address("C:/mirrors/fork"), None);
-    }
-
-    #[test]
-    fn upstream_is_read_leniently_with_lines() {
-        let record = upstream_record("UPSTREAM", "source: x\n# note\nnot a pair\ncommit: abc\n");
-        assert_eq!(
-            record
-                .lines
-                .iter()
-                .map(|l| (l.key.as_str(), l.line))
-                .collect::<Vec<_>>(),
-            [("source", 1), ("commit", 4)]
-        );
-        assert_eq!(record.problems[0].line, 3);
     }
 }

@@ -85,6 +85,16 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<forkbook_records::RecordError> for Error {
+    fn from(e: forkbook_records::RecordError) -> Error {
+        let error = Error::new(e.place_and_message());
+        match e.note {
+            Some(note) => error.with_note(note),
+            None => error,
+        }
+    }
+}
+
 impl From<git2::Error> for Error {
     fn from(e: git2::Error) -> Error {
         Error::new(e.message().to_string())

@@ -202,9 +202,7 @@ fn check_headers(patch: &str, name: &str) -> Result<()> {
 /// patch so when the new base already holds the fix (it is droppable); it applies as nothing
 /// until its entry is marked merged and the patch removed, which `check` asks for.
 pub fn is_empty(patch: &str) -> bool {
-    !patch
-        .lines()
-        .any(|l| l.starts_with("diff --git ") || l.starts_with("--- ") || l.starts_with("@@ "))
+    forkbook_records::series::is_empty_patch(patch)
 }
 
 /// The paths a patch touches (old and new names), each checked: patches are untrusted text.

@@ -12,27 +12,10 @@ pub fn check_relative(path: &str) -> Result<()> {
         Err(Error::new(format!("refusing path `{}`: {why}", path.escape_debug()))
             .with_note("trees from other people may not climb out of the overlay; fix or remove that entry"))
     };
-    if path.is_empty() {
-        return refuse("it is empty");
+    match forkbook_records::path::refusal(path) {
+        Some(why) => refuse(why),
+        None => Ok(()),
     }
-    if path.starts_with('/') || path.starts_with('\\') || path.as_bytes().get(1) == Some(&b':') {
-        return refuse("it is absolute");
-    }
-    if path.contains('\0') || path.contains('\n') || path.contains('\r') {
-        return refuse("it contains a NUL or line break");
-    }
-    if path.contains('\\') {
-        return refuse("it contains a backslash");
-    }
-    for part in path.split('/') {
-        match part {
-            "" | "." => return refuse("it has an empty or `.` component"),
-            ".." => return refuse("it has a `..` component"),
-            _ if part.eq_ignore_ascii_case(".git") => return refuse("it has a `.git` component"),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Whether a symbolic link at `link` (relative path) pointing at `target` stays inside the root.

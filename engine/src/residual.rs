@@ -8,14 +8,18 @@
 //! [`crate::residual_record::run`].
 
 use super::base;
+use super::base::Commits;
 use super::cache::Cache;
 use super::config::Layout;
 use super::error::Result;
 use super::overlay::{self, FixStep, OverlayState, Records};
 use super::patch;
 use super::project::Project;
+use super::records::sha256_hex;
 use super::FileMap;
+use forkbook_records::residual_record::{Flavor, RecordedCommits, ResidualRecord};
 use serde::Serialize;
+use similar::udiff::UnifiedHunkHeader;
 use similar::{ChangeTag, TextDiff};
 
 pub use super::records::RESIDUAL_FILE;
@@ -238,17 +242,9 @@ pub fn compute_parts(
                 .first()
                 .map(|op| op.new_range().start + 1)
                 .unwrap_or(1);
-            let old_range =
-                group.first().unwrap().old_range().start..group.last().unwrap().old_range().end;
-            let new_range =
-                group.first().unwrap().new_range().start..group.last().unwrap().new_range().end;
-            text.push_str(&format!(
-                "@@ -{},{} +{},{} @@\n",
-                old_range.start + 1,
-                old_range.len(),
-                new_range.start + 1,
-                new_range.len()
-            ));
+            // diff(1)'s header rules (an empty range starts at the line before it, a one-line
+            // range has no length), as `similar` writes them.
+            text.push_str(&format!("{}\n", UnifiedHunkHeader::new(&group)));
             for op in &group {
                 for change in diff.iter_changes(op) {
                     let sign = match change.tag() {
@@ -286,10 +282,121 @@ pub fn compute_parts(
     }
 }
 
+/// The record rewritten for `residual` at `commits`, and the notes flagged for review
+/// (see `forkbook_records::residual_record::render`). `core` holds each core file of the overlay
+/// with its bytes.
+pub fn render_record(
+    old: Option<&ResidualRecord>,
+    flavor: Flavor,
+    commits: Commits,
+    core: &FileMap,
+    residual: &Residual,
+) -> (String, Vec<String>) {
+    let mut diffs: Vec<(String, String)> = Vec::new();
+    for hunk in &residual.hunks {
+        match diffs.last_mut() {
+            Some((path, text)) if *path == hunk.file => text.push_str(&hunk.text),
+            _ => diffs.push((hunk.file.clone(), hunk.text.clone())),
+        }
+    }
+    let hashes: Vec<(String, String)> = core
+        .iter()
+        .map(|(path, bytes)| (path.clone(), sha256_hex(bytes)))
+        .collect();
+    let commits = RecordedCommits {
+        pin: commits.pin.to_string(),
+        fork: commits.fork.to_string(),
+        base: commits.base.to_string(),
+    };
+    forkbook_records::residual_record::render(old, flavor, &commits, &hashes, &diffs)
+}
+
+/// The records after a move: the residual record the folder keeps (if any) rewritten for the new
+/// base tree and overlay. Returns the notes flagged for review.
+pub fn rewrite_record_in(
+    files: &mut FileMap,
+    core_files: &[String],
+    commits: Commits,
+    base: &FileMap,
+    overlay: &FileMap,
+) -> Vec<String> {
+    let Some(flavor) = Flavor::of(files) else {
+        return Vec::new();
+    };
+    let old = ResidualRecord::parse(&String::from_utf8_lossy(&files[flavor.file()]), flavor);
+    let residual = compute_parts(core_files, base, overlay, &[]);
+    let (text, flagged) = render_record(
+        Some(&old),
+        flavor,
+        commits,
+        &core_of(core_files, overlay),
+        &residual,
+    );
+    files.insert(flavor.file().to_string(), text.into_bytes().into());
+    flagged
+}
+
 /// The core files of `overlay`, sorted by path.
 pub fn core_of(core_files: &[String], overlay: &FileMap) -> FileMap {
     core_files
         .iter()
         .filter_map(|p| Some((p.clone(), overlay.get(p)?.clone())))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hunk headers `diff -u` writes for the same two texts, context lines and all.
+    fn diff_u_headers(before: &str, after: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, before).unwrap();
+        std::fs::write(&b, after).unwrap();
+        let out = std::process::Command::new("diff")
+            .arg("-u")
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .expect("diff(1) runs");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("@@ "))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn hunk_headers_are_the_ones_diff_u_writes_also_for_empty_ranges() {
+        // Fails on the hand-built header: an empty range was `-1,0` where diff(1) writes `-0,0`,
+        // and a one-line range `-3,1` where it writes `-3`.
+        let ten: String = (1..=10).map(|n| format!("line {n}\n")).collect();
+        let cases = [
+            (String::new(), "new\n".to_string()),
+            ("old\n".to_string(), String::new()),
+            ("a\n".to_string(), "b\n".to_string()),
+            (ten.clone(), ten.replace("line 5\n", "")),
+            (ten.clone(), ten.replace("line 1\n", "line 1\nadded\n")),
+            (ten.clone(), format!("{ten}tail\n")),
+        ];
+        for (before, after) in cases {
+            let core = vec!["f.cpp".to_string()];
+            let file = |text: &str| -> FileMap {
+                [("f.cpp".to_string(), text.as_bytes().to_vec().into())].into()
+            };
+            let residual = compute_parts(&core, &file(&before), &file(&after), &[]);
+            let ours: Vec<String> = residual
+                .hunks
+                .iter()
+                .map(|h| h.text.lines().next().unwrap().to_string())
+                .collect();
+            assert_eq!(
+                ours,
+                diff_u_headers(&before, &after),
+                "{before:?} -> {after:?}"
+            );
+        }
+    }
 }

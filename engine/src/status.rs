@@ -6,7 +6,7 @@ use super::error::{Error, ErrorKind, Result};
 use super::merge::count_conflicts;
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
-use super::records::Lock;
+use super::records;
 use super::report_value::{CommandReport, Verdict};
 use serde::Serialize;
 
@@ -94,7 +94,7 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
     let prefix = &project.config.overlay.backend_prefix;
     let lock = match &state.records.lock {
         None => "missing".to_string(),
-        Some(lock) => match lock.mismatches(&Lock::of(&state.overlay)).len() {
+        Some(lock) => match lock.mismatches(&records::lock_of(&state.overlay)).len() {
             0 => "matches".to_string(),
             n => format!(
                 "differs ({})",

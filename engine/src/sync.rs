@@ -500,7 +500,7 @@ fn render_records(
     );
     files.insert(
         records::LOCK_FILE.into(),
-        Lock::of(overlay).render().into_bytes().into(),
+        records::lock_of(overlay).render().into_bytes().into(),
     );
     match state.layout {
         Layout::Files => {
@@ -512,7 +512,7 @@ fn render_records(
         }
         Layout::Patch => {}
     }
-    super::residual_record::rewrite_in(&mut files, &state.core_files, new, new_base, overlay);
+    super::residual::rewrite_record_in(&mut files, &state.core_files, new, new_base, overlay);
     let prefix = &project.config.overlay.backend_prefix;
     let counts = super::counts::actual(overlay, prefix, count_entries(&files));
     let readme = super::text_of(&files, records::README_FILE);
@@ -730,7 +730,7 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
     // commits the planned overlay is the state's): read it rather than hash every file again.
     let planned_lock = match planned_records.get(records::LOCK_FILE) {
         Some(text) => Lock::parse(&String::from_utf8_lossy(text), records::LOCK_FILE)?,
-        None => Lock::of(&state.overlay),
+        None => records::lock_of(&state.overlay),
     };
     if let Some(lock) = &state.records.lock {
         for (path, _, _) in lock.mismatches(&planned_lock) {

@@ -22,7 +22,8 @@ pub fn upstream(data: &[u8]) {
     let Ok(parsed) = Upstream::parse(text, "UPSTREAM") else {
         return;
     };
-    for (_, key, _) in parsed.pairs() {
+    for pair in parsed.pairs() {
+        let key = pair.key.as_str();
         assert!(
             !key.is_empty() && !key.contains(char::is_whitespace),
             "key {key:?}"
@@ -101,12 +102,12 @@ pub fn counts(data: &[u8]) {
 /// Pre-images the patch target applies patches to.
 fn patch_pre_images() -> FileMap {
     let mut pre = FileMap::new();
-    pre.insert("a.txt".into(), b"one\ntwo\nthree\n".to_vec());
+    pre.insert("a.txt".into(), b"one\ntwo\nthree\n".to_vec().into());
     pre.insert(
         "mlx/backend/rocm/eval.cpp".into(),
-        b"void eval() {\n  run();\n}\n".to_vec(),
+        b"void eval() {\n  run();\n}\n".to_vec().into(),
     );
-    pre.insert("bin.dat".into(), b"\0\x01\x02\xff".to_vec());
+    pre.insert("bin.dat".into(), b"\0\x01\x02\xff".to_vec().into());
     pre
 }
 

@@ -1,11 +1,172 @@
 //! The bottom crate of forkbook: nothing here uses git, mdBook or the command line.
 //!
-//! It holds the rules every other crate shares, so each lives in one place: how a file is
-//! replaced without ever leaving half of it ([`atomic`]), how bytes are written as hex
-//! ([`hex`]), and how a cache keys, seals and checks what it keeps ([`cache_entry`]). The
-//! records model (UPSTREAM, the lock, the register, the residual record, the README counts, the
-//! patch series) belongs here too: read once, with file and line on every field.
+//! It holds the records model and the rules every other crate shares, so each lives in one
+//! place. [`Records::read`] reads a records folder once: `UPSTREAM` ([`upstream`]), the lock
+//! ([`lock`]), the README's counts ([`readme`]), the residual record ([`residual_record`]), the
+//! patch series and the build's pin ([`series`]), each with file and line on every field and
+//! every problem as data ([`problem`]); each renders back what `sync` writes. Beside them: how a
+//! file is replaced without ever leaving half of it ([`atomic`]), how bytes are written as hex
+//! ([`hex`]), which paths a record may name ([`path`]), and how a cache keys, seals and checks
+//! what it keeps ([`cache_entry`]).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 pub mod atomic;
 pub mod cache_entry;
 pub mod hex;
+pub mod lock;
+pub mod path;
+pub mod problem;
+pub mod readme;
+pub mod residual_record;
+pub mod series;
+pub mod upstream;
+
+pub use lock::Lock;
+pub use problem::{Problem, RecordError};
+pub use readme::{Counts, Readme};
+pub use residual_record::{Flavor, ResidualRecord};
+pub use series::{BuildPin, SeriesPatch};
+pub use upstream::Upstream;
+
+pub const UPSTREAM_FILE: &str = "UPSTREAM";
+pub const LOCK_FILE: &str = "overlay.lock";
+pub const README_FILE: &str = "README.md";
+pub const FIXES_FILE: &str = "LOCAL_FIXES.md";
+/// The residual record written by `residual --write`, inside the records folder.
+pub const RESIDUAL_FILE: &str = "residual.diff";
+/// The residual record the first user keeps, read and kept in its own format.
+pub const CORE_RESIDUAL_FILE: &str = "CORE_RESIDUAL.diff";
+/// The patch layout's series folder inside the records folder.
+pub const PATCHES_DIR: &str = "patches";
+
+/// What reading a records folder needs to know of the project.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// The records folder as findings name it, relative to the project root (`patches-rocm`).
+    pub name: String,
+    /// The fork's backend folder with its final `/`, which README prose may name.
+    pub backend_prefix: String,
+    /// The patch layout: read the series in `patches/`.
+    pub patch_layout: bool,
+    /// The file the build records its pin in: as findings name it, and where it is.
+    pub pin_file: Option<(String, PathBuf)>,
+}
+
+/// The records of an overlay, each as read; `None` where the folder has no such file.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Records {
+    /// The records folder as findings name it (`patches-rocm`).
+    pub dir: String,
+    pub upstream: Option<Upstream>,
+    pub lock: Option<Lock>,
+    pub readme: Option<Readme>,
+    /// The register's text; the register model is read from it by the engine's parser.
+    #[serde(skip)]
+    pub register_text: Option<String>,
+    /// `CORE_RESIDUAL.diff`, else `residual.diff`.
+    pub residual_record: Option<ResidualRecord>,
+    /// In the patch layout, the series of patches; `None` without a `patches/` folder.
+    pub patch_series: Option<Vec<SeriesPatch>>,
+    pub build_pin: Option<BuildPin>,
+}
+
+impl Records {
+    /// Reads the records in `folder`. Only a file that exists and cannot be read is an error;
+    /// what is wrong inside a record is one of its problems.
+    pub fn read(folder: &Path, options: &ReadOptions) -> Result<Records, RecordError> {
+        let dir = options.name.trim_end_matches('/').to_string();
+        let name = |file: &str| match dir.as_str() {
+            "" => file.to_string(),
+            dir => format!("{dir}/{file}"),
+        };
+        let read = |file: &str| read_text(&folder.join(file), &name(file));
+        let mut records = Records {
+            upstream: read(UPSTREAM_FILE)?.map(|t| Upstream::read(&name(UPSTREAM_FILE), &t)),
+            lock: read(LOCK_FILE)?.map(|t| Lock::read(&t)),
+            readme: read(README_FILE)?
+                .map(|t| Readme::read(&name(README_FILE), t, &options.backend_prefix)),
+            register_text: read(FIXES_FILE)?,
+            ..Records::default()
+        };
+        for flavor in [Flavor::Core, Flavor::Own] {
+            if let Some(text) = read(flavor.file())? {
+                records.residual_record =
+                    Some(ResidualRecord::read(&name(flavor.file()), &text, flavor));
+                break;
+            }
+        }
+        records.dir = dir.clone();
+        if options.patch_layout {
+            records.patch_series = records.read_series(&folder.join(PATCHES_DIR))?;
+        }
+        if let Some((name, path)) = &options.pin_file {
+            let text = read_text(path, name)?.unwrap_or_default();
+            records.build_pin = Some(BuildPin::read(name, &text));
+        }
+        Ok(records)
+    }
+
+    /// A record's path as findings name it (`patches-rocm/UPSTREAM`).
+    pub fn path(&self, name: &str) -> String {
+        if self.dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.dir)
+        }
+    }
+
+    /// The series folder's patches in name order. No folder at all is a layout problem, which
+    /// loading the overlay names; not an empty series.
+    fn read_series(&self, dir: &Path) -> Result<Option<Vec<SeriesPatch>>, RecordError> {
+        if !dir.is_dir() {
+            return Ok(None);
+        }
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.ends_with(".patch"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        let mut series = Vec::new();
+        for name in names {
+            let file = self.path(&format!("{PATCHES_DIR}/{name}"));
+            let text = read_text(&dir.join(&name), &file)?.unwrap_or_default();
+            series.push(SeriesPatch::of(&name, file, &text));
+        }
+        Ok(Some(series))
+    }
+}
+
+/// A record's text (invalid UTF-8 replaced, so a broken byte is a finding, not a stop); `None`
+/// when there is no such file. A FIFO or a device there is refused before it is opened: it would
+/// block or never end.
+fn read_text(path: &Path, name: &str) -> Result<Option<String>, RecordError> {
+    let meta = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(RecordError::at(
+                name,
+                None,
+                format!("failed to read it: {e}"),
+            ))
+        }
+        Ok(meta) => meta,
+    };
+    if meta.is_dir() {
+        return Ok(None);
+    }
+    if !meta.is_file() {
+        return Err(RecordError::at(name, None, "is not a regular file")
+            .with_note("name a plain file there"));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| RecordError::at(name, None, format!("failed to read it: {e}")))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}

@@ -1,14 +1,13 @@
-//! `drift api` end to end: on the generated demo world (every break kind, with the commit that
-//! introduced it) and, when mirrors are given, on the real MLX repositories.
+//! `drift api` end to end on the generated demo world: every break kind, with the commit that
+//! introduced it. Its figures on the real repositories come from `cargo bench --bench bench --
+//! --real DIR --to REV` (docs/reliability.md).
 
 use forkbook::demo::world;
 use forkbook::engine::drift::api::{
-    analyze, collect_upstream, drift_api, ApiConfig, ApiReport, DriftInputs, Kind, Suppression,
+    drift_api, ApiConfig, ApiReport, DriftInputs, Kind, Suppression,
 };
 use forkbook::engine::FileMap;
 use git2::{Oid, Repository};
-use std::path::Path;
-use std::time::Instant;
 
 /// The files of `commit` under `prefix`, and the named files.
 fn files_at(repo: &Repository, commit: Oid, prefix: &str, named: &[&str]) -> FileMap {
@@ -25,78 +24,6 @@ fn files_at(repo: &Repository, commit: Oid, prefix: &str, named: &[&str]) -> Fil
     })
     .unwrap();
     out
-}
-
-fn revision(repo: &Repository, rev: &str) -> Oid {
-    repo.revparse_single(rev)
-        .unwrap()
-        .peel_to_commit()
-        .unwrap()
-        .id()
-}
-
-/// The fork's change to each core header, merged into the new pin (what an overlay carries).
-fn merged_overrides(up: &Repository, fork_files: &FileMap, base: Oid, pin: Oid) -> FileMap {
-    let base_files = files_at(
-        up,
-        base,
-        "\0",
-        &fork_files.keys().map(String::as_str).collect::<Vec<_>>(),
-    );
-    let pin_files = files_at(
-        up,
-        pin,
-        "\0",
-        &fork_files.keys().map(String::as_str).collect::<Vec<_>>(),
-    );
-    let mut out = FileMap::new();
-    for (path, theirs) in fork_files {
-        let input = |bytes: &'static [u8]| {
-            let mut file = git2::MergeFileInput::new();
-            file.path(path.as_str());
-            file.content(bytes);
-            file
-        };
-        // Leaked: a test process reads a handful of headers once.
-        let leak = |bytes: &[u8]| -> &'static [u8] { Box::leak(bytes.to_vec().into_boxed_slice()) };
-        let ancestor = input(leak(base_files.get(path).map_or(&[][..], |b| b.as_slice())));
-        let ours = input(leak(pin_files.get(path).map_or(&[][..], |b| b.as_slice())));
-        let theirs = input(leak(theirs));
-        let merged = git2::merge_file(&ancestor, &ours, &theirs, None).unwrap();
-        // As `forkbook drift api` does: a file left with conflict markers is no API; the
-        // candidate's upstream version stands in for it.
-        let clean = merged.is_automergeable();
-        println!(
-            "override {path}: {}",
-            if clean {
-                "merged cleanly"
-            } else {
-                "conflicts, left out"
-            }
-        );
-        if clean {
-            out.insert(path.clone(), merged.content().to_vec().into());
-        }
-    }
-    out
-}
-
-/// User and system time of this process so far (Linux), to measure on a busy machine.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// The drift kind a demo-world break is reported as (the world uses drift's own names).
@@ -204,84 +131,6 @@ fn a_suppressed_demo_break_no_longer_counts() {
         .map(|f| f["kind"].as_str().unwrap())
         .collect();
     assert!(kinds.contains(&"hidden-by-new-declaration"), "{kinds:?}");
-}
-
-/// Runs `drift api --from 39886de4 --to 846d176` over the backend of fork commit 75915908.
-///
-/// FORKBOOK_UPSTREAM_MIRROR and FORKBOOK_FORK_MIRROR name local clones of ml-explore/mlx and
-/// NripeshN/mlx; FORKBOOK_DRIFT_FROM and FORKBOOK_DRIFT_TO change the two commits;
-/// FORKBOOK_DRIFT_OVERRIDES=1 also lays the fork's own core headers over
-/// upstream's (the fork's at the old pin, merged into the new pin at the new one).
-#[test]
-#[ignore = "needs local mirrors of ml-explore/mlx and NripeshN/mlx (FORKBOOK_UPSTREAM_MIRROR, FORKBOOK_FORK_MIRROR)"]
-fn real_mlx_rocm_backend() {
-    let (Ok(upstream), Ok(fork)) = (
-        std::env::var("FORKBOOK_UPSTREAM_MIRROR"),
-        std::env::var("FORKBOOK_FORK_MIRROR"),
-    ) else {
-        panic!("set FORKBOOK_UPSTREAM_MIRROR and FORKBOOK_FORK_MIRROR");
-    };
-    let up = Repository::open(Path::new(&upstream)).unwrap();
-    let fork = Repository::open(Path::new(&fork)).unwrap();
-    let env_or =
-        |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_string());
-    let from = revision(&up, &env_or("FORKBOOK_DRIFT_FROM", "39886de4"));
-    let to = revision(&up, &env_or("FORKBOOK_DRIFT_TO", "846d176"));
-    let fork_commit = revision(&fork, "75915908");
-    let core_headers = ["mlx/fast.h", "mlx/fast_primitives.h"];
-    let backend = files_at(&fork, fork_commit, "mlx/backend/rocm/", &[]);
-    let (from_overrides, to_overrides) = if std::env::var("FORKBOOK_DRIFT_OVERRIDES").is_ok() {
-        let fork_headers = files_at(&fork, fork_commit, "\0", &core_headers);
-        let merged = merged_overrides(&up, &fork_headers, from, to);
-        (fork_headers, merged)
-    } else {
-        (FileMap::new(), FileMap::new())
-    };
-    let cfg = ApiConfig::default();
-    let inputs = DriftInputs {
-        backend: &backend,
-        from_overrides: &from_overrides,
-        to_overrides: &to_overrides,
-        suppressions: &[],
-    };
-    let mut report: Option<ApiReport> = None;
-    for run in 1..=3 {
-        let start = Instant::now();
-        let cpu_start = cpu_seconds();
-        report = Some(drift_api(&up, from, to, &inputs, &cfg).unwrap());
-        println!(
-            "run {run}: {:.3} s wall, {:.3} s cpu",
-            start.elapsed().as_secs_f64(),
-            cpu_seconds() - cpu_start
-        );
-    }
-    let from_files = collect_upstream(&up, from, &cfg).unwrap();
-    let to_files = collect_upstream(&up, to, &cfg).unwrap();
-    let start = Instant::now();
-    let pure = analyze(&from_files, &to_files, &backend, &cfg);
-    println!(
-        "analyze alone: {:.3} s ({} findings)",
-        start.elapsed().as_secs_f64(),
-        pure.findings.len()
-    );
-    let start = Instant::now();
-    let collected = collect_upstream(&up, to, &cfg).unwrap();
-    println!(
-        "collect_upstream alone: {} files in {:.3} s",
-        collected.len(),
-        start.elapsed().as_secs_f64()
-    );
-    let report = report.unwrap();
-    println!("{}", report.render_text());
-    for file in &report.parse.error_files {
-        println!(
-            "error nodes: {:4} {}:{}",
-            file.error_nodes, file.side, file.path
-        );
-    }
-    if std::env::var("FORKBOOK_DRIFT_JSON").is_ok() {
-        println!("{}", serde_json::to_string_pretty(&report).unwrap());
-    }
 }
 
 /// A second analysis from the same inputs is read from the drift cache, equal to a fresh one;

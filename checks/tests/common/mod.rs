@@ -2,6 +2,7 @@
 
 use forkbook_checks::facts::*;
 use forkbook_checks::register::{Entry, Field, NamedFile, Problem, Register};
+use forkbook_records::residual_record::Flavor;
 
 pub const PIN: &str = "846d176227a0ac13d2667e58d2bb68b322109ab0";
 const FORK: &str = "75915908dfe5028335d318b10340313744fd3a8d";
@@ -14,14 +15,6 @@ pub fn all() -> Vec<(&'static str, Facts)> {
         ("healthy", healthy()),
         ("broken", broken()),
     ]
-}
-
-fn kv(key: &str, value: &str, line: usize) -> KeyValueLine {
-    KeyValueLine {
-        key: key.into(),
-        value: value.into(),
-        line,
-    }
 }
 
 fn field(key: &str, value: &str, line: usize) -> Field {
@@ -65,19 +58,14 @@ pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) 
     }
 }
 
-fn upstream() -> UpstreamRecord {
-    UpstreamRecord {
-        file: "patches-rocm/UPSTREAM".into(),
-        lines: vec![
-            kv("source", "https://github.com/NripeshN/mlx", 1),
-            kv("branch", "rocm-support", 2),
-            kv("commit", FORK, 3),
-            kv("fork_upstream_merge_base", BASE, 4),
-            kv("retargeted_to_mlx_pin", PIN, 5),
-            kv("license", "MIT", 6),
-        ],
-        problems: Vec::new(),
-    }
+fn upstream() -> Upstream {
+    Upstream::read(
+        "patches-rocm/UPSTREAM",
+        &format!(
+            "source: https://github.com/NripeshN/mlx\nbranch: rocm-support\ncommit: {FORK}\n\
+             fork_upstream_merge_base: {BASE}\nretargeted_to_mlx_pin: {PIN}\nlicense: MIT\n"
+        ),
+    )
 }
 
 fn files() -> Vec<String> {
@@ -140,27 +128,13 @@ pub fn healthy() -> Facts {
         ],
         problems: Vec::new(),
     };
-    Facts {
-        records_dir: "patches-rocm".into(),
-        backend_prefix: "mlx/backend/rocm/".into(),
+    let records = Records {
+        dir: "patches-rocm".into(),
         upstream: Some(upstream()),
         build_pin: Some(BuildPin {
             file: "cmake/mlx.cmake".into(),
             line: 4,
             value: PIN[..12].into(),
-        }),
-        register: Some(register),
-        dropped: Vec::new(),
-        tree: Some(TreeFacts {
-            files: files(),
-            differing: [
-                "mlx/device.cpp",
-                "mlx/backend/rocm/allocator.cpp",
-                "mlx/backend/rocm/device/utils.hpp",
-                "mlx/backend/rocm/eval.cpp",
-            ]
-            .map(String::from)
-            .to_vec(),
         }),
         patch_series: Some(
             (1..=4)
@@ -171,92 +145,100 @@ pub fn healthy() -> Facts {
                 })
                 .collect(),
         ),
-        lock: Some(LockFacts {
-            file: "patches-rocm/overlay.lock".into(),
-            present: true,
-            mismatches: Vec::new(),
-            problems: Vec::new(),
+        lock: Some(Lock::default()),
+        readme: Some(Readme {
+            file: "patches-rocm/README.md".into(),
+            text: "The fork's `mlx/backend/cuda/eval.cpp` hook is left out: we never build CUDA. \
+                   Nothing under `python/` is carried: we ship no bindings."
+                .into(),
+            counts: Some(vec![StatedCount {
+                name: "backend files".into(),
+                stated: 4,
+                line: 9,
+            }]),
+            unread: Vec::new(),
         }),
+        residual_record: Some(residual_record()),
+        register_text: None,
+    };
+    let overlay = OverlayView {
+        tree: TreeFacts {
+            files: files(),
+            differing: [
+                "mlx/device.cpp",
+                "mlx/backend/rocm/allocator.cpp",
+                "mlx/backend/rocm/device/utils.hpp",
+                "mlx/backend/rocm/eval.cpp",
+            ]
+            .map(String::from)
+            .to_vec(),
+        },
+        markers: Vec::new(),
+        lock_mismatches: Vec::new(),
         residual: vec![ResidualHunk {
             file: "mlx/device.cpp".into(),
             line: 40,
             fixes: vec![1],
         }],
-        readme: Some(ReadmeFacts {
-            file: "patches-rocm/README.md".into(),
-            text: "The fork's `mlx/backend/cuda/eval.cpp` hook is left out: we never build CUDA. \
-                   Nothing under `python/` is carried: we ship no bindings."
-                .into(),
-            counts: Some(vec![CountFact {
-                name: "backend files".into(),
-                stated: 4,
-                actual: 4,
-                line: 9,
-            }]),
-            unread: Vec::new(),
-        }),
         fork_hooks: vec![
             "mlx/backend/cuda/eval.cpp".into(),
             "python/src/rocm.cpp".into(),
         ],
+        counts: Counts {
+            backend_files: 4,
+            core_files: 2,
+            local_fixes: 4,
+        },
+        core_hashes: vec![
+            ("CMakeLists.txt".into(), "1".repeat(64)),
+            ("mlx/device.cpp".into(), "2".repeat(64)),
+        ],
+    };
+    Facts {
+        records,
+        backend_prefix: "mlx/backend/rocm/".into(),
+        register: Some(register),
         repos: Repos {
             fork: Some("https://github.com/NripeshN/mlx".into()),
             upstream: Some("https://github.com/ml-explore/mlx".into()),
         },
-        markers: Some(Vec::new()),
+        overlay: Some(overlay),
         record_markers: Vec::new(),
-        residual_record: Some(residual_record()),
+        dropped: Vec::new(),
     }
 }
 
 /// A `CORE_RESIDUAL.diff` of the recorded commits, with a hash per core file and a note for the
 /// one core file that has a residual.
-fn residual_record() -> ResidualRecordFacts {
-    let value = |key: &str, value: &str, line: usize| RecordedValue {
-        key: key.into(),
-        value: value.into(),
-        line,
-    };
-    ResidualRecordFacts {
-        file: "patches-rocm/CORE_RESIDUAL.diff".into(),
-        core_header: true,
-        commits: vec![
-            value("pin", PIN, 3),
-            value("fork", FORK, 4),
-            value("fork_upstream_merge_base", BASE, 5),
-        ],
-        hashes: vec![
-            value("CMakeLists.txt", &"1".repeat(64), 6),
-            value("mlx/device.cpp", &"2".repeat(64), 7),
-        ],
-        notes: vec![ResidualNote {
-            path: "mlx/device.cpp".into(),
-            item: Some(1),
-            reason: "keeps the fork's device check beside upstream's table".into(),
-            line: 8,
-        }],
-        reviews: Vec::new(),
-        problems: Vec::new(),
-        core_hashes: Some(vec![
-            ("CMakeLists.txt".into(), "1".repeat(64)),
-            ("mlx/device.cpp".into(), "2".repeat(64)),
-        ]),
-        residual_files: Some(vec!["mlx/device.cpp".into()]),
-    }
+fn residual_record() -> ResidualRecord {
+    let text = format!(
+        "# RESIDUAL: what our core files carry beyond the pin plus the fork.\n#\n\
+         # pin: {PIN}\n# fork: {FORK}\n# fork_upstream_merge_base: {BASE}\n\
+         # overlay-sha256: {} CMakeLists.txt\n# overlay-sha256: {} mlx/device.cpp\n\
+         # note mlx/device.cpp: LOCAL_FIXES.md item 1: keeps the fork's device check beside upstream's table\n",
+        "1".repeat(64),
+        "2".repeat(64)
+    );
+    ResidualRecord::read("patches-rocm/CORE_RESIDUAL.diff", &text, Flavor::Core)
 }
 
 /// The healthy facts with one thing wrong for every check.
 pub fn broken() -> Facts {
     let mut facts = healthy();
-    let upstream = facts.upstream.as_mut().unwrap();
-    upstream.lines.retain(|l| l.key != "license");
-    upstream.lines[2].value = "7591590".into();
-    upstream.lines.push(kv("branch", "main", 8));
+    // No `license`, an abbreviated commit, `branch` given again; line 7 is not `key: value`.
+    let mut upstream = Upstream::read(
+        "patches-rocm/UPSTREAM",
+        &format!(
+            "source: https://github.com/NripeshN/mlx\nbranch: rocm-support\ncommit: 7591590\n\
+             fork_upstream_merge_base: {BASE}\nretargeted_to_mlx_pin: {PIN}\n\n#\nbranch: main\n"
+        ),
+    );
     upstream.problems.push(Problem {
         line: 7,
         message: "line is not `key: value`".into(),
     });
-    facts.build_pin.as_mut().unwrap().value = "39886de461d4".into();
+    facts.records.upstream = Some(upstream);
+    facts.records.build_pin.as_mut().unwrap().value = "39886de461d4".into();
     let register = facts.register.as_mut().unwrap();
     register.problems.push(Problem {
         line: 1,
@@ -276,62 +258,66 @@ pub fn broken() -> Facts {
     register.entries[0].files.push(named("eval.cpp", 5));
     register.entries[0].files.push(named("mlx/fast.cpp", 6));
     register.entries[0].files.push(named("mlx/nothing.cpp", 7));
-    let tree = facts.tree.as_mut().unwrap();
+    let overlay = facts.overlay.as_mut().unwrap();
+    let tree = &mut overlay.tree;
     tree.differing.push("mlx/backend/rocm/kernels.cpp".into());
     tree.files.push("mlx/backend/rocm/kernels.cpp".into());
-    facts.patch_series.as_mut().unwrap().pop();
+    facts.records.patch_series.as_mut().unwrap().pop();
     // A move left the first patch empty: the base tree came to hold its fix.
-    facts.patch_series.as_mut().unwrap()[0].empty = true;
-    let lock = facts.lock.as_mut().unwrap();
-    lock.mismatches.push(LockMismatch {
+    facts.records.patch_series.as_mut().unwrap()[0].empty = true;
+    overlay.lock_mismatches.push(LockMismatch {
         path: "mlx/device.cpp".into(),
         kind: MismatchKind::Changed,
         line: Some(3),
     });
-    lock.mismatches.push(LockMismatch {
+    overlay.lock_mismatches.push(LockMismatch {
         path: "mlx/backend/rocm/kernels.cpp".into(),
         kind: MismatchKind::NotLocked,
         line: None,
     });
-    facts.residual.push(ResidualHunk {
+    overlay.residual.push(ResidualHunk {
         file: "mlx/fast.cpp".into(),
         line: 12,
         fixes: vec![],
     });
-    facts.residual.push(ResidualHunk {
+    overlay.residual.push(ResidualHunk {
         file: "mlx/fast.cpp".into(),
         line: 30,
         fixes: vec![2],
     });
-    facts.readme.as_mut().unwrap().counts.as_mut().unwrap()[0].stated = 3;
-    facts.readme.as_mut().unwrap().unread.push(UnreadCount {
+    overlay.fork_hooks.push("docs/rocm-notes.md".into());
+    overlay
+        .core_hashes
+        .push(("mlx/fast.cpp".into(), "5".repeat(64)));
+    let readme = facts.records.readme.as_mut().unwrap();
+    readme.counts.as_mut().unwrap()[0].stated = 3;
+    readme.unread.push(UnreadCount {
         line: 12,
         sentence: "Copy the 3 files listed below.".into(),
     });
-    facts.fork_hooks.push("docs/rocm-notes.md".into());
     let device = b"int a;\n<<<<<<< pin 846d176\nint b;\n=======\nint c;\n>>>>>>> fork 7591590\nint d;\n=======\n";
     let (regions, stray) = forkbook_checks::markers::regions(device);
-    facts.markers = Some(vec![MarkedFile {
+    facts.overlay.as_mut().unwrap().markers = vec![MarkedFile {
         file: "mlx/device.cpp".into(),
         regions,
         stray,
-    }]);
-    let record = facts.residual_record.as_mut().unwrap();
+    }];
+    let record = facts.records.residual_record.as_mut().unwrap();
     record.commits[0].value = "81ba1c6a0e50a9268b931579c2d4f1158b9aab5a".into();
     record.hashes[1].value = "3".repeat(64);
-    record.hashes.push(RecordedValue {
+    record.hashes.push(Recorded {
         key: "mlx/gone.cpp".into(),
         value: "4".repeat(64),
         line: 9,
     });
     record.notes[0].item = Some(7);
-    record.notes.push(ResidualNote {
+    record.notes.push(Note {
         path: "CMakeLists.txt".into(),
         item: None,
         reason: String::new(),
         line: 10,
     });
-    record.reviews.push(RecordedValue {
+    record.reviews.push(Recorded {
         key: "mlx/device.cpp".into(),
         value: String::new(),
         line: 11,
@@ -340,15 +326,5 @@ pub fn broken() -> Facts {
         line: 2,
         message: "`stray` is neither a `#` line nor a diff".into(),
     });
-    record
-        .core_hashes
-        .as_mut()
-        .unwrap()
-        .push(("mlx/fast.cpp".into(), "5".repeat(64)));
-    record
-        .residual_files
-        .as_mut()
-        .unwrap()
-        .push("mlx/fast.cpp".into());
     facts
 }

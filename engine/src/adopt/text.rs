@@ -82,7 +82,7 @@ fn render(a: &Adoption, out: &mut String) {
             states.join(", ")
         }
     );
-    for entry in a.entries.iter().filter(|e| e.state.is_none()) {
+    for entry in a.entries.iter().filter(|e| e.state().is_none()) {
         let _ = writeln!(
             out,
             "  no state: {}. {} ({}:{})",
@@ -119,10 +119,12 @@ fn render(a: &Adoption, out: &mut String) {
         let _ = writeln!(out, "counts   {} states none", clean(&a.readme));
     }
     for count in &a.counts {
-        let truth = if count.stated == count.actual {
+        let actual = forkbook_records::readme::figure(&a.actual_counts, &count.name)
+            .map_or(count.stated, |n| n as u64);
+        let truth = if count.stated == actual {
             "true".to_string()
         } else {
-            format!("the overlay has {}", count.actual)
+            format!("the overlay has {actual}")
         };
         let _ = writeln!(
             out,
@@ -133,7 +135,8 @@ fn render(a: &Adoption, out: &mut String) {
             clean(&count.name)
         );
     }
-    for (line, sentence) in &a.unread_counts {
+    for unread in &a.unread_counts {
+        let (line, sentence) = (unread.line, &unread.sentence);
         let _ = writeln!(
             out,
             "counts   {}:{line}: cannot tell which count \"{}\" states",

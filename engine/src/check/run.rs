@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::overlay::OverlayState;
 use crate::project::Project;
 use crate::report_value::{plural, CommandReport, Verdict};
-use forkbook_checks::CHECKS;
+use forkbook_checks::{Needs, CHECKS};
 use serde::Serialize;
 
 /// What `forkbook check` found; its JSON is the answer of `forkbook check --json`.
@@ -60,11 +60,14 @@ pub fn run(project: &Project) -> Result<CheckRun> {
     };
     let skipped_checks = match skipped {
         None => Vec::new(),
-        Some(_) => forkbook_checks::NEED_OBJECTS
+        Some(_) => CHECKS
             .iter()
-            .map(|(id, checked)| Skipped {
-                id,
-                checked: *checked,
+            .filter_map(|check| match check.needs {
+                Needs::Objects { without } => Some(Skipped {
+                    id: check.id,
+                    checked: without,
+                }),
+                Needs::Records => None,
             })
             .collect(),
     };

@@ -446,36 +446,4 @@ mod tests {
         );
         assert_eq!(squeeze("unsigned\n int"), "unsigned int");
     }
-
-    /// Prints where a file (path in `DUMP_FILE`) still fails to parse after blanking.
-    #[test]
-    #[ignore = "a debugging aid: set DUMP_FILE to a header and run it with --ignored"]
-    fn dump_errors() {
-        let path = std::env::var("DUMP_FILE").expect("set DUMP_FILE to the file to parse");
-        let src = std::fs::read(&path).unwrap();
-        let cfg = crate::drift::api::ApiConfig::default();
-        let files: crate::FileMap = [(path.clone(), src.clone().into())].into();
-        let prep = super::super::sources::Prep::new(&cfg, &[&files], &files);
-        let blanking = Blanking {
-            blank: &prep.blank,
-            statement: &prep.statement,
-            stubs: &prep.stubs,
-        };
-        let prepared = prepare(&src, &blanking);
-        let tree = parse(&prepared.text).unwrap();
-        let mut stack = vec![tree.root_node()];
-        while let Some(node) = stack.pop() {
-            if node.is_error() || node.is_missing() {
-                let line = line_of(node);
-                let text = String::from_utf8_lossy(&prepared.text)
-                    .lines()
-                    .nth(line - 1)
-                    .unwrap_or("")
-                    .to_string();
-                println!("{line}: {} | {text}", node.kind());
-            } else if node.has_error() {
-                stack.extend(children(node));
-            }
-        }
-    }
 }

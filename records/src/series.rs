@@ -1,0 +1,87 @@
+//! The patch layout's series (`patches/NNNN-title.patch`, one per register entry) and the build's
+//! pin (the upstream commit the project's build uses, where it records one).
+
+use serde::Serialize;
+
+/// One patch of the series.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SeriesPatch {
+    /// The register entry the patch belongs to (the number its name starts with; 0 when none).
+    pub number: u32,
+    /// The patch file, relative to the project root.
+    pub file: String,
+    /// It holds no change: the fork or the pin came to hold the fix, and a move left its patch
+    /// empty.
+    pub empty: bool,
+}
+
+impl SeriesPatch {
+    /// The patch named `name` in the series folder, `file` as the user names it.
+    pub fn of(name: &str, file: String, text: &str) -> SeriesPatch {
+        SeriesPatch {
+            number: name
+                .split('-')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+            file,
+            empty: is_empty_patch(text),
+        }
+    }
+}
+
+/// Whether a patch holds no change at all (no `diff --git`, `---` or `@@` line): the one rule for
+/// a droppable fix's empty patch.
+pub fn is_empty_patch(patch: &str) -> bool {
+    !patch
+        .lines()
+        .any(|l| l.starts_with("diff --git ") || l.starts_with("--- ") || l.starts_with("@@ "))
+}
+
+/// Where the build records the upstream pin it uses, and what it says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BuildPin {
+    pub file: String,
+    /// The line of the commit; 0 when the file names none.
+    pub line: usize,
+    /// The commit as written there (full or abbreviated SHA); empty when the file names none.
+    pub value: String,
+}
+
+impl BuildPin {
+    /// The first 40-hex word of the file.
+    pub fn read(file: &str, text: &str) -> BuildPin {
+        let found = text.lines().enumerate().find_map(|(index, line)| {
+            line.split(|c: char| !c.is_ascii_hexdigit())
+                .find(|word| word.len() == 40)
+                .map(|sha| (index + 1, sha.to_ascii_lowercase()))
+        });
+        let (line, value) = found.unwrap_or((0, String::new()));
+        BuildPin {
+            file: file.to_string(),
+            line,
+            value,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_series_patch_is_numbered_by_its_name_and_empty_without_a_diff() {
+        let patch = SeriesPatch::of("0012-free-buffers.patch", "p/0012".into(), "From x\n\n");
+        assert_eq!((patch.number, patch.empty), (12, true));
+        let patch = SeriesPatch::of("x.patch", "p/x".into(), "--- a/f\n+++ b/f\n@@ -1 +1 @@\n");
+        assert_eq!((patch.number, patch.empty), (0, false));
+    }
+
+    #[test]
+    fn the_build_pin_is_the_first_full_sha() {
+        let sha = "ab".repeat(20);
+        let pin = BuildPin::read("cmake/pin.cmake", &format!("# pin\nset(PIN {sha} abc)\n"));
+        assert_eq!((pin.line, pin.value.as_str()), (2, sha.as_str()));
+        assert_eq!(BuildPin::read("f", "none\n").line, 0);
+    }
+}
