@@ -12,7 +12,7 @@ use crate::engine::{Error, Result};
 use forkbook_preprocessor::{ForkbookPreprocessor, GateFailure, Tally};
 use mdbook_driver::MDBook;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Build, test or serve the executable book (the procedures, with every step run)
@@ -181,7 +181,7 @@ fn gate_or_error(e: mdbook_driver::errors::Error, ctx: &mut Ctx) -> Result<i32> 
 /// reaches outside its folder on every rebuild, as in `build` and `test`. On Unix this process
 /// becomes mdbook, so stopping it stops the server.
 fn serve(args: &BookArgs, port: u16, ctx: &mut Ctx) -> Result<i32> {
-    let (book, _) = load(args, ctx)?;
+    let Loaded { book, .. } = load(args, ctx, None)?;
     forkbook_preprocessor::bounds::check(&book.root, &book.config).map_err(Error::new)?;
     let mdbook = crate::book::find_on_path("mdbook").ok_or_else(|| {
         Error::new("`forkbook book serve` runs `mdbook serve`, and `mdbook` is not on PATH")
