@@ -88,7 +88,14 @@ fn migrate_list(text: &str, entries: &[&Entry], fork_web: Option<&str>) -> (Stri
             proposal.fields.clear();
         }
         let source: String = lines[entry.line - 1..entry.end_line].concat();
-        out.push_str(&heading_entry(&source, indent, &proposal));
+        // The item's lines as the register reader saw them; where they no longer read as a list
+        // item on their own (line ends the reader took differently), the item stays as written.
+        let Some(heading) = heading_entry(&source, indent, &proposal) else {
+            out.push_str(&source);
+            next_line = entry.end_line + 1;
+            continue;
+        };
+        out.push_str(&heading);
         let following = lines.get(entry.end_line).map_or("", |l| l.trim());
         if !following.is_empty() {
             out.push('\n');
@@ -102,9 +109,10 @@ fn migrate_list(text: &str, entries: &[&Entry], fork_web: Option<&str>) -> (Stri
     (out, proposals)
 }
 
-/// One list item's text as a heading entry, ending with a newline.
-fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> String {
-    let head = list_item_head(source).expect("the parser read this item's head");
+/// One list item's text as a heading entry, ending with a newline; `None` when its first line
+/// is not a list item's head.
+fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> Option<String> {
+    let head = list_item_head(source)?;
     let mut text = format!("## {}. {}\n\n", proposal.number, proposal.title);
     let mut body = String::new();
     let mut offset = 0;
@@ -128,7 +136,7 @@ fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> String {
         text.push('\n');
     }
     push_fields(&mut text, &proposal.fields);
-    text
+    Some(text)
 }
 
 fn push_fields(text: &mut String, fields: &[(String, String)]) {
