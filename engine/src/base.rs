@@ -336,6 +336,22 @@ mod merge_store {
     }
 }
 
+/// The conflict regions the 3-way merge of one core file leaves (0 when it merges cleanly):
+/// what `retarget --stepwise` and `roll` follow commit by commit.
+pub fn conflict_regions(
+    path: &str,
+    base: Option<&[u8]>,
+    pin: Option<&[u8]>,
+    fork: Option<&[u8]>,
+    labels: Labels,
+) -> Result<usize> {
+    let (_, outcome) = merge_core(path, base, pin, fork, labels)?;
+    Ok(match outcome {
+        CoreOutcome::Conflict(n) => n,
+        _ => 0,
+    })
+}
+
 /// One core file: the fork's change (base -> fork) carried onto the pin.
 pub fn merge_core(
     path: &str,

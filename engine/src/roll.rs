@@ -25,7 +25,7 @@
 //! with the drafts when asked, and the pull request's body (`report --pr-body` of the new state)
 //! written to a file it names.
 
-use super::base::{self, CoreOutcome};
+use super::base;
 use super::cache::{short, Cache, Remote};
 use super::candidate::DriftSetup;
 use super::drift::api::{self, ApiReport};
@@ -208,17 +208,13 @@ fn exact_conflicts(
                             Some(id) => Some(cache.blob(id)?),
                             None => None,
                         };
-                        let (_, outcome) = base::merge_core(
+                        let n = base::conflict_regions(
                             path,
                             base_file.as_deref(),
                             pin_file.as_deref(),
                             fork_file.as_deref(),
                             labels,
                         )?;
-                        let n = match outcome {
-                            CoreOutcome::Conflict(n) => n,
-                            _ => 0,
-                        };
                         by_blob.insert(id, n);
                         n
                     }

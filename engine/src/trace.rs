@@ -519,17 +519,13 @@ pub fn first_conflicts(
         }
         let conflicts_at = |commit: Oid| -> Result<usize> {
             let pin_file = cache.read(commit, path)?;
-            let (_, outcome) = base::merge_core(
+            base::conflict_regions(
                 path,
                 base_file.as_deref(),
                 pin_file.as_deref(),
                 fork_file.as_deref(),
                 labels,
-            )?;
-            Ok(match outcome {
-                CoreOutcome::Conflict(n) => n,
-                _ => 0,
-            })
+            )
         };
         let mut first = None;
         for commit in &touching {
