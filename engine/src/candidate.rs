@@ -214,7 +214,12 @@ pub fn drift_build(
         let tree = work.join(short(pin)).join("tree");
         // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
         export_tree(project, cache, pin, &overlay, &tree, true)?;
-        trees.push((tree, work.join(short(pin)).join("build")));
+        let conflicted: Vec<String> = overlay
+            .iter()
+            .filter(|(_, bytes)| !forkbook_checks::markers::scan(bytes).is_empty())
+            .map(|(path, _)| path.clone())
+            .collect();
+        trees.push((tree, work.join(short(pin)).join("build"), conflicted));
     }
     // Everything the build needs from the cache is in the exported trees now: the builds
     // (minutes) run without the cache lock, so other projects' commands, writers too, use the
@@ -233,8 +238,14 @@ pub fn drift_build(
         }),
     };
     trees
-        .iter()
-        .map(|(tree, build_dir)| build::drift_build_with(tree, build_dir, &cfg, &options))
+        .into_iter()
+        .map(|(tree, build_dir, conflicted)| {
+            let report = build::drift_build_with(&tree, &build_dir, &cfg, &options)?;
+            Ok(BuildReport {
+                conflicted,
+                ..report
+            })
+        })
         .collect()
 }
 

@@ -772,6 +772,11 @@ fn the_drift_build_step_shows_its_errors_as_a_table() {
     ]);
     assert_eq!(code, 0, "{out}");
     let pin_bump = std::fs::read_to_string(dir.join("book").join("pin-bump.html")).unwrap();
+    // A project's book has no world note: the variable is empty, not left as text.
+    assert!(
+        !pin_bump.contains("world_note") && !pin_bump.contains("demo world"),
+        "{pin_bump}"
+    );
     let build = pin_bump
         .split("<div class=\"forkbook-view\">")
         .find(|part| part.trim_start().starts_with("<p>Drift build with"))

@@ -43,6 +43,41 @@ fn demo_runs_every_step_and_builds_the_book() {
         page.contains("forkbook retarget"),
         "the pin-bump chapter ran its steps"
     );
+    // The pages themselves say which red boxes are the planted ones, and every red box is one of
+    // them (a red box the note does not name would be a demo that went wrong for real).
+    let mut red = 0;
+    for chapter in [
+        "pin-bump",
+        "fork-sync",
+        "forecast",
+        "report",
+        "register",
+        "checks",
+    ] {
+        let html =
+            std::fs::read_to_string(dir.join(format!("project/book/book/{chapter}.html"))).unwrap();
+        for (before, _) in html.match_indices(r#"<div class="forkbook-step forkbook-failed">"#) {
+            red += 1;
+            let command = html[..before]
+                .rsplit("$ forkbook ")
+                .next()
+                .and_then(|rest| rest.split('\n').next())
+                .unwrap();
+            let named = ["retarget ", "drift api ", "drift build", "sync "];
+            assert!(
+                named.iter().any(|n| command.starts_with(n)),
+                "{chapter}: a red box the page's note does not name: `forkbook {command}`"
+            );
+            assert!(
+                html.contains("demo world, which is made to go wrong."),
+                "{chapter} has a red box and no word that it is planted"
+            );
+        }
+    }
+    assert!(
+        red >= 3,
+        "the previews that conflict and drift show red: {red}"
+    );
     let again = crate::common::forkbook_command()
         .arg("demo")
         .arg(&dir)

@@ -286,12 +286,17 @@ fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
                 "mlx/backend/rocm/copy.cpp",
                 "mlx/backend/rocm/kernels.cpp",
                 "mlx/backend/rocm/matmul.cpp",
-                "mlx/device.cpp",
             ]
             .map(String::from)
         ),
         "{diff:#}"
     );
+    // The core file the retarget to pin 2 leaves in conflict: its errors follow from the markers
+    // (issue 25), counted apart from the drift, and still a problem.
+    let in_conflict = diff["in_conflict"].as_array().unwrap();
+    assert_eq!(in_conflict.len(), 1, "{diff:#}");
+    assert_eq!(in_conflict[0]["path"], "mlx/device.cpp", "{diff:#}");
+    assert!(in_conflict[0]["errors"].as_u64().unwrap() > 0, "{diff:#}");
     let new_undefined: BTreeSet<&str> = diff["new_undefined"]
         .as_array()
         .unwrap()
@@ -352,6 +357,14 @@ fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
         .find(|l| l.starts_with("new at the candidate (drift): "))
         .expect(&text);
     assert!(new_line.ends_with(", 3 undefined symbols"), "{text}");
+    let conflict = text
+        .split("in conflict at the candidate")
+        .nth(1)
+        .expect(&text);
+    assert!(
+        conflict.contains("\n  mlx/device.cpp: ") && conflict.contains("follow from the markers"),
+        "{text}"
+    );
     let also = text.split("also at the recorded pin").nth(1).expect(&text);
     assert!(
         also.contains("device_info.cpp") && also.contains("uuid"),

@@ -119,6 +119,10 @@ pub struct BuildReport {
     pub undefined_after_errors: Vec<UndefinedSymbol>,
     /// Object files read with `nm`.
     pub objects: usize,
+    /// The tree's files that hold conflict markers (a retarget to this pin leaves them in
+    /// conflict), filled in by the caller that made the tree.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conflicted: Vec<String>,
 }
 
 /// How one build runs besides its configuration: the command line's overrides and the machine.
@@ -281,6 +285,7 @@ pub fn drift_build_with(
         undefined: Vec::new(),
         undefined_after_errors: Vec::new(),
         objects: 0,
+        conflicted: Vec::new(),
     };
     if !report.configure.ok() {
         return Ok(report);

@@ -27,6 +27,16 @@ pub struct MissingHeader {
     pub included_by: Vec<String>,
 }
 
+/// A file the candidate's tree holds with conflict markers: the retarget to the candidate leaves
+/// it in conflict, so its compile errors follow from the markers and are counted here instead of
+/// being listed as drift, one by one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConflictedFile {
+    pub path: String,
+    /// The compile errors new at the candidate in this file.
+    pub errors: usize,
+}
+
 /// What the candidate's build shows beside the recorded pin's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Differential {
@@ -37,8 +47,11 @@ pub struct Differential {
     /// The candidate's build (in the command's JSON as `build`).
     #[serde(skip)]
     pub candidate: BuildReport,
-    /// Drift: compile errors (configure errors too) the recorded pin does not have.
+    /// Drift: compile errors (configure errors too) the recorded pin does not have, but those in
+    /// a conflicted file.
     pub new_errors: Vec<Diagnostic>,
+    /// The candidate's files in conflict, with the errors new at the candidate in each.
+    pub in_conflict: Vec<ConflictedFile>,
     /// Drift: symbols the candidate leaves undefined that the recorded pin does not.
     pub new_undefined: Vec<UndefinedSymbol>,
     /// Not drift: the errors the recorded pin has as well.
@@ -127,8 +140,10 @@ impl Differential {
                 (new, known, new_u, known_u)
             }
         };
+        let (new_errors, in_conflict) = set_aside_conflicts(new_errors, &candidate.conflicted);
         let failed = |r: &BuildReport| r.build.as_ref().is_some_and(|b| !b.ok());
         let recognised = !new_errors.is_empty()
+            || !in_conflict.is_empty()
             || !known_errors.is_empty()
             || !candidate.undefined.is_empty()
             || !missing.is_empty();
@@ -150,6 +165,7 @@ impl Differential {
             recorded,
             candidate,
             new_errors,
+            in_conflict,
             new_undefined,
             known_errors,
             known_undefined,
@@ -169,6 +185,12 @@ impl Differential {
     /// `--strict`, what is at the recorded pin too.
     pub fn problems(&self) -> Vec<String> {
         let mut problems: Vec<String> = self.new_errors.iter().map(describe).collect();
+        problems.extend(self.in_conflict.iter().map(|c| {
+            format!(
+                "`{}` is in conflict at the candidate ({} compile errors follow from its markers)",
+                c.path, c.errors
+            )
+        }));
         problems.extend(
             self.new_undefined
                 .iter()
@@ -252,6 +274,19 @@ impl Differential {
             }
             if let Some(failure) = &self.unexplained_failure {
                 let _ = writeln!(out, "  {failure}");
+            }
+            if !self.in_conflict.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "in conflict at the candidate (the retarget leaves markers; resolve them, then build again):"
+                );
+                for file in &self.in_conflict {
+                    let _ = writeln!(
+                        out,
+                        "  {}: {} compile errors that follow from the markers",
+                        file.path, file.errors
+                    );
+                }
             }
             let _ =
                 writeln!(
@@ -337,6 +372,19 @@ impl Differential {
             out.push_str(&markdown::table(&["undefined symbol", "needed by"], &rows));
             out.push('\n');
         }
+        if !self.in_conflict.is_empty() {
+            out.push_str(
+                "In conflict at the candidate (the retarget leaves markers; resolve them, then \
+                 build again):\n\n",
+            );
+            let rows: Vec<Vec<String>> = self
+                .in_conflict
+                .iter()
+                .map(|c| vec![markdown::code_span(&c.path), c.errors.to_string()])
+                .collect();
+            out.push_str(&markdown::table(&["file", "compile errors"], &rows));
+            out.push('\n');
+        }
         if !self.known_errors.is_empty() || !self.known_undefined.is_empty() {
             out.push_str(&format!(
                 "Also at the recorded pin (not drift): {} compile errors, {} undefined symbols.\n\n",
@@ -367,6 +415,32 @@ impl Differential {
         }
         out
     }
+}
+
+/// Takes the errors in `conflicted` files out of `errors`, counted by file.
+fn set_aside_conflicts(
+    errors: Vec<Diagnostic>,
+    conflicted: &[String],
+) -> (Vec<Diagnostic>, Vec<ConflictedFile>) {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let kept = errors
+        .into_iter()
+        .filter(|e| match conflicted.iter().find(|c| **c == e.file) {
+            Some(path) => {
+                *counts.entry(path).or_default() += 1;
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let files = conflicted
+        .iter()
+        .map(|path| ConflictedFile {
+            path: path.clone(),
+            errors: counts.get(path.as_str()).copied().unwrap_or(0),
+        })
+        .collect();
+    (kept, files)
 }
 
 /// The header a "file not found" error names: clang's `'X' file not found`, gcc's
