@@ -2,7 +2,7 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use crate::register::Register;
+use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -21,7 +21,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
         return Vec::new();
     };
     let empty = Register::default();
-    let register = facts.register.as_ref().unwrap_or(&empty);
+    let register = facts.records.register.as_ref().unwrap_or(&empty);
     let file = facts.register_file();
     let named = named_files(register, &Names::new(&tree.files, &facts.backend_prefix));
     let mut findings = Vec::new();

@@ -13,8 +13,6 @@ pub use forkbook_records::residual_record::{Note, Recorded, ResidualRecord};
 pub use forkbook_records::upstream::{KeyValueLine, Upstream};
 pub use forkbook_records::{BuildPin, Lock, Records, SeriesPatch};
 
-use crate::register::Register;
-
 /// Everything the catalogue looks at.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Facts {
@@ -22,8 +20,6 @@ pub struct Facts {
     pub records: Records,
     /// The folder the fork's backend lives in (e.g. `mlx/backend/rocm/`), with its final `/`.
     pub backend_prefix: String,
-    /// The `LOCAL_FIXES.md` register as parsed, or `None` when it is missing.
-    pub register: Option<Register>,
     /// Web addresses of the fork and upstream repositories, for link validation.
     pub repos: Repos,
     /// The base tree and the overlay, or `None` when they could not be built: the checks that
@@ -123,7 +119,7 @@ impl Facts {
 
     /// The register's file path, whether or not the register exists.
     pub fn register_file(&self) -> String {
-        match &self.register {
+        match &self.records.register {
             Some(register) => register.file.clone(),
             None => self.record_path("LOCAL_FIXES.md"),
         }

@@ -18,7 +18,7 @@ pub(crate) const CHECK: Check = Check {
 const DRAFT_KEY: &str = "draft";
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(register) = &facts.register else {
+    let Some(register) = &facts.records.register else {
         return Vec::new();
     };
     let mut findings = Vec::new();

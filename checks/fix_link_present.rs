@@ -2,7 +2,7 @@
 //! link really is a pull request of the fork or of upstream.
 
 use crate::facts::{Facts, Repos};
-use crate::register::{Entry, State};
+use forkbook_records::register::{Entry, State};
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -17,7 +17,7 @@ pub(crate) const CHECK: Check = Check {
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(register) = &facts.register else {
+    let Some(register) = &facts.records.register else {
         return Vec::new();
     };
     let mut findings = Vec::new();

@@ -5,7 +5,7 @@
 //! kept-local entry's reason is the sentence that keeps it local.
 
 use crate::facts::Facts;
-use crate::register::{Entry, Form, State, STATES};
+use forkbook_records::register::{Entry, Form, State, STATES};
 use crate::upstream_well_formed::is_full_sha;
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
@@ -21,7 +21,7 @@ pub(crate) const CHECK: Check = Check {
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(register) = &facts.register else {
+    let Some(register) = &facts.records.register else {
         return Vec::new(); // fixes-numbered reports the missing register
     };
     let mut findings = Vec::new();

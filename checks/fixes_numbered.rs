@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::facts::{Facts, SeriesPatch};
-use crate::register::Register;
+use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -20,7 +20,7 @@ pub(crate) const CHECK: Check = Check {
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let Some(register) = &facts.register else {
+    let Some(register) = &facts.records.register else {
         return vec![CHECK
             .finding(
                 facts.register_file(),
@@ -111,7 +111,7 @@ fn series_matches(register: &Register, series: &[SeriesPatch], findings: &mut Ve
     for entry in &register.entries {
         let patches = patches_of.get(&entry.number).copied().unwrap_or(0);
         // An entry the fork merged has no patch left: its change is in the base tree now.
-        let merged = entry.state() == Some(crate::register::State::Merged);
+        let merged = entry.state() == Some(forkbook_records::register::State::Merged);
         if patches != 1 && !(patches == 0 && merged) {
             let message = format!(
                 "entry {} has {patches} patches in the series, expected 1",

@@ -50,7 +50,7 @@ impl<'a> NamedInRegister<'a> {
             written: HashSet::new(),
             resolved: HashSet::new(),
         };
-        for entry in facts.register.iter().flat_map(|r| &r.entries) {
+        for entry in facts.records.register.iter().flat_map(|r| &r.entries) {
             for file in &entry.files {
                 named.written.insert(&file.name);
                 if let Resolved::File(path) = names.resolve(&file.name) {

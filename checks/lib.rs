@@ -13,7 +13,6 @@ use serde::Serialize;
 pub mod facts;
 pub mod markers;
 pub mod names;
-pub mod register;
 
 pub use facts::Facts;
 

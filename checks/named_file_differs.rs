@@ -4,7 +4,7 @@
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
 use std::collections::HashSet;
-use crate::register::{Entry, NamedFile, State};
+use forkbook_records::register::{Entry, NamedFile, State};
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -19,7 +19,7 @@ pub(crate) const CHECK: Check = Check {
 };
 
 fn run(facts: &Facts) -> Vec<Finding> {
-    let (Some(register), Some(tree)) = (&facts.register, facts.tree()) else {
+    let (Some(register), Some(tree)) = (&facts.records.register, facts.tree()) else {
         return Vec::new();
     };
     let names = Names::new(&tree.files, &facts.backend_prefix);

@@ -4,6 +4,8 @@
 //! Suffix matching is deliberately not allowed: `rocm/eval.cpp` must not quietly match
 //! `mlx/backend/rocm/eval.cpp` and something else tomorrow.
 
+use forkbook_records::register::Register;
+
 /// What a name resolves to among the known files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolved<'a> {
@@ -156,4 +158,19 @@ mod tests {
         );
         assert_eq!(resolve("rocm/eval.cpp", &files, ""), Resolved::NotFound);
     }
+}
+
+/// The numbers of the register's entries whose `Files:` name `path`, each name read as `names`
+/// reads it (a path, a file name, a folder).
+pub fn entries_naming(register: &Register, names: &Names, path: &str) -> Vec<u32> {
+    register
+        .entries
+        .iter()
+        .filter(|e| {
+            e.files
+                .iter()
+                .any(|n| names.resolve(&n.name) == Resolved::File(path))
+        })
+        .map(|e| e.number)
+        .collect()
 }

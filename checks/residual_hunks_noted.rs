@@ -3,7 +3,7 @@
 
 use crate::facts::{Facts, ResidualHunk};
 use crate::names::{Names, Resolved};
-use crate::register::Register;
+use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -19,7 +19,7 @@ pub(crate) const CHECK: Check = Check {
 
 fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
-    let register = facts.register.as_ref().unwrap_or(&empty);
+    let register = facts.records.register.as_ref().unwrap_or(&empty);
     let names = Names::new(facts.tree_files(), &facts.backend_prefix);
     // With a `CORE_RESIDUAL.diff`, the fix is a note there; otherwise an entry of the register.
     let file = match facts

@@ -2,7 +2,7 @@
 //! entry, with a reason, and is still about the hunk it was written for.
 
 use crate::facts::{Facts, ResidualRecord};
-use crate::register::Register;
+use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
 
 pub(crate) const CHECK: Check = Check {
@@ -25,7 +25,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
         return Vec::new();
     };
     let empty = Register::default();
-    let register = facts.register.as_ref().unwrap_or(&empty);
+    let register = facts.records.register.as_ref().unwrap_or(&empty);
     let mut out = note_findings(record, register, &facts.register_file());
     for review in &record.reviews {
         let message = format!(

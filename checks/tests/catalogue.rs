@@ -253,7 +253,7 @@ fn a_register_naming_twenty_thousand_files_is_checked_whole() {
     tree.files.extend(wide.iter().cloned());
     tree.files.sort();
     tree.differing.extend(wide.iter().cloned());
-    let register = facts.register.as_mut().unwrap();
+    let register = facts.records.register.as_mut().unwrap();
     let names: Vec<&str> = wide.iter().map(String::as_str).collect();
     let mut entry = common::entry(
         5,
@@ -275,7 +275,7 @@ fn a_register_naming_twenty_thousand_files_is_checked_whole() {
     assert!(run_all(&facts).is_empty(), "{:#?}", run_all(&facts));
 
     let left_out = entry.files.remove(12_345);
-    facts.register.as_mut().unwrap().entries[4] = entry;
+    facts.records.register.as_mut().unwrap().entries[4] = entry;
     let findings = run_all(&facts);
     assert_eq!(findings.len(), 1, "{findings:#?}");
     assert_eq!(findings[0].check, "differing-file-named");

@@ -15,8 +15,8 @@ use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, Counts};
 use forkbook_checks::names::{Names, Resolved};
-use forkbook_checks::register::Entry;
 use forkbook_records::readme::{StatedCount, UnreadCount};
+use forkbook_records::register::Entry;
 use forkbook_records::residual_record::Note;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -283,7 +283,7 @@ fn summarize_records(
         missing: Vec::new(),
         verbose: false,
     };
-    if let Some(register) = &facts.register {
+    if let Some(register) = &facts.records.register {
         for entry in &register.entries {
             let state = entry.state().map(|s| s.as_str().to_string());
             *adoption
@@ -359,7 +359,7 @@ fn summarize(
     let mut seen = std::collections::HashSet::new();
     let names = Names::new(tree_files, prefix);
     let mut resolved = Vec::new();
-    if let Some(register) = &facts.register {
+    if let Some(register) = &facts.records.register {
         for entry in &register.entries {
             let state_name = entry.state().map(|s| s.as_str().to_string());
             *states

@@ -12,8 +12,8 @@ use forkbook_checks::facts::{
     MarkedFile, OverlayView, ProseSection, Repos, ResidualHunk, TreeFacts,
 };
 use forkbook_checks::names::Names;
-use forkbook_checks::register::Register;
 pub use forkbook_checks::{Facts, Finding, Severity};
+use forkbook_records::register::Register;
 use forkbook_records::residual_record::ResidualRecord;
 
 use super::cache::Cache;
@@ -22,7 +22,7 @@ use super::error::{Context, Result};
 use super::overlay::{OverlayState, PATCHES_DIR};
 use super::project::Project;
 use super::records;
-use super::{counts, register, residual};
+use super::{counts, residual};
 
 mod run;
 pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Listed, Skipped};
@@ -46,10 +46,6 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
     crate::fsutil::refuse_special_files(&dir)?;
     let records = records::read(project)?;
     let register_name = project.record_name(records::FIXES_FILE);
-    let register = records
-        .register_text
-        .as_deref()
-        .map(|text| register::parse(&register_name, text));
     let dropped = records
         .register_text
         .as_deref()
@@ -68,7 +64,6 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
         dropped,
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
-        register,
         repos: web_repos(project),
         overlay: None,
     })
@@ -201,12 +196,16 @@ pub fn add_overlay_facts(
     let prefix = &project.config.overlay.backend_prefix;
     let mut fork_hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
     fork_hooks.retain(|p| !state.core_files.contains(p));
-    let entries = facts.register.as_ref().map_or(0, |r| r.entries.len());
+    let entries = facts
+        .records
+        .register
+        .as_ref()
+        .map_or(0, |r| r.entries.len());
     let core = residual::core_of(&state.core_files, &state.overlay);
     facts.overlay = Some(OverlayView {
         residual: residual_hunks(
             state,
-            facts.register.as_ref(),
+            facts.records.register.as_ref(),
             facts.records.residual_record.as_ref(),
             &tree.files,
             prefix,
@@ -314,7 +313,9 @@ fn noted_items(record: &ResidualRecord, path: &str) -> Vec<u32> {
 }
 
 fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec<u32> {
-    register.map_or(Vec::new(), |r| r.entries_naming(names, path))
+    register.map_or(Vec::new(), |r| {
+        forkbook_checks::names::entries_naming(r, names, path)
+    })
 }
 
 /// The web addresses of the fork and upstream as `forkbook.toml` names them (before any

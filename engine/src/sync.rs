@@ -847,8 +847,7 @@ fn entries_naming(project: &Project, state: &OverlayState, path: &str) -> Vec<us
     let register = super::register::parse(records::FIXES_FILE, &String::from_utf8_lossy(text));
     let known: Vec<String> = state.overlay.keys().cloned().collect();
     let names = forkbook_checks::names::Names::new(&known, &project.config.overlay.backend_prefix);
-    register
-        .entries_naming(&names, path)
+    forkbook_checks::names::entries_naming(&register, &names, path)
         .into_iter()
         .map(|n| n as usize)
         .collect()

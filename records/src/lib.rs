@@ -3,7 +3,7 @@
 //! It holds the records model and the rules every other crate shares, so each lives in one
 //! place. [`Records::read`] reads a records folder once: `UPSTREAM` ([`upstream`]), the lock
 //! ([`lock`]), the README's counts ([`readme`]), the residual record ([`residual_record`]), the
-//! patch series and the build's pin ([`series`]), each with file and line on every field and
+//! patch series and the build's pin ([`series`]), the register ([`register`]), each with file and line on every field and
 //! every problem as data ([`problem`]); each renders back what `sync` writes. Beside them: how a
 //! file is replaced without ever leaving half of it ([`atomic`]), how bytes are written as hex
 //! ([`hex`]), which paths a record may name ([`path`]), and how a cache keys, seals and checks
@@ -20,6 +20,7 @@ pub mod lock;
 pub mod path;
 pub mod problem;
 pub mod readme;
+pub mod register;
 pub mod residual_record;
 pub mod series;
 pub mod upstream;
@@ -63,9 +64,11 @@ pub struct Records {
     pub upstream: Option<Upstream>,
     pub lock: Option<Lock>,
     pub readme: Option<Readme>,
-    /// The register's text; the register model is read from it by the engine's parser.
+    /// The register's text, for what reads its prose beyond the entries.
     #[serde(skip)]
     pub register_text: Option<String>,
+    /// `LOCAL_FIXES.md` as parsed ([`register::parse`]).
+    pub register: Option<register::Register>,
     /// `CORE_RESIDUAL.diff`, else `residual.diff`.
     pub residual_record: Option<ResidualRecord>,
     /// In the patch layout, the series of patches; `None` without a `patches/` folder.
@@ -91,6 +94,10 @@ impl Records {
             register_text: read(FIXES_FILE)?,
             ..Records::default()
         };
+        records.register = records
+            .register_text
+            .as_deref()
+            .map(|text| register::parse(&name(FIXES_FILE), text));
         for flavor in [Flavor::Core, Flavor::Own] {
             if let Some(text) = read(flavor.file())? {
                 records.residual_record =

@@ -4,6 +4,17 @@
 use forkbook::engine::register::{self, State};
 use forkbook_checks::{facts::Facts, find, Finding};
 
+/// The facts of a records folder that holds this register and nothing else.
+fn with_register(register: Option<register::Register>) -> Facts {
+    Facts {
+        records: forkbook_checks::facts::Records {
+            register,
+            ..Default::default()
+        },
+        ..Facts::default()
+    }
+}
+
 const REGISTER: &str = "\
 # Local fixes
 
@@ -91,10 +102,10 @@ fn a_files_field_wins_over_paths_mentioned_in_passing() {
 
 #[test]
 fn malformed_parts_become_findings_with_file_and_line() {
-    let facts = Facts {
-        register: Some(register::parse("patches-rocm/LOCAL_FIXES.md", REGISTER)),
-        ..Facts::default()
-    };
+    let facts = with_register(Some(register::parse(
+        "patches-rocm/LOCAL_FIXES.md",
+        REGISTER,
+    )));
     let numbered = run("fixes-numbered", &facts);
     let places: Vec<(Option<usize>, &str)> = numbered
         .iter()
@@ -234,10 +245,7 @@ fn an_older_register_is_reported_and_a_migrated_one_is_left_alone() {
 #[test]
 fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
     let text = register::migrate(OLDER, "LOCAL_FIXES.md", None).text;
-    let mut facts = Facts {
-        register: Some(register::parse("LOCAL_FIXES.md", &text)),
-        ..Facts::default()
-    };
+    let mut facts = with_register(Some(register::parse("LOCAL_FIXES.md", &text)));
     facts.repos.fork = Some("https://github.com/NripeshN/mlx".into());
     let before: Vec<String> = run("fix-link-present", &facts)
         .into_iter()
@@ -250,8 +258,15 @@ fn record_link_moves_an_entry_to_proposed_and_the_link_check_passes() {
         "{before:?}"
     );
     let text = register::record_link(&text, 4, "https://github.com/NripeshN/mlx/pull/20").unwrap();
-    facts.register = Some(register::parse("LOCAL_FIXES.md", &text));
-    let entry = facts.register.as_ref().unwrap().entry(4).unwrap().clone();
+    facts.records.register = Some(register::parse("LOCAL_FIXES.md", &text));
+    let entry = facts
+        .records
+        .register
+        .as_ref()
+        .unwrap()
+        .entry(4)
+        .unwrap()
+        .clone();
     assert_eq!(entry.state(), Some(State::Proposed));
     let after: Vec<String> = run("fix-link-present", &facts)
         .into_iter()
@@ -800,10 +815,10 @@ fn states_come_from_the_entries_words_conservatively() {
 
 #[test]
 fn the_checks_read_the_words_and_fail_to_propose_entries_until_their_link_is_recorded() {
-    let mut facts = Facts {
-        register: Some(register::parse("patches-rocm/LOCAL_FIXES.md", SECTIONS)),
-        ..Facts::default()
-    };
+    let mut facts = with_register(Some(register::parse(
+        "patches-rocm/LOCAL_FIXES.md",
+        SECTIONS,
+    )));
     facts.repos.fork = Some("https://github.com/NripeshN/mlx".into());
     let links = run("fix-link-present", &facts);
     let entries: Vec<(Option<usize>, &str)> =
@@ -842,7 +857,7 @@ fn the_checks_read_the_words_and_fail_to_propose_entries_until_their_link_is_rec
     );
     assert!(run("fixes-numbered", &facts).is_empty());
 
-    facts.register = Some(register::parse("patches-rocm/LOCAL_FIXES.md", POLICY));
+    facts.records.register = Some(register::parse("patches-rocm/LOCAL_FIXES.md", POLICY));
     assert!(
         run("fixes-numbered", &facts).is_empty(),
         "entry 2 listed after 5 in its own section is fine"
@@ -1151,10 +1166,7 @@ fn an_issue_the_policy_cites_is_the_issue_of_every_entry_kept_by_it() {
         Some("acme/ourapp#31"),
         "an entry's own citation wins"
     );
-    let facts = Facts {
-        register: Some(register),
-        ..Facts::default()
-    };
+    let facts = with_register(Some(register));
     let messages: Vec<String> = run("fix-state-complete", &facts)
         .into_iter()
         .map(|f| f.message)

@@ -1,7 +1,7 @@
 //! Facts written by hand, one set per situation; every check runs on every set.
 
 use forkbook_checks::facts::*;
-use forkbook_checks::register::{Entry, Field, NamedFile, Problem, Register};
+use forkbook_records::register::{Entry, Field, NamedFile, Problem, Register};
 use forkbook_records::residual_record::Flavor;
 
 pub const PIN: &str = "846d176227a0ac13d2667e58d2bb68b322109ab0";
@@ -160,6 +160,7 @@ pub fn healthy() -> Facts {
         }),
         residual_record: Some(residual_record()),
         register_text: None,
+        register: Some(register),
     };
     let overlay = OverlayView {
         tree: TreeFacts {
@@ -197,7 +198,6 @@ pub fn healthy() -> Facts {
     Facts {
         records,
         backend_prefix: "mlx/backend/rocm/".into(),
-        register: Some(register),
         repos: Repos {
             fork: Some("https://github.com/NripeshN/mlx".into()),
             upstream: Some("https://github.com/ml-explore/mlx".into()),
@@ -239,7 +239,7 @@ pub fn broken() -> Facts {
     });
     facts.records.upstream = Some(upstream);
     facts.records.build_pin.as_mut().unwrap().value = "39886de461d4".into();
-    let register = facts.register.as_mut().unwrap();
+    let register = facts.records.register.as_mut().unwrap();
     register.problems.push(Problem {
         line: 1,
         message: "heading `## Fix 9` looks like an entry but is not `## N. Title`".into(),

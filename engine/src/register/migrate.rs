@@ -13,9 +13,9 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use super::blocks::{blocks, Block, Kind, Lines};
-use super::words;
 use super::{list_item_head, numbered_title, parse, Entry, Form, State};
+use forkbook_records::register::blocks::{blocks, Block, Kind, Lines};
+use forkbook_records::register::words;
 
 /// The migrated text, its diff against the original, and what was proposed for each entry.
 #[derive(Debug, Clone, Serialize)]

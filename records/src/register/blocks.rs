@@ -10,7 +10,7 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 /// What kind of top-level block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     Heading(u8),
     Paragraph,
     List,
@@ -19,7 +19,7 @@ pub(crate) enum Kind {
 
 /// One top-level block.
 #[derive(Debug, Clone)]
-pub(crate) struct Block {
+pub struct Block {
     pub kind: Kind,
     pub range: Range<usize>,
     /// Plain text: text and code spans, soft breaks as spaces.
@@ -35,7 +35,7 @@ pub(crate) struct Block {
 }
 
 /// The top-level blocks of `text`, in order.
-pub(crate) fn blocks(text: &str) -> Vec<Block> {
+pub fn blocks(text: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut depth = 0usize;
     let mut strong: Option<(String, usize)> = None;
@@ -133,7 +133,7 @@ fn heading_level(level: HeadingLevel) -> u8 {
 }
 
 /// Maps byte offsets to 1-based line numbers.
-pub(crate) struct Lines {
+pub struct Lines {
     starts: Vec<usize>,
 }
 

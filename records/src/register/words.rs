@@ -17,7 +17,7 @@ use super::{State, Stated};
 /// A register-wide rule the register states outside its entries, e.g. that entries marked
 /// "Applies to the fork" stay local and are not proposed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Policy {
+pub struct Policy {
     pub sentence: String,
     pub line: usize,
 }
@@ -25,7 +25,7 @@ pub(crate) struct Policy {
 /// The sentences of `text` with the byte offset where each starts, whitespace collapsed.
 /// A sentence ends at `.`, `!` or `?` (closing markup allowed after it) before whitespace, or
 /// at a blank line; never inside a code span.
-pub(crate) fn sentences(text: &str) -> Vec<(usize, String)> {
+pub fn sentences(text: &str) -> Vec<(usize, String)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;
@@ -73,7 +73,7 @@ fn push_sentence(out: &mut Vec<(usize, String)>, text: &str, start: usize, end: 
 
 /// The register's policy for entries that apply to the fork, read from text outside entries:
 /// a sentence that names "applies to the fork" and says such entries are not proposed.
-pub(crate) fn policy(text: &str, start: usize, lines: &Lines) -> Option<Policy> {
+pub fn policy(text: &str, start: usize, lines: &Lines) -> Option<Policy> {
     sentences(text).into_iter().find_map(|(at, sentence)| {
         let lower = sentence.to_lowercase();
         (applies_to_fork(&lower) && not_proposed(&lower)).then(|| Policy {
@@ -87,7 +87,7 @@ pub(crate) fn policy(text: &str, start: usize, lines: &Lines) -> Option<Policy> 
 /// (a section about the retarget onto the pin), else none.
 ///
 /// `source` is the entry's text, starting at byte `start` of the register.
-pub(crate) fn stated(
+pub fn stated(
     source: &str,
     start: usize,
     lines: &Lines,
@@ -118,14 +118,14 @@ pub(crate) fn stated(
 }
 
 /// A section whose items are adaptations to the pin ("Retarget onto the MLX pin").
-pub(crate) fn is_retarget_section(section: &str) -> bool {
+pub fn is_retarget_section(section: &str) -> bool {
     let lower = section.to_lowercase();
     lower.contains("retarget")
 }
 
 /// What one sentence says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Said {
+pub struct Said {
     pub state: State,
     /// The fields it gives, as `(key, value)`.
     pub fields: Vec<(String, String)>,
@@ -134,7 +134,7 @@ pub(crate) struct Said {
 }
 
 /// What one sentence says: the state, the fields it gives, and where the state comes from.
-pub(crate) fn classify(sentence: &str, policy: Option<&Policy>) -> Option<Said> {
+pub fn classify(sentence: &str, policy: Option<&Policy>) -> Option<Said> {
     let lower = sentence.to_lowercase();
     let quoted = format!("\"{sentence}\"");
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
@@ -242,7 +242,7 @@ pub(crate) fn classify(sentence: &str, policy: Option<&Policy>) -> Option<Said> 
 /// after it ("merged: no", "merged? not yet"), a question, and a sentence that says the pull
 /// request was rejected, reverted, abandoned or withdrawn. In doubt there is no state:
 /// the checks then name the entry's line, and a `state:` field says it plainly.
-pub(crate) fn affirms(lower: &str, verbs: &[&str]) -> bool {
+pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
     // Addresses are names, not words: a repository called `no` or `will` says nothing.
     static URL: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| Regex::new(r"https?://\S+").unwrap());
@@ -549,14 +549,14 @@ fn pull_link(sentence: &str) -> Option<String> {
 }
 
 /// The number of a pull request named as `PR #12` or `pull request #12`.
-pub(crate) fn pr_number(sentence: &str) -> Option<String> {
+pub fn pr_number(sentence: &str) -> Option<String> {
     static PR: OnceLock<Regex> = OnceLock::new();
     let pr = PR.get_or_init(|| Regex::new(r"(?i)\b(?:PR|pull request)\s*#(\d+)").unwrap());
     pr.captures(sentence).map(|c| c[1].to_string())
 }
 
 /// The web addresses in `text`, in order, each once, without trailing punctuation.
-pub(crate) fn urls(text: &str) -> Vec<String> {
+pub fn urls(text: &str) -> Vec<String> {
     static URL: OnceLock<Regex> = OnceLock::new();
     let url = URL.get_or_init(|| Regex::new(r"https?://[^\s<>()\[\]`]+").unwrap());
     let mut out: Vec<String> = Vec::new();
@@ -573,7 +573,7 @@ pub(crate) fn urls(text: &str) -> Vec<String> {
 }
 
 /// The `owner/repo#N` references in `text`, in order, each once.
-pub(crate) fn issue_refs(text: &str) -> Vec<String> {
+pub fn issue_refs(text: &str) -> Vec<String> {
     static REF: OnceLock<Regex> = OnceLock::new();
     let reference = REF.get_or_init(|| {
         Regex::new(r"(?:^|[^\w/.#-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*#\d+)\b").unwrap()

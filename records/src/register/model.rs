@@ -1,8 +1,8 @@
 //! The model of the `LOCAL_FIXES.md` register: numbered entries, the files each names, and the
 //! upstream state with its fields.
 //!
-//! The engine's parser produces these types directly, so the checks read the register the same
-//! way every command does. An entry is a `## N. Title` heading or a numbered list item
+//! The parser ([`super::parse`]) produces these types directly, so the checks read the register
+//! the same way every command does. An entry is a `## N. Title` heading or a numbered list item
 //! `N. **Title.** prose…`, in whatever sections the register has. Its state is the `state:`
 //! field when it has one, otherwise what its own words say (see [`Stated`]). The machine-read
 //! part of an entry is a short `key: value` list:
@@ -50,24 +50,10 @@ impl Register {
     pub fn entry(&self, number: u32) -> Option<&Entry> {
         self.entries.iter().find(|e| e.number == number)
     }
-
-    /// The numbers of the entries whose `Files:` name `path`, each name read as `names` reads
-    /// it (a path, a file name, a folder).
-    pub fn entries_naming(&self, names: &crate::names::Names, path: &str) -> Vec<u32> {
-        self.entries
-            .iter()
-            .filter(|e| {
-                e.files
-                    .iter()
-                    .any(|n| names.resolve(&n.name) == crate::names::Resolved::File(path))
-            })
-            .map(|e| e.number)
-            .collect()
-    }
 }
 
 /// A problem at a line: the one shape every record's problems take.
-pub use forkbook_records::Problem;
+pub use crate::Problem;
 
 /// One numbered entry: `## N. Title` or `N. **Title.**`, its prose, and its fields.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -1,0 +1,679 @@
+//! The `LOCAL_FIXES.md` register: its model ([`model`]) and its parser, which never fails and
+//! never rewrites (the edits forkbook makes to it are the engine's).
+//!
+//! The register stays prose for people, written the way they write it. An entry is either a
+//! level-2 heading `## N. Title` with any Markdown below it, or an item of a numbered list
+//! `N. **Title.** prose…`; either may sit in sections (`## Fixes to the fork's kernels`).
+//! Its machine-read part is a short list of `key: value` fields, usually at its end (nested
+//! in the item for a list entry):
+//!
+//! ```markdown
+//! ## 3. Keep the event's stream alive while it waits
+//!
+//! Why the fix exists, for people.
+//!
+//! - state: proposed
+//! - link: https://github.com/NripeshN/mlx/pull/12
+//! - package: propose/0003-keep-the-event-s-stream-alive-while-it-waits.patch
+//! - files: `mlx/backend/rocm/event.cpp`
+//! ```
+//!
+//! Without a `state` field, the state is what the entry's words say ([`words`]). A list counts
+//! as the field list when one of its items starts with a known key. The files an entry names
+//! are its `files:` field (or a `Files:` line), otherwise every code span of its prose that
+//! looks like a path. Parsing never fails and never rewrites: what is malformed becomes a
+//! [`Problem`] with its line, which the checks report.
+
+pub mod blocks;
+mod model;
+pub mod words;
+
+pub use model::*;
+
+use std::ops::Range;
+
+use blocks::{Block, Kind, Lines};
+
+/// Parses a register's text. `file` is the path findings name.
+pub fn parse(file: &str, text: &str) -> Register {
+    let lines = Lines::new(text);
+    let blocks = blocks::blocks(text);
+    let mut register = Register {
+        file: file.to_string(),
+        ..Register::default()
+    };
+    let mut current: Option<Draft> = None;
+    let mut section: Option<String> = None;
+    // Byte ranges of the text outside entries, where the register states its policies.
+    let mut outside: Vec<Range<usize>> = Vec::new();
+    // Each entry's byte range, for reading its words once the policy is known.
+    let mut sources: Vec<Range<usize>> = Vec::new();
+    for block in &blocks {
+        match block.kind {
+            Kind::Heading(level) if level <= 2 || current.is_none() => {
+                if let Some(range) = finish(
+                    &mut register,
+                    current.take(),
+                    block.range.start,
+                    text,
+                    &lines,
+                ) {
+                    sources.push(range);
+                }
+                current = heading(&mut register, block, level, text, &lines, &section);
+                if current.is_none() {
+                    // A heading that is no entry names the section below it (the document's
+                    // title, level 1, names none).
+                    section = (level >= 2).then(|| heading_text(block, text));
+                }
+            }
+            Kind::List if block.ordered && current.is_none() => {
+                let before = register.entries.len();
+                list_entries(&mut register, block, text, &lines, &section, &mut sources);
+                if register.entries.len() == before {
+                    outside.push(block.range.clone());
+                }
+            }
+            _ => match current.as_mut() {
+                Some(draft) => draft.take_block(block, text, &lines),
+                None => {
+                    older_style_title(&mut register, block, &lines);
+                    outside.push(block.range.clone());
+                }
+            },
+        }
+    }
+    if let Some(range) = finish(&mut register, current, text.len(), text, &lines) {
+        sources.push(range);
+    }
+    if !register.entries.is_empty() {
+        register
+            .problems
+            .retain(|p| !p.message.contains("older style"));
+    }
+    register.problems.extend(too_large_numbers(text));
+    register.problems.sort_by_key(|p| p.line);
+    let policy = outside
+        .iter()
+        .find_map(|range| words::policy(&text[range.clone()], range.start, &lines));
+    for (entry, range) in register.entries.iter_mut().zip(&sources) {
+        let source = &text[range.clone()];
+        entry.links = words::urls(source);
+        entry.issues = words::issue_refs(source);
+        if entry.field("state").is_none() {
+            entry.stated = words::stated(
+                source,
+                range.start,
+                &lines,
+                entry.section.as_deref(),
+                policy.as_ref(),
+            );
+        }
+    }
+    register
+}
+
+/// A heading's text as written, without its `#` marks.
+fn heading_text(block: &Block, text: &str) -> String {
+    text[block.range.clone()]
+        .trim()
+        .trim_start_matches('#')
+        .trim_end_matches('#')
+        .trim()
+        .to_string()
+}
+
+/// The entries of a numbered list: its items that open with a bold title, `N. **Title.**`.
+fn list_entries(
+    register: &mut Register,
+    block: &Block,
+    text: &str,
+    lines: &Lines,
+    section: &Option<String>,
+    sources: &mut Vec<Range<usize>>,
+) {
+    for item in &block.items {
+        let source = &text[item.clone()];
+        let Some(head) = list_item_head(source) else {
+            continue;
+        };
+        let line = lines.line(item.start);
+        let body = source.trim_end();
+        let end_line = lines
+            .line(item.start + body.len().saturating_sub(1))
+            .max(line);
+        let mut entry = Entry {
+            number: head.number,
+            title: head.title,
+            line,
+            end_line,
+            form: Form::ListItem {
+                indent: head.indent,
+            },
+            section: section.clone(),
+            ..Entry::default()
+        };
+        let mut prose = String::new();
+        let mut declared: Option<Vec<NamedFile>> = None;
+        let mut at = item.start;
+        for (index, raw) in body.split_inclusive('\n').enumerate() {
+            let line_no = lines.line(at);
+            let line_range = at..at + raw.len();
+            // Where this line starts within the item: a bold title may run onto later lines, so
+            // the body can start past the first line.
+            let offset = at - item.start;
+            at += raw.len();
+            let content = if head.body_start >= offset + raw.len() {
+                ""
+            } else if head.body_start > offset {
+                raw.get(head.body_start - offset..).unwrap_or("")
+            } else if index == 0 {
+                raw
+            } else {
+                strip_indent(raw, head.indent)
+            };
+            if index > 0 {
+                if let Some((key, value)) = nested_field(raw) {
+                    if key == "files" {
+                        let files = block
+                            .codes
+                            .iter()
+                            .filter(|(_, at)| line_range.contains(at))
+                            .map(|(name, at)| NamedFile {
+                                name: name.trim().to_string(),
+                                line: lines.line(*at),
+                            });
+                        declared.get_or_insert_with(Vec::new).extend(files);
+                    }
+                    if entry.field(&key).is_none() {
+                        entry.fields.push(Field {
+                            key,
+                            value,
+                            line: line_no,
+                            end_line: line_no,
+                        });
+                    }
+                    continue;
+                }
+            }
+            prose.push_str(content);
+        }
+        entry.prose = prose.trim().to_string();
+        entry.files = declared.unwrap_or_else(|| {
+            block
+                .codes
+                .iter()
+                .filter(|(code, at)| item.contains(at) && looks_like_path(code))
+                .map(|(code, at)| NamedFile {
+                    name: code.trim().to_string(),
+                    line: lines.line(*at),
+                })
+                .collect()
+        });
+        register.entries.push(entry);
+        sources.push(item.start..item.start + body.len());
+    }
+}
+
+/// What opens a list entry: `N. **Title.**`.
+pub struct ItemHead {
+    pub number: u32,
+    pub title: String,
+    /// The column where the item's content starts (continuation lines are indented so).
+    pub indent: usize,
+    /// Byte offset in the item's first line where the prose after the title starts.
+    pub body_start: usize,
+}
+
+/// Reads `N. **Title.** rest` (or `N) __Title__ rest`) at the start of a list item's source.
+pub fn list_item_head(source: &str) -> Option<ItemHead> {
+    let lead = source.len() - source.trim_start_matches(' ').len();
+    let rest = &source[lead..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let number: u32 = rest[..digits].parse().ok()?;
+    let rest = &rest[digits..];
+    let rest = rest.strip_prefix(['.', ')'])?;
+    let spaces = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    if spaces == 0 {
+        return None;
+    }
+    let indent = lead + digits + 1 + spaces;
+    let content = &source[indent..];
+    let mark = ["**", "__"].into_iter().find(|m| content.starts_with(m))?;
+    let close = content[2..].find(mark)? + 2;
+    let title = content[2..close]
+        .trim()
+        .trim_end_matches(['.', ':'])
+        .trim()
+        .to_string();
+    if title.is_empty() || title.contains('\n') {
+        return None;
+    }
+    let title_end = indent + close + 2;
+    Some(ItemHead {
+        number,
+        title,
+        indent,
+        body_start: title_end,
+    })
+}
+
+/// A continuation line without the item's indentation (what is less indented stays as is).
+fn strip_indent(line: &str, indent: usize) -> &str {
+    let spaces = line.len() - line.trim_start_matches(' ').len();
+    &line[spaces.min(indent)..]
+}
+
+/// A line nested in a list item that is a known field: `   - state: proposed` or `   link: …`.
+fn nested_field(line: &str) -> Option<(String, String)> {
+    if !line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (key, value) = split_field(line)?;
+    KNOWN_KEYS.contains(&key.as_str()).then_some((key, value))
+}
+
+/// An entry being read: its heading and what its blocks said so far.
+struct Draft {
+    entry: Entry,
+    heading_start: usize,
+    body_start: usize,
+    /// Byte ranges of the field lists, left out of the prose.
+    field_ranges: Vec<Range<usize>>,
+    /// Files from a `files:` field or `Files:` line (these win over prose code spans).
+    declared_files: Option<Vec<NamedFile>>,
+    prose_files: Vec<NamedFile>,
+}
+
+/// A level-1 or level-2 heading: starts an entry when it reads `N. Title`.
+fn heading(
+    register: &mut Register,
+    block: &Block,
+    level: u8,
+    text: &str,
+    lines: &Lines,
+    section: &Option<String>,
+) -> Option<Draft> {
+    let line = lines.line(block.range.start);
+    if level != 2 {
+        return None;
+    }
+    // The title as written, code spans and emphasis included (it becomes the PR title).
+    let source = text[block.range.clone()]
+        .trim()
+        .trim_start_matches('#')
+        .trim_end_matches('#')
+        .trim();
+    let Some((number, title)) = numbered_title(source) else {
+        // A number too large for an entry is its own problem (see `too_large_numbers`).
+        if looks_numbered(source) && too_large_number(source).is_none() {
+            let message =
+                format!("heading `{source}` looks like an entry but is not `## N. Title`");
+            register.problems.push(Problem { line, message });
+        }
+        return None;
+    };
+    let entry = Entry {
+        number,
+        title,
+        line,
+        section: section.clone(),
+        ..Entry::default()
+    };
+    let prose_files = path_codes(block, lines);
+    Some(Draft {
+        entry,
+        heading_start: block.range.start,
+        body_start: block.range.end,
+        field_ranges: Vec::new(),
+        declared_files: None,
+        prose_files,
+    })
+}
+
+/// Every line that opens an entry (`## N. Title`, `N. **Title.**`, `**N. Title.**`) with a
+/// number no entry can have (entries are numbered up to 4294967295): an error at its line,
+/// never an entry silently dropped (Markdown itself stops reading a list number after nine
+/// digits, so such an item is not even a list item).
+fn too_large_numbers(text: &str) -> Vec<Problem> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let digits = too_large_number(line)?;
+            Some(Problem {
+                line: index + 1,
+                message: format!(
+                    "entry number {digits} is too large: entries are numbered 1 to N, at most {}",
+                    u32::MAX
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The digits of an entry number that does not fit, when `line` opens an entry with one.
+fn too_large_number(line: &str) -> Option<&str> {
+    let rest = line.trim_start();
+    let rest = match rest.strip_prefix("##") {
+        Some(after) if after.starts_with([' ', '\t']) => after.trim_start(),
+        _ => rest,
+    };
+    let rest = rest
+        .strip_prefix("**")
+        .or_else(|| rest.strip_prefix("__"))
+        .unwrap_or(rest);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let after = rest[digits..].strip_prefix(['.', ')'])?;
+    let number = &rest[..digits];
+    let opens = after.is_empty() || after.starts_with([' ', '\t', '*', '_']);
+    (digits > 0 && opens && number.parse::<u32>().is_err()).then_some(number)
+}
+
+/// `N. Title` as a number and a title.
+pub fn numbered_title(text: &str) -> Option<(u32, String)> {
+    let text = text.trim();
+    let (number, title) = text.split_once(". ")?;
+    let number = number.parse().ok()?;
+    let title = title.trim();
+    (!title.is_empty()).then(|| (number, title.to_string()))
+}
+
+/// Whether a heading starts like an entry (`3 Title`, `Fix 3`, `#3`) without being one.
+fn looks_numbered(text: &str) -> bool {
+    let text = text.trim().to_ascii_lowercase();
+    let text = text.strip_prefix("fix").unwrap_or(&text).trim_start();
+    let text = text.strip_prefix('#').unwrap_or(text);
+    text.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// A register with bold numbered titles and no `##` entries is in the older style.
+fn older_style_title(register: &mut Register, block: &Block, lines: &Lines) {
+    let is_title = block
+        .strong_lead
+        .as_ref()
+        .is_some_and(|(lead, _)| numbered_title(lead).is_some());
+    let reported = register
+        .problems
+        .iter()
+        .any(|p| p.message.contains("older style"));
+    if is_title && !reported {
+        let message = "the register is in the older style (bold numbered titles): \
+                       run `forkbook fixes migrate`"
+            .to_string();
+        register.problems.push(Problem {
+            line: lines.line(block.range.start),
+            message,
+        });
+    }
+}
+
+impl Draft {
+    fn take_block(&mut self, block: &Block, text: &str, lines: &Lines) {
+        match block.kind {
+            Kind::List if is_field_list(block, text) => {
+                self.field_ranges.push(block.range.clone());
+                for item in &block.items {
+                    self.field_item(item.clone(), block, text, lines);
+                }
+            }
+            Kind::Paragraph
+                if block
+                    .text
+                    .trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("files:") =>
+            {
+                let files = item_files(block, block.range.clone(), text, lines);
+                self.declared_files
+                    .get_or_insert_with(Vec::new)
+                    .extend(files);
+            }
+            _ => self.prose_files.extend(path_codes(block, lines)),
+        }
+    }
+
+    fn field_item(&mut self, item: Range<usize>, block: &Block, text: &str, lines: &Lines) {
+        let line = lines.line(item.start);
+        let number = self.entry.number;
+        // The field is the item's first paragraph; blocks nested below it are not its value.
+        let source = first_paragraph(&text[item.clone()]);
+        let end_line = lines
+            .line(item.start + source.len().saturating_sub(1))
+            .max(line);
+        let Some((key, value)) = split_field(source) else {
+            let message = format!("entry {number}: list item is not a `key: value` field");
+            self.entry.problems.push(Problem { line, message });
+            return;
+        };
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            let message = format!(
+                "entry {number}: unknown field `{key}` (known: {})",
+                KNOWN_KEYS.join(", ")
+            );
+            self.entry.problems.push(Problem { line, message });
+            return;
+        }
+        if let Some(first) = self.entry.field(&key) {
+            let message = format!(
+                "entry {number}: field `{key}` given again (first at line {})",
+                first.line
+            );
+            self.entry.problems.push(Problem { line, message });
+            return;
+        }
+        if key == "files" {
+            let files = item_files(block, item.clone(), text, lines);
+            self.declared_files
+                .get_or_insert_with(Vec::new)
+                .extend(files);
+        }
+        self.entry.fields.push(Field {
+            key,
+            value,
+            line,
+            end_line,
+        });
+    }
+}
+
+/// Closes the entry being read at byte `end`; returns the entry's byte range.
+fn finish(
+    register: &mut Register,
+    draft: Option<Draft>,
+    end: usize,
+    text: &str,
+    lines: &Lines,
+) -> Option<Range<usize>> {
+    let mut draft = draft?;
+    let start = draft.heading_start;
+    let body = &text[draft.body_start..end];
+    draft.entry.end_line = lines
+        .line(draft.body_start + body.trim_end().len())
+        .max(draft.entry.line);
+    draft.entry.prose = prose(text, draft.body_start..end, &draft.field_ranges);
+    draft.entry.files = draft.declared_files.unwrap_or(draft.prose_files);
+    register.entries.push(draft.entry);
+    Some(start..draft.body_start + body.trim_end().len())
+}
+
+/// The body's text without its field lists, trimmed.
+fn prose(text: &str, body: Range<usize>, left_out: &[Range<usize>]) -> String {
+    let mut prose = String::new();
+    let mut at = body.start;
+    for range in left_out {
+        prose.push_str(&text[at..range.start]);
+        at = range.end;
+    }
+    prose.push_str(&text[at..body.end]);
+    prose.trim().to_string()
+}
+
+/// A list is the field list when one of its items starts with a known key.
+fn is_field_list(block: &Block, text: &str) -> bool {
+    block.items.iter().any(|item| {
+        split_field(&text[item.clone()]).is_some_and(|(key, _)| KNOWN_KEYS.contains(&key.as_str()))
+    })
+}
+
+/// The first paragraph of a list item's source: its first line and the lines that continue it,
+/// up to a blank line or a line that starts another block.
+fn first_paragraph(item: &str) -> &str {
+    let mut end = 0;
+    for (index, line) in item.split_inclusive('\n').enumerate() {
+        let start = line.trim_start();
+        let new_block = start.is_empty()
+            || start.starts_with(['#', '>', '-', '*', '+', '|'])
+            || start.starts_with("```")
+            || start.starts_with("~~~");
+        if index > 0 && new_block {
+            break;
+        }
+        end += line.len();
+    }
+    item[..end].trim_end()
+}
+
+/// `- key: value` (one item's source) as a normalized key and a cleaned value.
+pub fn split_field(item: &str) -> Option<(String, String)> {
+    let item = strip_marker(item.trim());
+    let (key, value) = item.split_once(':')?;
+    let key_ok = !key.trim().is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " _-".contains(c));
+    if !key_ok || value.starts_with("//") {
+        return None;
+    }
+    let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some((normalize_key(key), clean_value(&value)))
+}
+
+fn strip_marker(item: &str) -> &str {
+    let rest = item.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = if rest.len() < item.len() {
+        rest.trim_start_matches(['.', ')'])
+    } else {
+        item
+    };
+    rest.trim_start_matches(['-', '*', '+']).trim_start()
+}
+
+/// A value as written, without link markup: `<url>` and `[text](url)` become `url`.
+fn clean_value(value: &str) -> String {
+    let value = value.trim();
+    if let Some(inner) = value.strip_prefix('<').and_then(|v| v.strip_suffix('>')) {
+        return inner.to_string();
+    }
+    if let (true, Some(open)) = (
+        value.starts_with('[') && value.ends_with(')'),
+        value.find("]("),
+    ) {
+        return value[open + 2..value.len() - 1].to_string();
+    }
+    value.to_string()
+}
+
+/// The files a `files:` item or `Files:` line names: its code spans, else its comma-separated words.
+fn item_files(block: &Block, range: Range<usize>, text: &str, lines: &Lines) -> Vec<NamedFile> {
+    let line = lines.line(range.start);
+    let codes: Vec<NamedFile> = block
+        .codes
+        .iter()
+        .filter(|(_, at)| range.contains(at))
+        .map(|(name, at)| NamedFile {
+            name: name.trim().to_string(),
+            line: lines.line(*at),
+        })
+        .collect();
+    if !codes.is_empty() {
+        return codes;
+    }
+    let source = strip_marker(text[range].trim());
+    let value = source.split_once(':').map_or("", |(_, v)| v);
+    value
+        .split([',', ' ', '\n'])
+        .map(|w| w.trim().trim_end_matches('.'))
+        .filter(|w| !w.is_empty() && *w != "and")
+        .map(|name| NamedFile {
+            name: name.to_string(),
+            line,
+        })
+        .collect()
+}
+
+/// The code spans of a block that look like paths.
+fn path_codes(block: &Block, lines: &Lines) -> Vec<NamedFile> {
+    block
+        .codes
+        .iter()
+        .filter(|(code, _)| looks_like_path(code))
+        .map(|(code, at)| NamedFile {
+            name: code.trim().to_string(),
+            line: lines.line(*at),
+        })
+        .collect()
+}
+
+/// Source-file extensions a code span must end with to count as a file name.
+const EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "hip", "cu", "cuh", "inc", "txt", "cmake",
+    "py", "metal", "in", "sh", "toml", "json", "yml", "yaml",
+];
+
+/// `mlx/device.cpp`, `CMakeLists.txt`, `device/utils.hpp`: no spaces, no `::`, a known extension.
+pub fn looks_like_path(code: &str) -> bool {
+    let code = code.trim();
+    let allowed = code
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/+".contains(c));
+    let name = code.rsplit('/').next().unwrap_or(code);
+    let extension_ok = name
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
+    allowed && extension_ok && !code.starts_with(['/', '-', '.']) && !code.contains("..")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_items_split_into_normalized_keys_and_clean_values() {
+        assert_eq!(
+            split_field("- Fork commit: abc\n"),
+            Some(("fork-commit".into(), "abc".into()))
+        );
+        assert_eq!(
+            split_field("* link: <https://x/pull/1>"),
+            Some(("link".into(), "https://x/pull/1".into()))
+        );
+        assert_eq!(
+            split_field("- link: [#1](https://x/pull/1)").unwrap().1,
+            "https://x/pull/1"
+        );
+        assert_eq!(split_field("- https://x/pull/1"), None);
+        assert_eq!(split_field("- just prose"), None);
+    }
+
+    #[test]
+    fn only_path_like_code_spans_name_files() {
+        for path in [
+            "mlx/device.cpp",
+            "CMakeLists.txt",
+            "device/utils.hpp",
+            "unary.hip",
+        ] {
+            assert!(looks_like_path(path), "{path}");
+        }
+        for code in [
+            "std::pair",
+            "ceil_div(n, 256u)",
+            "0.5",
+            "<hip/hip_runtime.h>",
+            "../x.cpp",
+            "-o x.o",
+        ] {
+            assert!(!looks_like_path(code), "{code}");
+        }
+    }
+}
