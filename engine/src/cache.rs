@@ -88,9 +88,10 @@ impl Cache {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("failed to create the object cache `{}`", dir.display()))?;
         let mut lock = RunLock::acquire_shared(&dir, "object cache")?;
-        // Like git itself, trust the object store on reads (git verifies hashes on fetch and in
-        // fsck, not on every read); libgit2's per-read SHA-1 check was a third of `sync --check`.
-        git2::opts::strict_hash_verification(false);
+        // Like git itself, trust an object store of this machine's on reads (git verifies hashes
+        // on fetch and in fsck, not on every read; libgit2's per-read SHA-1 check was a third of
+        // `sync --check`), but not one a pull request could have written.
+        git2::opts::strict_hash_verification(objects_from_checkout(project, &dir));
         let repo = match Repository::open_bare(&dir) {
             Ok(repo) => repo,
             Err(_) => {
@@ -721,6 +722,23 @@ fn cache_home(cache_dir: &Path) -> PathBuf {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
     }
+}
+
+/// Whether the objects this run reads could be the checkout's own: the object cache, or a local
+/// mirror of the fork or upstream, inside [`checkout_folders`]. A pull request could commit loose
+/// objects there whose content is not what their names hash to; every read then checks the
+/// hash, so such an object is an error, never a base tree.
+fn objects_from_checkout(project: &Project, cache_dir: &Path) -> bool {
+    let folders = checkout_folders(&project.root);
+    let inside = |path: &Path| {
+        std::fs::canonicalize(path).is_ok_and(|path| folders.iter().any(|f| path.starts_with(f)))
+    };
+    let config = &project.config;
+    inside(cache_dir)
+        || [&config.fork.url, &config.upstream.url]
+            .into_iter()
+            .filter_map(|url| local_mirror(url))
+            .any(|mirror| inside(&mirror))
 }
 
 /// The folders a pull request's checkout controls: the project folder, the git work tree

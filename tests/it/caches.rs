@@ -395,6 +395,99 @@ fn a_cache_inside_the_project_is_never_trusted() {
     assert!(outside.join("forkbook-cache.key").is_file());
 }
 
+/// A mirror inside the checkout (a pull request may point `forkbook.toml` at one it commits) could
+/// hold a loose object named by the recorded commit's blob and holding other content. Objects
+/// read from the checkout are checked against their hash, so a forged backend file is an error
+/// naming the object, never a base tree the gate would judge. Fails without the check: the
+/// forged file is read as the fork's.
+#[test]
+fn a_forged_object_in_a_mirror_inside_the_checkout_is_an_error() {
+    let demo = Demo::new(Layout::Patch);
+    let mirror = demo.root().join("mirror").join("fork.git");
+    copy_tree(&demo.demo.world.fork, &mirror);
+    let config = demo.root().join("forkbook.toml");
+    let toml = std::fs::read_to_string(&config).unwrap();
+    let fork_url = demo.demo.world.fork.to_string_lossy().into_owned();
+    assert!(toml.contains(&fork_url), "{toml}");
+    std::fs::write(&config, toml.replace(&fork_url, &mirror.to_string_lossy())).unwrap();
+    // A cache of its own, outside the checkout, that reads the fork from that mirror alone.
+    let cache = demo.tmp.path().join("fresh").join("objects.git");
+    let run = |args: &[&str]| {
+        let overrides = forkbook::engine::project::Overrides {
+            cache: Some(cache.clone()),
+            tool_path: Some(crate::common::tool_path().to_os_string()),
+            ..Default::default()
+        };
+        let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
+        let mut out = Vec::new();
+        let code = forkbook::cli::run(full, &mut out);
+        (code, String::from_utf8_lossy(&out).into_owned())
+    };
+    let (code, out) = run(&["fetch"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = run(&["sync", "--check"]);
+    assert_eq!(code, 0, "{out}");
+    let git = |args: &[&str], input: &[u8]| {
+        use std::io::Write;
+        let mut child = std::process::Command::new("git")
+            .args(args)
+            .env("GIT_DIR", &mirror)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    // A backend file of the recorded fork commit, which the overlay takes whole.
+    let fork = out
+        .split("at fork ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let target = git(
+        &[
+            "rev-parse",
+            &format!("{fork}:mlx/backend/rocm/allocator.cpp"),
+        ],
+        b"",
+    );
+    let forged = git(
+        &["hash-object", "-w", "--stdin"],
+        b"// a backend file the pull request wrote\n",
+    );
+    let loose = |id: &str| mirror.join("objects").join(&id[..2]).join(&id[2..]);
+    assert!(
+        loose(&target).is_file(),
+        "the mirror keeps its objects loose"
+    );
+    std::fs::rename(loose(&forged), loose(&target)).unwrap();
+    let (code, out) = run(&["sync", "--check"]);
+    assert_eq!(code, 2, "a forged object is an error, not a verdict: {out}");
+    assert!(
+        out.contains("object hash mismatch") && out.contains(&target),
+        "{out}"
+    );
+}
+
+/// Copies the folder `from` to `to`, files and folders.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// A book step's kept result depends on the tools it found: made with `hipcc` on PATH, it is
 /// not replayed once `hipcc` is gone (issue 25: old hipcc failures came back "(cached)"). The
 /// test sets the search path (a stub `hipcc` and `sh`, then `sh` alone). Fails before the tools
