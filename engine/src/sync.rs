@@ -399,46 +399,13 @@ fn carry_step(
     labels: &MoveLabels,
 ) -> Result<FixReport> {
     let number = step.number();
-    let fix_label = format!("fix {number}: {}", step.patch.title());
-    let mut new_pre = BTreeMap::new();
-    let mut new_post = BTreeMap::new();
-    let mut conflicted = Vec::new();
-    let mut moved = false;
-    for (path, old_pre) in &step.pre {
-        let old_post = &step.post[path];
-        let pre_now = current.get(path).cloned();
-        let base_moved = &pre_now != old_pre;
-        moved |= base_moved;
-        let (post_now, outcome) = carry_one(
-            path,
-            old_pre.as_ref(),
-            pre_now.as_ref(),
-            old_post.as_ref(),
-            labels,
-            &fix_label,
-        )?;
-        if let Some(FileOutcome::Conflict { regions, why, .. }) = outcome {
-            conflicted.push(path.clone());
-            let fix = Some(number);
-            outcomes.insert(path.clone(), FileOutcome::Conflict { regions, fix, why });
-        } else if base_moved && old_pre != old_post {
-            // Equal sides mean the new base already holds the fix's change.
-            let outcome = if post_now == pre_now {
-                FileOutcome::Contained
-            } else {
-                FileOutcome::Merged
-            };
-            outcomes.insert(path.clone(), outcome);
-        }
-        new_pre.insert(path.clone(), pre_now);
-        new_post.insert(path.clone(), post_now);
-    }
-    for (path, content) in &new_post {
-        match content {
-            Some(bytes) => current.insert(path.clone(), bytes.clone()),
-            None => current.remove(path),
-        };
-    }
+    let CarriedFiles {
+        pre: new_pre,
+        post: new_post,
+        conflicted,
+        moved,
+    } = carry_step_files(step, current, outcomes, labels)?;
+    overlay::apply_images(current, &new_post);
     let outcome = if !conflicted.is_empty() {
         FixOutcome::Conflict { paths: conflicted }
     } else if !step.changed_paths().is_empty() && new_pre == new_post {
@@ -463,18 +430,66 @@ fn carry_step(
     })
 }
 
+/// A fix's files carried onto the new chain: their new pre- and post-images, the files left in
+/// conflict, and whether the chain moved under any of them.
+#[derive(Default)]
+struct CarriedFiles {
+    pre: BTreeMap<String, Image>,
+    post: BTreeMap<String, Image>,
+    conflicted: Vec<String>,
+    moved: bool,
+}
+
+/// Each file the fix `step` touches, merged from its old pre- and post-image onto its image in
+/// `current`; what did not come across as it was goes into `outcomes`.
+fn carry_step_files(
+    step: &overlay::FixStep,
+    current: &FileMap,
+    outcomes: &mut BTreeMap<String, FileOutcome>,
+    labels: &MoveLabels,
+) -> Result<CarriedFiles> {
+    let number = step.number();
+    let fix_label = format!("fix {number}: {}", step.patch.title());
+    let mut out = CarriedFiles::default();
+    for (path, old_pre) in &step.pre {
+        let old_post = &step.post[path];
+        let pre_now = current.get(path).cloned();
+        let base_moved = &pre_now != old_pre;
+        out.moved |= base_moved;
+        let (post_now, outcome) = carry_one(
+            path,
+            old_pre.as_ref(),
+            pre_now.as_ref(),
+            old_post.as_ref(),
+            labels,
+            &fix_label,
+        )?;
+        if let Some(FileOutcome::Conflict { regions, why, .. }) = outcome {
+            out.conflicted.push(path.clone());
+            let fix = Some(number);
+            outcomes.insert(path.clone(), FileOutcome::Conflict { regions, fix, why });
+        } else if base_moved && old_pre != old_post {
+            // Equal sides mean the new base already holds the fix's change.
+            let outcome = if post_now == pre_now {
+                FileOutcome::Contained
+            } else {
+                FileOutcome::Merged
+            };
+            outcomes.insert(path.clone(), outcome);
+        }
+        out.pre.insert(path.clone(), pre_now);
+        out.post.insert(path.clone(), post_now);
+    }
+    Ok(out)
+}
+
 /// The patch file again, its header kept and its diff made against the new chain.
 fn rewrite_patch(
     old: &PatchFile,
     pre: &BTreeMap<String, Image>,
     post: &BTreeMap<String, Image>,
 ) -> Result<String> {
-    let only = |m: &BTreeMap<String, Image>| -> FileMap {
-        m.iter()
-            .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
-            .collect()
-    };
-    let diff = patch::render(&only(pre), &only(post))?;
+    let diff = patch::render(&overlay::present(pre), &overlay::present(post))?;
     Ok(format!("{}{}", old.header(), diff))
 }
 
