@@ -137,15 +137,6 @@ pub fn report(
         })
         .collect();
     let drift = drift_answered(project, cache, new, old)?;
-    let verify = verification
-        .items
-        .iter()
-        .map(|i| match &i.outcome {
-            Outcome::Passed => format!("`{}`: passed", i.name),
-            Outcome::Failed(why) => format!("`{}`: FAILED ({why})", i.name),
-            Outcome::Skipped(why) => format!("`{}`: skipped ({why})", i.name),
-        })
-        .collect();
     Ok(Report {
         conflict_causes: super::trace::recorded_conflicts(cache, new)?,
         upstream_web: super::trace::web_base(&project.canonical_urls.1),
@@ -158,10 +149,19 @@ pub fn report(
         residual_changed,
         residual,
         drift,
-        verify,
+        verify: verification.items.iter().map(verify_line).collect(),
         verify_failed: verification.failed(),
         verdict: verification.summary(),
     })
+}
+
+/// One verify step and how it ended.
+fn verify_line(item: &super::verify::Item) -> String {
+    match &item.outcome {
+        Outcome::Passed => format!("`{}`: passed", item.name),
+        Outcome::Failed(why) => format!("`{}`: FAILED ({why})", item.name),
+        Outcome::Skipped(why) => format!("`{}`: skipped ({why})", item.name),
+    }
 }
 
 /// Each core file that conflicts between pin and fork, with the fixes that resolve it.
