@@ -123,35 +123,9 @@ fn with_core(
     mut files: FileMap,
 ) -> Result<BaseTree> {
     let labels = conflict_labels(commits);
-    let labels = Labels {
-        ours: &labels[0],
-        base: &labels[1],
-        theirs: &labels[2],
-    };
-    let tree =
-        |commit: git2::Oid| -> Result<git2::Tree> { Ok(cache.repo().find_commit(commit)?.tree()?) };
-    let trees = [tree(commits.base)?, tree(commits.pin)?, tree(commits.fork)?];
-    let mut made: Vec<Option<(Option<Vec<u8>>, CoreOutcome)>> = Vec::new();
-    let mut to_merge: Vec<(usize, [Option<git2::Oid>; 3])> = Vec::new();
-    for path in core_files {
-        // The blob ids decide most files without reading them: a side that did not change
-        // gives the other side's file (what `merge3` finds by comparing bytes).
-        let ids = [
-            cache.blob_at(&trees[BASE], commits.base, path)?,
-            cache.blob_at(&trees[PIN], commits.pin, path)?,
-            cache.blob_at(&trees[FORK], commits.fork, path)?,
-        ];
-        made.push(match one_sided(ids) {
-            Some((side, outcome)) => Some(match ids[side] {
-                Some(id) => (Some(cache.blob(id)?), outcome),
-                None => (None, CoreOutcome::Absent),
-            }),
-            None => {
-                to_merge.push((made.len(), ids));
-                None
-            }
-        });
-    }
+    let [ours, base, theirs] = labels.each_ref().map(String::as_str);
+    let labels = Labels { ours, base, theirs };
+    let (mut made, to_merge) = decide_by_ids(cache, commits, core_files)?;
     if !to_merge.is_empty() {
         let merges: Vec<(&str, [Option<git2::Oid>; 3])> = to_merge
             .iter()
@@ -170,6 +144,43 @@ fn with_core(
         core.push((path.clone(), outcome));
     }
     Ok(BaseTree { files, core })
+}
+
+/// A core file's content (none where it is absent) and outcome in the base tree.
+type MadeCore = (Option<Vec<u8>>, CoreOutcome);
+
+/// What the blob ids decide of each core file without reading it: a side that did not change
+/// gives the other side's file (what `merge3` finds by comparing bytes). A file they do not
+/// decide is `None`, and is in the second list with its position and ids, to merge.
+#[allow(clippy::type_complexity)]
+fn decide_by_ids(
+    cache: &Cache,
+    commits: Commits,
+    core_files: &[String],
+) -> Result<(Vec<Option<MadeCore>>, Vec<(usize, [Option<git2::Oid>; 3])>)> {
+    let tree =
+        |commit: git2::Oid| -> Result<git2::Tree> { Ok(cache.repo().find_commit(commit)?.tree()?) };
+    let trees = [tree(commits.base)?, tree(commits.pin)?, tree(commits.fork)?];
+    let mut made: Vec<Option<MadeCore>> = Vec::new();
+    let mut to_merge: Vec<(usize, [Option<git2::Oid>; 3])> = Vec::new();
+    for path in core_files {
+        let ids = [
+            cache.blob_at(&trees[BASE], commits.base, path)?,
+            cache.blob_at(&trees[PIN], commits.pin, path)?,
+            cache.blob_at(&trees[FORK], commits.fork, path)?,
+        ];
+        made.push(match one_sided(ids) {
+            Some((side, outcome)) => Some(match ids[side] {
+                Some(id) => (Some(cache.blob(id)?), outcome),
+                None => (None, CoreOutcome::Absent),
+            }),
+            None => {
+                to_merge.push((made.len(), ids));
+                None
+            }
+        });
+    }
+    Ok((made, to_merge))
 }
 
 /// The labels of a core file's conflict markers in the base tree: `pin 846d1762`,
@@ -335,6 +346,14 @@ mod merge_store {
         let _ = store.save(key, &payload);
     }
 }
+
+/// Labels that name the sides only (`pin`, `base`, `fork`), where no marker is written: for
+/// counting conflict regions and tracing them.
+pub const SIDE_LABELS: Labels<'static> = Labels {
+    ours: "pin",
+    base: "base",
+    theirs: "fork",
+};
 
 /// The conflict regions the 3-way merge of one core file leaves (0 when it merges cleanly):
 /// what `retarget --stepwise` and `roll` follow commit by commit.

@@ -313,15 +313,7 @@ impl Cache {
                     mirror.display()
                 )
             })?;
-        let objects = source.path().join("objects");
-        let alternates = self.repo.path().join("objects/info/alternates");
-        let line = objects.to_string_lossy().into_owned();
-        let existing = std::fs::read_to_string(&alternates).unwrap_or_default();
-        if !existing.lines().any(|l| l == line) {
-            std::fs::create_dir_all(alternates.parent().unwrap_or(Path::new(".")))?;
-            std::fs::write(&alternates, format!("{existing}{line}\n"))?;
-            self.repo.odb()?.add_disk_alternate(&line)?;
-        }
+        self.add_alternate(&source)?;
         let resolve = |rev: &str| {
             [format!("refs/heads/{rev}"), rev.to_string()]
                 .iter()
@@ -356,6 +348,20 @@ impl Cache {
             found.remove(0);
         }
         Ok(found)
+    }
+
+    /// `source`'s object folder as an alternate of the cache, once.
+    fn add_alternate(&self, source: &Repository) -> Result<()> {
+        let objects = source.path().join("objects");
+        let alternates = self.repo.path().join("objects/info/alternates");
+        let line = objects.to_string_lossy().into_owned();
+        let existing = std::fs::read_to_string(&alternates).unwrap_or_default();
+        if !existing.lines().any(|l| l == line) {
+            std::fs::create_dir_all(alternates.parent().unwrap_or(Path::new(".")))?;
+            std::fs::write(&alternates, format!("{existing}{line}\n"))?;
+            self.repo.odb()?.add_disk_alternate(&line)?;
+        }
+        Ok(())
     }
 
     /// A fetch that failed on the network: what to do without it.
@@ -577,55 +583,43 @@ impl Cache {
         let tree = self.repo.find_commit(commit)?.tree()?;
         let mut files = FileMap::new();
         let mut links = BTreeMap::new();
-        let mut failure = None;
-        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
-            let Ok(name) = std::str::from_utf8(entry.name_bytes()) else {
-                failure = Some(Error::new(format!(
+        let mut visit = |dir: &str, entry: &git2::TreeEntry| -> Result<()> {
+            let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
+                Error::new(format!(
                     "commit `{}` has a non-UTF-8 file name under `{dir}`",
                     short(commit)
-                )));
-                return git2::TreeWalkResult::Abort;
-            };
+                ))
+            })?;
             let path = format!("{dir}{name}");
-            if let Err(e) = check_relative(&path) {
-                failure = Some(e.context(format!("in commit `{}`", short(commit))));
-                return git2::TreeWalkResult::Abort;
+            check_relative(&path)
+                .map_err(|e| e.context(format!("in commit `{}`", short(commit))))?;
+            if entry.kind() != Some(ObjectType::Blob) {
+                return Ok(());
             }
-            let read = |id| self.repo.find_blob(id).map(|b| b.content().to_vec());
-            match (entry.kind(), entry.filemode()) {
-                (Some(ObjectType::Blob), 0o120000) => match read(entry.id()) {
-                    Ok(target) => {
-                        let target = String::from_utf8_lossy(&target).into_owned();
-                        if link_stays_inside(&path, &target) {
-                            links.insert(path, target);
-                        } else {
-                            failure = Some(link_error(commit, &path, target.as_bytes()));
-                            return git2::TreeWalkResult::Abort;
-                        }
-                    }
-                    Err(e) => {
-                        failure = Some(e.into());
-                        return git2::TreeWalkResult::Abort;
-                    }
-                },
-                (Some(ObjectType::Blob), _) => match read(entry.id()) {
-                    Ok(bytes) => {
-                        files.insert(path, bytes.into());
-                    }
-                    Err(e) => {
-                        failure = Some(e.into());
-                        return git2::TreeWalkResult::Abort;
-                    }
-                },
-                _ => {}
+            let bytes = self.repo.find_blob(entry.id())?.content().to_vec();
+            if entry.filemode() != 0o120000 {
+                files.insert(path, bytes.into());
+                return Ok(());
             }
-            git2::TreeWalkResult::Ok
+            let target = String::from_utf8_lossy(&bytes).into_owned();
+            if !link_stays_inside(&path, &target) {
+                return Err(link_error(commit, &path, target.as_bytes()));
+            }
+            links.insert(path, target);
+            Ok(())
+        };
+        let mut failure = None;
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            match visit(dir, entry) {
+                Ok(()) => git2::TreeWalkResult::Ok,
+                Err(e) => {
+                    failure = Some(e);
+                    git2::TreeWalkResult::Abort
+                }
+            }
         })
         .or_else(|e| if failure.is_some() { Ok(()) } else { Err(e) })?;
-        match failure {
-            Some(e) => Err(e),
-            None => Ok((files, links)),
-        }
+        failure.map_or(Ok((files, links)), Err)
     }
 
     /// Paths changed between two commits (added, modified or deleted), outside `exclude_prefix`.

@@ -77,73 +77,35 @@ fn shell_line(words: &[&str]) -> String {
 pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
     let records = project.config.overlay.dir.trim_end_matches('/');
     let book = options.book_dir.trim_end_matches('/');
-    let paths = [
-        format!("{records}/**"),
-        super::config::CONFIG_FILE.to_string(),
-        format!("{book}/**"),
-        WORKFLOW_FILE.to_string(),
-    ];
-    let paths: String = paths
-        .iter()
-        .map(|p| format!("      - {}\n", quoted(p)))
-        .collect();
-    // An expression's string literal is single-quoted, with `''` for a quote. The key is the
-    // recorded commits: a new pin or fork commit starts a new entry.
-    let upstream = format!("'{}'", format!("{records}/UPSTREAM").replace('\'', "''"));
-    let cache_key = quoted(&format!(
-        "forkbook-objects-${{{{ hashFiles({upstream}) }}}}"
-    ));
-    let branch = quoted(&options.branch);
-    let install = quoted(&options.install);
-    let test = quoted(&shell_line(&[
-        "forkbook", "book", "test", "--rerun", "--dir", book,
-    ]));
-    let build = quoted(&shell_line(&[
-        "forkbook", "book", "build", "--rerun", "--dir", book,
-    ]));
+    let setup = setup_steps(records, &options.install);
+    let book_step = |verb: &str| {
+        quoted(&shell_line(&[
+            "forkbook", "book", verb, "--rerun", "--dir", book,
+        ]))
+    };
+    let (test, build) = (book_step("test"), book_step("build"));
     let site = quoted(&format!("{book}/book"));
-    // Both jobs start the same way: the checkout, the object cache, forkbook, the commits. Every
-    // cache forkbook keeps (the objects and the results beside them) is in the runner's temporary
-    // folder, outside the checkout, so no pull request can bring one; the book's step cache is
-    // not read (`--rerun`).
-    let setup = format!(
-        "      - uses: actions/checkout@v4
-      - name: Keep forkbook's caches outside the checkout
-        run: echo \"FORKBOOK_CACHE=$RUNNER_TEMP/forkbook/objects.git\" >> \"$GITHUB_ENV\"
-      - uses: actions/cache@v4
-        with:
-          path: ${{{{ runner.temp }}}}/forkbook/objects.git
-          key: {cache_key}
-          restore-keys: forkbook-objects-
-      - name: Install forkbook
-        run: {install}
-      - name: Fetch the recorded commits
-        run: forkbook fetch
-"
-    );
     let rocm_job = if options.rocm {
         super::ci_rocm::rocm_drift_job(records, &setup)
     } else {
         String::new()
     };
     let text = format!(
-        "\
-# Written by `forkbook ci github`: the executable book is this project's gate and its site.
-# Pull requests that touch the overlay run `forkbook book test`; pushes to the branch below
-# build the book and publish it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
-name: book
+        "{}{}",
+        workflow_head(records, book, &options.branch),
+        jobs(&setup, &test, &build, &site, &rocm_job)
+    );
+    match &options.roll {
+        Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
+        None => text,
+    }
+}
 
-on:
-  pull_request:
-    paths:
-{paths}  push:
-    branches: [{branch}]
-  workflow_dispatch:
-
-permissions:
-  contents: read
-
-jobs:
+/// The two jobs: on a pull request the book's gate, on a push the book built and published to
+/// GitHub Pages; then the ROCm job where there is one.
+fn jobs(setup: &str, test: &str, build: &str, site: &str, rocm_job: &str) -> String {
+    format!(
+        "jobs:
   test:
     if: github.event_name == 'pull_request'
     runs-on: ubuntu-latest
@@ -174,11 +136,71 @@ jobs:
       - id: deployment
         uses: actions/deploy-pages@v4
 {rocm_job}"
-    );
-    match &options.roll {
-        Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
-        None => text,
-    }
+    )
+}
+
+/// The workflow's head: what starts it (pull requests that touch the records, the configuration,
+/// the book or the workflow; pushes to `branch`) and its permissions.
+fn workflow_head(records: &str, book: &str, branch: &str) -> String {
+    let paths = [
+        format!("{records}/**"),
+        super::config::CONFIG_FILE.to_string(),
+        format!("{book}/**"),
+        WORKFLOW_FILE.to_string(),
+    ];
+    let paths: String = paths
+        .iter()
+        .map(|p| format!("      - {}\n", quoted(p)))
+        .collect();
+    let branch = quoted(branch);
+    format!(
+        "\
+# Written by `forkbook ci github`: the executable book is this project's gate and its site.
+# Pull requests that touch the overlay run `forkbook book test`; pushes to the branch below
+# build the book and publish it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
+name: book
+
+on:
+  pull_request:
+    paths:
+{paths}  push:
+    branches: [{branch}]
+  workflow_dispatch:
+
+permissions:
+  contents: read
+
+"
+    )
+}
+
+/// The steps every job starts with: the checkout, the object cache, forkbook, the commits. Every
+/// cache forkbook keeps (the objects and the results beside them) is in the runner's temporary
+/// folder, outside the checkout, so no pull request can bring one; the book's step cache is not
+/// read (`--rerun`).
+fn setup_steps(records: &str, install: &str) -> String {
+    // An expression's string literal is single-quoted, with `''` for a quote. The key is the
+    // recorded commits: a new pin or fork commit starts a new entry.
+    let upstream = format!("'{}'", format!("{records}/UPSTREAM").replace('\'', "''"));
+    let cache_key = quoted(&format!(
+        "forkbook-objects-${{{{ hashFiles({upstream}) }}}}"
+    ));
+    let install = quoted(install);
+    format!(
+        "      - uses: actions/checkout@v4
+      - name: Keep forkbook's caches outside the checkout
+        run: echo \"FORKBOOK_CACHE=$RUNNER_TEMP/forkbook/objects.git\" >> \"$GITHUB_ENV\"
+      - uses: actions/cache@v4
+        with:
+          path: ${{{{ runner.temp }}}}/forkbook/objects.git
+          key: {cache_key}
+          restore-keys: forkbook-objects-
+      - name: Install forkbook
+        run: {install}
+      - name: Fetch the recorded commits
+        run: forkbook fetch
+"
+    )
 }
 
 /// A folder the workflow names (the book, the records folder): relative, inside the project, and

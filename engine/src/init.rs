@@ -125,19 +125,14 @@ fn empty_state(
     upstream.set(keys::PIN, &commits.pin.to_string());
     upstream.set(keys::LICENSE, "MIT (upstream's LICENSE)");
     upstream.set(keys::LOCAL_FIXES, records::FIXES_FILE);
-    let mut files = FileMap::new();
-    files.insert(
-        records::UPSTREAM_FILE.into(),
-        upstream.render().into_bytes().into(),
-    );
-    files.insert(
-        records::FIXES_FILE.into(),
-        FIXES_TEMPLATE.as_bytes().to_vec().into(),
-    );
-    files.insert(
-        records::README_FILE.into(),
-        readme(project).into_bytes().into(),
-    );
+    let files: FileMap = [
+        (records::UPSTREAM_FILE, upstream.render()),
+        (records::FIXES_FILE, FIXES_TEMPLATE.to_string()),
+        (records::README_FILE, readme(project)),
+    ]
+    .into_iter()
+    .map(|(name, text)| (name.to_string(), text.into_bytes().into()))
+    .collect();
     let layout = project.config.overlay.layout;
     let tree = if layout == Layout::Files {
         base.files.clone()

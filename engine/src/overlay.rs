@@ -98,12 +98,7 @@ impl Records {
     /// The records from the files of a records folder (relative paths).
     pub fn from_files(project: &Project, files: FileMap) -> Result<Records> {
         let text = |name: &str| -> Result<Option<String>> {
-            match files.get(name) {
-                None => Ok(None),
-                Some(bytes) => String::from_utf8(bytes.to_vec()).map(Some).map_err(|_| {
-                    Error::new(format!("`{}` is not UTF-8", project.record_name(name)))
-                }),
-            }
+            files.get(name).map(|b| utf8(project, name, b)).transpose()
         };
         let upstream_text = text(records::UPSTREAM_FILE)?.ok_or_else(|| {
             Error::new(format!(
@@ -117,29 +112,7 @@ impl Records {
         let lock = text(records::LOCK_FILE)?
             .map(|t| Lock::parse(&t, &project.record_name(records::LOCK_FILE)))
             .transpose()?;
-        let mut patches = Vec::new();
-        let mut tree = FileMap::new();
-        let tree_prefix = project.config.overlay.tree_prefix();
-        let in_place = project.config.overlay.layout == Layout::Files && tree_prefix.is_empty();
-        for (path, bytes) in &files {
-            if in_place {
-                if !is_record(project, path) {
-                    tree.insert(path.clone(), bytes.clone());
-                }
-            } else if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
-                if name.ends_with(".patch") {
-                    let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
-                        Error::new(format!("`{}` is not UTF-8", project.record_name(path)))
-                    })?;
-                    patches.push(PatchFile {
-                        name: name.to_string(),
-                        text,
-                    });
-                }
-            } else if let Some(rel) = path.strip_prefix(&tree_prefix) {
-                tree.insert(rel.to_string(), bytes.clone());
-            }
-        }
+        let (patches, tree) = patches_and_tree(project, &files)?;
         check_placement(project, &files, &tree)?;
         Ok(Records {
             upstream,
@@ -224,10 +197,40 @@ pub fn is_tree_file(project: &Project, path: &str) -> bool {
 
 /// The overlay's files must be where the configuration says: one error naming the records folder
 /// and the setting to change, rather than an overlay read as empty (every base file "removed").
+/// A record's text, or an error naming it when it is not UTF-8.
+fn utf8(project: &Project, name: &str, bytes: &[u8]) -> Result<String> {
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| Error::new(format!("`{}` is not UTF-8", project.record_name(name))))
+}
+
+/// The patch series (`patches/*.patch`) and the overlay's files (under the tree prefix, or every
+/// file but the records where the files lie in the records folder itself) of a records folder.
+fn patches_and_tree(project: &Project, files: &FileMap) -> Result<(Vec<PatchFile>, FileMap)> {
+    let mut patches = Vec::new();
+    let mut tree = FileMap::new();
+    let tree_prefix = project.config.overlay.tree_prefix();
+    let in_place = project.config.overlay.layout == Layout::Files && tree_prefix.is_empty();
+    for (path, bytes) in files {
+        if in_place {
+            if !is_record(project, path) {
+                tree.insert(path.clone(), bytes.clone());
+            }
+        } else if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
+            if name.ends_with(".patch") {
+                let text = utf8(project, path, bytes)?;
+                let name = name.to_string();
+                patches.push(PatchFile { name, text });
+            }
+        } else if let Some(rel) = path.strip_prefix(&tree_prefix) {
+            tree.insert(rel.to_string(), bytes.clone());
+        }
+    }
+    Ok((patches, tree))
+}
+
 fn check_placement(project: &Project, files: &FileMap, tree: &FileMap) -> Result<()> {
     let config = &project.config.overlay;
     let prefix = config.backend_prefix.as_str();
-    let tree_prefix = config.tree_prefix();
     let looks_like_overlay =
         |p: &str| p.starts_with(prefix) || config.core_files.iter().any(|c| c == p);
     let beside: Vec<&String> = files
@@ -235,57 +238,67 @@ fn check_placement(project: &Project, files: &FileMap, tree: &FileMap) -> Result
         .filter(|p| looks_like_overlay(p) && !is_record(project, p))
         .collect();
     let folder = project.record_name("");
-    let show = |paths: &[&String]| {
-        let mut names: Vec<String> = paths.iter().take(3).map(|p| format!("`{p}`")).collect();
-        if paths.len() > 3 {
-            names.push(format!("and {} more", paths.len() - 3));
-        }
-        names.join(", ")
-    };
     match config.layout {
         Layout::Patch if !beside.is_empty() => Err(Error::new(format!(
             "`{folder}` holds whole overlay files ({}), but `[overlay] layout` is \"patch\", which keeps only patches there",
-            show(&beside)
+            first_names(&beside)
         ))
         .with_note("set `layout = \"files\"` and `tree = \".\"` under `[overlay]` in forkbook.toml to use the files where they are")),
         Layout::Files if !tree.keys().any(|p| p.starts_with(prefix)) => {
-            let setting = match config.tree.as_deref() {
-                Some(tree) => format!("`[overlay] tree = \"{tree}\"`"),
-                None => format!("`[overlay] tree`, unset, means `{}`", super::config::DEFAULT_TREE),
-            };
-            let place = if tree_prefix.is_empty() {
-                format!("`{folder}`")
-            } else {
-                format!("`{folder}{tree_prefix}`")
-            };
-            let mut err = Error::new(format!(
-                "no overlay files under `{prefix}` in {place} ({setting})"
-            ));
-            let elsewhere: Vec<&String> = files
-                .keys()
-                .filter(|p| p.contains(&format!("/{prefix}")) || p.starts_with(prefix))
-                .collect();
-            err = match elsewhere.first() {
-                Some(first) if !tree_prefix.is_empty() && first.starts_with(prefix) => err.with_note(format!(
-                    "the whole files sit in `{folder}` itself ({}): set `tree = \".\"` under `[overlay]` in forkbook.toml to use them there",
-                    show(&elsewhere)
-                )),
-                Some(first) => {
-                    let at = first.find(&format!("/{prefix}")).unwrap_or(0);
-                    err.with_note(format!(
-                        "the whole files sit in `{folder}{}/` ({}): set `tree = \"{}\"` under `[overlay]` in forkbook.toml",
-                        &first[..at],
-                        show(&elsewhere),
-                        &first[..at]
-                    ))
-                }
-                None => err.with_note(format!(
-                    "the files layout keeps the whole overlay there (the backend `{prefix}` and the core files); check `[overlay] tree` and `backend_prefix` in forkbook.toml"
-                )),
-            };
-            Err(err)
+            Err(no_overlay_files(project, files))
         }
         _ => Ok(()),
+    }
+}
+
+/// Up to three of `paths`, quoted, and how many more there are.
+fn first_names(paths: &[&String]) -> String {
+    let mut names: Vec<String> = paths.iter().take(3).map(|p| format!("`{p}`")).collect();
+    if paths.len() > 3 {
+        names.push(format!("and {} more", paths.len() - 3));
+    }
+    names.join(", ")
+}
+
+/// The error for a files layout with no backend file under its tree: where the tree setting
+/// points, and where the whole files seem to sit instead.
+fn no_overlay_files(project: &Project, files: &FileMap) -> Error {
+    let config = &project.config.overlay;
+    let prefix = config.backend_prefix.as_str();
+    let tree_prefix = config.tree_prefix();
+    let folder = project.record_name("");
+    let setting = match config.tree.as_deref() {
+        Some(tree) => format!("`[overlay] tree = \"{tree}\"`"),
+        None => format!(
+            "`[overlay] tree`, unset, means `{}`",
+            super::config::DEFAULT_TREE
+        ),
+    };
+    let place = format!("`{folder}{tree_prefix}`");
+    let err = Error::new(format!(
+        "no overlay files under `{prefix}` in {place} ({setting})"
+    ));
+    let elsewhere: Vec<&String> = files
+        .keys()
+        .filter(|p| p.contains(&format!("/{prefix}")) || p.starts_with(prefix))
+        .collect();
+    match elsewhere.first() {
+        Some(first) if !tree_prefix.is_empty() && first.starts_with(prefix) => err.with_note(format!(
+            "the whole files sit in `{folder}` itself ({}): set `tree = \".\"` under `[overlay]` in forkbook.toml to use them there",
+            first_names(&elsewhere)
+        )),
+        Some(first) => {
+            let at = first.find(&format!("/{prefix}")).unwrap_or(0);
+            err.with_note(format!(
+                "the whole files sit in `{folder}{}/` ({}): set `tree = \"{}\"` under `[overlay]` in forkbook.toml",
+                &first[..at],
+                first_names(&elsewhere),
+                &first[..at]
+            ))
+        }
+        None => err.with_note(format!(
+            "the files layout keeps the whole overlay there (the backend `{prefix}` and the core files); check `[overlay] tree` and `backend_prefix` in forkbook.toml"
+        )),
     }
 }
 
@@ -428,46 +441,19 @@ pub fn replay(
     let mut last = 0;
     for patch_file in patches {
         let name = project.record_name(&format!("{PATCHES_DIR}/{}", patch_file.name));
-        // Each patch is numbered as its register entry; an entry the fork merged has none (its
-        // patch removed, as `patch-not-empty` advises), so a number may be skipped, never
-        // repeated or missing.
-        match patch_file.number() {
-            Some(number) if number > last => last = number,
-            number => {
-                let why = match number {
-                    Some(n) if n == last => format!("a second patch numbered {n:04}"),
-                    Some(n) => format!("numbered {n:04} after {last:04}"),
-                    None => "its name does not start with a number".to_string(),
-                };
-                return Err(
-                    Error::new(format!("`{name}` is out of sequence: {why}")).with_note(
-                        "each patch is named `NNNN-title.patch` after its LOCAL_FIXES.md entry, \
-                         one per entry, in order (an entry marked merged has none)",
-                    ),
-                );
-            }
-        }
+        last = next_in_sequence(patch_file, last, &name)?;
         let paths = patch::touched(&patch_file.text, &name)?;
-        let pre: BTreeMap<String, Image> = paths
-            .iter()
-            .map(|p| (p.clone(), state.get(p).cloned()))
-            .collect();
-        let pre_files: FileMap = pre
-            .iter()
-            .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
-            .collect();
-        let applied = patch::apply_in(&scratch, &patch_file.text, &name, &pre_files)
+        let images = |files: &FileMap| -> BTreeMap<String, Image> {
+            paths
+                .iter()
+                .map(|p| (p.clone(), files.get(p).cloned()))
+                .collect()
+        };
+        let pre = images(&state);
+        let applied = patch::apply_in(&scratch, &patch_file.text, &name, &present(&pre))
             .with_context(|| format!("while materializing {}", project.record_name("")))?;
-        let post: BTreeMap<String, Image> = paths
-            .iter()
-            .map(|p| (p.clone(), applied.get(p).cloned()))
-            .collect();
-        for (path, content) in &post {
-            match content {
-                Some(bytes) => state.insert(path.clone(), bytes.clone()),
-                None => state.remove(path),
-            };
-        }
+        let post = images(&applied);
+        apply_images(&mut state, &post);
         steps.push(FixStep {
             patch: patch_file.clone(),
             pre,
@@ -475,6 +461,42 @@ pub fn replay(
         });
     }
     Ok((state, steps))
+}
+
+/// The number of the patch `name` after the patch numbered `last`. Each patch is numbered as its
+/// register entry; an entry the fork merged has none (its patch removed, as `patch-not-empty`
+/// advises), so a number may be skipped, never repeated or missing.
+fn next_in_sequence(patch_file: &PatchFile, last: usize, name: &str) -> Result<usize> {
+    let why = match patch_file.number() {
+        Some(number) if number > last => return Ok(number),
+        Some(n) if n == last => format!("a second patch numbered {n:04}"),
+        Some(n) => format!("numbered {n:04} after {last:04}"),
+        None => "its name does not start with a number".to_string(),
+    };
+    Err(
+        Error::new(format!("`{name}` is out of sequence: {why}")).with_note(
+            "each patch is named `NNNN-title.patch` after its LOCAL_FIXES.md entry, \
+             one per entry, in order (an entry marked merged has none)",
+        ),
+    )
+}
+
+/// The files of `images` that exist.
+pub fn present(images: &BTreeMap<String, Image>) -> FileMap {
+    images
+        .iter()
+        .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
+        .collect()
+}
+
+/// `files` with each of `images` written over it: set where it exists, removed where not.
+pub fn apply_images(files: &mut FileMap, images: &BTreeMap<String, Image>) {
+    for (path, content) in images {
+        match content {
+            Some(bytes) => files.insert(path.clone(), bytes.clone()),
+            None => files.remove(path),
+        };
+    }
 }
 
 /// Refuses a folder forkbook may not replace (see [`super::fsutil::check_write_target`]): the

@@ -124,78 +124,70 @@ fn quote_spaced_paths(text: &str) -> String {
 /// link lost). Names the patch and line. Only header lines are read (up to each first `@@`),
 /// so a removed line that starts `-- ` is not taken for a header.
 fn check_headers(patch: &str, name: &str) -> Result<()> {
-    let refuse = |line: usize, why: String| {
-        Err(Error::new(format!("`{name}`:{line}: {why}")).with_note(
+    let mut in_header = false;
+    for (index, line) in patch.lines().enumerate() {
+        if line.starts_with("diff --git ") {
+            in_header = true;
+        } else if line.starts_with("@@") || line.starts_with("GIT binary patch") {
+            in_header = false;
+        }
+        let Some(why) = in_header.then(|| header_problem(line)).flatten() else {
+            continue;
+        };
+        return Err(Error::new(format!("`{name}`:{}: {why}", index + 1)).with_note(
             "forkbook carries plain files with repository-relative paths; fix the patch, or regenerate it with `forkbook fix add`",
-        ))
-    };
+        ));
+    }
+    Ok(())
+}
+
+/// What is wrong with one header line of a patch: a path without its side's prefix, or a mode
+/// but a plain file's.
+fn header_problem(line: &str) -> Option<String> {
     let prefixed = |path: &str, side: &str| {
         path == "/dev/null"
             || path.starts_with(&format!("{side}/"))
             || path.starts_with(&format!("\"{side}/"))
     };
-    let mut in_header = false;
-    for (index, line) in patch.lines().enumerate() {
-        let number = index + 1;
-        if let Some(rest) = line.strip_prefix("diff --git ") {
-            in_header = true;
-            if !(prefixed(rest, "a") && (rest.contains(" b/") || rest.contains(" \"b/"))) {
-                return refuse(
-                    number,
-                    format!(
-                        "`{}` does not name `a/...` and `b/...` paths (an absolute path?)",
-                        line.escape_debug()
-                    ),
-                );
-            }
-            continue;
-        }
-        if !in_header {
-            continue;
-        }
-        if line.starts_with("@@") || line.starts_with("GIT binary patch") {
-            in_header = false;
-            continue;
-        }
-        let (side, path) = match (line.strip_prefix("--- "), line.strip_prefix("+++ ")) {
-            (Some(path), _) => ("a", path),
-            (_, Some(path)) => ("b", path),
-            _ => ("", ""),
-        };
-        if !side.is_empty() && !prefixed(path.trim_end(), side) {
-            return refuse(
-                number,
-                format!(
-                    "`{}` names a path without its `{side}/` prefix (an absolute path?)",
-                    line.escape_debug()
-                ),
-            );
-        }
-        let mode = [
-            "old mode ",
-            "new mode ",
-            "new file mode ",
-            "deleted file mode ",
-        ]
-        .iter()
-        .find_map(|key| line.strip_prefix(key))
-        .or_else(|| {
-            line.strip_prefix("index ")
-                .and_then(|rest| rest.split_whitespace().nth(1))
+    let shown = line.escape_debug();
+    if let Some(rest) = line.strip_prefix("diff --git ") {
+        let named = prefixed(rest, "a") && (rest.contains(" b/") || rest.contains(" \"b/"));
+        return (!named).then(|| {
+            format!("`{shown}` does not name `a/...` and `b/...` paths (an absolute path?)")
         });
-        if let Some(mode) = mode.map(str::trim) {
-            if mode != "100644" {
-                let what = match mode {
-                    "100755" => "an executable file",
-                    "120000" => "a symbolic link",
-                    "160000" => "a submodule",
-                    _ => "an unusual file",
-                };
-                return refuse(number, format!("mode {mode} ({what}) would not be carried: forkbook writes plain files (mode 100644)"));
-            }
-        }
     }
-    Ok(())
+    let (side, path) = match (line.strip_prefix("--- "), line.strip_prefix("+++ ")) {
+        (Some(path), _) => ("a", path),
+        (_, Some(path)) => ("b", path),
+        _ => ("", ""),
+    };
+    if !side.is_empty() && !prefixed(path.trim_end(), side) {
+        return Some(format!(
+            "`{shown}` names a path without its `{side}/` prefix (an absolute path?)"
+        ));
+    }
+    let mode = [
+        "old mode ",
+        "new mode ",
+        "new file mode ",
+        "deleted file mode ",
+    ]
+    .iter()
+    .find_map(|key| line.strip_prefix(key))
+    .or_else(|| {
+        line.strip_prefix("index ")
+            .and_then(|rest| rest.split_whitespace().nth(1))
+    });
+    let mode = mode.map(str::trim).filter(|mode| *mode != "100644")?;
+    let what = match mode {
+        "100755" => "an executable file",
+        "120000" => "a symbolic link",
+        "160000" => "a submodule",
+        _ => "an unusual file",
+    };
+    Some(format!(
+        "mode {mode} ({what}) would not be carried: forkbook writes plain files (mode 100644)"
+    ))
 }
 
 /// Whether a patch holds no change at all: its header and message alone. A move leaves a fix's

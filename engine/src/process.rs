@@ -132,7 +132,6 @@ impl Finished {
 
 /// Runs `spec` to its end (or its timeout, or this thread's [`with_deadline`]).
 pub fn run(spec: &Spec) -> Result<Finished> {
-    use std::os::unix::process::CommandExt;
     static RUNS: AtomicU64 = AtomicU64::new(0);
     let tag = format!(
         "{TAG_PREFIX}{}_{}",
@@ -146,37 +145,9 @@ pub fn run(spec: &Spec) -> Result<Finished> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .current_dir(&spec.dir)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(&tag, "1")
-        .stdin(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and touches only the child.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    let mut command = command_for(spec, &tag);
     let shown = spec.program.display().to_string();
-    let (collector, pipe_inode) = match &spec.output {
-        Output::Capture { cap } => {
-            let (reader, writer) = std::io::pipe()?;
-            let inode = pipe_inode(&writer);
-            command.stdout(writer.try_clone()?).stderr(writer);
-            (Some(collect(reader, *cap)), inode)
-        }
-        Output::File(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("failed to create `{}`", path.display()))?;
-            command.stdout(file.try_clone()?).stderr(file);
-            (None, None)
-        }
-    };
+    let (collector, pipe_inode) = wire_output(&mut command, &spec.output)?;
     let mut child = command
         .spawn()
         .with_context(|| format!("failed to run `{shown}`"))?;
@@ -202,20 +173,68 @@ pub fn run(spec: &Spec) -> Result<Finished> {
     };
     let ended = match status {
         None => Ended::TimedOut(deadline.map(|d| d - started).unwrap_or_default()),
-        Some(status) => {
-            use std::os::unix::process::ExitStatusExt;
-            match (status.code(), status.signal()) {
-                (Some(code), _) => Ended::Exited(code),
-                (None, Some(signal)) => Ended::Signaled(signal),
-                (None, None) => Ended::Signaled(0),
-            }
-        }
+        Some(status) => ended_by(status),
     };
     Ok(Finished {
         ended,
         output,
         duration: started.elapsed(),
     })
+}
+
+/// How a process that ended did: its exit code, else the signal that ended it.
+fn ended_by(status: std::process::ExitStatus) -> Ended {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ended::Exited(code),
+        (None, Some(signal)) => Ended::Signaled(signal),
+        (None, None) => Ended::Signaled(0),
+    }
+}
+
+/// Sends the command's output and errors to where `output` says: one pipe read by a thread
+/// (returned, with the pipe's inode), or a file.
+fn wire_output(
+    command: &mut Command,
+    output: &Output,
+) -> Result<(Option<std::thread::JoinHandle<String>>, Option<u64>)> {
+    match output {
+        Output::Capture { cap } => {
+            let (reader, writer) = std::io::pipe()?;
+            let inode = pipe_inode(&writer);
+            command.stdout(writer.try_clone()?).stderr(writer);
+            Ok((Some(collect(reader, *cap)), inode))
+        }
+        Output::File(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("failed to create `{}`", path.display()))?;
+            command.stdout(file.try_clone()?).stderr(file);
+            Ok((None, None))
+        }
+    }
+}
+
+/// The command `spec` names, with no input, marked by `tag` in its environment (how the
+/// processes it leaves are found) and in a session of its own (how its group is ended).
+fn command_for(spec: &Spec, tag: &str) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.dir)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(tag, "1")
+        .stdin(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches only the child.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command
 }
 
 /// Reads the pipe to its end on a thread, keeping at most `cap` bytes.

@@ -6,7 +6,7 @@
 
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::overlay::{differences, OverlayState, Records, PATCHES_DIR};
+use super::overlay::{differences, Image, OverlayState, Records, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
 use super::records;
@@ -100,39 +100,14 @@ pub fn add_fix(
     let number = fix_count(state) + 1;
     let paths: Vec<String> = changes.iter().map(|(p, _, _)| p.clone()).collect();
     let mut files = state.records.files.clone();
-    match state.layout {
-        Layout::Patch => {
-            let pre: FileMap = changes
-                .iter()
-                .filter_map(|(p, before, _)| Some((p.clone(), before.clone()?)))
-                .collect();
-            let post: FileMap = changes
-                .iter()
-                .filter_map(|(p, _, after)| Some((p.clone(), after.clone()?)))
-                .collect();
-            let diff = patch::render(&pre, &post)?;
-            let name = format!("{number:04}-{}.patch", slug(title));
-            let text = format!("From: forkbook <forkbook@localhost>\nSubject: [PATCH] {title}\n\nLocal fix {number} of LOCAL_FIXES.md.\n---\n{diff}");
-            files.insert(format!("{PATCHES_DIR}/{name}"), text.into_bytes().into());
-        }
-        Layout::Files => {
-            let tree_prefix = project.config.overlay.tree_prefix();
-            for (path, _, after) in &changes {
-                let key = format!("{tree_prefix}{path}");
-                match after {
-                    Some(bytes) => files.insert(key, bytes.clone()),
-                    None => files.remove(&key),
-                };
-            }
-        }
-    }
-    let register = super::text_of(&files, records::FIXES_FILE);
-    files.insert(
-        records::FIXES_FILE.into(),
-        append_entry(&register, number, title, &paths)
-            .into_bytes()
-            .into(),
+    write_change(project, state.layout, &mut files, number, title, &changes)?;
+    let register = append_entry(
+        &super::text_of(&files, records::FIXES_FILE),
+        number,
+        title,
+        &paths,
     );
+    files.insert(records::FIXES_FILE.into(), register.into_bytes().into());
     let records = Records::from_files(project, files)?;
     let new_state = OverlayState::from_records(project, cache, records)?;
     let mut planned = sync::plan(project, cache, &new_state, new_state.commits)?;
@@ -144,6 +119,40 @@ pub fn add_fix(
         paths,
         planned,
     })
+}
+
+/// Fix `number`'s `changes` written into the records `files`: its patch, or in the files layout
+/// the changed files themselves.
+fn write_change(
+    project: &Project,
+    layout: Layout,
+    files: &mut FileMap,
+    number: usize,
+    title: &str,
+    changes: &[(String, Image, Image)],
+) -> Result<()> {
+    if layout == Layout::Files {
+        let tree_prefix = project.config.overlay.tree_prefix();
+        for (path, _, after) in changes {
+            let key = format!("{tree_prefix}{path}");
+            match after {
+                Some(bytes) => files.insert(key, bytes.clone()),
+                None => files.remove(&key),
+            };
+        }
+        return Ok(());
+    }
+    let side = |pick: fn(&(String, Image, Image)) -> &Image| -> FileMap {
+        changes
+            .iter()
+            .filter_map(|change| Some((change.0.clone(), pick(change).clone()?)))
+            .collect()
+    };
+    let diff = patch::render(&side(|c| &c.1), &side(|c| &c.2))?;
+    let name = format!("{number:04}-{}.patch", slug(title));
+    let text = format!("From: forkbook <forkbook@localhost>\nSubject: [PATCH] {title}\n\nLocal fix {number} of LOCAL_FIXES.md.\n---\n{diff}");
+    files.insert(format!("{PATCHES_DIR}/{name}"), text.into_bytes().into());
+    Ok(())
 }
 
 /// Fixes so far: the last patch's number in the patch layout (an entry the fork merged keeps

@@ -119,25 +119,6 @@ pub fn report(
         .iter()
         .map(|(p, o)| (p.clone(), o.name()))
         .collect();
-    let conflicts = new
-        .base
-        .core
-        .iter()
-        .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)))
-        .map(|(path, _)| {
-            let marked = new
-                .overlay
-                .get(path)
-                .is_some_and(|b| !forkbook_checks::markers::scan(b).is_empty());
-            // Markers left in: no fix resolves it yet, whatever fixes touch the file.
-            let fixes = if marked {
-                Vec::new()
-            } else {
-                fixes_touching(new, path)
-            };
-            (path.clone(), fixes)
-        })
-        .collect();
     let new_residual = residual::compute(new);
     let residual_changed =
         old.map(|old| residual::compute(old).render_diff() != new_residual.render_diff());
@@ -155,27 +136,7 @@ pub fn report(
             )
         })
         .collect();
-    let upstream_web = super::trace::web_base(&project.canonical_urls.1).unwrap_or_default();
-    let drift = match old {
-        Some(old) if old.commits.pin != new.commits.pin => {
-            let api = candidate::drift_api(project, cache, old, old.commits.pin, new.commits.pin)?;
-            api.findings
-                .iter()
-                .filter(|f| f.suppressed.is_none())
-                .map(|f| super::drift::draft::answer_line(new, f, old.steps.len(), &upstream_web))
-                .collect()
-        }
-        _ => Vec::new(),
-    };
-    let verify = verification
-        .items
-        .iter()
-        .map(|i| match &i.outcome {
-            Outcome::Passed => format!("`{}`: passed", i.name),
-            Outcome::Failed(why) => format!("`{}`: FAILED ({why})", i.name),
-            Outcome::Skipped(why) => format!("`{}`: skipped ({why})", i.name),
-        })
-        .collect();
+    let drift = drift_answered(project, cache, new, old)?;
     Ok(Report {
         conflict_causes: super::trace::recorded_conflicts(cache, new)?,
         upstream_web: super::trace::web_base(&project.canonical_urls.1),
@@ -184,14 +145,68 @@ pub fn report(
         pin_moved: old.is_some_and(|o| o.commits.pin != new.commits.pin),
         fork_moved: old.is_some_and(|o| o.commits.fork != new.commits.fork),
         core,
-        conflicts,
+        conflicts: resolved_conflicts(new),
         residual_changed,
         residual,
         drift,
-        verify,
+        verify: verification.items.iter().map(verify_line).collect(),
         verify_failed: verification.failed(),
         verdict: verification.summary(),
     })
+}
+
+/// One verify step and how it ended.
+fn verify_line(item: &super::verify::Item) -> String {
+    match &item.outcome {
+        Outcome::Passed => format!("`{}`: passed", item.name),
+        Outcome::Failed(why) => format!("`{}`: FAILED ({why})", item.name),
+        Outcome::Skipped(why) => format!("`{}`: skipped ({why})", item.name),
+    }
+}
+
+/// Each core file that conflicts between pin and fork, with the fixes that resolve it.
+fn resolved_conflicts(new: &OverlayState) -> Vec<(String, Vec<String>)> {
+    let conflicted = new
+        .base
+        .core
+        .iter()
+        .filter(|(_, o)| matches!(o, CoreOutcome::Conflict(_)));
+    conflicted
+        .map(|(path, _)| {
+            let marked = new
+                .overlay
+                .get(path)
+                .is_some_and(|b| !forkbook_checks::markers::scan(b).is_empty());
+            // Markers left in: no fix resolves it yet, whatever fixes touch the file.
+            let fixes = if marked {
+                Vec::new()
+            } else {
+                fixes_touching(new, path)
+            };
+            (path.clone(), fixes)
+        })
+        .collect()
+}
+
+/// The API drift from the old pin to the new one, each finding with what answers it; none
+/// where the pin did not move.
+fn drift_answered(
+    project: &Project,
+    cache: &Cache,
+    new: &OverlayState,
+    old: Option<&OverlayState>,
+) -> Result<Vec<String>> {
+    let Some(old) = old.filter(|old| old.commits.pin != new.commits.pin) else {
+        return Ok(Vec::new());
+    };
+    let upstream_web = super::trace::web_base(&project.canonical_urls.1).unwrap_or_default();
+    let api = candidate::drift_api(project, cache, old, old.commits.pin, new.commits.pin)?;
+    Ok(api
+        .findings
+        .iter()
+        .filter(|f| f.suppressed.is_none())
+        .map(|f| super::drift::draft::answer_line(new, f, old.steps.len(), &upstream_web))
+        .collect())
 }
 
 /// The fixes whose patches change `path`, as "fix N (title)".
@@ -241,6 +256,31 @@ impl Report {
     /// The section as Markdown, for a PR body or the technical report.
     fn render_markdown(&self) -> String {
         let mut out = String::from("## ROCm overlay\n\n");
+        self.render_core(&mut out);
+        let changed = match self.residual_changed {
+            Some(true) => "changed",
+            Some(false) => "unchanged",
+            None => "first recorded",
+        };
+        out.push_str(&format!(
+            "\nResidual: {changed}, {}.\n\n",
+            super::report_value::plural(self.residual.len(), "hunk", "hunks")
+        ));
+        out.extend(self.residual.iter().map(|hunk| format!("- {hunk}\n")));
+        if !self.drift.is_empty() {
+            out.push_str(&format!(
+                "\nAPI drift fixed by this change ({}):\n\n",
+                self.drift.len()
+            ));
+            out.extend(self.drift.iter().map(|finding| format!("- {finding}\n")));
+        }
+        out.push_str(&format!("\nVerify: {}.\n\n", self.verdict));
+        out.extend(self.verify.iter().map(|item| format!("- {item}\n")));
+        out
+    }
+
+    /// The Markdown's head: what moved, then the core files and their conflicts.
+    fn render_core(&self, out: &mut String) {
         match &self.old {
             Some(old) if old != &self.new => {
                 let what = match (self.pin_moved, self.fork_moved) {
@@ -276,34 +316,8 @@ impl Report {
                     format!("resolved by {}", fixes.join(", "))
                 };
                 out.push_str(&format!("- `{path}`: {by}\n"));
-                self.render_causes(&mut out, path);
+                self.render_causes(out, path);
             }
         }
-        let changed = match self.residual_changed {
-            Some(true) => "changed",
-            Some(false) => "unchanged",
-            None => "first recorded",
-        };
-        out.push_str(&format!(
-            "\nResidual: {changed}, {}.\n\n",
-            super::report_value::plural(self.residual.len(), "hunk", "hunks")
-        ));
-        for hunk in &self.residual {
-            out.push_str(&format!("- {hunk}\n"));
-        }
-        if !self.drift.is_empty() {
-            out.push_str(&format!(
-                "\nAPI drift fixed by this change ({}):\n\n",
-                self.drift.len()
-            ));
-            for finding in &self.drift {
-                out.push_str(&format!("- {finding}\n"));
-            }
-        }
-        out.push_str(&format!("\nVerify: {}.\n\n", self.verdict));
-        for item in &self.verify {
-            out.push_str(&format!("- {item}\n"));
-        }
-        out
     }
 }

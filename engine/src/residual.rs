@@ -234,52 +234,59 @@ pub fn compute_parts(
             .filter(|(_, s)| s.changed_paths().contains(&path.as_str()))
             .map(|(i, _)| i + 1)
             .collect();
-        let diff = TextDiff::from_lines(&before, &after);
-        for group in diff.grouped_ops(3) {
-            let (mut removed, mut added) = (0, 0);
-            let mut text = String::new();
-            let first = group
-                .first()
-                .map(|op| op.new_range().start + 1)
-                .unwrap_or(1);
-            // diff(1)'s header rules (an empty range starts at the line before it, a one-line
-            // range has no length), as `similar` writes them.
-            text.push_str(&format!("{}\n", UnifiedHunkHeader::new(&group)));
-            for op in &group {
-                for change in diff.iter_changes(op) {
-                    let sign = match change.tag() {
-                        ChangeTag::Delete => {
-                            removed += 1;
-                            '-'
-                        }
-                        ChangeTag::Insert => {
-                            added += 1;
-                            '+'
-                        }
-                        ChangeTag::Equal => ' ',
-                    };
-                    text.push(sign);
-                    text.push_str(change.value());
-                    if change.missing_newline() {
-                        text.push_str("\n\\ No newline at end of file\n");
-                    }
-                }
-            }
-            hunks.push(Hunk {
-                file: path.clone(),
-                line: first,
-                removed,
-                added,
-                fixes: fixes.clone(),
-                text,
-                note: None,
-            });
-        }
+        hunks.extend(hunks_of(path, &before, &after, &fixes));
     }
     Residual {
         files: core_files.len(),
         hunks,
     }
+}
+
+/// The hunks (three lines of context) of one core file's residual, each naming `fixes`.
+fn hunks_of(path: &str, before: &str, after: &str, fixes: &[usize]) -> Vec<Hunk> {
+    let mut hunks = Vec::new();
+    let diff = TextDiff::from_lines(before, after);
+    for group in diff.grouped_ops(3) {
+        let (mut removed, mut added) = (0, 0);
+        let mut text = String::new();
+        let first = group
+            .first()
+            .map(|op| op.new_range().start + 1)
+            .unwrap_or(1);
+        // diff(1)'s header rules (an empty range starts at the line before it, a one-line
+        // range has no length), as `similar` writes them.
+        text.push_str(&format!("{}\n", UnifiedHunkHeader::new(&group)));
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    ChangeTag::Delete => {
+                        removed += 1;
+                        '-'
+                    }
+                    ChangeTag::Insert => {
+                        added += 1;
+                        '+'
+                    }
+                    ChangeTag::Equal => ' ',
+                };
+                text.push(sign);
+                text.push_str(change.value());
+                if change.missing_newline() {
+                    text.push_str("\n\\ No newline at end of file\n");
+                }
+            }
+        }
+        hunks.push(Hunk {
+            file: path.to_string(),
+            line: first,
+            removed,
+            added,
+            fixes: fixes.to_vec(),
+            text,
+            note: None,
+        });
+    }
+    hunks
 }
 
 /// The record rewritten for `residual` at `commits`, and the notes flagged for review

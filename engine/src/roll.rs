@@ -196,31 +196,23 @@ fn exact_conflicts(
         let fork_file = cache.read(state.commits.fork, path)?;
         let mut by_blob: HashMap<Option<Oid>, usize> = HashMap::new();
         let mut regions = Vec::with_capacity(line.len());
-        let mut last: Option<(Option<Oid>, usize)> = None;
         for &commit in line {
             let id = blob_id(repo, commit, path)?;
-            let n = match last {
-                Some((prev, n)) if prev == id => n,
-                _ => match by_blob.get(&id) {
-                    Some(&n) => n,
-                    None => {
-                        let pin_file = match id {
-                            Some(id) => Some(cache.blob(id)?),
-                            None => None,
-                        };
-                        let n = base::conflict_regions(
-                            path,
-                            base_file.as_deref(),
-                            pin_file.as_deref(),
-                            fork_file.as_deref(),
-                            labels,
-                        )?;
-                        by_blob.insert(id, n);
-                        n
-                    }
-                },
+            let n = match by_blob.get(&id) {
+                Some(&n) => n,
+                None => {
+                    let pin_file = id.map(|id| cache.blob(id)).transpose()?;
+                    let n = base::conflict_regions(
+                        path,
+                        base_file.as_deref(),
+                        pin_file.as_deref(),
+                        fork_file.as_deref(),
+                        labels,
+                    )?;
+                    by_blob.insert(id, n);
+                    n
+                }
             };
-            last = Some((id, n));
             regions.push(n);
         }
         // A file that conflicts at the pin already is resolved by the overlay's fixes: whether
@@ -243,6 +235,21 @@ struct Prober<'a> {
 }
 
 impl Prober<'_> {
+    /// Probes the commits of `line` at the positions `at` that `probes` does not hold yet.
+    fn probe_all(
+        &mut self,
+        line: &[Oid],
+        at: &[usize],
+        probes: &mut BTreeMap<usize, Probe>,
+    ) -> Result<()> {
+        for &i in at {
+            if let std::collections::btree_map::Entry::Vacant(slot) = probes.entry(i) {
+                slot.insert(self.probe(line[i])?);
+            }
+        }
+        Ok(())
+    }
+
     fn probe(&mut self, commit: Oid) -> Result<Probe> {
         self.probes += 1;
         let new = base::Commits {
@@ -361,120 +368,11 @@ fn forecast_to(
     let last = line.len() - 1;
     let _memo = api::ParseMemo::scope();
     let exact = exact_conflicts(cache, state, &line)?;
-    let mut prober = Prober {
-        project,
-        cache,
-        state,
-        setup: DriftSetup::new(project, cache, state, state.commits.base)?,
-        tracked: exact.keys().cloned().collect(),
-        probes: 0,
-    };
-    let position: HashMap<Oid, usize> = line.iter().enumerate().map(|(i, c)| (*c, i)).collect();
-    let mut probes: BTreeMap<usize, Probe> = BTreeMap::new();
-    let mut probe_at = |i: usize, probes: &mut BTreeMap<usize, Probe>| -> Result<()> {
-        if let std::collections::btree_map::Entry::Vacant(slot) = probes.entry(i) {
-            slot.insert(prober.probe(line[i])?);
-        }
-        Ok(())
-    };
-    probe_at(0, &mut probes)?;
-    probe_at(last, &mut probes)?;
-    // Both sides of every exact conflict event: the state may change there too.
-    for regions in exact.values() {
-        for i in 1..=last {
-            if (regions[i] > 0) != (regions[i - 1] > 0) {
-                probe_at(i - 1, &mut probes)?;
-                probe_at(i, &mut probes)?;
-            }
-        }
-    }
-    // Both sides of the commit each finding at the target names as its cause.
-    let hints: Vec<usize> = probes[&last]
-        .causes
-        .iter()
-        .filter_map(|sha| Oid::from_str(sha).ok())
-        .filter_map(|oid| position.get(&oid).copied())
-        .filter(|&i| i > 0)
-        .collect();
-    for i in hints {
-        probe_at(i - 1, &mut probes)?;
-        probe_at(i, &mut probes)?;
-    }
-    // Bisect every stretch whose ends differ until each change sits between adjacent commits.
-    loop {
-        let known: Vec<usize> = probes.keys().copied().collect();
-        let split: Vec<usize> = known
-            .windows(2)
-            .filter(|w| w[1] > w[0] + 1 && !probes[&w[0]].same(&probes[&w[1]]))
-            .map(|w| w[0] + (w[1] - w[0]) / 2)
-            .collect();
-        if split.is_empty() {
-            break;
-        }
-        for i in split {
-            probe_at(i, &mut probes)?;
-        }
-    }
-
+    let (probes, probed) = probe_line(project, cache, state, &line, &exact)?;
     let commit_of = |i: usize| UpstreamCommit::of(repo, line[i]);
     let mut events = Vec::new();
     for i in 1..=last {
-        let mut here = Vec::new();
-        for (path, regions) in &exact {
-            match (regions[i - 1] > 0, regions[i] > 0) {
-                (false, true) => here.push(Change::ConflictStarts {
-                    path: path.clone(),
-                    regions: regions[i],
-                }),
-                (true, false) => here.push(Change::ConflictStops { path: path.clone() }),
-                _ => {}
-            }
-        }
-        if let (Some(before), Some(after)) = (probes.get(&(i - 1)), probes.get(&i)) {
-            for path in after.conflicts.difference(&before.conflicts) {
-                here.push(Change::ConflictStarts {
-                    path: path.clone(),
-                    regions: 0,
-                });
-            }
-            for path in before.conflicts.difference(&after.conflicts) {
-                here.push(Change::ConflictStops { path: path.clone() });
-            }
-            for ((kind, symbol), draft) in &after.drift {
-                if !before.drift.contains_key(&(kind.clone(), symbol.clone())) {
-                    here.push(Change::DriftAppears {
-                        kind: kind.clone(),
-                        symbol: symbol.clone(),
-                        draft: draft.clone().ok(),
-                        no_draft: draft.clone().err(),
-                    });
-                }
-            }
-            for (kind, symbol) in before.drift.keys() {
-                if !after.drift.contains_key(&(kind.clone(), symbol.clone())) {
-                    here.push(Change::DriftGoes {
-                        kind: kind.clone(),
-                        symbol: symbol.clone(),
-                    });
-                }
-            }
-            for (number, title) in &after.droppable {
-                if !before.droppable.contains_key(number) {
-                    here.push(Change::FixDroppable {
-                        number: *number,
-                        title: title.clone(),
-                    });
-                }
-            }
-            for (number, title) in &before.droppable {
-                if !after.droppable.contains_key(number) {
-                    here.push(Change::FixNeeded {
-                        number: *number,
-                        title: title.clone(),
-                    });
-                }
-            }
-        }
+        let here = changes_at(&exact, &probes, i);
         if !here.is_empty() {
             let commit = commit_of(i);
             events.extend(here.into_iter().map(|change| Event {
@@ -484,32 +382,16 @@ fn forecast_to(
             }));
         }
     }
-
-    // The state at any commit is the nearest probe at or before it.
-    let probe_for = |i: usize| -> &Probe {
-        probes
-            .range(..=i)
-            .next_back()
-            .map(|(_, p)| p)
-            .expect("the pin is probed")
-    };
-    let conflict_free =
-        |i: usize| exact.values().all(|r| r[i] == 0) && probe_for(i).conflicts.is_empty();
-    let drift_left = |i: usize| -> Vec<String> {
-        probe_for(i)
-            .drift
-            .keys()
-            .map(|(k, s)| format!("{k} {s}"))
-            .collect()
-    };
-    let newest = |ok: &dyn Fn(usize) -> bool| (0..=last).rev().find(|&i| ok(i)).unwrap_or(0);
-    let clean = newest(&|i| conflict_free(i) && probe_for(i).drift.is_empty());
-    let drafted = newest(&|i| conflict_free(i) && probe_for(i).drift.values().all(|d| d.is_ok()));
+    let (clean, drafted) = newest_ready(&exact, &probes, last);
     let candidate = |i: usize| Candidate {
         commit: commit_of(i),
         position: i,
         moves: i > 0,
-        drift_left: drift_left(i),
+        drift_left: state_at(&probes, i)
+            .drift
+            .keys()
+            .map(|(k, s)| format!("{k} {s}"))
+            .collect(),
     };
     Ok(Forecast {
         pin: pin.to_string(),
@@ -518,8 +400,158 @@ fn forecast_to(
         events,
         clean: candidate(clean),
         drafted: candidate(drafted),
-        probes: prober.probes,
+        probes: probed,
     })
+}
+
+/// Probes `line` where its state may change: both ends, both sides of every exact conflict
+/// event and of every commit a finding at the target names as its cause; then bisects every
+/// stretch whose ends differ until each change sits between adjacent commits. Returns the probes
+/// by position and how many were made.
+fn probe_line(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    line: &[Oid],
+    exact: &BTreeMap<String, Vec<usize>>,
+) -> Result<(BTreeMap<usize, Probe>, usize)> {
+    let mut prober = Prober {
+        project,
+        cache,
+        state,
+        setup: DriftSetup::new(project, cache, state, state.commits.base)?,
+        tracked: exact.keys().cloned().collect(),
+        probes: 0,
+    };
+    let last = line.len() - 1;
+    let mut probes: BTreeMap<usize, Probe> = BTreeMap::new();
+    prober.probe_all(line, &[0, last], &mut probes)?;
+    let sides = |i: usize| [i - 1, i];
+    // Both sides of every exact conflict event, and of each commit named as a cause.
+    let events: Vec<usize> = exact
+        .values()
+        .flat_map(|r| (1..=last).filter(move |&i| (r[i] > 0) != (r[i - 1] > 0)))
+        .flat_map(sides)
+        .collect();
+    prober.probe_all(line, &events, &mut probes)?;
+    let position: HashMap<Oid, usize> = line.iter().enumerate().map(|(i, c)| (*c, i)).collect();
+    let hints: Vec<usize> = probes[&last]
+        .causes
+        .iter()
+        .filter_map(|sha| Oid::from_str(sha).ok())
+        .filter_map(|oid| position.get(&oid).copied())
+        .filter(|&i| i > 0)
+        .flat_map(sides)
+        .collect();
+    prober.probe_all(line, &hints, &mut probes)?;
+    loop {
+        let known: Vec<usize> = probes.keys().copied().collect();
+        let split: Vec<usize> = known
+            .windows(2)
+            .filter(|w| w[1] > w[0] + 1 && !probes[&w[0]].same(&probes[&w[1]]))
+            .map(|w| w[0] + (w[1] - w[0]) / 2)
+            .collect();
+        if split.is_empty() {
+            return Ok((probes, prober.probes));
+        }
+        prober.probe_all(line, &split, &mut probes)?;
+    }
+}
+
+/// What changes from commit `i - 1` of the line to commit `i`: the exact walk's conflicts, then
+/// what the probes on both sides (where both were probed) differ in.
+fn changes_at(
+    exact: &BTreeMap<String, Vec<usize>>,
+    probes: &BTreeMap<usize, Probe>,
+    i: usize,
+) -> Vec<Change> {
+    let mut here = Vec::new();
+    for (path, regions) in exact {
+        let path = path.clone();
+        match (regions[i - 1] > 0, regions[i] > 0) {
+            (false, true) => here.push(Change::ConflictStarts {
+                path,
+                regions: regions[i],
+            }),
+            (true, false) => here.push(Change::ConflictStops { path }),
+            _ => {}
+        }
+    }
+    let (Some(before), Some(after)) = (probes.get(&(i - 1)), probes.get(&i)) else {
+        return here;
+    };
+    let (starts, stops) = (
+        &after.conflicts - &before.conflicts,
+        &before.conflicts - &after.conflicts,
+    );
+    here.extend(
+        starts
+            .into_iter()
+            .map(|path| Change::ConflictStarts { path, regions: 0 }),
+    );
+    here.extend(stops.into_iter().map(|path| Change::ConflictStops { path }));
+    for (key @ (kind, symbol), draft) in &after.drift {
+        if !before.drift.contains_key(key) {
+            here.push(Change::DriftAppears {
+                kind: kind.clone(),
+                symbol: symbol.clone(),
+                draft: draft.clone().ok(),
+                no_draft: draft.clone().err(),
+            });
+        }
+    }
+    let gone = before
+        .drift
+        .keys()
+        .filter(|key| !after.drift.contains_key(*key));
+    here.extend(gone.map(|(kind, symbol)| Change::DriftGoes {
+        kind: kind.clone(),
+        symbol: symbol.clone(),
+    }));
+    let only_in = |a: &'_ BTreeMap<usize, String>, b: &'_ BTreeMap<usize, String>| {
+        a.iter()
+            .filter(|(n, _)| !b.contains_key(n))
+            .map(|(n, t)| (*n, t.clone()))
+            .collect::<Vec<_>>()
+    };
+    let droppable = only_in(&after.droppable, &before.droppable);
+    here.extend(
+        droppable
+            .into_iter()
+            .map(|(number, title)| Change::FixDroppable { number, title }),
+    );
+    let needed = only_in(&before.droppable, &after.droppable);
+    here.extend(
+        needed
+            .into_iter()
+            .map(|(number, title)| Change::FixNeeded { number, title }),
+    );
+    here
+}
+
+/// The state at commit `i` of the line: the nearest probe at or before it.
+fn state_at(probes: &BTreeMap<usize, Probe>, i: usize) -> &Probe {
+    probes
+        .range(..=i)
+        .next_back()
+        .map(|(_, p)| p)
+        .expect("the pin is probed")
+}
+
+/// The newest commits with no conflict and no drift, and with no conflict and a draft for
+/// every finding (the pin, 0, where none is).
+fn newest_ready(
+    exact: &BTreeMap<String, Vec<usize>>,
+    probes: &BTreeMap<usize, Probe>,
+    last: usize,
+) -> (usize, usize) {
+    let conflict_free =
+        |i: usize| exact.values().all(|r| r[i] == 0) && state_at(probes, i).conflicts.is_empty();
+    let newest = |ok: &dyn Fn(usize) -> bool| (0..=last).rev().find(|&i| ok(i)).unwrap_or(0);
+    let clean = newest(&|i| conflict_free(i) && state_at(probes, i).drift.is_empty());
+    let drafted =
+        newest(&|i| conflict_free(i) && state_at(probes, i).drift.values().all(|d| d.is_ok()));
+    (clean, drafted)
 }
 
 impl Change {
@@ -662,34 +694,7 @@ impl Forecast {
             "- **With drafts** (every finding left has a draft): {}\n\n",
             candidate(&self.drafted)
         ));
-        let rows: Vec<Vec<String>> = self
-            .events
-            .iter()
-            .map(|e| {
-                let what = markdown::cell(&markdown::text(&e.change.describe()));
-                let fix = match &e.change {
-                    Change::DriftAppears { draft: Some(d), .. } => format!(
-                        "draft ({}): {} at {}",
-                        markdown::text(&d.remedy),
-                        markdown::text(&d.title),
-                        markdown::code_span(&format!("{}:{}", d.path, d.line))
-                    ),
-                    Change::FixDroppable { number, .. } | Change::FixNeeded { number, .. } => {
-                        links.fix(*number)
-                    }
-                    other => other
-                        .draft_words()
-                        .map(|w| markdown::text(&w))
-                        .unwrap_or_default(),
-                };
-                vec![
-                    e.position.to_string(),
-                    markdown::cell(&links.upstream_commit(&e.commit.sha, &e.commit.summary)),
-                    what,
-                    markdown::cell(&fix),
-                ]
-            })
-            .collect();
+        let rows: Vec<Vec<String>> = self.events.iter().map(|e| event_row(e, links)).collect();
         if rows.is_empty() {
             out.push_str("Nothing changes for the overlay up to there.\n");
         } else {
@@ -700,6 +705,32 @@ impl Forecast {
         }
         out
     }
+}
+
+/// One row of the timeline: the position, the upstream commit, what happens and its draft or fix.
+fn event_row(e: &Event, links: &PageLinks) -> Vec<String> {
+    let what = markdown::cell(&markdown::text(&e.change.describe()));
+    let fix = match &e.change {
+        Change::DriftAppears { draft: Some(d), .. } => format!(
+            "draft ({}): {} at {}",
+            markdown::text(&d.remedy),
+            markdown::text(&d.title),
+            markdown::code_span(&format!("{}:{}", d.path, d.line))
+        ),
+        Change::FixDroppable { number, .. } | Change::FixNeeded { number, .. } => {
+            links.fix(*number)
+        }
+        other => other
+            .draft_words()
+            .map(|w| markdown::text(&w))
+            .unwrap_or_default(),
+    };
+    vec![
+        e.position.to_string(),
+        markdown::cell(&links.upstream_commit(&e.commit.sha, &e.commit.summary)),
+        what,
+        markdown::cell(&fix),
+    ]
 }
 
 /// What `roll` is asked for.
@@ -741,19 +772,7 @@ pub fn roll(
 ) -> Result<Rolled> {
     // A dirty overlay is refused before anything is computed, as sync and retarget refuse it.
     sync::refuse_marked(project, state, false)?;
-    let to = match &request.to {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
-        None => {
-            let tip = target(project, cache, None)?;
-            let forecast = forecast_to(project, cache, state, tip)?;
-            let chosen = if request.draft {
-                &forecast.drafted
-            } else {
-                &forecast.clean
-            };
-            Oid::from_str(&chosen.commit.sha)?
-        }
-    };
+    let to = roll_target(project, cache, state, request)?;
     let from = state.commits.pin;
     let mut rolled = Rolled {
         from: from.to_string(),
@@ -767,14 +786,6 @@ pub fn roll(
     };
     if to == from {
         return Ok(rolled);
-    }
-    if !cache.is_ancestor(from, to)? {
-        return Err(Error::new(format!(
-            "`{}` does not follow the recorded pin `{}`",
-            short(to),
-            short(from)
-        ))
-        .with_note("roll moves forward: use `forkbook retarget REV` to move elsewhere"));
     }
     let options = sync::MoveOptions {
         write: true,
@@ -798,7 +809,55 @@ pub fn roll(
         .filter(|f| f.suppressed.is_none())
         .map(|f| format!("{} {}", f.kind.as_str(), f.symbol))
         .collect();
-    let report = super::report::pr_report(project, cache, &now, "HEAD")?;
+    let (path, failed) = write_body(project, cache, &now, request, to)?;
+    rolled.body_failed = failed;
+    rolled.body = Some(path);
+    Ok(rolled)
+}
+
+/// The commit `roll` moves to: `request.to`, or the forecast's candidate up to the upstream
+/// branch's tip (the drafted one with `draft`); refused unless it follows the pin.
+fn roll_target(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    request: &RollRequest,
+) -> Result<Oid> {
+    let to = match &request.to {
+        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        None => {
+            let tip = target(project, cache, None)?;
+            let forecast = forecast_to(project, cache, state, tip)?;
+            let chosen = if request.draft {
+                &forecast.drafted
+            } else {
+                &forecast.clean
+            };
+            Oid::from_str(&chosen.commit.sha)?
+        }
+    };
+    let from = state.commits.pin;
+    if to != from && !cache.is_ancestor(from, to)? {
+        return Err(Error::new(format!(
+            "`{}` does not follow the recorded pin `{}`",
+            short(to),
+            short(from)
+        ))
+        .with_note("roll moves forward: use `forkbook retarget REV` to move elsewhere"));
+    }
+    Ok(to)
+}
+
+/// Writes the pull request's body (`report --pr-body` of the moved state) and says where, and
+/// whether the report found a problem.
+fn write_body(
+    project: &Project,
+    cache: &Cache,
+    now: &OverlayState,
+    request: &RollRequest,
+    to: Oid,
+) -> Result<(PathBuf, bool)> {
+    let report = super::report::pr_report(project, cache, now, "HEAD")?;
     let path = match &request.body {
         Some(p) => p.clone(),
         None => std::env::temp_dir().join(format!("forkbook-roll-{}.md", short(to))),
@@ -809,9 +868,7 @@ pub fn roll(
             path.display()
         )
     })?;
-    rolled.body_failed = report.verdict() != Verdict::Clean;
-    rolled.body = Some(path);
-    Ok(rolled)
+    Ok((path, report.verdict() != Verdict::Clean))
 }
 
 impl CommandReport for Rolled {

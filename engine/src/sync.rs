@@ -381,80 +381,106 @@ fn carry_patches(
     for (path, b0, b1) in super::overlay::differences(&state.base.files, &new_base.files) {
         outcomes.insert(path, FileOutcome::of_base_move(b0.is_some(), b1.is_some()));
     }
-    let mut reports = Vec::new();
-    for step in &state.steps {
-        let number = step.number();
-        let fix_label = format!("fix {number}: {}", step.patch.title());
-        let mut new_pre = BTreeMap::new();
-        let mut new_post = BTreeMap::new();
-        let mut conflicted = Vec::new();
-        let mut moved = false;
-        for (path, old_pre) in &step.pre {
-            let old_post = &step.post[path];
-            let pre_now = current.get(path).cloned();
-            let base_moved = &pre_now != old_pre;
-            moved |= base_moved;
-            let (post_now, outcome) = carry_one(
-                path,
-                old_pre.as_ref(),
-                pre_now.as_ref(),
-                old_post.as_ref(),
-                labels,
-                &fix_label,
-            )?;
-            if let Some(FileOutcome::Conflict { regions, why, .. }) = outcome {
-                conflicted.push(path.clone());
-                outcomes.insert(
-                    path.clone(),
-                    FileOutcome::Conflict {
-                        regions,
-                        fix: Some(number),
-                        why,
-                    },
-                );
-            } else if base_moved && old_pre != old_post {
-                // Equal sides mean the new base already holds the fix's change.
-                let outcome = if post_now == pre_now {
-                    FileOutcome::Contained
-                } else {
-                    FileOutcome::Merged
-                };
-                outcomes.insert(path.clone(), outcome);
-            }
-            new_pre.insert(path.clone(), pre_now);
-            new_post.insert(path.clone(), post_now);
-        }
-        for (path, content) in &new_post {
-            match content {
-                Some(bytes) => current.insert(path.clone(), bytes.clone()),
-                None => current.remove(path),
-            };
-        }
-        let outcome = if !conflicted.is_empty() {
-            FixOutcome::Conflict { paths: conflicted }
-        } else if !step.changed_paths().is_empty() && new_pre == new_post {
-            FixOutcome::Droppable
-        } else if moved {
-            FixOutcome::Carried
-        } else {
-            FixOutcome::Unchanged
-        };
-        let text = rewrite_patch(&step.patch, &new_pre, &new_post)?;
-        let changed = new_post
-            .iter()
-            .filter(|(path, post)| new_pre.get(*path) != Some(post))
-            .map(|(path, _)| path.clone())
-            .collect();
-        reports.push(FixReport {
-            number,
-            patch: step.patch.name.clone(),
-            title: step.patch.title(),
-            outcome,
-            text,
-            changed,
-        });
-    }
+    let reports = state
+        .steps
+        .iter()
+        .map(|step| carry_step(step, &mut current, &mut outcomes, labels))
+        .collect::<Result<Vec<_>>>()?;
     Ok((current, outcomes, reports))
+}
+
+/// One fix replayed over `current` (the new chain so far), which it then moves on: each file it
+/// touches merged from its old pre- and post-image, the outcome of each file that did not come
+/// across as it was noted in `outcomes`, and the patch written again against the new chain.
+fn carry_step(
+    step: &overlay::FixStep,
+    current: &mut FileMap,
+    outcomes: &mut BTreeMap<String, FileOutcome>,
+    labels: &MoveLabels,
+) -> Result<FixReport> {
+    let number = step.number();
+    let CarriedFiles {
+        pre: new_pre,
+        post: new_post,
+        conflicted,
+        moved,
+    } = carry_step_files(step, current, outcomes, labels)?;
+    overlay::apply_images(current, &new_post);
+    let outcome = if !conflicted.is_empty() {
+        FixOutcome::Conflict { paths: conflicted }
+    } else if !step.changed_paths().is_empty() && new_pre == new_post {
+        FixOutcome::Droppable
+    } else if moved {
+        FixOutcome::Carried
+    } else {
+        FixOutcome::Unchanged
+    };
+    let changed = new_post
+        .iter()
+        .filter(|(path, post)| new_pre.get(*path) != Some(post))
+        .map(|(path, _)| path.clone())
+        .collect();
+    Ok(FixReport {
+        number,
+        patch: step.patch.name.clone(),
+        title: step.patch.title(),
+        outcome,
+        text: rewrite_patch(&step.patch, &new_pre, &new_post)?,
+        changed,
+    })
+}
+
+/// A fix's files carried onto the new chain: their new pre- and post-images, the files left in
+/// conflict, and whether the chain moved under any of them.
+#[derive(Default)]
+struct CarriedFiles {
+    pre: BTreeMap<String, Image>,
+    post: BTreeMap<String, Image>,
+    conflicted: Vec<String>,
+    moved: bool,
+}
+
+/// Each file the fix `step` touches, merged from its old pre- and post-image onto its image in
+/// `current`; what did not come across as it was goes into `outcomes`.
+fn carry_step_files(
+    step: &overlay::FixStep,
+    current: &FileMap,
+    outcomes: &mut BTreeMap<String, FileOutcome>,
+    labels: &MoveLabels,
+) -> Result<CarriedFiles> {
+    let number = step.number();
+    let fix_label = format!("fix {number}: {}", step.patch.title());
+    let mut out = CarriedFiles::default();
+    for (path, old_pre) in &step.pre {
+        let old_post = &step.post[path];
+        let pre_now = current.get(path).cloned();
+        let base_moved = &pre_now != old_pre;
+        out.moved |= base_moved;
+        let (post_now, outcome) = carry_one(
+            path,
+            old_pre.as_ref(),
+            pre_now.as_ref(),
+            old_post.as_ref(),
+            labels,
+            &fix_label,
+        )?;
+        if let Some(FileOutcome::Conflict { regions, why, .. }) = outcome {
+            out.conflicted.push(path.clone());
+            let fix = Some(number);
+            outcomes.insert(path.clone(), FileOutcome::Conflict { regions, fix, why });
+        } else if base_moved && old_pre != old_post {
+            // Equal sides mean the new base already holds the fix's change.
+            let outcome = if post_now == pre_now {
+                FileOutcome::Contained
+            } else {
+                FileOutcome::Merged
+            };
+            outcomes.insert(path.clone(), outcome);
+        }
+        out.pre.insert(path.clone(), pre_now);
+        out.post.insert(path.clone(), post_now);
+    }
+    Ok(out)
 }
 
 /// The patch file again, its header kept and its diff made against the new chain.
@@ -463,12 +489,7 @@ fn rewrite_patch(
     pre: &BTreeMap<String, Image>,
     post: &BTreeMap<String, Image>,
 ) -> Result<String> {
-    let only = |m: &BTreeMap<String, Image>| -> FileMap {
-        m.iter()
-            .filter_map(|(p, c)| Some((p.clone(), c.clone()?)))
-            .collect()
-    };
-    let diff = patch::render(&only(pre), &only(post))?;
+    let diff = patch::render(&overlay::present(pre), &overlay::present(post))?;
     Ok(format!("{}{}", old.header(), diff))
 }
 
@@ -494,34 +515,25 @@ fn render_records(
     if new.pin != new.base || upstream.get(keys::PIN).is_some() {
         upstream.set(keys::PIN, &new.pin.to_string());
     }
+    let lock = records::lock_of(overlay).render();
     files.insert(
         records::UPSTREAM_FILE.into(),
         upstream.render().into_bytes().into(),
     );
-    files.insert(
-        records::LOCK_FILE.into(),
-        records::lock_of(overlay).render().into_bytes().into(),
-    );
-    match state.layout {
-        Layout::Files => {
-            files.retain(|p, _| !overlay::is_tree_file(project, p));
-            let tree_prefix = project.config.overlay.tree_prefix();
-            for (path, bytes) in overlay {
-                files.insert(format!("{tree_prefix}{path}"), bytes.clone());
-            }
+    files.insert(records::LOCK_FILE.into(), lock.into_bytes().into());
+    if state.layout == Layout::Files {
+        files.retain(|p, _| !overlay::is_tree_file(project, p));
+        let tree_prefix = project.config.overlay.tree_prefix();
+        for (path, bytes) in overlay {
+            files.insert(format!("{tree_prefix}{path}"), bytes.clone());
         }
-        Layout::Patch => {}
     }
     super::residual::rewrite_record_in(&mut files, &state.core_files, new, new_base, overlay);
     let prefix = &project.config.overlay.backend_prefix;
     let counts = super::counts::actual(overlay, prefix, count_entries(&files));
     let readme = super::text_of(&files, records::README_FILE);
-    files.insert(
-        records::README_FILE.into(),
-        super::counts::write_readme(&readme, prefix, &counts)
-            .into_bytes()
-            .into(),
-    );
+    let readme = super::counts::write_readme(&readme, prefix, &counts);
+    files.insert(records::README_FILE.into(), readme.into_bytes().into());
     Ok(files)
 }
 
@@ -683,6 +695,13 @@ pub struct Mismatch {
     pub why: String,
 }
 
+impl Mismatch {
+    fn new(path: String, line: Option<usize>, why: impl Into<String>) -> Mismatch {
+        let why = why.into();
+        Mismatch { path, line, why }
+    }
+}
+
 /// The records [`plan`] renders at the recorded commits, patch layout, without carrying the
 /// fixes onto a second copy of every file: at the recorded commits each fix's pre-image is the
 /// state's own (the same base, the same fixes before it), so carrying it gives its recorded
@@ -720,11 +739,7 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
             (None, Some(_)) => "not produced by forkbook at the recorded commits",
             _ => "differs from what the recorded commits and fixes give",
         };
-        out.push(Mismatch {
-            path: project.record_name(&path),
-            line: None,
-            why: why.into(),
-        });
+        out.push(Mismatch::new(project.record_name(&path), None, why));
     }
     // The planned lock already holds the hash of every materialized file (at the recorded
     // commits the planned overlay is the state's): read it rather than hash every file again.
@@ -733,36 +748,36 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
         None => records::lock_of(&state.overlay),
     };
     if let Some(lock) = &state.records.lock {
-        for (path, _, _) in lock.mismatches(&planned_lock) {
-            out.push(Mismatch {
-                path,
-                line: None,
-                why: "materialized file does not match overlay.lock".into(),
-            });
-        }
+        let why = "materialized file does not match overlay.lock";
+        out.extend(
+            lock.mismatches(&planned_lock)
+                .into_iter()
+                .map(|(path, _, _)| Mismatch::new(path, None, why)),
+        );
     }
-    // Records that reproduce byte for byte reproduce their markers too: that proves nothing.
+    out.extend(marker_mismatches(project, state));
+    Ok(out)
+}
+
+/// Conflict markers left in the overlay, one mismatch a region or stray marker: records that
+/// reproduce byte for byte reproduce their markers too, which proves nothing.
+fn marker_mismatches(project: &Project, state: &OverlayState) -> Vec<Mismatch> {
+    let mut out = Vec::new();
     for marked in super::check::marked_files(project, state) {
+        let path = &marked.file;
         for region in &marked.regions {
             let why = match region.end {
                 Some(end) => format!("conflict markers left in, lines {} to {end}", region.start),
                 None => "a conflict region that is never closed".to_string(),
             };
-            out.push(Mismatch {
-                path: marked.file.clone(),
-                line: Some(region.start),
-                why,
-            });
+            out.push(Mismatch::new(path.clone(), Some(region.start), why));
         }
         for marker in &marked.stray {
-            out.push(Mismatch {
-                path: marked.file.clone(),
-                line: Some(marker.line),
-                why: format!("conflict marker `{}` left in", marker.kind.text()),
-            });
+            let why = format!("conflict marker `{}` left in", marker.kind.text());
+            out.push(Mismatch::new(path.clone(), Some(marker.line), why));
         }
     }
-    Ok(out)
+    out
 }
 
 /// Conflict regions left with markers in one file of the moved overlay.

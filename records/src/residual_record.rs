@@ -332,6 +332,17 @@ pub struct RecordedCommits {
     pub base: String,
 }
 
+impl RecordedCommits {
+    /// The commit a header key names (`pin`, `fork`, else the fork base).
+    fn value(&self, key: &str) -> &str {
+        match key {
+            "pin" => &self.pin,
+            "fork" => &self.fork,
+            _ => &self.base,
+        }
+    }
+}
+
 /// The record rewritten for `residual` at `commits`, and the notes flagged for review.
 ///
 /// `core_hashes` holds each core file of the overlay with its SHA-256, `diffs` each core file
@@ -355,15 +366,29 @@ pub fn render(
     } else {
         diffs.to_vec()
     };
-    let diffs = &diffs[..];
+    let flagged = changed_notes(old, &diffs);
+    let header = rewrite_header(old, flavor, commits, core_hashes, &flagged);
+    let mut out: String = header.iter().map(|line| format!("{line}\n")).collect();
+    if !diffs.is_empty() && header.last().is_some_and(|l| !l.trim().is_empty()) {
+        out.push('\n');
+    }
+    for (path, text) in &diffs {
+        out.push_str(&flavor.diff_header(path));
+        out.push_str(text);
+    }
+    (out, flagged)
+}
+
+/// The files whose note was not flagged for review yet and whose residual's changed lines
+/// differ from the ones the note was written against.
+fn changed_notes(old: &ResidualRecord, diffs: &[(String, String)]) -> Vec<String> {
     let new_diff = |path: &str| {
         diffs
             .iter()
             .find(|(p, _)| p == path)
             .map_or(String::new(), |(_, t)| t.clone())
     };
-    let flagged: Vec<String> = old
-        .notes
+    old.notes
         .iter()
         .filter(|n| !old.reviews.iter().any(|r| r.key == n.path))
         .filter(|n| {
@@ -371,12 +396,19 @@ pub fn render(
             changed_lines(&before) != changed_lines(&new_diff(&n.path))
         })
         .map(|n| n.path.clone())
-        .collect();
-    let commit_value = |key: &str| match key {
-        "pin" => commits.pin.clone(),
-        "fork" => commits.fork.clone(),
-        _ => commits.base.clone(),
-    };
+        .collect()
+}
+
+/// The old header's lines with the commits and hashes set, a review line under each `flagged`
+/// note, and (a core record) the commit and hash lines it lacked after its last line.
+fn rewrite_header(
+    old: &ResidualRecord,
+    flavor: Flavor,
+    commits: &RecordedCommits,
+    core_hashes: &[(String, String)],
+    flagged: &[String],
+) -> Vec<String> {
+    let commit_value = |key: &str| commits.value(key).to_string();
     let hash_lines: Vec<String> = core_hashes
         .iter()
         .map(|(path, sha)| format!("# {HASH_KEY} {sha} {path}"))
@@ -394,10 +426,9 @@ pub fn render(
             }
         } else {
             header.push(line.clone());
-            if let Some(note) = old.notes.iter().find(|n| n.line == number) {
-                if flagged.contains(&note.path) {
-                    header.push(format!("# {REVIEW_KEY}{}: the residual changed since this note was written; read the hunk, confirm or update the note, then delete this line", note.path));
-                }
+            let note = old.notes.iter().find(|n| n.line == number);
+            if let Some(note) = note.filter(|n| flagged.contains(&n.path)) {
+                header.push(format!("# {REVIEW_KEY}{}: the residual changed since this note was written; read the hunk, confirm or update the note, then delete this line", note.path));
             }
         }
     }
@@ -416,19 +447,7 @@ pub fn render(
         }
         header.splice(at..at, missing);
     }
-    let mut out = String::new();
-    for line in &header {
-        out.push_str(line);
-        out.push('\n');
-    }
-    if !diffs.is_empty() && header.last().is_some_and(|l| !l.trim().is_empty()) {
-        out.push('\n');
-    }
-    for (path, text) in diffs {
-        out.push_str(&flavor.diff_header(path));
-        out.push_str(text);
-    }
-    (out, flagged)
+    header
 }
 
 #[cfg(test)]

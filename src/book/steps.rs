@@ -116,17 +116,12 @@ pub fn run_in_process(
         Err(limit) if limit > Duration::ZERO => {
             // Its programs die at the deadline; give the command a moment to return and drop
             // its locks, so the next step does not find them held.
-            let finished = rx.recv_timeout(GRACE).is_ok();
-            let mut text = out.text();
-            text.push_str(&format!(
-                "\ntimed out after {} s{}",
-                limit.as_secs_f64(),
-                if finished {
-                    ""
-                } else {
-                    " (the command did not stop and was abandoned)"
-                }
-            ));
+            let abandoned = match rx.recv_timeout(GRACE) {
+                Ok(_) => "",
+                Err(_) => " (the command did not stop and was abandoned)",
+            };
+            let seconds = limit.as_secs_f64();
+            let text = format!("{}\ntimed out after {seconds} s{abandoned}", out.text());
             (timed_out(), text)
         }
         Err(_) => (

@@ -286,27 +286,7 @@ fn run_inner(
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
     let cli = match parse(args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let (code, text) = if e.use_stderr() {
-                (FAILED, e.render().to_string())
-            } else {
-                (OK, e.render().to_string())
-            };
-            if code != OK && wants_json {
-                let (error, note) = split_clap_error(&text);
-                let _ = write_json_error(out, &error, note.as_deref());
-                return (code, None);
-            }
-            match err {
-                Some(err) if code != OK => {
-                    let _ = write!(err, "{text}");
-                }
-                _ => {
-                    let _ = write!(out, "{text}");
-                }
-            }
-            return (code, None);
-        }
+        Err(e) => return (write_usage(&e, wants_json, out, err), None),
     };
     let json = cli.global.json;
     // Human output carries names from other people's trees and compilers' messages: every
@@ -337,24 +317,50 @@ fn run_inner(
         Ok(code) => (code, None),
         Err(e) if e.kind == engine::ErrorKind::OutputClosed => (OK, None),
         Err(e) => {
-            if json {
-                let _ = write_json_error(ctx.out, &e.message(), e.note.as_deref());
-                return (FAILED, Some(e.kind));
-            }
-            let text = format!("error: {e}\n");
-            let text = engine::terminal::escape_controls(&text).into_owned();
-            match err {
-                Some(err) => {
-                    let _ = ctx.out.flush();
-                    let _ = err.write_all(text.as_bytes());
-                }
-                None => {
-                    let _ = ctx.out.write_all(text.as_bytes());
-                }
-            }
+            write_error(&e, json, ctx.out, err);
             (FAILED, Some(e.kind))
         }
     }
+}
+
+/// What clap said of a command line it refused (or of `--help`, `--version`: status 0, on
+/// standard output): as JSON with `--json`, else as clap wrote it. Returns the exit status.
+fn write_usage(
+    e: &clap::Error,
+    wants_json: bool,
+    out: &mut dyn Write,
+    err: Option<&mut dyn Write>,
+) -> i32 {
+    let code = if e.use_stderr() { FAILED } else { OK };
+    let text = e.render().to_string();
+    if code != OK && wants_json {
+        let (error, note) = split_clap_error(&text);
+        let _ = write_json_error(out, &error, note.as_deref());
+        return code;
+    }
+    let _ = match err {
+        Some(err) if code != OK => write!(err, "{text}"),
+        _ => write!(out, "{text}"),
+    };
+    code
+}
+
+/// A command's error: as JSON on `out` with `--json`, else as `error: …` (its control
+/// characters shown escaped) on `err`, or on `out` where there is no `err`.
+fn write_error(e: &Error, json: bool, out: &mut dyn Write, err: Option<&mut dyn Write>) {
+    if json {
+        let _ = write_json_error(out, &e.message(), e.note.as_deref());
+        return;
+    }
+    let text = format!("error: {e}\n");
+    let text = engine::terminal::escape_controls(&text).into_owned();
+    let _ = match err {
+        Some(err) => {
+            let _ = out.flush();
+            err.write_all(text.as_bytes())
+        }
+        None => out.write_all(text.as_bytes()),
+    };
 }
 
 /// The command line with every command's help ending in [`COMMAND_AFTER_HELP`].

@@ -178,29 +178,7 @@ pub fn render_findings(findings: &[Finding], verbose: bool) -> String {
     let mut notes_shown: Vec<String> = Vec::new();
     let mut hidden = 0;
     for (_, _, members) in &groups {
-        let first = members[0];
-        if members.len() <= SHOWN_WHOLE {
-            for finding in members {
-                let line = finding.render();
-                out.push_str(&format!("{}\n", line.lines().next().unwrap_or("")));
-            }
-        } else {
-            out.push_str(&format!(
-                "{}: {}[{}]: {} findings{}\n",
-                first.file,
-                first.severity.as_str(),
-                first.check,
-                members.len(),
-                lines_of(members)
-            ));
-            for finding in members.iter().take(SHOWN_PER_GROUP) {
-                out.push_str(&format!("  {}\n", finding.message));
-            }
-            if members.len() > SHOWN_PER_GROUP {
-                hidden += members.len() - SHOWN_PER_GROUP;
-                out.push_str(&format!("  … {} more\n", members.len() - SHOWN_PER_GROUP));
-            }
-        }
+        hidden += render_group(&mut out, members);
         // A note once per kind: notes that differ only in their numbers (`forkbook propose 8`,
         // `forkbook propose 9`) are one kind, and a kind already shown is not repeated.
         for note in members.iter().filter_map(|f| f.note.as_deref()) {
@@ -218,6 +196,35 @@ pub fn render_findings(findings: &[Finding], verbose: bool) -> String {
         ));
     }
     out
+}
+
+/// One group of findings of a check in a file: whole when small, else its count and lines and
+/// its first messages. Returns how many findings it left out.
+fn render_group(out: &mut String, members: &[&Finding]) -> usize {
+    if members.len() <= SHOWN_WHOLE {
+        for finding in members {
+            let line = finding.render();
+            out.push_str(&format!("{}\n", line.lines().next().unwrap_or("")));
+        }
+        return 0;
+    }
+    let first = members[0];
+    out.push_str(&format!(
+        "{}: {}[{}]: {} findings{}\n",
+        first.file,
+        first.severity.as_str(),
+        first.check,
+        members.len(),
+        lines_of(members)
+    ));
+    for finding in members.iter().take(SHOWN_PER_GROUP) {
+        out.push_str(&format!("  {}\n", finding.message));
+    }
+    let hidden = members.len().saturating_sub(SHOWN_PER_GROUP);
+    if hidden > 0 {
+        out.push_str(&format!("  … {hidden} more\n"));
+    }
+    hidden
 }
 
 /// A note with its numbers blanked: what makes two notes the same advice.

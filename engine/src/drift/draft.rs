@@ -288,6 +288,23 @@ fn eval_gpu_form(text: &str) -> Option<Vec<String>> {
     )
 }
 
+/// A draft of `remedy` for `finding`, editing `path` into `content`; the caller says where, why
+/// and what is left to judge.
+fn draft_of(finding: &Finding, remedy: Remedy, path: &str, content: String) -> Draft {
+    Draft {
+        kind: finding.kind,
+        symbol: finding.symbol.clone(),
+        remedy,
+        path: path.to_string(),
+        line: 0,
+        title: String::new(),
+        why: String::new(),
+        caveat: None,
+        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
+        content: content.into_bytes(),
+    }
+}
+
 fn stub_eval_gpu(
     finding: &Finding,
     files: &FileMap,
@@ -307,55 +324,8 @@ fn stub_eval_gpu(
     let wanted =
         eval_gpu_form(&class_text).ok_or("no draft: the primitive's `eval_gpu` was not found")?;
     let stubs = stub_lines(&text);
-    // The backend's macro that writes exactly this `eval_gpu` and nothing else.
-    let mut macros: Vec<&str> = stubs.iter().map(|s| s.macro_name.as_str()).collect();
-    macros.sort();
-    macros.dedup();
-    let macro_name = macros
-        .into_iter()
-        .find(|m| {
-            // Defined in the stub file or in a header of the backend.
-            let definition = macro_definition(&text, m).or_else(|| {
-                files
-                    .values()
-                    .find_map(|b| macro_definition(&String::from_utf8_lossy(b), m))
-            });
-            definition.is_some_and(|def| {
-                eval_gpu_form(&def).as_ref() == Some(&wanted)
-                    && cpp::param_span(&def, "use_fallback", 0).is_none()
-            })
-        })
-        .ok_or_else(|| {
-            format!(
-                "no draft: no stub macro in `{}` writes `eval_gpu({})`",
-                loc.path,
-                wanted.join(", ")
-            )
-        })?
-        .to_string();
-    // Beside the stub of the nearest primitive declared before it upstream (else after it).
-    let header = finding
-        .to
-        .as_ref()
-        .and_then(|to| upstream.file(&to.path).map(|b| (to, b)));
-    let declared: Vec<String> = header
-        .as_ref()
-        .map(|(_, bytes)| class_names(&String::from_utf8_lossy(bytes)))
-        .unwrap_or_default();
-    let at = declared.iter().position(|c| *c == class);
-    let stubbed = |name: &str| stubs.iter().find(|s| s.class == name);
-    let (insert_line, sibling) = match at {
-        Some(at) => {
-            let before = declared[..at].iter().rev().find_map(|c| stubbed(c));
-            let after = declared[at + 1..].iter().find_map(|c| stubbed(c));
-            match (before, after) {
-                (Some(s), _) => (s.line + 1, Some(s.class.clone())),
-                (None, Some(s)) => (s.line, Some(s.class.clone())),
-                (None, None) => (last_stub(&stubs, &macro_name) + 1, None),
-            }
-        }
-        None => (last_stub(&stubs, &macro_name) + 1, None),
-    };
+    let macro_name = stub_macro(&text, &stubs, files, &wanted, &loc.path)?;
+    let (insert_line, sibling) = stub_place(finding, upstream, &stubs, &class, &macro_name);
     let stub = format!("{macro_name}({class})\n");
     let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
     lines.insert(insert_line.min(lines.len()), &stub);
@@ -366,10 +336,6 @@ fn stub_eval_gpu(
         })
         .unwrap_or_default();
     Ok(Draft {
-        kind: finding.kind,
-        symbol: finding.symbol.clone(),
-        remedy: Remedy::Stub,
-        path: loc.path.clone(),
         line: insert_line + 1,
         title: format!("Draft: stub {class} on the backend with {macro_name}"),
         why: format!(
@@ -379,9 +345,67 @@ fn stub_eval_gpu(
         caveat: Some(format!(
             "a stub: `{class}` has no kernel on this backend; port one if it is used on the GPU"
         )),
-        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
-        content: content.into_bytes(),
+        ..draft_of(finding, Remedy::Stub, &loc.path, content)
     })
+}
+
+/// The backend's macro that writes exactly the `eval_gpu` of form `wanted` and nothing else,
+/// defined in the stub file `text` (at `path`) or in a header of the backend.
+fn stub_macro(
+    text: &str,
+    stubs: &[StubLine],
+    files: &FileMap,
+    wanted: &[String],
+    path: &str,
+) -> std::result::Result<String, String> {
+    let mut macros: Vec<&str> = stubs.iter().map(|s| s.macro_name.as_str()).collect();
+    macros.sort();
+    macros.dedup();
+    let found = macros.into_iter().find(|m| {
+        let definition = macro_definition(text, m).or_else(|| {
+            files
+                .values()
+                .find_map(|b| macro_definition(&String::from_utf8_lossy(b), m))
+        });
+        definition.is_some_and(|def| {
+            eval_gpu_form(&def).as_deref() == Some(wanted)
+                && cpp::param_span(&def, "use_fallback", 0).is_none()
+        })
+    });
+    found.map(str::to_string).ok_or_else(|| {
+        format!(
+            "no draft: no stub macro in `{path}` writes `eval_gpu({})`",
+            wanted.join(", ")
+        )
+    })
+}
+
+/// Where the stub of `class` goes (0-based line) and the primitive it goes beside: after the
+/// stub of the nearest primitive declared before it upstream, else before the nearest after it,
+/// else after the last stub written with `macro_name`.
+fn stub_place(
+    finding: &Finding,
+    upstream: &dyn Upstream,
+    stubs: &[StubLine],
+    class: &str,
+    macro_name: &str,
+) -> (usize, Option<String>) {
+    let declared: Vec<String> = finding
+        .to
+        .as_ref()
+        .and_then(|to| upstream.file(&to.path))
+        .map(|bytes| class_names(&String::from_utf8_lossy(&bytes)))
+        .unwrap_or_default();
+    let stubbed = |name: &String| stubs.iter().find(|s| s.class == *name);
+    if let Some(at) = declared.iter().position(|c| c == class) {
+        if let Some(s) = declared[..at].iter().rev().find_map(stubbed) {
+            return (s.line + 1, Some(s.class.clone()));
+        }
+        if let Some(s) = declared[at + 1..].iter().find_map(stubbed) {
+            return (s.line, Some(s.class.clone()));
+        }
+    }
+    (last_stub(stubs, macro_name) + 1, None)
 }
 
 /// 0-based line of the last stub written with `macro_name`.
@@ -478,30 +502,7 @@ fn stub_definition(
             format!("no draft: no other backend ({}) defines `{owner}::{name}` out of line to shape it like", REFERENCE_BACKENDS.join(", "))
         })?;
     let text = text_of(files, &loc.path)?;
-    // After the last definition of the same class in that file.
-    let mut insert_at = None;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let here = offset;
-        offset += line.len();
-        if line.starts_with([' ', '\t', '/', '#', '}']) || !line.contains(&format!("{owner}::")) {
-            continue;
-        }
-        let Some(open_rel) = text[here..].find(['{', ';']) else {
-            continue;
-        };
-        let open = here + open_rel;
-        if !text[open..].starts_with('{') {
-            continue;
-        }
-        if let Some(close) = cpp::matching(&text, open) {
-            let end = text[close..]
-                .find('\n')
-                .map_or(text.len(), |n| close + n + 1);
-            insert_at = Some(end);
-        }
-    }
-    let insert_at = insert_at.ok_or_else(|| {
+    let insert_at = after_last_member(&text, owner).ok_or_else(|| {
         format!(
             "no draft: `{}` defines no member of `{owner}` to put the definition beside",
             loc.path
@@ -523,10 +524,6 @@ fn stub_definition(
     let content = with_include(&content, "stdexcept");
     let line = line_of(&content, content.find(&signature).unwrap_or(0));
     Ok(Draft {
-        kind: finding.kind,
-        symbol: finding.symbol.clone(),
-        remedy: Remedy::StubDefinition,
-        path: loc.path.clone(),
         line,
         title: format!("Draft: define {owner}::{name} on the backend (a stub)"),
         why: format!(
@@ -536,9 +533,36 @@ fn stub_definition(
         caveat: Some(format!(
             "a stub that throws: give `{owner}::{name}` a real body (see `{ref_path}`) before anything calls it"
         )),
-        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
-        content: content.into_bytes(),
+        ..draft_of(finding, Remedy::StubDefinition, &loc.path, content)
     })
+}
+
+/// The offset just after the last out-of-line definition of a member of `owner` in `text` (the
+/// line that closes its body), where a new member's definition goes.
+fn after_last_member(text: &str, owner: &str) -> Option<usize> {
+    let mut insert_at = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let here = offset;
+        offset += line.len();
+        if line.starts_with([' ', '\t', '/', '#', '}']) || !line.contains(&format!("{owner}::")) {
+            continue;
+        }
+        let Some(open_rel) = text[here..].find(['{', ';']) else {
+            continue;
+        };
+        let open = here + open_rel;
+        if !text[open..].starts_with('{') {
+            continue;
+        }
+        if let Some(close) = cpp::matching(text, open) {
+            let end = text[close..]
+                .find('\n')
+                .map_or(text.len(), |n| close + n + 1);
+            insert_at = Some(end);
+        }
+    }
+    insert_at
 }
 
 /// `text` with `#include <header>` after its last `#include` unless it includes it already.
@@ -623,31 +647,14 @@ fn declaration_change(finding: &Finding) -> std::result::Result<DeclarationChang
 
 fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
     let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
-    let params = |text: &str| -> Option<Vec<String>> {
-        let span = cpp::param_span(text, name, 0)?;
-        Some(cpp::split_top_level(&text[span]))
-    };
-    let (old, new) = (
-        params(old_decl).ok_or("no draft: the old declaration's parameters were not found")?,
-        params(new_decl).ok_or("no draft: the new declaration's parameters were not found")?,
-    );
-    let types = |ps: &[String]| ps.iter().map(|p| cpp::param_type(p)).collect::<Vec<_>>();
-    let (old_types, new_types) = (types(&old), types(&new));
-    if cpp::return_type(old_decl, name) != cpp::return_type(new_decl, name) {
-        return Err("no draft: the return type changed too, which the body must follow".into());
-    }
-    if old_types == new_types {
-        return Err(
-            "no draft: the parameters are the same; what changed (const, noexcept) needs a person"
-                .into(),
-        );
-    }
+    let (old, new) = changed_parameters(name, old_decl, new_decl)?;
+    let (old_types, new_types) = (parameter_types(&old), parameter_types(&new));
     let text = text_of(files, &loc.path)?;
     let start = line_start(&text, loc.line);
     let span = cpp::param_span(&text, name, start)
         .ok_or_else(|| format!("no draft: the definition at {loc} was not found"))?;
     let defined = cpp::split_top_level(&text[span.clone()]);
-    if types(&defined) != old_types {
+    if parameter_types(&defined) != old_types {
         return Err(format!(
             "no draft: the definition at {loc} does not repeat the old declaration's parameters"
         ));
@@ -661,10 +668,87 @@ fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Dra
             None => cpp::strip_default(p),
         })
         .collect();
+    let list = parameter_text(&text, span.clone(), &written);
+    let content = format!("{}{list}{}", &text[..span.start], &text[span.end..]);
+    let added: Vec<String> = new
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| k.is_none())
+        .map(|(p, _)| format!("`{}`", cpp::squeeze(&cpp::strip_default(p))))
+        .collect();
+    let removed = old.len() + added.len() > new.len();
+    let owner = owner_name(&finding.symbol);
+    let caveat = parameter_caveat(&added, removed, ambiguous(&old_types, &new_types));
+    Ok(Draft {
+        line: loc.line,
+        title: format!("Draft: bring the backend's {owner}::{name} to its new parameters"),
+        why: format!(
+            "Upstream changed the parameters of `{}`; the backend's definition at `{loc}` still had the old list, so it no longer matched the declaration (`drift api`: changed-signature). Drafted by forkbook: the definition's parameter list follows the new declaration, each parameter that stays as the backend wrote it, {} added.",
+            finding.symbol,
+            if added.is_empty() { "none".to_string() } else { added.join(", ") }
+        ),
+        caveat: Some(caveat),
+        ..draft_of(finding, Remedy::ParameterList, &loc.path, content)
+    })
+}
+
+/// What a person still judges in a parameter-list draft: the body ignores the `added`
+/// parameters, uses of a `removed` one must go, and an `ambiguous` alignment.
+fn parameter_caveat(added: &[String], removed: bool, ambiguous: bool) -> String {
+    let mut caveat = format!(
+        "the body is unchanged: it ignores {} (the new parameter's meaning is upstream's; see the introducing commit)",
+        if added.is_empty() { "nothing new".to_string() } else { added.join(", ") }
+    );
+    if removed {
+        caveat.push_str("; a removed parameter's uses in the body must go too");
+    }
+    if ambiguous {
+        caveat.push_str("; two parameters have the same type, so check which one is new");
+    }
+    caveat
+}
+
+/// The types of parameters as declared.
+fn parameter_types(params: &[String]) -> Vec<String> {
+    params.iter().map(|p| cpp::param_type(p)).collect()
+}
+
+/// Two declarations' parameters (old, new), where only the parameters' types changed: a changed
+/// return type or unchanged types have no draft.
+fn changed_parameters(
+    name: &str,
+    old_decl: &str,
+    new_decl: &str,
+) -> std::result::Result<(Vec<String>, Vec<String>), String> {
+    let params = |text: &str| -> Option<Vec<String>> {
+        let span = cpp::param_span(text, name, 0)?;
+        Some(cpp::split_top_level(&text[span]))
+    };
+    let (old, new) = (
+        params(old_decl).ok_or("no draft: the old declaration's parameters were not found")?,
+        params(new_decl).ok_or("no draft: the new declaration's parameters were not found")?,
+    );
+    let (old_types, new_types) = (parameter_types(&old), parameter_types(&new));
+    if cpp::return_type(old_decl, name) != cpp::return_type(new_decl, name) {
+        return Err("no draft: the return type changed too, which the body must follow".into());
+    }
+    if old_types == new_types {
+        return Err(
+            "no draft: the parameters are the same; what changed (const, noexcept) needs a person"
+                .into(),
+        );
+    }
+    Ok((old, new))
+}
+
+/// The parameters `written` as the list at `span` of `text` lays them out: one a line at the
+/// first parameter's indent when the list spans lines (keeping the closing line's indent), else
+/// on one line.
+fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[String]) -> String {
     let inner = &text[span.clone()];
-    let list = if inner.contains('\n') {
+    if inner.contains('\n') {
         let indent = indent_at(
-            &text,
+            text,
             span.start + inner.find(|c: char| !c.is_whitespace()).unwrap_or(0),
         );
         let closing = inner
@@ -683,42 +767,7 @@ fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Dra
         )
     } else {
         written.join(", ")
-    };
-    let content = format!("{}{list}{}", &text[..span.start], &text[span.end..]);
-    let added: Vec<String> = new
-        .iter()
-        .zip(&kept)
-        .filter(|(_, k)| k.is_none())
-        .map(|(p, _)| format!("`{}`", cpp::squeeze(&cpp::strip_default(p))))
-        .collect();
-    let removed = old.len() + added.len() - new.len();
-    let owner = owner_name(&finding.symbol);
-    let mut caveat = format!(
-        "the body is unchanged: it ignores {} (the new parameter's meaning is upstream's; see the introducing commit)",
-        if added.is_empty() { "nothing new".to_string() } else { added.join(", ") }
-    );
-    if removed > 0 {
-        caveat.push_str("; a removed parameter's uses in the body must go too");
     }
-    if ambiguous(&old_types, &new_types) {
-        caveat.push_str("; two parameters have the same type, so check which one is new");
-    }
-    Ok(Draft {
-        kind: finding.kind,
-        symbol: finding.symbol.clone(),
-        remedy: Remedy::ParameterList,
-        path: loc.path.clone(),
-        line: loc.line,
-        title: format!("Draft: bring the backend's {owner}::{name} to its new parameters"),
-        why: format!(
-            "Upstream changed the parameters of `{}`; the backend's definition at `{loc}` still had the old list, so it no longer matched the declaration (`drift api`: changed-signature). Drafted by forkbook: the definition's parameter list follows the new declaration, each parameter that stays as the backend wrote it, {} added.",
-            finding.symbol,
-            if added.is_empty() { "none".to_string() } else { added.join(", ") }
-        ),
-        caveat: Some(caveat),
-        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
-        content: content.into_bytes(),
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -736,70 +785,38 @@ fn widen_binding(finding: &Finding, files: &FileMap) -> std::result::Result<Draf
         return Err("no draft: the tuple did not only grow (elements changed or went away)".into());
     }
     let text = text_of(files, &loc.path)?;
-    // The binding `[a, b, c]` the call initializes: on the call's line or just before it.
-    let call_line = line_start(&text, loc.line);
-    let from = line_start(&text, loc.line.saturating_sub(3).max(1));
-    let call = cpp::param_span(&text, name, call_line)
-        .map(|s| s.start)
-        .ok_or_else(|| format!("no draft: the call at {loc} was not found"))?;
-    let open = text[from..call]
-        .rfind('[')
-        .map(|i| from + i)
-        .ok_or("no draft: the call's result is not bound with `auto [..]`")?;
-    let close = cpp::matching(&text, open).ok_or("no draft: unbalanced binding")?;
-    let between = text[close + 1..call].trim_start();
-    if !(between.starts_with('=') || between.starts_with('{'))
-        || !(text[..open].trim_end().ends_with("auto") || text[..open].trim_end().ends_with('&'))
-    {
-        return Err("no draft: the call's result is not bound with `auto [..]`".into());
-    }
-    let names = cpp::split_top_level(&text[open + 1..close]);
-    if names.len() != old.len() {
-        return Err(format!(
-            "no draft: the binding names {} elements, the old tuple had {}",
-            names.len(),
-            old.len()
-        ));
-    }
-    let taken = |n: &str| text.contains(n);
-    let mut widened = Vec::new();
+    let (open, close, names) = binding_at(&text, loc, name, old.len())?;
     let mut fresh = Vec::new();
-    for (j, k) in kept.iter().enumerate() {
-        match k {
-            Some(i) => widened.push(names[*i].clone()),
+    let widened = kept
+        .iter()
+        .enumerate()
+        .map(|(j, k)| match k {
+            Some(i) => names[*i].clone(),
             None => {
-                let mut candidate = format!("unused_{j}");
-                let mut n = 0;
-                while taken(&candidate) {
-                    n += 1;
-                    candidate = format!("unused_{j}_{n}");
-                }
+                // The first of `unused_J`, `unused_J_1`, … that the file does not hold yet.
+                let candidate = std::iter::once(format!("unused_{j}"))
+                    .chain((1..).map(|n| format!("unused_{j}_{n}")))
+                    .find(|c| !text.contains(c.as_str()))
+                    .expect("an endless list has a free name");
                 fresh.push(format!("`{candidate}` ({})", new[j]));
-                widened.push(candidate);
+                candidate
             }
-        }
-    }
-    let content = format!(
-        "{}[{}]{}",
-        &text[..open],
-        widened.join(", "),
-        &text[close + 1..]
-    );
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let content = format!("{}[{widened}]{}", &text[..open], &text[close + 1..]);
+    let (s, are, them) = match fresh.len() {
+        1 => ("", "is", "it"),
+        _ => ("s", "are", "them"),
+    };
     let mut caveat = format!(
-        "the new element{} {} {} bound and unused: upstream returns {} for a reason (see the introducing commit)",
-        if fresh.len() == 1 { "" } else { "s" },
+        "the new element{s} {} {are} bound and unused: upstream returns {them} for a reason (see the introducing commit)",
         fresh.join(", "),
-        if fresh.len() == 1 { "is" } else { "are" },
-        if fresh.len() == 1 { "it" } else { "them" },
     );
     if ambiguous(&old, &new) {
         caveat.push_str("; two elements have the same type, so check which position is new");
     }
     Ok(Draft {
-        kind: finding.kind,
-        symbol: finding.symbol.clone(),
-        remedy: Remedy::WidenedBinding,
-        path: loc.path.clone(),
         line: line_of(&content, open),
         title: format!("Draft: bind the new result of {name} in the backend"),
         why: format!(
@@ -810,9 +827,43 @@ fn widen_binding(finding: &Finding, files: &FileMap) -> std::result::Result<Draf
             fresh.join(", ")
         ),
         caveat: Some(caveat),
-        cause: finding.introduced_by.as_ref().map(|c| c.sha.clone()),
-        content: content.into_bytes(),
+        ..draft_of(finding, Remedy::WidenedBinding, &loc.path, content)
     })
+}
+
+/// The structured binding `auto [a, b, c]` that the call of `name` at `loc` initializes, on the
+/// call's line or just before it, naming `elements` elements: its brackets' offsets and names.
+fn binding_at(
+    text: &str,
+    loc: &Loc,
+    name: &str,
+    elements: usize,
+) -> std::result::Result<(usize, usize, Vec<String>), String> {
+    let call_line = line_start(text, loc.line);
+    let from = line_start(text, loc.line.saturating_sub(3).max(1));
+    let call = cpp::param_span(text, name, call_line)
+        .map(|s| s.start)
+        .ok_or_else(|| format!("no draft: the call at {loc} was not found"))?;
+    let open = text[from..call]
+        .rfind('[')
+        .map(|i| from + i)
+        .ok_or("no draft: the call's result is not bound with `auto [..]`")?;
+    let close = cpp::matching(text, open).ok_or("no draft: unbalanced binding")?;
+    let between = text[close + 1..call].trim_start();
+    if !(between.starts_with('=') || between.starts_with('{'))
+        || !(text[..open].trim_end().ends_with("auto") || text[..open].trim_end().ends_with('&'))
+    {
+        return Err("no draft: the call's result is not bound with `auto [..]`".into());
+    }
+    let names = cpp::split_top_level(&text[open + 1..close]);
+    if names.len() != elements {
+        return Err(format!(
+            "no draft: the binding names {} elements, the old tuple had {}",
+            names.len(),
+            elements
+        ));
+    }
+    Ok((open, close, names))
 }
 
 #[cfg(test)]

@@ -48,31 +48,7 @@ impl CommandReport for Move {
                 crate::text::wrap_list(&self.hooks_outside, "  ", 96)
             );
         }
-        let conflicts = self.conflicts();
-        if conflicts > 0 {
-            let places: Vec<String> = self
-                .remaining
-                .iter()
-                .flat_map(|c| c.lines.iter().map(move |l| format!("{}:{l}", c.path)))
-                .collect();
-            let _ = writeln!(
-                out,
-                "\n{} left with markers: {}; resolve them and record each resolution as a local fix",
-                plural(conflicts, "conflict region", "conflict regions"),
-                places.join(", ")
-            );
-            let _ = writeln!(out, "note: `forkbook materialize --out DIR`, edit, then `forkbook fix add --from DIR --title \"...\"`");
-        } else if !self.resolved.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nno conflict left: {} resolved by the overlay's fixes (above)",
-                plural(
-                    self.resolved.len(),
-                    "pin-vs-fork conflict",
-                    "pin-vs-fork conflicts"
-                )
-            );
-        }
+        out.push_str(&self.left_text());
         out
     }
 
@@ -245,44 +221,7 @@ impl Move {
             markdown::text(&self.old.describe()),
             markdown::text(&self.new.describe())
         );
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        for (path, outcome) in &self.core {
-            let CoreOutcome::Conflict(n) = outcome else {
-                continue;
-            };
-            let words = match self.resolved.iter().find(|r| &r.path == path) {
-                Some(resolved) => format!(
-                    "pin vs fork ({}), resolved by {}",
-                    plural(*n, "region", "regions"),
-                    links.fixes(&resolved.fixes)
-                ),
-                None => format!(
-                    "**conflict** ({}, pin vs fork)",
-                    plural(*n, "region", "regions")
-                ),
-            };
-            rows.push(vec![markdown::code_span(path), words]);
-        }
-        // Files taken from the new base as they are (no local fix) are counted, not listed.
-        for (path, outcome) in &self.files {
-            if *outcome == FileOutcome::Taken {
-                continue;
-            }
-            let words = match outcome {
-                FileOutcome::Conflict { regions, fix, why } => {
-                    let by = fix
-                        .map(|n| format!(", {}", links.fix(n)))
-                        .unwrap_or_default();
-                    format!(
-                        "**conflict** ({}{by}): {}",
-                        plural(*regions, "region", "regions"),
-                        markdown::cell(&markdown::text(why))
-                    )
-                }
-                _ => markdown::cell(&markdown::text(&file_words(outcome))),
-            };
-            rows.push(vec![markdown::code_span(path), words]);
-        }
+        let rows = self.file_rows(links);
         let _ = writeln!(
             out,
             "Core files: {} of {} merged cleanly; {} taken from the new base as they are.\n",
@@ -316,6 +255,89 @@ impl Move {
                 plural(self.hooks_outside.len(), "file", "files")
             );
         }
+        out.push_str(&self.left_markdown());
+        out
+    }
+
+    /// The rows of the Markdown's file table: the core files that conflicted between pin and
+    /// fork, then the files that did not come across as they are. Files taken from the new base
+    /// as they are (no local fix) are counted, not listed.
+    fn file_rows(&self, links: &PageLinks) -> Vec<Vec<String>> {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for (path, outcome) in &self.core {
+            let CoreOutcome::Conflict(n) = outcome else {
+                continue;
+            };
+            let words = match self.resolved.iter().find(|r| &r.path == path) {
+                Some(resolved) => format!(
+                    "pin vs fork ({}), resolved by {}",
+                    plural(*n, "region", "regions"),
+                    links.fixes(&resolved.fixes)
+                ),
+                None => format!(
+                    "**conflict** ({}, pin vs fork)",
+                    plural(*n, "region", "regions")
+                ),
+            };
+            rows.push(vec![markdown::code_span(path), words]);
+        }
+        for (path, outcome) in &self.files {
+            if *outcome == FileOutcome::Taken {
+                continue;
+            }
+            let words = match outcome {
+                FileOutcome::Conflict { regions, fix, why } => {
+                    let by = fix
+                        .map(|n| format!(", {}", links.fix(n)))
+                        .unwrap_or_default();
+                    format!(
+                        "**conflict** ({}{by}): {}",
+                        plural(*regions, "region", "regions"),
+                        markdown::cell(&markdown::text(why))
+                    )
+                }
+                _ => markdown::cell(&markdown::text(&file_words(outcome))),
+            };
+            rows.push(vec![markdown::code_span(path), words]);
+        }
+        rows
+    }
+
+    /// What the move leaves for a person, for a terminal: the conflict regions and where they
+    /// are, or the pin-vs-fork conflicts the fixes resolved.
+    fn left_text(&self) -> String {
+        let mut out = String::new();
+        let conflicts = self.conflicts();
+        if conflicts > 0 {
+            let places: Vec<String> = self
+                .remaining
+                .iter()
+                .flat_map(|c| c.lines.iter().map(move |l| format!("{}:{l}", c.path)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "\n{} left with markers: {}; resolve them and record each resolution as a local fix",
+                plural(conflicts, "conflict region", "conflict regions"),
+                places.join(", ")
+            );
+            let _ = writeln!(out, "note: `forkbook materialize --out DIR`, edit, then `forkbook fix add --from DIR --title \"...\"`");
+        } else if !self.resolved.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nno conflict left: {} resolved by the overlay's fixes (above)",
+                plural(
+                    self.resolved.len(),
+                    "pin-vs-fork conflict",
+                    "pin-vs-fork conflicts"
+                )
+            );
+        }
+        out
+    }
+
+    /// What the move leaves for a person, in Markdown.
+    fn left_markdown(&self) -> String {
+        let mut out = String::new();
         let conflicts = self.conflicts();
         if conflicts > 0 {
             let _ = writeln!(

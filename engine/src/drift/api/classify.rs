@@ -319,55 +319,59 @@ impl<'a> Rules<'a> {
 
     fn construct(&mut self, classes: &[&'a Decl], args: usize, at: &Loc) {
         for class in classes {
-            let key = class.key();
-            let olds = self.from.constructors(&key);
-            let fitting: Vec<&Decl> = olds.iter().copied().filter(|c| c.fits(args)).collect();
-            if fitting.is_empty() {
-                continue; // implicit constructors, or not this class
-            }
-            if !self.to.has_class(&key) {
-                let message = format!(
-                    "the backend constructs `{}`, a class upstream removed",
-                    class.name
-                );
-                let sites = Sites {
-                    from: Some(class),
-                    to: None,
-                    backend: Some(at.clone()),
-                };
-                self.push(finding(Kind::RemovedDeclaration, key, message, sites));
-                continue;
-            }
-            let news = self.to.constructors(&key);
-            if fitting
-                .iter()
-                .any(|old| news.iter().any(|new| old.call_compatible(new, args)))
-            {
-                continue;
-            }
-            let old = fitting[0];
+            self.construct_class(class, args, at);
+        }
+    }
+
+    /// One class the backend constructs with `args` arguments: one finding where upstream
+    /// removed it, or where no new constructor takes what an old one that fits did.
+    fn construct_class(&mut self, class: &'a Decl, args: usize, at: &Loc) {
+        let key = class.key();
+        let olds = self.from.constructors(&key);
+        let fitting: Vec<&Decl> = olds.iter().copied().filter(|c| c.fits(args)).collect();
+        if fitting.is_empty() {
+            return; // implicit constructors, or not this class
+        }
+        if !self.to.has_class(&key) {
+            let message = format!(
+                "the backend constructs `{}`, a class upstream removed",
+                class.name
+            );
             let sites = Sites {
-                from: Some(old),
-                to: closest(old, &news),
+                from: Some(class),
+                to: None,
                 backend: Some(at.clone()),
             };
-            let now: Vec<String> = news
-                .iter()
-                .map(|n| format!("`{}{}`", n.name, n.describe()))
-                .collect();
-            let message = format!(
-                "the backend constructs `{}` with {args} argument(s): `{}{}` became {}",
-                class.name,
-                old.name,
-                old.describe(),
-                if now.is_empty() {
-                    "implicit".to_string()
-                } else {
-                    now.join(" or ")
-                }
-            );
-            self.push(finding(Kind::ConstructorChanged, old.key(), message, sites));
+            self.push(finding(Kind::RemovedDeclaration, key, message, sites));
+            return;
         }
+        let news = self.to.constructors(&key);
+        if fitting
+            .iter()
+            .any(|old| news.iter().any(|new| old.call_compatible(new, args)))
+        {
+            return;
+        }
+        let old = fitting[0];
+        let sites = Sites {
+            from: Some(old),
+            to: closest(old, &news),
+            backend: Some(at.clone()),
+        };
+        let now: Vec<String> = news
+            .iter()
+            .map(|n| format!("`{}{}`", n.name, n.describe()))
+            .collect();
+        let now = if now.is_empty() {
+            "implicit".to_string()
+        } else {
+            now.join(" or ")
+        };
+        let (class, old_form) = (&class.name, format!("{}{}", old.name, old.describe()));
+        let message = format!(
+            "the backend constructs `{class}` with {args} argument(s): `{old_form}` became {now}"
+        );
+        self.push(finding(Kind::ConstructorChanged, old.key(), message, sites));
     }
 
     /// Upstream classes and enumerators the backend names that are gone (functions are

@@ -148,43 +148,7 @@ impl ApiReport {
             self.findings.len() - self.breaks()
         );
         if !self.findings.is_empty() {
-            let at = |sha: &str, loc: &Option<Loc>| {
-                loc.as_ref().map_or("—".to_string(), |l| {
-                    links.upstream_file(sha, &l.path, l.line)
-                })
-            };
-            let rows: Vec<Vec<String>> = self
-                .findings
-                .iter()
-                .map(|f| {
-                    let mut what =
-                        format!("`{}` {}", f.kind.as_str(), markdown::code_span(&f.symbol));
-                    if let Some(reason) = &f.suppressed {
-                        what.push_str(&format!(
-                            " (suppressed: {})",
-                            markdown::cell(&markdown::text(reason))
-                        ));
-                    }
-                    let mut place = format!(
-                        "upstream {} → {}",
-                        at(&self.from, &f.from),
-                        at(&self.to, &f.to)
-                    );
-                    if let Some(l) = &f.backend {
-                        place.push_str(&format!(
-                            "; backend {}",
-                            markdown::code_span(&l.to_string())
-                        ));
-                    }
-                    vec![
-                        format!("{what}: {}", markdown::prose(&f.message)),
-                        place,
-                        f.introduced_by.as_ref().map_or("—".to_string(), |c| {
-                            markdown::cell(&links.upstream_commit(&c.sha, &c.summary))
-                        }),
-                    ]
-                })
-                .collect();
+            let rows: Vec<Vec<String>> = self.findings.iter().map(|f| self.row(f, links)).collect();
             out.push_str(&markdown::table(&["finding", "where", "changed by"], &rows));
         }
         for stale in &self.unused_suppressions {
@@ -207,6 +171,42 @@ impl ApiReport {
             crate::report_value::plural(errors, "error node", "error nodes"),
         ));
         out
+    }
+}
+
+impl ApiReport {
+    /// One finding's row: what it is, where upstream declares it at both commits and where the
+    /// backend uses it, and the upstream commit that changed it.
+    fn row(&self, f: &Finding, links: &crate::markdown::PageLinks) -> Vec<String> {
+        use crate::markdown;
+        let at = |sha: &str, loc: &Option<Loc>| {
+            loc.as_ref().map_or("—".to_string(), |l| {
+                links.upstream_file(sha, &l.path, l.line)
+            })
+        };
+        let mut what = format!("`{}` {}", f.kind.as_str(), markdown::code_span(&f.symbol));
+        if let Some(reason) = &f.suppressed {
+            let reason = markdown::cell(&markdown::text(reason));
+            what.push_str(&format!(" (suppressed: {reason})"));
+        }
+        let mut place = format!(
+            "upstream {} → {}",
+            at(&self.from, &f.from),
+            at(&self.to, &f.to)
+        );
+        if let Some(l) = &f.backend {
+            place.push_str(&format!(
+                "; backend {}",
+                markdown::code_span(&l.to_string())
+            ));
+        }
+        vec![
+            format!("{what}: {}", markdown::prose(&f.message)),
+            place,
+            f.introduced_by.as_ref().map_or("—".to_string(), |c| {
+                markdown::cell(&links.upstream_commit(&c.sha, &c.summary))
+            }),
+        ]
     }
 }
 

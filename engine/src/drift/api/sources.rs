@@ -371,19 +371,12 @@ pub fn upstream_side(
         let mut next = BTreeSet::new();
         for path in wave.iter().filter(|p| is_header(p)) {
             side.visible.insert(path.clone());
-            for include in side
-                .files
-                .get(path)
-                .map(|f| f.includes.as_slice())
-                .unwrap_or_default()
-            {
-                match resolve_include(path, include, &headers) {
-                    Some(found) if !side.files.contains_key(&found) => {
-                        next.insert(found);
-                    }
-                    _ => {}
-                }
-            }
+            let parsed = side.files.get(path);
+            let includes = parsed.map(|f| f.includes.as_slice()).unwrap_or_default();
+            let found = includes
+                .iter()
+                .filter_map(|include| resolve_include(path, include, &headers));
+            next.extend(found.filter(|found| !side.files.contains_key(found)));
         }
         wave = next;
     }

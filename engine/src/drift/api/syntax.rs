@@ -48,65 +48,32 @@ pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
     let mut last = [b';', b';'];
     let mut line_start = true;
     while i < src.len() {
-        let c = src[i];
-        let start = i;
+        let (c, start) = (src[i], i);
+        if is_ident_start(c) {
+            let end = ident_end(src, i);
+            if let Some((stop, used)) = macro_at(src, start, end, last, blanking, line) {
+                stubs.extend(used);
+                blank(&mut out, start, stop);
+                (i, last) = (stop, [b';', b';']);
+                line += count_newlines(&src[start..i]);
+                continue;
+            }
+            i = end;
+        } else {
+            let in_parens = brackets.last() == Some(&b'(');
+            i = token_end(src, &mut out, i, line_start, in_parens);
+        }
         match c {
-            b'\n' => {
-                line_start = true;
-                i += 1;
-            }
-            _ if c.is_ascii_whitespace() => i += 1,
-            b'#' if line_start => {
-                i = directive_end(src, i);
-                last = [b';', b';'];
-            }
-            b'/' if src.get(i + 1) == Some(&b'/') => i = skip_line_comment(src, i),
-            b'/' if src.get(i + 1) == Some(&b'*') => i = skip_block_comment(src, i),
-            b'"' | b'\'' => i = skip_quoted(src, i),
-            b'(' | b'[' | b'{' => {
-                brackets.push(c);
-                i += 1;
-            }
+            b'(' | b'[' | b'{' => brackets.push(c),
             b')' | b']' | b'}' => {
                 brackets.pop();
-                i += 1;
             }
-            b'<' if src[i..].starts_with(b"<<<") => i = blank_launch_config(src, &mut out, i),
-            b'=' if brackets.last() == Some(&b'(') && is_plain_assign(src, i) => {
-                i = blank_braced_default(src, &mut out, i);
-            }
-            _ if is_ident_start(c) => {
-                let end = ident_end(src, i);
-                let word = std::str::from_utf8(&src[i..end]).unwrap_or("");
-                let statement_start =
-                    matches!(last[1], b';' | b'{' | b'}') || (last[1] == b':' && last[0] != b':');
-                let stub = blanking.stubs.contains_key(word);
-                let args = macro_args_end(src, end);
-                let blank_it = blanking.blank.contains(word)
-                    || (stub && args.is_some())
-                    || (statement_start && args.is_some() && blanking.statement.contains(word));
-                i = end;
-                if blank_it {
-                    let stop = args.unwrap_or(end);
-                    if stub {
-                        if let Some(argument) = single_ident_arg(&src[end..stop]) {
-                            stubs.push(StubUse {
-                                macro_name: word.to_string(),
-                                argument,
-                                line,
-                            });
-                        }
-                    }
-                    blank(&mut out, start, stop);
-                    i = stop;
-                    last = [b';', b';'];
-                    line += count_newlines(&src[start..i]);
-                    continue;
-                }
-            }
-            _ => i += 1,
+            b'#' if line_start => last = [b';', b';'],
+            _ => {}
         }
-        if !c.is_ascii_whitespace() {
+        if c == b'\n' {
+            line_start = true;
+        } else if !c.is_ascii_whitespace() {
             line_start = false;
             let comment = c == b'/' && matches!(src.get(start + 1), Some(b'/' | b'*'));
             if !comment && c != b'#' {
@@ -116,6 +83,55 @@ pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
         line += count_newlines(&src[start..i]);
     }
     Prepared { text: out, stubs }
+}
+
+/// Where the token at `i` that starts no identifier ends: a directive at a line's start, a
+/// comment, a quoted literal, a kernel launch configuration or a brace-initialized default
+/// argument (`in_parens`), the last two blanked in `out`; else the byte itself.
+fn token_end(src: &[u8], out: &mut [u8], i: usize, line_start: bool, in_parens: bool) -> usize {
+    match src[i] {
+        b'#' if line_start => directive_end(src, i),
+        b'/' if src.get(i + 1) == Some(&b'/') => skip_line_comment(src, i),
+        b'/' if src.get(i + 1) == Some(&b'*') => skip_block_comment(src, i),
+        b'"' | b'\'' => skip_quoted(src, i),
+        b'<' if src[i..].starts_with(b"<<<") => blank_launch_config(src, out, i),
+        b'=' if in_parens && is_plain_assign(src, i) => blank_braced_default(src, out, i),
+        _ => i + 1,
+    }
+}
+
+/// Whether the identifier at `start..end` starts a macro use to blank (after the significant
+/// bytes `last`): where the blank stops (after its arguments), and a stub macro's use where its
+/// one argument is an identifier.
+fn macro_at(
+    src: &[u8],
+    start: usize,
+    end: usize,
+    last: [u8; 2],
+    blanking: &Blanking,
+    line: usize,
+) -> Option<(usize, Option<StubUse>)> {
+    let word = std::str::from_utf8(&src[start..end]).unwrap_or("");
+    let statement_start =
+        matches!(last[1], b';' | b'{' | b'}') || (last[1] == b':' && last[0] != b':');
+    let stub = blanking.stubs.contains_key(word);
+    let args = macro_args_end(src, end);
+    let blank_it = blanking.blank.contains(word)
+        || (stub && args.is_some())
+        || (statement_start && args.is_some() && blanking.statement.contains(word));
+    if !blank_it {
+        return None;
+    }
+    let stop = args.unwrap_or(end);
+    let used = stub
+        .then(|| single_ident_arg(&src[end..stop]))
+        .flatten()
+        .map(|argument| StubUse {
+            macro_name: word.to_string(),
+            argument,
+            line,
+        });
+    Some((stop, used))
 }
 
 /// The end of a preprocessor directive, backslash continuations included.

@@ -344,11 +344,6 @@ pub fn answers(
     let parsed = register::parse(records::FIXES_FILE, &text);
     let symbol = format!("`{}`", finding.symbol);
     let entry = |n: usize| parsed.entry(n as u32);
-    let how = |n: usize| match entry(n) {
-        Some(e) if e.field(DRAFT_KEY).is_some() => Answer::Drafted,
-        Some(e) if e.field(CONFIRMED_KEY).is_some() => Answer::Confirmed,
-        _ => Answer::HandWritten,
-    };
     let title = |n: usize| {
         state
             .steps
@@ -370,36 +365,58 @@ pub fn answers(
             })
         })
         .collect();
-    let chosen: Vec<usize> = if !named.is_empty() {
-        named
+    let chosen: Vec<usize> = if named.is_empty() {
+        touching_answers(state, &parsed, finding, earlier)
     } else {
-        let Some(loc) = &finding.backend else {
-            return Vec::new();
-        };
-        let touching: Vec<usize> = state
-            .steps
-            .iter()
-            .filter(|s| s.changed_paths().contains(&loc.path.as_str()))
-            .map(|s| s.number())
-            .filter(|n| *n > earlier && how(*n) == Answer::HandWritten)
-            .collect();
-        let cause = finding.introduced_by.as_ref().map(|c| c.sha.as_str());
-        let caused: Vec<usize> = touching
-            .iter()
-            .copied()
-            .filter(|n| {
-                entry(*n)
-                    .and_then(|e| e.value("cause"))
-                    .is_some_and(|c| Some(c) == cause)
-            })
-            .collect();
-        if caused.is_empty() {
-            touching
-        } else {
-            caused
-        }
+        named
     };
+    let how = |n: usize| answer_of(&parsed, n);
     chosen.into_iter().map(|n| (n, title(n), how(n))).collect()
+}
+
+/// How fix `n` of the register came to be: a draft, a confirmed draft, or by hand.
+fn answer_of(parsed: &register::Register, n: usize) -> Answer {
+    match parsed.entry(n as u32) {
+        Some(e) if e.field(DRAFT_KEY).is_some() => Answer::Drafted,
+        Some(e) if e.field(CONFIRMED_KEY).is_some() => Answer::Confirmed,
+        _ => Answer::HandWritten,
+    }
+}
+
+/// The answers of a finding no draft names: the hand-written fixes after the first `earlier`
+/// that change its backend file, those whose `cause` is its introducing commit when any is.
+fn touching_answers(
+    state: &OverlayState,
+    parsed: &register::Register,
+    finding: &crate::drift::api::Finding,
+    earlier: usize,
+) -> Vec<usize> {
+    let Some(loc) = &finding.backend else {
+        return Vec::new();
+    };
+    let touching: Vec<usize> = state
+        .steps
+        .iter()
+        .filter(|s| s.changed_paths().contains(&loc.path.as_str()))
+        .map(|s| s.number())
+        .filter(|n| *n > earlier && answer_of(parsed, *n) == Answer::HandWritten)
+        .collect();
+    let cause = finding.introduced_by.as_ref().map(|c| c.sha.as_str());
+    let caused: Vec<usize> = touching
+        .iter()
+        .copied()
+        .filter(|n| {
+            parsed
+                .entry(*n as u32)
+                .and_then(|e| e.value("cause"))
+                .is_some_and(|c| Some(c) == cause)
+        })
+        .collect();
+    if caused.is_empty() {
+        touching
+    } else {
+        caused
+    }
 }
 
 /// One report line: the finding, its upstream commit (linked on `upstream_web`), and the fixes

@@ -127,6 +127,36 @@ impl<'a> Rules<'a> {
     pub(super) fn missing_backend_definitions(&mut self) {
         let stubbed = self.stubbed();
         let scopes = self.implemented_scopes(&stubbed);
+        let pending = self.new_undefined(&scopes, &stubbed);
+        let inputs = self.inputs;
+        let evidence = reference_definitions(inputs.to_files, inputs.cfg, inputs.prep, &pending);
+        for decl in pending {
+            let key = decl.key();
+            let Some(defined_at) = evidence.get(&(key.clone(), decl.definition_form())) else {
+                continue;
+            };
+            let message = format!(
+                "new `{}{}` must be defined by every backend ({defined_at} defines it); this backend does not",
+                decl.name,
+                decl.describe(),
+            );
+            let backend = scopes.get(&decl.scope.join("::")).cloned();
+            let sites = Sites {
+                from: None,
+                to: Some(decl),
+                backend,
+            };
+            self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
+        }
+    }
+
+    /// Upstream's new callables declared out of line in a scope the backend implements, that
+    /// the backend neither defines nor stubs and no other finding reports.
+    fn new_undefined(
+        &self,
+        scopes: &BTreeMap<String, Loc>,
+        stubbed: &BTreeMap<String, Loc>,
+    ) -> Vec<&'a Decl> {
         let mut candidates: Vec<&Decl> = self
             .to
             .by_key
@@ -154,29 +184,10 @@ impl<'a> Rules<'a> {
                 .any(|old| old.definition_form() == form);
             let reported = self.has_finding(Kind::ChangedSignature, &key)
                 || self.has_finding(Kind::ConstructorChanged, &key);
-            if !(existed || reported || self.defined(decl, &stubbed)) {
+            if !(existed || reported || self.defined(decl, stubbed)) {
                 pending.push(decl);
             }
         }
-        let inputs = self.inputs;
-        let evidence = reference_definitions(inputs.to_files, inputs.cfg, inputs.prep, &pending);
-        for decl in pending {
-            let key = decl.key();
-            let Some(defined_at) = evidence.get(&(key.clone(), decl.definition_form())) else {
-                continue;
-            };
-            let message = format!(
-                "new `{}{}` must be defined by every backend ({defined_at} defines it); this backend does not",
-                decl.name,
-                decl.describe(),
-            );
-            let backend = scopes.get(&decl.scope.join("::")).cloned();
-            let sites = Sites {
-                from: None,
-                to: Some(decl),
-                backend,
-            };
-            self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
-        }
+        pending
     }
 }
