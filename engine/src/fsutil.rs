@@ -7,7 +7,7 @@
 use super::error::{Context, Error, Result};
 use super::paths::check_relative;
 use super::FileMap;
-use std::fs::{self, File};
+use std::fs::{self, File, TryLockError};
 use std::path::{Path, PathBuf};
 
 /// Test hook: when `FORKBOOK_FAIL_AFTER_WRITES=N` is set, the N+1th file write fails, so tests can
@@ -213,10 +213,31 @@ pub fn check_write_target(target: &Path, root: &Path, records: &Path, force: boo
         }
         _ => {}
     }
+    refuse_guarded(target, root, records)?;
+    if !target.is_dir() || force || target.join(WRITTEN_MARKER).is_file() {
+        return Ok(());
+    }
+    let empty = fs::read_dir(target)
+        .with_context(|| format!("failed to read folder `{shown}`"))?
+        .next()
+        .is_none();
+    if empty {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "refusing to replace `{shown}`: it is not empty and forkbook did not write it (no `{WRITTEN_MARKER}` in it)"
+    ))
+    .with_note("choose a new or empty folder, or pass `--force` to replace this one whole (everything in it is lost)"))
+}
+
+/// Refuses a `target` that is or holds the project `root` or the `records` folder, or lies in
+/// the records folder, whatever `--force` says.
+fn refuse_guarded(target: &Path, root: &Path, records: &Path) -> Result<()> {
     let full = resolved(target)?;
     let refuse = |guarded: &Path, how: &str| {
         Err(Error::new(format!(
-            "refusing to write into `{shown}`: it {how} `{}`, which forkbook never replaces",
+            "refusing to write into `{}`: it {how} `{}`, which forkbook never replaces",
+            target.display(),
             guarded.display()
         ))
         .with_note("choose a folder outside the records folder that does not hold the project (for example `materialized/` in the project); `--force` does not change this"))
@@ -234,20 +255,7 @@ pub fn check_write_target(target: &Path, root: &Path, records: &Path, force: boo
             return refuse(&records, "lies inside the records folder");
         }
     }
-    if !target.is_dir() || force || target.join(WRITTEN_MARKER).is_file() {
-        return Ok(());
-    }
-    let empty = fs::read_dir(target)
-        .with_context(|| format!("failed to read folder `{shown}`"))?
-        .next()
-        .is_none();
-    if empty {
-        return Ok(());
-    }
-    Err(Error::new(format!(
-        "refusing to replace `{shown}`: it is not empty and forkbook did not write it (no `{WRITTEN_MARKER}` in it)"
-    ))
-    .with_note("choose a new or empty folder, or pass `--force` to replace this one whole (everything in it is lost)"))
+    Ok(())
 }
 
 /// Leaves [`WRITTEN_MARKER`] in a folder being written.
@@ -497,29 +505,12 @@ impl RunLock {
             self.exclusive = exclusive;
             return Ok(());
         }
-        // A child process forked by another thread can hold the lock for the moment between its
-        // fork and exec (it shares the open file); give such a moment time to pass.
-        let mut tries = 0;
-        let result = loop {
-            let attempt = if exclusive {
-                file.try_lock()
-            } else {
-                file.try_lock_shared()
-            };
-            match attempt {
-                Err(std::fs::TryLockError::WouldBlock) if tries < 25 => {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                other => break other,
-            }
-        };
-        match result {
+        match try_lock_a_moment(file, exclusive) {
             Ok(()) => {
                 self.exclusive = exclusive;
                 Ok(())
             }
-            Err(std::fs::TryLockError::WouldBlock) => {
+            Err(TryLockError::WouldBlock) => {
                 let what = &self.what;
                 let doing = if exclusive {
                     "this command writes to it, so it needs it alone"
@@ -533,11 +524,33 @@ impl RunLock {
                 )),
                 )
             }
-            Err(std::fs::TryLockError::Error(e)) => {
+            Err(TryLockError::Error(e)) => {
                 Err(Error::from(e).context(format!("failed to lock `{dir}`")))
             }
         }
     }
+}
+
+/// Tries to lock `file` for half a second. A child process forked by another thread can hold the
+/// lock for the moment between its fork and exec (it shares the open file); this gives such a
+/// moment time to pass.
+fn try_lock_a_moment(file: &File, exclusive: bool) -> std::result::Result<(), TryLockError> {
+    let attempt = || {
+        if exclusive {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        }
+    };
+    for _ in 0..25 {
+        match attempt() {
+            Err(TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other,
+        }
+    }
+    attempt()
 }
 
 /// The project's lock, held by every run that writes a record, from before it reads the records

@@ -32,7 +32,6 @@ use super::drift::api::{self, ApiReport};
 use super::drift::draft::{self, record::CacheUpstream};
 use super::error::{Context, Error, Result};
 use super::markdown::{self, PageLinks};
-use super::merge::Labels;
 use super::overlay::OverlayState;
 use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
@@ -134,6 +133,12 @@ struct Probe {
     causes: Vec<String>,
 }
 
+/// Each core file the exact walk tracks, with its conflict regions at every commit of the line.
+type Exact = BTreeMap<String, Vec<usize>>;
+
+/// The probes made, by position on the line.
+type Probes = BTreeMap<usize, Probe>;
+
 /// A finding's draft, or the reason there is none.
 type Drafting = std::result::Result<DraftNote, String>;
 
@@ -179,17 +184,8 @@ fn blob_id(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Oid>> {
 
 /// For each core file that merges cleanly at the pin: its conflict regions at every commit of
 /// `line`, merging only where the file's blob changes (and each blob id once).
-fn exact_conflicts(
-    cache: &Cache,
-    state: &OverlayState,
-    line: &[Oid],
-) -> Result<BTreeMap<String, Vec<usize>>> {
+fn exact_conflicts(cache: &Cache, state: &OverlayState, line: &[Oid]) -> Result<Exact> {
     let repo = cache.repo();
-    let labels = Labels {
-        ours: "pin",
-        base: "base",
-        theirs: "fork",
-    };
     let mut out = BTreeMap::new();
     for path in &state.core_files {
         let base_file = cache.read(state.commits.base, path)?;
@@ -207,7 +203,7 @@ fn exact_conflicts(
                         base_file.as_deref(),
                         pin_file.as_deref(),
                         fork_file.as_deref(),
-                        labels,
+                        base::SIDE_LABELS,
                     )?;
                     by_blob.insert(id, n);
                     n
@@ -236,12 +232,7 @@ struct Prober<'a> {
 
 impl Prober<'_> {
     /// Probes the commits of `line` at the positions `at` that `probes` does not hold yet.
-    fn probe_all(
-        &mut self,
-        line: &[Oid],
-        at: &[usize],
-        probes: &mut BTreeMap<usize, Probe>,
-    ) -> Result<()> {
+    fn probe_all(&mut self, line: &[Oid], at: &[usize], probes: &mut Probes) -> Result<()> {
         for &i in at {
             if let std::collections::btree_map::Entry::Vacant(slot) = probes.entry(i) {
                 slot.insert(self.probe(line[i])?);
@@ -413,8 +404,8 @@ fn probe_line(
     cache: &Cache,
     state: &OverlayState,
     line: &[Oid],
-    exact: &BTreeMap<String, Vec<usize>>,
-) -> Result<(BTreeMap<usize, Probe>, usize)> {
+    exact: &Exact,
+) -> Result<(Probes, usize)> {
     let mut prober = Prober {
         project,
         cache,
@@ -424,7 +415,7 @@ fn probe_line(
         probes: 0,
     };
     let last = line.len() - 1;
-    let mut probes: BTreeMap<usize, Probe> = BTreeMap::new();
+    let mut probes = Probes::new();
     prober.probe_all(line, &[0, last], &mut probes)?;
     let sides = |i: usize| [i - 1, i];
     // Both sides of every exact conflict event, and of each commit named as a cause.
@@ -460,11 +451,7 @@ fn probe_line(
 
 /// What changes from commit `i - 1` of the line to commit `i`: the exact walk's conflicts, then
 /// what the probes on both sides (where both were probed) differ in.
-fn changes_at(
-    exact: &BTreeMap<String, Vec<usize>>,
-    probes: &BTreeMap<usize, Probe>,
-    i: usize,
-) -> Vec<Change> {
+fn changes_at(exact: &Exact, probes: &Probes, i: usize) -> Vec<Change> {
     let mut here = Vec::new();
     for (path, regions) in exact {
         let path = path.clone();
@@ -477,60 +464,57 @@ fn changes_at(
             _ => {}
         }
     }
-    let (Some(before), Some(after)) = (probes.get(&(i - 1)), probes.get(&i)) else {
-        return here;
-    };
-    let (starts, stops) = (
-        &after.conflicts - &before.conflicts,
-        &before.conflicts - &after.conflicts,
-    );
-    here.extend(
-        starts
-            .into_iter()
-            .map(|path| Change::ConflictStarts { path, regions: 0 }),
-    );
-    here.extend(stops.into_iter().map(|path| Change::ConflictStops { path }));
-    for (key @ (kind, symbol), draft) in &after.drift {
-        if !before.drift.contains_key(key) {
-            here.push(Change::DriftAppears {
-                kind: kind.clone(),
-                symbol: symbol.clone(),
-                draft: draft.clone().ok(),
-                no_draft: draft.clone().err(),
-            });
-        }
+    if let (Some(before), Some(after)) = (probes.get(&(i - 1)), probes.get(&i)) {
+        here.extend(before.changes_to(after));
     }
-    let gone = before
-        .drift
-        .keys()
-        .filter(|key| !after.drift.contains_key(*key));
-    here.extend(gone.map(|(kind, symbol)| Change::DriftGoes {
-        kind: kind.clone(),
-        symbol: symbol.clone(),
-    }));
-    let only_in = |a: &'_ BTreeMap<usize, String>, b: &'_ BTreeMap<usize, String>| {
-        a.iter()
-            .filter(|(n, _)| !b.contains_key(n))
-            .map(|(n, t)| (*n, t.clone()))
-            .collect::<Vec<_>>()
-    };
-    let droppable = only_in(&after.droppable, &before.droppable);
-    here.extend(
-        droppable
-            .into_iter()
-            .map(|(number, title)| Change::FixDroppable { number, title }),
-    );
-    let needed = only_in(&before.droppable, &after.droppable);
-    here.extend(
-        needed
-            .into_iter()
-            .map(|(number, title)| Change::FixNeeded { number, title }),
-    );
     here
 }
 
+impl Probe {
+    /// What changes from this probe to `after`: conflicts, drift and droppable fixes that start
+    /// or stop.
+    fn changes_to(&self, after: &Probe) -> Vec<Change> {
+        let mut here = Vec::new();
+        for path in &after.conflicts - &self.conflicts {
+            here.push(Change::ConflictStarts { path, regions: 0 });
+        }
+        for path in &self.conflicts - &after.conflicts {
+            here.push(Change::ConflictStops { path });
+        }
+        for (key @ (kind, symbol), draft) in &after.drift {
+            if !self.drift.contains_key(key) {
+                here.push(Change::DriftAppears {
+                    kind: kind.clone(),
+                    symbol: symbol.clone(),
+                    draft: draft.clone().ok(),
+                    no_draft: draft.clone().err(),
+                });
+            }
+        }
+        for key @ (kind, symbol) in self.drift.keys() {
+            if !after.drift.contains_key(key) {
+                let (kind, symbol) = (kind.clone(), symbol.clone());
+                here.push(Change::DriftGoes { kind, symbol });
+            }
+        }
+        for (&number, title) in &after.droppable {
+            if !self.droppable.contains_key(&number) {
+                let title = title.clone();
+                here.push(Change::FixDroppable { number, title });
+            }
+        }
+        for (&number, title) in &self.droppable {
+            if !after.droppable.contains_key(&number) {
+                let title = title.clone();
+                here.push(Change::FixNeeded { number, title });
+            }
+        }
+        here
+    }
+}
+
 /// The state at commit `i` of the line: the nearest probe at or before it.
-fn state_at(probes: &BTreeMap<usize, Probe>, i: usize) -> &Probe {
+fn state_at(probes: &Probes, i: usize) -> &Probe {
     probes
         .range(..=i)
         .next_back()
@@ -540,11 +524,7 @@ fn state_at(probes: &BTreeMap<usize, Probe>, i: usize) -> &Probe {
 
 /// The newest commits with no conflict and no drift, and with no conflict and a draft for
 /// every finding (the pin, 0, where none is).
-fn newest_ready(
-    exact: &BTreeMap<String, Vec<usize>>,
-    probes: &BTreeMap<usize, Probe>,
-    last: usize,
-) -> (usize, usize) {
+fn newest_ready(exact: &Exact, probes: &Probes, last: usize) -> (usize, usize) {
     let conflict_free =
         |i: usize| exact.values().all(|r| r[i] == 0) && state_at(probes, i).conflicts.is_empty();
     let newest = |ok: &dyn Fn(usize) -> bool| (0..=last).rev().find(|&i| ok(i)).unwrap_or(0);

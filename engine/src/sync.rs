@@ -398,34 +398,34 @@ fn carry_step(
     outcomes: &mut BTreeMap<String, FileOutcome>,
     labels: &MoveLabels,
 ) -> Result<FixReport> {
-    let number = step.number();
+    let carried = carry_step_files(step, current, outcomes, labels)?;
     let CarriedFiles {
-        pre: new_pre,
-        post: new_post,
+        pre,
+        post,
         conflicted,
         moved,
-    } = carry_step_files(step, current, outcomes, labels)?;
-    overlay::apply_images(current, &new_post);
+    } = carried;
+    overlay::apply_images(current, &post);
     let outcome = if !conflicted.is_empty() {
         FixOutcome::Conflict { paths: conflicted }
-    } else if !step.changed_paths().is_empty() && new_pre == new_post {
+    } else if !step.changed_paths().is_empty() && pre == post {
         FixOutcome::Droppable
     } else if moved {
         FixOutcome::Carried
     } else {
         FixOutcome::Unchanged
     };
-    let changed = new_post
+    let changed = post
         .iter()
-        .filter(|(path, post)| new_pre.get(*path) != Some(post))
+        .filter(|(path, image)| pre.get(*path) != Some(image))
         .map(|(path, _)| path.clone())
         .collect();
     Ok(FixReport {
-        number,
+        number: step.number(),
         patch: step.patch.name.clone(),
         title: step.patch.title(),
         outcome,
-        text: rewrite_patch(&step.patch, &new_pre, &new_post)?,
+        text: rewrite_patch(&step.patch, &pre, &post)?,
         changed,
     })
 }

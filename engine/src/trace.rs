@@ -19,7 +19,7 @@ use super::base::{self, Commits, CoreOutcome};
 use super::cache::{short, Cache};
 use super::error::Result;
 pub use super::markdown::{pr_number, text as markdown_text, web_base};
-use super::merge::{count_conflicts, Labels};
+use super::merge::count_conflicts;
 use super::overlay::OverlayState;
 use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
@@ -233,10 +233,10 @@ pub fn commits_changing(
     let mut range = range;
     for (commit, parent) in first_parent_history(repo, since, until)? {
         let new = blob_at(repo, commit, path)?;
-        let old = match parent {
-            Some(p) => blob_at(repo, p, path)?,
-            None => None,
-        };
+        let old = parent
+            .map(|p| blob_at(repo, p, path))
+            .transpose()?
+            .flatten();
         if new.as_ref().map(|b| b.0) == old.as_ref().map(|b| b.0) {
             continue;
         }
@@ -262,12 +262,11 @@ pub fn commits_changing(
     Ok(found)
 }
 
+/// Commits, each with its first parent, newest first.
+type History = Vec<(Oid, Option<Oid>)>;
+
 /// (commit, first parent) from `until` back to, not including, `since`.
-fn first_parent_history(
-    repo: &Repository,
-    since: Oid,
-    until: Oid,
-) -> Result<Vec<(Oid, Option<Oid>)>> {
+fn first_parent_history(repo: &Repository, since: Oid, until: Oid) -> Result<History> {
     let mut walk = repo.revwalk()?;
     walk.push(until)?;
     if since != until {
@@ -335,11 +334,7 @@ fn trace_core_file(
 ) -> Result<Vec<RegionTrace>> {
     let read = |c: Oid| cache.read(c, path);
     let (b, p, f) = (read(commits.base)?, read(commits.pin)?, read(commits.fork)?);
-    let labels = Labels {
-        ours: "pin",
-        base: "base",
-        theirs: "fork",
-    };
+    let labels = base::SIDE_LABELS;
     let (merged, _) = base::merge_core(path, b.as_deref(), p.as_deref(), f.as_deref(), labels)?;
     let (Some(merged), Some(pin_file)) = (merged, p) else {
         return Ok(Vec::new());
@@ -495,55 +490,62 @@ pub fn first_conflicts(
     candidate: Oid,
     core_files: &[String],
 ) -> Result<Vec<FirstConflict>> {
+    let history = first_parent_history(cache.repo(), commits.base, candidate)?;
+    core_files
+        .iter()
+        .map(|path| first_conflict(cache, commits, &history, candidate, path))
+        .collect()
+}
+
+/// [`first_conflicts`] of one core file, over the first-parent `history` (newest first, each
+/// commit with its parent).
+fn first_conflict(
+    cache: &Cache,
+    commits: Commits,
+    history: &History,
+    candidate: Oid,
+    path: &str,
+) -> Result<FirstConflict> {
     let repo = cache.repo();
-    let history = first_parent_history(repo, commits.base, candidate)?;
-    let labels = Labels {
-        ours: "pin",
-        base: "base",
-        theirs: "fork",
-    };
-    let mut out = Vec::new();
-    for path in core_files {
-        let base_file = cache.read(commits.base, path)?;
-        let fork_file = cache.read(commits.fork, path)?;
-        let mut touching = Vec::new();
-        for (commit, parent) in history.iter().rev() {
-            let here = blob_at(repo, *commit, path)?.map(|b| b.0);
-            let before = match parent {
-                Some(p) => blob_at(repo, *p, path)?.map(|b| b.0),
-                None => None,
-            };
-            if here != before {
-                touching.push(*commit);
-            }
+    let base_file = cache.read(commits.base, path)?;
+    let fork_file = cache.read(commits.fork, path)?;
+    let mut touching = Vec::new();
+    for (commit, parent) in history.iter().rev() {
+        let here = blob_at(repo, *commit, path)?.map(|b| b.0);
+        let before = parent
+            .map(|p| blob_at(repo, p, path))
+            .transpose()?
+            .flatten();
+        let before = before.map(|b| b.0);
+        if here != before {
+            touching.push(*commit);
         }
-        let conflicts_at = |commit: Oid| -> Result<usize> {
-            let pin_file = cache.read(commit, path)?;
-            base::conflict_regions(
-                path,
-                base_file.as_deref(),
-                pin_file.as_deref(),
-                fork_file.as_deref(),
-                labels,
-            )
-        };
-        let mut first = None;
-        for commit in &touching {
-            let n = conflicts_at(*commit)?;
-            if n > 0 {
-                first = Some((*commit, n));
-                break;
-            }
-        }
-        out.push(FirstConflict {
-            path: path.clone(),
-            commits_touching: touching.len(),
-            first: first.map(|(c, _)| UpstreamCommit::of(repo, c)),
-            regions: first.map_or(0, |(_, n)| n),
-            regions_at_candidate: conflicts_at(candidate)?,
-        });
     }
-    Ok(out)
+    let conflicts_at = |commit: Oid| -> Result<usize> {
+        let pin_file = cache.read(commit, path)?;
+        base::conflict_regions(
+            path,
+            base_file.as_deref(),
+            pin_file.as_deref(),
+            fork_file.as_deref(),
+            base::SIDE_LABELS,
+        )
+    };
+    let mut first = None;
+    for commit in &touching {
+        let n = conflicts_at(*commit)?;
+        if n > 0 {
+            first = Some((*commit, n));
+            break;
+        }
+    }
+    Ok(FirstConflict {
+        path: path.to_string(),
+        commits_touching: touching.len(),
+        first: first.map(|(c, _)| UpstreamCommit::of(repo, c)),
+        regions: first.map_or(0, |(_, n)| n),
+        regions_at_candidate: conflicts_at(candidate)?,
+    })
 }
 
 /// `first_conflicts` for a terminal.

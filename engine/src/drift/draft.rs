@@ -29,6 +29,9 @@ use super::api::{ApiReport, Finding, Kind, Loc};
 use crate::FileMap;
 use serde::Serialize;
 
+/// A draft (or what a step towards one finds), or why there is none.
+type Drafting<T = Draft> = std::result::Result<T, String>;
+
 /// What a draft does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -127,11 +130,7 @@ pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &dyn Upstream) -> D
     out
 }
 
-fn draft_one(
-    finding: &Finding,
-    files: &FileMap,
-    upstream: &dyn Upstream,
-) -> std::result::Result<Draft, String> {
+fn draft_one(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
     match finding.kind {
         Kind::MissingEvalGpu => stub_eval_gpu(finding, files, upstream),
         Kind::MissingBackendDefinition => stub_definition(finding, files, upstream),
@@ -162,7 +161,7 @@ fn draft_one(
     }
 }
 
-fn text_of(files: &FileMap, path: &str) -> std::result::Result<String, String> {
+fn text_of(files: &FileMap, path: &str) -> Drafting<String> {
     let bytes = files
         .get(path)
         .ok_or_else(|| format!("no draft: the backend has no `{path}`"))?;
@@ -305,11 +304,7 @@ fn draft_of(finding: &Finding, remedy: Remedy, path: &str, content: String) -> D
     }
 }
 
-fn stub_eval_gpu(
-    finding: &Finding,
-    files: &FileMap,
-    upstream: &dyn Upstream,
-) -> std::result::Result<Draft, String> {
+fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
     let class = owner_name(&finding.symbol).to_string();
     let loc = finding
         .backend
@@ -357,7 +352,7 @@ fn stub_macro(
     files: &FileMap,
     wanted: &[String],
     path: &str,
-) -> std::result::Result<String, String> {
+) -> Drafting<String> {
     let mut macros: Vec<&str> = stubs.iter().map(|s| s.macro_name.as_str()).collect();
     macros.sort();
     macros.dedup();
@@ -486,11 +481,7 @@ fn reference_definition(
     None
 }
 
-fn stub_definition(
-    finding: &Finding,
-    files: &FileMap,
-    upstream: &dyn Upstream,
-) -> std::result::Result<Draft, String> {
+fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
     let name = last_name(&finding.symbol);
     let owner = owner_name(&finding.symbol);
     let loc = finding
@@ -632,7 +623,7 @@ fn ambiguous(old: &[String], new: &[String]) -> bool {
 /// name, and upstream's declaration text at both commits.
 type DeclarationChange<'a> = (&'a Loc, &'a str, &'a str, &'a str);
 
-fn declaration_change(finding: &Finding) -> std::result::Result<DeclarationChange<'_>, String> {
+fn declaration_change(finding: &Finding) -> Drafting<DeclarationChange<'_>> {
     let loc = finding
         .backend
         .as_ref()
@@ -645,7 +636,7 @@ fn declaration_change(finding: &Finding) -> std::result::Result<DeclarationChang
     Ok((loc, last_name(&finding.symbol), old_decl, new_decl))
 }
 
-fn parameter_list(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
+fn parameter_list(finding: &Finding, files: &FileMap) -> Drafting {
     let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
     let (old, new) = changed_parameters(name, old_decl, new_decl)?;
     let (old_types, new_types) = (parameter_types(&old), parameter_types(&new));
@@ -719,7 +710,7 @@ fn changed_parameters(
     name: &str,
     old_decl: &str,
     new_decl: &str,
-) -> std::result::Result<(Vec<String>, Vec<String>), String> {
+) -> Drafting<(Vec<String>, Vec<String>)> {
     let params = |text: &str| -> Option<Vec<String>> {
         let span = cpp::param_span(text, name, 0)?;
         Some(cpp::split_top_level(&text[span]))
@@ -774,16 +765,9 @@ fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[String]) 
 // A structured binding of a tuple that grew: widened with an unused name.
 // ---------------------------------------------------------------------------------------------
 
-fn widen_binding(finding: &Finding, files: &FileMap) -> std::result::Result<Draft, String> {
+fn widen_binding(finding: &Finding, files: &FileMap) -> Drafting {
     let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
-    let elements = |decl: &str| cpp::return_type(decl, name).and_then(|t| cpp::tuple_elements(&t));
-    let (Some(old), Some(new)) = (elements(old_decl), elements(new_decl)) else {
-        return Err("no draft: a call whose arguments or result changed; only a tuple that grew under a structured binding has a mechanical remedy".into());
-    };
-    let kept = align(&old, &new);
-    if kept.iter().flatten().count() != old.len() || new.len() <= old.len() {
-        return Err("no draft: the tuple did not only grow (elements changed or went away)".into());
-    }
+    let (old, new, kept) = grown_tuple(name, old_decl, new_decl)?;
     let text = text_of(files, &loc.path)?;
     let (open, close, names) = binding_at(&text, loc, name, old.len())?;
     let mut fresh = Vec::new();
@@ -831,6 +815,25 @@ fn widen_binding(finding: &Finding, files: &FileMap) -> std::result::Result<Draf
     })
 }
 
+/// The tuple elements `name` returns in the old and new declaration, and where each new element
+/// was in the old tuple: only a tuple that grew (each old element kept, in order) has a draft.
+#[allow(clippy::type_complexity)]
+fn grown_tuple(
+    name: &str,
+    old_decl: &str,
+    new_decl: &str,
+) -> Drafting<(Vec<String>, Vec<String>, Vec<Option<usize>>)> {
+    let elements = |decl: &str| cpp::return_type(decl, name).and_then(|t| cpp::tuple_elements(&t));
+    let (Some(old), Some(new)) = (elements(old_decl), elements(new_decl)) else {
+        return Err("no draft: a call whose arguments or result changed; only a tuple that grew under a structured binding has a mechanical remedy".into());
+    };
+    let kept = align(&old, &new);
+    if kept.iter().flatten().count() != old.len() || new.len() <= old.len() {
+        return Err("no draft: the tuple did not only grow (elements changed or went away)".into());
+    }
+    Ok((old, new, kept))
+}
+
 /// The structured binding `auto [a, b, c]` that the call of `name` at `loc` initializes, on the
 /// call's line or just before it, naming `elements` elements: its brackets' offsets and names.
 fn binding_at(
@@ -838,7 +841,7 @@ fn binding_at(
     loc: &Loc,
     name: &str,
     elements: usize,
-) -> std::result::Result<(usize, usize, Vec<String>), String> {
+) -> Drafting<(usize, usize, Vec<String>)> {
     let call_line = line_start(text, loc.line);
     let from = line_start(text, loc.line.saturating_sub(3).max(1));
     let call = cpp::param_span(text, name, call_line)

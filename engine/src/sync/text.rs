@@ -322,17 +322,19 @@ impl Move {
             );
             let _ = writeln!(out, "note: `forkbook materialize --out DIR`, edit, then `forkbook fix add --from DIR --title \"...\"`");
         } else if !self.resolved.is_empty() {
+            let resolved = self.resolved_words();
             let _ = writeln!(
                 out,
-                "\nno conflict left: {} resolved by the overlay's fixes (above)",
-                plural(
-                    self.resolved.len(),
-                    "pin-vs-fork conflict",
-                    "pin-vs-fork conflicts"
-                )
+                "\nno conflict left: {resolved} resolved by the overlay's fixes (above)"
             );
         }
         out
+    }
+
+    /// How many pin-vs-fork conflicts the fixes resolved, in words.
+    fn resolved_words(&self) -> String {
+        let n = self.resolved.len();
+        plural(n, "pin-vs-fork conflict", "pin-vs-fork conflicts")
     }
 
     /// What the move leaves for a person, in Markdown.
@@ -347,14 +349,10 @@ impl Move {
                 plural(conflicts, "conflict region", "conflict regions")
             );
         } else if !self.resolved.is_empty() {
+            let resolved = self.resolved_words();
             let _ = writeln!(
                 out,
-                "No conflict left: {} resolved by the overlay's fixes.",
-                plural(
-                    self.resolved.len(),
-                    "pin-vs-fork conflict",
-                    "pin-vs-fork conflicts"
-                )
+                "No conflict left: {resolved} resolved by the overlay's fixes."
             );
         }
         out
