@@ -2,8 +2,8 @@
 //! link really is a pull request of the fork or of upstream.
 
 use crate::facts::{Facts, Repos};
-use forkbook_records::register::{Entry, State};
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::register::{Entry, State};
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-link-present",
@@ -20,56 +20,15 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let Some(register) = &facts.records.register else {
         return Vec::new();
     };
-    let mut findings = Vec::new();
-    for entry in register.entries.iter().filter(|e| e.applies_to_fork()) {
-        if let Some(finding) = entry_link(entry, &facts.repos, &register.file) {
-            findings.push(finding);
-        }
-    }
-    findings
+    let applies = register.entries.iter().filter(|e| e.applies_to_fork());
+    applies
+        .filter_map(|entry| entry_link(entry, &facts.repos, &register.file))
+        .collect()
 }
 
 fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
     let Some(link) = entry.field("link").filter(|l| !l.value.is_empty()) else {
-        let message = match (entry.state(), &entry.stated) {
-            (Some(State::ToPropose), Some(stated)) if entry.field("state").is_none() => format!(
-                "entry {} is to be proposed (read from {}) but has no upstream link",
-                entry.number, stated.from
-            ),
-            (Some(State::ToPropose), _) => format!(
-                "entry {} is to be proposed but has no upstream link",
-                entry.number
-            ),
-            // No state at all: its words never say it applies to the fork, so do not claim so.
-            (None, _) => format!(
-                "entry {} has no upstream state and no upstream link",
-                entry.number
-            ),
-            _ => format!(
-                "entry {} applies to the fork but has no upstream link",
-                entry.number
-            ),
-        };
-        let held = entry
-            .reason()
-            .filter(|_| entry.state() == Some(State::ToPropose))
-            .map_or(String::new(), |r| format!(" (its hold: {r})"));
-        let note = if entry.state().is_none() {
-            "give it its state first (`fix-state-complete` says how); one that applies to the \
-             fork then needs the link of its pull request"
-                .to_string()
-        } else {
-            format!(
-                "send it with `forkbook propose {n}` and record the pull request with \
-                 `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue{held}",
-                n = entry.number
-            )
-        };
-        return Some(
-            CHECK
-                .finding(file, Some(entry.line), message)
-                .with_note(note),
-        );
+        return Some(no_link(entry, file));
     };
     if is_pull_request_of(&link.value, repos) {
         return None;
@@ -85,6 +44,38 @@ fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
             "link the pull request itself, e.g. `https://github.com/OWNER/REPO/pull/12`",
         ),
     )
+}
+
+/// An entry with no link: what its state says it is, and how to give it its link.
+fn no_link(entry: &Entry, file: &str) -> Finding {
+    let said = match (entry.state(), &entry.stated) {
+        (Some(State::ToPropose), Some(stated)) if entry.field("state").is_none() => {
+            format!("is to be proposed (read from {}) but has", stated.from)
+        }
+        (Some(State::ToPropose), _) => "is to be proposed but has".to_string(),
+        // No state at all: its words never say it applies to the fork, so do not claim so.
+        (None, _) => "has no upstream state and".to_string(),
+        _ => "applies to the fork but has".to_string(),
+    };
+    let message = format!("entry {} {said} no upstream link", entry.number);
+    let held = entry
+        .reason()
+        .filter(|_| entry.state() == Some(State::ToPropose))
+        .map_or(String::new(), |r| format!(" (its hold: {r})"));
+    let note = if entry.state().is_none() {
+        "give it its state first (`fix-state-complete` says how); one that applies to the \
+         fork then needs the link of its pull request"
+            .to_string()
+    } else {
+        format!(
+            "send it with `forkbook propose {n}` and record the pull request with \
+             `forkbook propose --record {n} URL`, or mark it `kept-local` with a reason and an issue{held}",
+            n = entry.number
+        )
+    };
+    CHECK
+        .finding(file, Some(entry.line), message)
+        .with_note(note)
 }
 
 /// Whether `link` is `<repo>/pull/<n>` (GitHub) or `<repo>/-/merge_requests/<n>` (GitLab) for

@@ -3,8 +3,9 @@
 
 use crate::facts::{Facts, ResidualHunk};
 use crate::names::{Names, Resolved};
-use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::register::Register;
+use forkbook_records::residual_record::ResidualRecord;
 
 pub(crate) const CHECK: Check = Check {
     id: "residual-hunks-noted",
@@ -22,12 +23,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let register = facts.records.register.as_ref().unwrap_or(&empty);
     let names = Names::new(facts.tree_files(), &facts.backend_prefix);
     // With a `CORE_RESIDUAL.diff`, the fix is a note there; otherwise an entry of the register.
-    let file = match facts
-        .records
-        .residual_record
-        .as_ref()
-        .filter(|r| r.core_header() && facts.records.patch_series.is_none())
-    {
+    let file = match noting_record(facts) {
         Some(record) => record.file.clone(),
         None => facts.register_file(),
     };
@@ -39,6 +35,15 @@ fn run(facts: &Facts) -> Vec<Finding> {
         .collect()
 }
 
+/// The residual record whose notes tie hunks to entries: a `CORE_RESIDUAL.diff` in the files
+/// layout. In the patch layout a hunk's fixes are the patches that change its file, a real tie;
+/// in the files layout the entries only mention the file.
+fn noting_record(facts: &Facts) -> Option<&ResidualRecord> {
+    let files_layout = facts.records.patch_series.is_none();
+    let record = facts.records.residual_record.as_ref();
+    record.filter(|r| r.core_header() && files_layout)
+}
+
 fn problem(
     hunk: &ResidualHunk,
     register: &Register,
@@ -46,20 +51,12 @@ fn problem(
     names: &Names,
 ) -> Option<String> {
     // A note of the residual record ties the file to its entry; `residual-notes` checks the note.
-    let noted = facts.records.residual_record.as_ref().is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file));
-    if noted {
+    let record = facts.records.residual_record.as_ref();
+    if record.is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file)) {
         return None;
     }
     let place = format!("`{}:{}`", hunk.file, hunk.line);
-    // In the patch layout a hunk's fixes are the patches that change its file, a real tie; in
-    // the files layout they are only the entries that mention the file.
-    let files_layout = facts.records.patch_series.is_none();
-    if let Some(record) = facts
-        .records
-        .residual_record
-        .as_ref()
-        .filter(|r| r.core_header() && files_layout)
-    {
+    if let Some(record) = noting_record(facts) {
         // The record's notes are what ties a hunk to its entry; an entry's passing mention of
         // the file is not.
         return Some(format!(
@@ -70,6 +67,16 @@ fn problem(
     if hunk.fixes.is_empty() {
         return Some(format!("residual hunk at {place} belongs to no local fix"));
     }
+    unnamed_by_its_fixes(hunk, register, names).map(|whose| {
+        format!(
+            "residual hunk at {place} belongs to {whose} name `{}`",
+            hunk.file
+        )
+    })
+}
+
+/// When none of the hunk's fixes has an entry that names its file: which fixes those are.
+fn unnamed_by_its_fixes(hunk: &ResidualHunk, register: &Register, names: &Names) -> Option<String> {
     let names_it = |number: &u32| {
         register.entry(*number).is_some_and(|entry| {
             entry
@@ -87,9 +94,5 @@ fn problem(
     } else {
         "fixes {}, none of whose entries"
     };
-    let whose = whose.replace("{}", &fixes.join(", "));
-    Some(format!(
-        "residual hunk at {place} belongs to {whose} name `{}`",
-        hunk.file
-    ))
+    Some(whose.replace("{}", &fixes.join(", ")))
 }

@@ -37,7 +37,7 @@ pub struct AdoptRequest {
 }
 
 /// What adopt wrote and what it understood.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Adoption {
     /// The records folder, relative to the project root.
     pub records_dir: String,
@@ -202,16 +202,33 @@ fn adopt_records_only(
         .into_iter()
         .filter(|f| !forkbook_checks::needs_objects(&f.check))
         .collect();
-    let u = &records.upstream;
+    let recorded = |key| records.upstream.get(key).unwrap_or_default().to_string();
+    Ok(Adoption {
+        layout: project.config.overlay.layout.name().to_string(),
+        fork: recorded(records::keys::COMMIT),
+        base: recorded(records::keys::BASE),
+        pin: recorded(records::keys::PIN),
+        missing: missing_commits(records, cache, &error),
+        ..summarize_records(project, &facts, findings, wrote)
+    })
+}
+
+/// The recorded commits the cache lacks, each with the command that fetches it; when all are
+/// there (the error was another object's), the error itself and its note.
+fn missing_commits(
+    records: &Records,
+    cache: &Cache,
+    error: &super::error::Error,
+) -> Vec<MissingCommit> {
     let recorded = [
         (records::keys::COMMIT, Remote::Fork),
         (records::keys::BASE, Remote::Upstream),
         (records::keys::PIN, Remote::Upstream),
     ];
-    let mut missing: Vec<MissingCommit> = recorded
+    let missing: Vec<MissingCommit> = recorded
         .iter()
         .filter_map(|(key, remote)| {
-            let commit = u.get(key)?;
+            let commit = records.upstream.get(key)?;
             cache.find(commit).is_none().then(|| MissingCommit {
                 key: key.to_string(),
                 commit: commit.to_string(),
@@ -225,29 +242,24 @@ fn adopt_records_only(
             })
         })
         .collect();
-    if missing.is_empty() {
-        missing.push(MissingCommit {
-            key: String::new(),
-            commit: String::new(),
-            remote: "upstream",
-            why: error.message(),
-            command: error
-                .note
-                .clone()
-                .unwrap_or_else(|| "forkbook fetch".into()),
-        });
+    if !missing.is_empty() {
+        return missing;
     }
-    let mut adoption = summarize_records(project, &facts, findings, wrote);
-    adoption.fork = u.get(records::keys::COMMIT).unwrap_or_default().to_string();
-    adoption.base = u.get(records::keys::BASE).unwrap_or_default().to_string();
-    adoption.pin = u.get(records::keys::PIN).unwrap_or_default().to_string();
-    adoption.layout = project.config.overlay.layout.name().to_string();
-    adoption.missing = missing;
-    Ok(adoption)
+    vec![MissingCommit {
+        key: String::new(),
+        commit: String::new(),
+        remote: "upstream",
+        why: error.message(),
+        command: error
+            .note
+            .clone()
+            .unwrap_or_else(|| "forkbook fetch".into()),
+    }]
 }
 
-/// What the records alone say, for [`adopt_records_only`]: entries and their states, the files
-/// they name as written, the README's counts as stated, the residual record's notes.
+/// What the records alone say (for [`adopt_records_only`], and the start of [`summarize`]):
+/// entries and their states, the files they name as written, the README's counts as stated, the
+/// residual record's notes.
 fn summarize_records(
     project: &Project,
     facts: &forkbook_checks::Facts,
@@ -255,58 +267,60 @@ fn summarize_records(
     wrote: Vec<String>,
 ) -> Adoption {
     let config = &project.config.overlay;
-    let mut adoption = Adoption {
+    let entries = facts
+        .records
+        .register
+        .as_ref()
+        .map_or(&[][..], |r| &r.entries);
+    let mut states = BTreeMap::new();
+    for entry in entries {
+        let state = entry.state().map_or("none", |s| s.as_str());
+        *states.entry(state.to_string()).or_insert(0) += 1;
+    }
+    let mut named_files: Vec<String> = entries
+        .iter()
+        .flat_map(|e| e.files.iter().map(|f| f.name.clone()))
+        .collect();
+    named_files.sort();
+    named_files.dedup();
+    let readme = facts.records.readme.as_ref();
+    let record = facts.records.residual_record.as_ref();
+    Adoption {
         records_dir: config.dir.clone(),
-        layout: String::new(),
         tree: (config.layout == super::config::Layout::Files).then(|| tree_name(config)),
         wrote,
         lock: "not written (the overlay could not be built)".into(),
-        fork: String::new(),
-        base: String::new(),
-        pin: String::new(),
-        backend_files: 0,
-        core_files: 0,
-        differing: 0,
         register: project.record_name(records::FIXES_FILE),
-        entries: Vec::new(),
-        states: BTreeMap::new(),
-        named_files: Vec::new(),
-        unnamed: Vec::new(),
+        entries: entries.to_vec(),
+        states,
+        named_files,
         readme: project.record_name(records::README_FILE),
-        counts: Vec::new(),
-        actual_counts: Counts::default(),
-        unread_counts: Vec::new(),
-        residual_record: None,
-        notes: Vec::new(),
-        unnoted: Vec::new(),
+        counts: readme.map_or(Vec::new(), |r| r.counts.clone().unwrap_or_default()),
+        unread_counts: readme.map_or(Vec::new(), |r| r.unread.clone()),
+        residual_record: record.map(|r| r.file.clone()),
+        notes: record.map_or(Vec::new(), |r| r.notes.clone()),
         findings,
-        missing: Vec::new(),
-        verbose: false,
-    };
-    if let Some(register) = &facts.records.register {
-        for entry in &register.entries {
-            let state = entry.state().map(|s| s.as_str().to_string());
-            *adoption
-                .states
-                .entry(state.unwrap_or_else(|| "none".into()))
-                .or_insert(0) += 1;
-            adoption.entries.push(entry.clone());
-            adoption
-                .named_files
-                .extend(entry.files.iter().map(|f| f.name.clone()));
-        }
+        ..Adoption::default()
     }
-    adoption.named_files.sort();
-    adoption.named_files.dedup();
-    if let Some(readme) = &facts.records.readme {
-        adoption.counts = readme.counts.clone().unwrap_or_default();
-        adoption.unread_counts = readme.unread.clone();
+}
+
+/// Every file the entries name, resolved to its path where it resolves (sorted, once each),
+/// and the paths that resolved.
+fn resolve_named(entries: &[Entry], names: &Names) -> (Vec<String>, Vec<String>) {
+    let mut resolved = Vec::new();
+    let mut named_files = Vec::new();
+    for named in entries.iter().flat_map(|e| &e.files) {
+        named_files.push(match names.resolve(&named.name) {
+            Resolved::File(path) => {
+                resolved.push(path.to_string());
+                path.to_string()
+            }
+            _ => named.name.clone(),
+        });
     }
-    if let Some(record) = &facts.records.residual_record {
-        adoption.residual_record = Some(record.file.clone());
-        adoption.notes = record.notes.clone();
-    }
-    adoption
+    named_files.sort();
+    named_files.dedup();
+    (named_files, resolved)
 }
 
 /// `.` for whole files in the records folder itself, else the tree folder's name.
@@ -341,6 +355,9 @@ fn write_counts_block(project: &Project, state: &OverlayState) -> Result<Option<
     Ok(Some(project.record_name(records::README_FILE)))
 }
 
+/// What adopt understood with the overlay built: the records' summary, with each named file
+/// resolved to its path, the differing files no entry names, the core files no note explains,
+/// and the overlay's commits and counts.
 fn summarize(
     project: &Project,
     state: &OverlayState,
@@ -351,62 +368,26 @@ fn summarize(
 ) -> Adoption {
     let config = &project.config.overlay;
     let prefix = config.backend_prefix.as_str();
-    let tree_files = facts.tree_files();
     let differing: Vec<String> = state.differences().into_iter().map(|(p, _, _)| p).collect();
-    let mut entries = Vec::new();
-    let mut states = BTreeMap::new();
-    let mut named_files = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let names = Names::new(tree_files, prefix);
-    let mut resolved = Vec::new();
-    if let Some(register) = &facts.records.register {
-        for entry in &register.entries {
-            let state_name = entry.state().map(|s| s.as_str().to_string());
-            *states
-                .entry(state_name.unwrap_or_else(|| "none".into()))
-                .or_insert(0) += 1;
-            entries.push(entry.clone());
-            for named in &entry.files {
-                let name = match names.resolve(&named.name) {
-                    Resolved::File(path) => {
-                        resolved.push(path.to_string());
-                        path.to_string()
-                    }
-                    _ => named.name.clone(),
-                };
-                if seen.insert(name.clone()) {
-                    named_files.push(name);
-                }
-            }
-        }
-    }
-    named_files.sort();
+    let adoption = summarize_records(project, facts, findings, wrote);
+    let names = Names::new(facts.tree_files(), prefix);
+    let (named_files, resolved) = resolve_named(&adoption.entries, &names);
     let unnamed = differing
         .iter()
         .filter(|p| !resolved.contains(p))
         .cloned()
         .collect();
-    let (counts, unread_counts) = match &facts.records.readme {
-        Some(readme) => (
-            readme.counts.clone().unwrap_or_default(),
-            readme.unread.clone(),
-        ),
-        None => (Vec::new(), Vec::new()),
-    };
-    let record = facts.records.residual_record.as_ref();
-    let notes = record.map_or(Vec::new(), |r| r.notes.clone());
     let overlay = facts.overlay.as_ref();
     let residual_files = overlay.map_or(Vec::new(), |o| o.residual_files());
+    let noted = |path: &String| adoption.notes.iter().any(|n| n.path == *path);
     let unnoted = residual_files
         .into_iter()
-        .filter(|p| record.is_some() && !notes.iter().any(|n| n.path == *p))
+        .filter(|p| adoption.residual_record.is_some() && !noted(p))
         .collect();
     let backend = state.backend_count(prefix);
     Adoption {
-        records_dir: config.dir.clone(),
         layout: state.layout.name().to_string(),
         tree: (state.layout == super::config::Layout::Files).then(|| tree_name(config)),
-        wrote,
         lock,
         fork: state.commits.fork.to_string(),
         base: state.commits.base.to_string(),
@@ -414,20 +395,10 @@ fn summarize(
         backend_files: backend,
         core_files: state.overlay.len() - backend,
         differing: differing.len(),
-        register: project.record_name(records::FIXES_FILE),
-        entries,
-        states,
         named_files,
         unnamed,
-        readme: project.record_name(records::README_FILE),
-        counts,
         actual_counts: overlay.map_or(Counts::default(), |o| o.counts.clone()),
-        unread_counts,
-        residual_record: record.map(|r| r.file.clone()),
-        notes,
         unnoted,
-        findings,
-        missing: Vec::new(),
-        verbose: false,
+        ..adoption
     }
 }

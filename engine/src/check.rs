@@ -179,20 +179,7 @@ pub fn add_overlay_facts(
     cache: &Cache,
     state: &OverlayState,
 ) -> Result<()> {
-    let files: BTreeSet<&String> = state
-        .base
-        .files
-        .keys()
-        .chain(state.overlay.keys())
-        .collect();
-    let tree = TreeFacts {
-        files: files.into_iter().cloned().collect(),
-        differing: state
-            .differences()
-            .into_iter()
-            .map(|(path, _, _)| path)
-            .collect(),
-    };
+    let tree = tree_facts(state);
     let prefix = &project.config.overlay.backend_prefix;
     let mut fork_hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
     fork_hooks.retain(|p| !state.core_files.contains(p));
@@ -223,6 +210,24 @@ pub fn add_overlay_facts(
             .collect(),
     });
     Ok(())
+}
+
+/// The files of the base tree and the overlay, and those that differ between them.
+fn tree_facts(state: &OverlayState) -> TreeFacts {
+    let files: BTreeSet<&String> = state
+        .base
+        .files
+        .keys()
+        .chain(state.overlay.keys())
+        .collect();
+    TreeFacts {
+        files: files.into_iter().cloned().collect(),
+        differing: state
+            .differences()
+            .into_iter()
+            .map(|(path, _, _)| path)
+            .collect(),
+    }
 }
 
 /// The materialized overlay files that still hold conflict markers, each named as the user

@@ -51,20 +51,13 @@ pub fn parse(file: &str, text: &str) -> Register {
     for block in &blocks {
         match block.kind {
             Kind::Heading(level) if level <= 2 || current.is_none() => {
-                if let Some(range) = finish(
-                    &mut register,
-                    current.take(),
-                    block.range.start,
-                    text,
-                    &lines,
-                ) {
-                    sources.push(range);
-                }
+                let start = block.range.start;
+                sources.extend(finish(&mut register, current.take(), start, text, &lines));
                 current = heading(&mut register, block, level, text, &lines, &section);
                 if current.is_none() {
                     // A heading that is no entry names the section below it (the document's
                     // title, level 1, names none).
-                    section = (level >= 2).then(|| heading_text(block, text));
+                    section = (level >= 2).then(|| heading_text(block, text).to_string());
                 }
             }
             Kind::List if block.ordered && current.is_none() => {
@@ -83,9 +76,15 @@ pub fn parse(file: &str, text: &str) -> Register {
             },
         }
     }
-    if let Some(range) = finish(&mut register, current, text.len(), text, &lines) {
-        sources.push(range);
-    }
+    sources.extend(finish(&mut register, current, text.len(), text, &lines));
+    tidy_problems(&mut register, text);
+    read_words(&mut register, text, &lines, &outside, &sources);
+    register
+}
+
+/// The register's problems in line order, with the entry numbers too large to read, and
+/// without the older-style hint once the register has entries of the new style.
+fn tidy_problems(register: &mut Register, text: &str) {
     if !register.entries.is_empty() {
         register
             .problems
@@ -93,10 +92,21 @@ pub fn parse(file: &str, text: &str) -> Register {
     }
     register.problems.extend(too_large_numbers(text));
     register.problems.sort_by_key(|p| p.line);
+}
+
+/// What each entry's words say: its links, issue references and, without a `state` field, its
+/// state, read under the register's policy (stated outside the entries, so read after them all).
+fn read_words(
+    register: &mut Register,
+    text: &str,
+    lines: &Lines,
+    outside: &[Range<usize>],
+    sources: &[Range<usize>],
+) {
     let policy = outside
         .iter()
-        .find_map(|range| words::policy(&text[range.clone()], range.start, &lines));
-    for (entry, range) in register.entries.iter_mut().zip(&sources) {
+        .find_map(|range| words::policy(&text[range.clone()], range.start, lines));
+    for (entry, range) in register.entries.iter_mut().zip(sources) {
         let source = &text[range.clone()];
         entry.links = words::urls(source);
         entry.issues = words::issue_refs(source);
@@ -104,23 +114,21 @@ pub fn parse(file: &str, text: &str) -> Register {
             entry.stated = words::stated(
                 source,
                 range.start,
-                &lines,
+                lines,
                 entry.section.as_deref(),
                 policy.as_ref(),
             );
         }
     }
-    register
 }
 
-/// A heading's text as written, without its `#` marks.
-fn heading_text(block: &Block, text: &str) -> String {
+/// A heading's text as written (code spans and emphasis included), without its `#` marks.
+fn heading_text<'t>(block: &Block, text: &'t str) -> &'t str {
     text[block.range.clone()]
         .trim()
         .trim_start_matches('#')
         .trim_end_matches('#')
         .trim()
-        .to_string()
 }
 
 /// The entries of a numbered list: its items that open with a bold title, `N. **Title.**`.
@@ -144,7 +152,7 @@ fn list_entries(
             .max(line);
         let mut entry = Entry {
             number: head.number,
-            title: head.title,
+            title: head.title.clone(),
             line,
             end_line,
             form: Form::ListItem {
@@ -153,66 +161,63 @@ fn list_entries(
             section: section.clone(),
             ..Entry::default()
         };
-        let mut prose = String::new();
-        let mut declared: Option<Vec<NamedFile>> = None;
-        let mut at = item.start;
-        for (index, raw) in body.split_inclusive('\n').enumerate() {
-            let line_no = lines.line(at);
-            let line_range = at..at + raw.len();
-            // Where this line starts within the item: a bold title may run onto later lines, so
-            // the body can start past the first line.
-            let offset = at - item.start;
-            at += raw.len();
-            let content = if head.body_start >= offset + raw.len() {
-                ""
-            } else if head.body_start > offset {
-                raw.get(head.body_start - offset..).unwrap_or("")
-            } else if index == 0 {
-                raw
-            } else {
-                strip_indent(raw, head.indent)
-            };
-            if index > 0 {
-                if let Some((key, value)) = nested_field(raw) {
-                    if key == "files" {
-                        let files = block
-                            .codes
-                            .iter()
-                            .filter(|(_, at)| line_range.contains(at))
-                            .map(|(name, at)| NamedFile {
-                                name: name.trim().to_string(),
-                                line: lines.line(*at),
-                            });
-                        declared.get_or_insert_with(Vec::new).extend(files);
-                    }
-                    if entry.field(&key).is_none() {
-                        entry.fields.push(Field {
-                            key,
-                            value,
-                            line: line_no,
-                            end_line: line_no,
-                        });
-                    }
-                    continue;
-                }
-            }
-            prose.push_str(content);
-        }
-        entry.prose = prose.trim().to_string();
+        let declared = read_item_lines(&mut entry, &head, block, item.start, body, lines);
         entry.files = declared.unwrap_or_else(|| {
-            block
-                .codes
-                .iter()
-                .filter(|(code, at)| item.contains(at) && looks_like_path(code))
-                .map(|(code, at)| NamedFile {
-                    name: code.trim().to_string(),
-                    line: lines.line(*at),
-                })
-                .collect()
+            code_files(block, lines, |code, at| {
+                item.contains(&at) && looks_like_path(code)
+            })
         });
         register.entries.push(entry);
         sources.push(item.start..item.start + body.len());
     }
+}
+
+/// Reads a list entry's lines after its head into `entry`: the nested fields into its fields,
+/// the rest into its prose. Returns the files its `files:` fields name, if it has one.
+fn read_item_lines(
+    entry: &mut Entry,
+    head: &ItemHead,
+    block: &Block,
+    start: usize,
+    body: &str,
+    lines: &Lines,
+) -> Option<Vec<NamedFile>> {
+    let mut prose = String::new();
+    let mut declared: Option<Vec<NamedFile>> = None;
+    let mut at = start;
+    for (index, raw) in body.split_inclusive('\n').enumerate() {
+        let line_range = at..at + raw.len();
+        // Where this line starts within the item: a bold title may run onto later lines, so
+        // the body can start past the first line.
+        let offset = at - start;
+        at += raw.len();
+        match nested_field(raw).filter(|_| index > 0) {
+            Some((key, value)) => {
+                if key == "files" {
+                    let files =
+                        code_files(block, lines, |_, code_at| line_range.contains(&code_at));
+                    declared.get_or_insert_with(Vec::new).extend(files);
+                }
+                if entry.field(&key).is_none() {
+                    let line = lines.line(line_range.start);
+                    entry.fields.push(Field {
+                        key,
+                        value,
+                        line,
+                        end_line: line,
+                    });
+                }
+            }
+            None if head.body_start >= offset + raw.len() => {}
+            None if head.body_start > offset => {
+                prose.push_str(raw.get(head.body_start - offset..).unwrap_or(""));
+            }
+            None if index == 0 => prose.push_str(raw),
+            None => prose.push_str(strip_indent(raw, head.indent)),
+        }
+    }
+    entry.prose = prose.trim().to_string();
+    declared
 }
 
 /// What opens a list entry: `N. **Title.**`.
@@ -299,11 +304,7 @@ fn heading(
         return None;
     }
     // The title as written, code spans and emphasis included (it becomes the PR title).
-    let source = text[block.range.clone()]
-        .trim()
-        .trim_start_matches('#')
-        .trim_end_matches('#')
-        .trim();
+    let source = heading_text(block, text);
     let Some((number, title)) = numbered_title(source) else {
         // A number too large for an entry is its own problem (see `too_large_numbers`).
         if looks_numbered(source) && too_large_number(source).is_none() {
@@ -576,15 +577,7 @@ fn clean_value(value: &str) -> String {
 /// The files a `files:` item or `Files:` line names: its code spans, else its comma-separated words.
 fn item_files(block: &Block, range: Range<usize>, text: &str, lines: &Lines) -> Vec<NamedFile> {
     let line = lines.line(range.start);
-    let codes: Vec<NamedFile> = block
-        .codes
-        .iter()
-        .filter(|(_, at)| range.contains(at))
-        .map(|(name, at)| NamedFile {
-            name: name.trim().to_string(),
-            line: lines.line(*at),
-        })
-        .collect();
+    let codes = code_files(block, lines, |_, at| range.contains(&at));
     if !codes.is_empty() {
         return codes;
     }
@@ -603,10 +596,15 @@ fn item_files(block: &Block, range: Range<usize>, text: &str, lines: &Lines) -> 
 
 /// The code spans of a block that look like paths.
 fn path_codes(block: &Block, lines: &Lines) -> Vec<NamedFile> {
+    code_files(block, lines, |code, _| looks_like_path(code))
+}
+
+/// The code spans of a block that `keep` (given each one's text and byte offset), as files.
+fn code_files(block: &Block, lines: &Lines, keep: impl Fn(&str, usize) -> bool) -> Vec<NamedFile> {
     block
         .codes
         .iter()
-        .filter(|(code, _)| looks_like_path(code))
+        .filter(|(code, at)| keep(code, *at))
         .map(|(code, at)| NamedFile {
             name: code.trim().to_string(),
             line: lines.line(*at),

@@ -8,10 +8,12 @@
 
 use super::{Ctx, OK, PROBLEMS};
 use crate::book::BookRunner;
+use crate::engine::project::Overrides;
 use crate::engine::{Error, Result};
 use forkbook_preprocessor::{ForkbookPreprocessor, GateFailure, Tally};
 use mdbook_driver::MDBook;
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -190,17 +192,7 @@ fn serve(args: &BookArgs, port: u16, ctx: &mut Ctx) -> Result<i32> {
                  `forkbook book build` and open the book's `book/index.html`",
             )
     })?;
-    let project = ctx.project()?;
-    let this = std::env::current_exe()
-        .map_err(|e| Error::new(format!("failed to find this forkbook executable: {e}")))?;
-    let words = [
-        this.to_string_lossy().into_owned(),
-        "--root".into(),
-        project.root.to_string_lossy().into_owned(),
-        "mdbook".into(),
-    ];
-    let preprocessor = shlex::try_join(words.iter().map(String::as_str))
-        .map_err(|e| Error::new(format!("failed to name this forkbook to mdbook: {e}")))?;
+    let preprocessor = preprocessor_command(&ctx.project()?.root)?;
     let mut command = std::process::Command::new(&mdbook);
     command
         .args([
@@ -212,26 +204,8 @@ fn serve(args: &BookArgs, port: u16, ctx: &mut Ctx) -> Result<i32> {
         ])
         .arg(&book.root)
         // mdBook reads `MDBOOK_<key>` over book.toml: this binary, whatever PATH finds.
-        .env("MDBOOK_PREPROCESSOR__FORKBOOK__COMMAND", preprocessor);
-    for (name, value) in &args.vars {
-        command.env(format!("FORKBOOK_VAR_{name}"), value);
-    }
-    if args.rerun {
-        command.env("FORKBOOK_RERUN", "1");
-    }
-    let overrides = ctx.overrides();
-    if let Some(cache) = &overrides.cache {
-        command.env("FORKBOOK_CACHE", cache);
-    }
-    if let Some(url) = &overrides.fork_url {
-        command.env("FORKBOOK_FORK_URL", url);
-    }
-    if let Some(url) = &overrides.upstream_url {
-        command.env("FORKBOOK_UPSTREAM_URL", url);
-    }
-    if overrides.offline {
-        command.env("FORKBOOK_OFFLINE", "1");
-    }
+        .env("MDBOOK_PREPROCESSOR__FORKBOOK__COMMAND", preprocessor)
+        .envs(preprocessor_settings(args, &ctx.overrides()));
     writeln!(
         ctx.out,
         "serving `{}` with `{}` on http://127.0.0.1:{port}/ (stop with Ctrl-C)",
@@ -251,6 +225,47 @@ fn serve(args: &BookArgs, port: u16, ctx: &mut Ctx) -> Result<i32> {
         let status = command.status().map_err(failed)?;
         Ok(if status.success() { OK } else { super::FAILED })
     }
+}
+
+/// This forkbook, on this project, as the shell command mdBook runs as its preprocessor.
+fn preprocessor_command(project_root: &Path) -> Result<String> {
+    let this = std::env::current_exe()
+        .map_err(|e| Error::new(format!("failed to find this forkbook executable: {e}")))?;
+    let words = [
+        this.to_string_lossy().into_owned(),
+        "--root".into(),
+        project_root.to_string_lossy().into_owned(),
+        "mdbook".into(),
+    ];
+    shlex::try_join(words.iter().map(String::as_str))
+        .map_err(|e| Error::new(format!("failed to name this forkbook to mdbook: {e}")))
+}
+
+/// The `--var`s, `--rerun` and the global options of this run, as the `FORKBOOK_*` environment
+/// the preprocessor reads: mdBook starts it anew on every rebuild, with no command line of ours.
+fn preprocessor_settings(args: &BookArgs, overrides: &Overrides) -> Vec<(String, OsString)> {
+    let flag = |on: bool| on.then(|| OsString::from("1"));
+    let settings = [
+        ("FORKBOOK_RERUN", flag(args.rerun)),
+        ("FORKBOOK_CACHE", overrides.cache.clone().map(Into::into)),
+        (
+            "FORKBOOK_FORK_URL",
+            overrides.fork_url.clone().map(Into::into),
+        ),
+        (
+            "FORKBOOK_UPSTREAM_URL",
+            overrides.upstream_url.clone().map(Into::into),
+        ),
+        ("FORKBOOK_OFFLINE", flag(overrides.offline)),
+    ];
+    let vars = args
+        .vars
+        .iter()
+        .map(|(name, value)| (format!("FORKBOOK_VAR_{name}"), value.into()));
+    let named = settings
+        .into_iter()
+        .filter_map(|(name, value)| Some((name.to_string(), value?)));
+    vars.chain(named).collect()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use super::{Ctx, OK};
 use crate::demo::project::{generate, DemoProject};
 use crate::engine::config::Layout;
 use crate::engine::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Build a small synthetic upstream, fork and overlay with real git history, then run the procedure on it
 #[derive(Debug, clap::Args)]
@@ -18,11 +18,34 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
-    let dir = match &args.dir {
+    let dir = demo_dir(args.dir.as_ref())?;
+    let layout = if args.layout == "files" {
+        Layout::Files
+    } else {
+        Layout::Patch
+    };
+    let demo = generate(&dir, layout)?;
+    print_world(&demo, &dir, layout, ctx)?;
+    let book = demo.root.join("book");
+    crate::book::write_sources(&book)?;
+    set_world_note(&book)?;
+    run_steps(&demo, &book, ctx)?;
+    writeln!(
+        ctx.out,
+        "open {} in a browser",
+        book.join("book/index.html").display()
+    )?;
+    print_next_steps(&demo, ctx)?;
+    Ok(OK)
+}
+
+/// The folder to build the demo in: absolute, so the world's URLs in forkbook.toml and the
+/// printed paths work from anywhere, and not one that already holds a demo.
+fn demo_dir(dir: Option<&PathBuf>) -> Result<PathBuf> {
+    let dir = match dir {
         Some(dir) => dir.clone(),
         None => std::env::temp_dir().join(format!("forkbook-demo-{}", std::process::id())),
     };
-    // Absolute, so the world's URLs in forkbook.toml and the printed paths work from anywhere.
     let dir = std::path::absolute(&dir)?;
     if dir.join("project").exists() {
         return Err(
@@ -30,13 +53,13 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
                 .with_note("pass a new folder, or remove that one"),
         );
     }
-    let layout = if args.layout == "files" {
-        Layout::Files
-    } else {
-        Layout::Patch
-    };
-    let demo = generate(&dir, layout)?;
+    Ok(dir)
+}
+
+/// Where the generated upstream, fork and project are, with the commits the steps name.
+fn print_world(demo: &DemoProject, dir: &Path, layout: Layout, ctx: &mut Ctx) -> Result<()> {
     let world = &demo.world;
+    let fork_commits: Vec<&str> = world.fork_commits.iter().map(|c| &c[..8]).collect();
     writeln!(ctx.out, "demo world in {}", dir.display())?;
     writeln!(
         ctx.out,
@@ -49,12 +72,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         ctx.out,
         "  fork     {} (F1..F4: {})",
         world.fork.display(),
-        world
-            .fork_commits
-            .iter()
-            .map(|c| &c[..8])
-            .collect::<Vec<_>>()
-            .join(" ")
+        fork_commits.join(" ")
     )?;
     writeln!(
         ctx.out,
@@ -62,104 +80,92 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         demo.root.display(),
         layout.name()
     )?;
-    let f2 = world.fork_commits[1].clone();
-    let pin2 = world.pin2.clone();
-    let book = demo.root.join("book");
-    crate::book::write_sources(&book)?;
-    set_world_note(&book)?;
-    let steps: Vec<(&str, Vec<String>)> = vec![
-        ("the overlay at a glance", vec!["status".into()]),
-        (
-            "the committed overlay reproduces byte for byte",
-            vec!["sync".into(), "--check".into()],
-        ),
-        (
-            "core files against the pin plus the fork's change",
-            vec!["residual".into()],
-        ),
-        (
-            "fork sync to F2 (dry run): a local fix collides with the fork",
-            vec!["sync".into(), f2.clone(), "--check".into()],
-        ),
-        (
-            "pin bump to pin 2 (dry run): core-file conflicts",
-            vec!["retarget".into(), pin2.clone(), "--check".into()],
-        ),
-        (
-            "what the backend will fail to compile or link at pin 2",
-            vec!["drift".into(), "api".into(), "--to".into(), pin2.clone()],
-        ),
-        (
-            "everything a change must pass (a step needing a tool or GPU this machine lacks is skipped, saying why)",
-            vec!["verify".into()],
-        ),
-        (
-            "the executable book: every step above, run live and embedded",
-            vec![
-                "book".into(),
-                "build".into(),
-                "--dir".into(),
-                book.to_string_lossy().into_owned(),
-                "--var".into(),
-                format!("candidate_pin={pin2}"),
-                "--var".into(),
-                format!("candidate_fork={f2}"),
-            ],
-        ),
-    ];
+    Ok(())
+}
+
+/// Runs the procedure's steps on the demo, each under its heading, then the book built from them.
+fn run_steps(demo: &DemoProject, book: &Path, ctx: &mut Ctx) -> Result<()> {
     let mut previews_with_problems = 0;
-    for (what, args) in steps {
+    for (what, args) in demo_steps(demo, book) {
         writeln!(ctx.out, "\n== {what}\n$ forkbook {}", args.join(" "))?;
         let is_book = args[0] == "book";
-        let (code, printed) = run_on_demo(&demo, args, ctx)?;
+        let (code, printed) = run_on_demo(demo, args, ctx)?;
         writeln!(ctx.out, "(exit {code})")?;
         if code == super::PROBLEMS {
             previews_with_problems += 1;
         }
         if is_book {
-            writeln!(
-                ctx.out,
-                "{}",
-                book_failures_note(&printed, previews_with_problems)
-            )?;
+            let note = book_failures_note(&printed, previews_with_problems);
+            writeln!(ctx.out, "{note}")?;
         }
     }
-    writeln!(
-        ctx.out,
-        "open {} in a browser",
-        book.join("book/index.html").display()
-    )?;
-    // Each `next:` line is a shell command that works as printed, in order, in one shell.
+    Ok(())
+}
+
+/// The steps the demo runs: a heading and forkbook's arguments each.
+fn demo_steps(demo: &DemoProject, book: &Path) -> Vec<(&'static str, Vec<String>)> {
+    let (f2, pin2) = (&demo.world.fork_commits[1], &demo.world.pin2);
+    // Every word of these is free of spaces; the book's folder is not, so it stays one argument.
+    let words = |line: String| line.split(' ').map(String::from).collect::<Vec<_>>();
+    let mut book_build = words("book build --dir".into());
+    book_build.push(book.to_string_lossy().into_owned());
+    book_build.extend(words(format!(
+        "--var candidate_pin={pin2} --var candidate_fork={f2}"
+    )));
+    vec![
+        ("the overlay at a glance", words("status".into())),
+        (
+            "the committed overlay reproduces byte for byte",
+            words("sync --check".into()),
+        ),
+        (
+            "core files against the pin plus the fork's change",
+            words("residual".into()),
+        ),
+        (
+            "fork sync to F2 (dry run): a local fix collides with the fork",
+            words(format!("sync {f2} --check")),
+        ),
+        (
+            "pin bump to pin 2 (dry run): core-file conflicts",
+            words(format!("retarget {pin2} --check")),
+        ),
+        (
+            "what the backend will fail to compile or link at pin 2",
+            words(format!("drift api --to {pin2}")),
+        ),
+        (
+            "everything a change must pass (a step needing a tool or GPU this machine lacks is skipped, saying why)",
+            words("verify".into()),
+        ),
+        (
+            "the executable book: every step above, run live and embedded",
+            book_build,
+        ),
+    ]
+}
+
+/// Each `next:` line is a shell command that works as printed, in order, in one shell.
+fn print_next_steps(demo: &DemoProject, ctx: &mut Ctx) -> Result<()> {
     let forkbook = this_forkbook();
-    let pin2 = &world.pin2[..8];
+    let pin2 = &demo.world.pin2[..8];
     writeln!(
         ctx.out,
         "\ngo on by hand (each `next:` line is a command to paste):"
     )?;
-    writeln!(
-        ctx.out,
-        "next: cd {}",
-        shell_quote(&demo.root.to_string_lossy())
-    )?;
+    let root = shell_quote(&demo.root.to_string_lossy());
+    writeln!(ctx.out, "next: cd {root}")?;
     // The build first: after the retarget the overlay holds conflict markers, and a build of it
     // would report their fallout as compile errors.
-    writeln!(
-        ctx.out,
-        "next: {forkbook} drift build --to {pin2} --compiler c++    # the real build at pin 2, with C++, before anything moves"
-    )?;
-    writeln!(
-        ctx.out,
-        "next: {forkbook} retarget {pin2}    # the pin bump for real: conflicts to resolve, exit 1"
-    )?;
-    writeln!(
-        ctx.out,
-        "next: {forkbook} status    # exit 1: the conflict markers the retarget left, by overlay path"
-    )?;
-    writeln!(
-        ctx.out,
-        "next: {forkbook} materialize --out materialized    # the overlay's files: status's mlx/device.cpp:21 is materialized/mlx/device.cpp, line 21"
-    )?;
-    Ok(OK)
+    for command in [
+        format!("drift build --to {pin2} --compiler c++    # the real build at pin 2, with C++, before anything moves"),
+        format!("retarget {pin2}    # the pin bump for real: conflicts to resolve, exit 1"),
+        "status    # exit 1: the conflict markers the retarget left, by overlay path".to_string(),
+        "materialize --out materialized    # the overlay's files: status's mlx/device.cpp:21 is materialized/mlx/device.cpp, line 21".to_string(),
+    ] {
+        writeln!(ctx.out, "next: {forkbook} {command}")?;
+    }
+    Ok(())
 }
 
 /// The demo's book says on its pages which red boxes its planted breaks make, so a reader of the
@@ -172,7 +178,7 @@ those planted breaks, found as a real bump's would be; none of them is gated. Th
 are green: a red one would be a real failure.";
 
 /// Sets `world_note` in the demo book's `book.toml` (a project's book leaves it empty).
-fn set_world_note(book: &std::path::Path) -> Result<()> {
+fn set_world_note(book: &Path) -> Result<()> {
     let (_, text) = crate::book::SOURCES
         .iter()
         .find(|(path, _)| *path == "book.toml")

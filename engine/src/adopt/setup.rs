@@ -76,15 +76,43 @@ fn agrees(config: &Config, args: &AdoptFlags) -> Result<()> {
 fn config_text(root: &Path, args: &AdoptFlags) -> Result<String> {
     let dir = args.dir.clone().unwrap_or_else(|| "patches-rocm".into());
     let records = root.join(&dir);
-    let upstream_path = records.join(UPSTREAM_FILE);
+    let upstream = read_upstream(&records, &dir)?;
+    let (layout, tree) = layout_and_tree(args, &records)?;
+    let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let mut out = format!(
+        "# Written by `forkbook adopt`; README.md, section `forkbook.toml`, has every key.\n[overlay]\ndir = {}\nlayout = {}\n",
+        quote(&dir),
+        quote(&layout)
+    );
+    if let Some(tree) = tree {
+        out.push_str(&format!("tree = {}\n", quote(&tree)));
+    }
+    let fork = [("url", "source"), ("branch", "branch")]
+        .map(|(key, upstream_key)| (key, upstream.get(upstream_key).unwrap_or_default()));
+    if fork.iter().any(|(_, value)| !value.is_empty()) {
+        out.push_str("\n[fork]\n");
+    }
+    for (key, value) in fork.iter().filter(|(_, value)| !value.is_empty()) {
+        out.push_str(&format!("{key} = {}\n", quote(value)));
+    }
+    Ok(out)
+}
+
+/// The records folder's `UPSTREAM` (`dir` is the folder as the user names it).
+fn read_upstream(records: &Path, dir: &str) -> Result<Upstream> {
     let name = format!("{}/{UPSTREAM_FILE}", dir.trim_end_matches('/'));
-    crate::fsutil::refuse_special_files(&records)?;
-    let text = std::fs::read_to_string(&upstream_path).map_err(|e| {
+    crate::fsutil::refuse_special_files(records)?;
+    let text = std::fs::read_to_string(records.join(UPSTREAM_FILE)).map_err(|e| {
         Error::new(format!("cannot read `{name}`: {e}")).with_note(
             "run adopt in the folder that holds the records folder, and name it with `--dir DIR`",
         )
     })?;
-    let upstream = Upstream::parse(&text, &name)?;
+    Ok(Upstream::parse(&text, &name)?)
+}
+
+/// The layout (the flag, else `patch` where the folder has `patches/`) and, for whole files,
+/// the tree folder (the flag, else the records folder itself unless it has `tree/`).
+fn layout_and_tree(args: &AdoptFlags, records: &Path) -> Result<(String, Option<String>)> {
     let layout = match (&args.layout, &args.tree) {
         (Some(layout), _) => layout.clone(),
         (None, Some(_)) => "files".into(),
@@ -102,25 +130,5 @@ fn config_text(root: &Path, args: &AdoptFlags) -> Result<String> {
         (None, "files") => Some(".".into()),
         _ => None,
     };
-    let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
-    let mut out = format!(
-        "# Written by `forkbook adopt`; README.md, section `forkbook.toml`, has every key.\n[overlay]\ndir = {}\nlayout = {}\n",
-        quote(&dir),
-        quote(&layout)
-    );
-    if let Some(tree) = tree {
-        out.push_str(&format!("tree = {}\n", quote(&tree)));
-    }
-    let fork_url = upstream.get("source").unwrap_or_default();
-    let branch = upstream.get("branch").unwrap_or_default();
-    if !fork_url.is_empty() || !branch.is_empty() {
-        out.push_str("\n[fork]\n");
-        if !fork_url.is_empty() {
-            out.push_str(&format!("url = {}\n", quote(fork_url)));
-        }
-        if !branch.is_empty() {
-            out.push_str(&format!("branch = {}\n", quote(branch)));
-        }
-    }
-    Ok(out)
+    Ok((layout, tree))
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Problem, Register, State, STATES};
+use super::{Entry, Problem, Register, State, STATES};
 
 /// Every entry of a register and what is wrong with its shape.
 #[derive(Debug, Clone, Serialize)]
@@ -52,57 +52,54 @@ pub fn listing(register: &Register) -> Listing {
     let entries: Vec<Listed> = register
         .entries
         .iter()
-        .map(|entry| {
-            problems.extend(entry.problems.iter().cloned());
-            let (state_source, state_text, state_line) = match (entry.field("state"), &entry.stated)
-            {
-                (Some(field), _) => (Some("field"), Some(field.value.clone()), Some(field.line)),
-                (None, Some(stated)) => {
-                    (Some("words"), Some(stated.from.clone()), Some(stated.line))
-                }
-                (None, None) => {
-                    problems.push(Problem {
-                        line: entry.line,
-                        message: format!(
-                            "entry {}: no `state:` line, and nothing in its words gives a state",
-                            entry.number
-                        ),
-                    });
-                    (None, None, None)
-                }
-            };
-            Listed {
-                number: entry.number,
-                title: entry.title.clone(),
-                state: entry.state(),
-                state_source,
-                state_text,
-                state_line,
-                reason: entry.reason().map(String::from),
-                links: entry.links.clone(),
-                issues: entry.issues.clone(),
-                files: entry.files.iter().map(|f| f.name.clone()).collect(),
-                section: entry.section.clone(),
-                line: entry.line,
-            }
-        })
+        .map(|entry| listed(entry, &mut problems))
         .collect();
     problems.sort_by_key(|p| p.line);
-    let mut states: Vec<StateCount> = STATES
-        .iter()
-        .map(|s| StateCount {
-            state: s.as_str().to_string(),
-            entries: entries.iter().filter(|e| e.state == Some(*s)).count(),
+    // Every state in order, then `None` for the entries without one.
+    let states = STATES.iter().copied().map(Some).chain([None]);
+    let states = states
+        .map(|state| StateCount {
+            state: state.map_or("none", State::as_str).to_string(),
+            entries: entries.iter().filter(|e| e.state == state).count(),
         })
         .collect();
-    states.push(StateCount {
-        state: "none".to_string(),
-        entries: entries.iter().filter(|e| e.state.is_none()).count(),
-    });
     Listing {
         file: register.file.clone(),
         entries,
         states,
         problems,
+    }
+}
+
+/// One entry as listed; its problems go to `problems`, with one more when it has no state.
+fn listed(entry: &Entry, problems: &mut Vec<Problem>) -> Listed {
+    problems.extend(entry.problems.iter().cloned());
+    let (state_source, state_text, state_line) = match (entry.field("state"), &entry.stated) {
+        (Some(field), _) => (Some("field"), Some(field.value.clone()), Some(field.line)),
+        (None, Some(stated)) => (Some("words"), Some(stated.from.clone()), Some(stated.line)),
+        (None, None) => {
+            problems.push(Problem {
+                line: entry.line,
+                message: format!(
+                    "entry {}: no `state:` line, and nothing in its words gives a state",
+                    entry.number
+                ),
+            });
+            (None, None, None)
+        }
+    };
+    Listed {
+        number: entry.number,
+        title: entry.title.clone(),
+        state: entry.state(),
+        state_source,
+        state_text,
+        state_line,
+        reason: entry.reason().map(String::from),
+        links: entry.links.clone(),
+        issues: entry.issues.clone(),
+        files: entry.files.iter().map(|f| f.name.clone()).collect(),
+        section: entry.section.clone(),
+        line: entry.line,
     }
 }

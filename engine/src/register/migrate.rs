@@ -280,19 +280,7 @@ fn migrate_entry(
         .map(|b| b.range.start.max(body_start)..b.range.end);
     let status = last_paragraph.and_then(|p| status_range(text, p));
     let sentence = status.map(|r| text[r].split_whitespace().collect::<Vec<_>>().join(" "));
-    let said = sentence.as_deref().and_then(|s| words::classify(s, None));
-    let state = said.as_ref().map(|s| s.state);
-    let mut fields = Vec::new();
-    if let Some(said) = said {
-        fields.push(("state".to_string(), said.state.as_str().to_string()));
-        fields.extend(said.fields);
-        add_pull_link(
-            said.state,
-            sentence.as_deref().unwrap_or(""),
-            fork_web,
-            &mut fields,
-        );
-    }
+    let (state, fields) = stated_fields(sentence.as_deref(), fork_web);
     let proposal = Proposal {
         number,
         title,
@@ -302,19 +290,8 @@ fn migrate_entry(
         state,
         fields,
     };
-    // A title that ends itself (`**3. Title.**`) has no separator after it: the body is kept
-    // whole, whatever it starts with.
-    let closed = title_block
-        .strong_lead
-        .as_ref()
-        .is_some_and(|(lead, _)| lead.trim_end().ends_with(['.', ':', '!', '?']));
-    let body = if closed {
-        text[body_start..end].trim_start()
-    } else {
-        without_separator(&text[body_start..end])
-    };
     let mut entry = format!("## {}. {}\n\n", proposal.number, proposal.title);
-    let body = body.trim_end();
+    let body = entry_body(title_block, &text[body_start..end]).trim_end();
     if !body.is_empty() {
         entry.push_str(body);
         entry.push('\n');
@@ -322,6 +299,34 @@ fn migrate_entry(
     push_fields(&mut entry, &proposal.fields);
     entry.push('\n');
     (entry, proposal)
+}
+
+/// The state a status sentence says and the fields it gives, `state` first.
+fn stated_fields(
+    sentence: Option<&str>,
+    fork_web: Option<&str>,
+) -> (Option<State>, Vec<(String, String)>) {
+    let Some((sentence, said)) = sentence.and_then(|s| Some((s, words::classify(s, None)?))) else {
+        return (None, Vec::new());
+    };
+    let mut fields = vec![("state".to_string(), said.state.as_str().to_string())];
+    fields.extend(said.fields);
+    add_pull_link(said.state, sentence, fork_web, &mut fields);
+    (Some(said.state), fields)
+}
+
+/// The body after a bold title. A title that ends itself (`**3. Title.**`) has no separator
+/// after it: the body is kept whole, whatever it starts with.
+fn entry_body<'t>(title_block: &Block, body: &'t str) -> &'t str {
+    let closed = title_block
+        .strong_lead
+        .as_ref()
+        .is_some_and(|(lead, _)| lead.trim_end().ends_with(['.', ':', '!', '?']));
+    if closed {
+        body.trim_start()
+    } else {
+        without_separator(body)
+    }
 }
 
 /// An open bold title's body without the separator written after the title on its line

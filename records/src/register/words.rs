@@ -135,93 +135,72 @@ pub struct Said {
 
 /// What one sentence says: the state, the fields it gives, and where the state comes from.
 pub fn classify(sentence: &str, policy: Option<&Policy>) -> Option<Said> {
-    let lower = sentence.to_lowercase();
+    let (state, fields, policy_line) = reading(sentence, policy)?;
     let quoted = format!("\"{sentence}\"");
+    let fields = fields
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.to_string(), value?)));
+    Some(Said {
+        state,
+        fields: fields.collect(),
+        from: match policy_line {
+            Some(line) => format!("{quoted} under the policy at line {line}"),
+            None => quoted,
+        },
+    })
+}
+
+/// A sentence's reading: the state, the fields it gives (`None` where the sentence lacks the
+/// value), and the line of the register's policy when the state comes from the policy.
+type Reading = (State, Vec<(&'static str, Option<String>)>, Option<usize>);
+
+/// The rules in order: the first that holds decides the state.
+fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
+    let lower = sentence.to_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
-    let mut fields = Vec::new();
-    let mut add = |key: &str, value: Option<String>| {
-        if let Some(value) = value {
-            fields.push((key.to_string(), value));
-        }
-    };
     if kept_local(&lower) {
-        add("reason", Some(without_label(sentence)));
-        add("issue", issue(sentence));
-        return Some(Said {
-            state: State::KeptLocal,
-            fields,
-            from: quoted,
-        });
+        let fields = vec![
+            ("reason", Some(without_label(sentence))),
+            ("issue", issue(sentence)),
+        ];
+        return Some((State::KeptLocal, fields, None));
     }
-    if applies_to_fork(&lower) && has(&["to be proposed", "should be proposed", "will be proposed"])
-    {
-        add("reason", hold(sentence));
-        return Some(Said {
-            state: State::ToPropose,
-            fields,
-            from: quoted,
-        });
+    let to_be_proposed = ["to be proposed", "should be proposed", "will be proposed"];
+    if applies_to_fork(&lower) && has(&to_be_proposed) {
+        return Some((State::ToPropose, vec![("reason", hold(sentence))], None));
     }
     // A pull request state needs the pull request in the sentence: its link or its number.
     let link = pull_link(sentence);
     let names_pull = link.is_some() || pr_number(sentence).is_some();
     if names_pull && affirms(&lower, &["merged"]) {
-        add("link", link);
-        add("fork-commit", sha(sentence));
-        return Some(Said {
-            state: State::Merged,
-            fields,
-            from: quoted,
-        });
+        let fields = vec![("link", link), ("fork-commit", sha(sentence))];
+        return Some((State::Merged, fields, None));
     }
-    if names_pull
-        && affirms(
-            &lower,
-            &[
-                "proposed",
-                "sent",
-                "submitted",
-                "opened",
-                "filed",
-                "upstreamed",
-            ],
-        )
-    {
-        add("link", link);
-        return Some(Said {
-            state: State::Proposed,
-            fields,
-            from: quoted,
-        });
+    let sent = [
+        "proposed",
+        "sent",
+        "submitted",
+        "opened",
+        "filed",
+        "upstreamed",
+    ];
+    if names_pull && affirms(&lower, &sent) {
+        return Some((State::Proposed, vec![("link", link)], None));
     }
     if applies_to_fork(&lower) {
-        if let Some(policy) = policy {
-            add("reason", Some(policy.sentence.clone()));
-            add("issue", issue(&policy.sentence));
-            let from = format!("{quoted} under the policy at line {}", policy.line);
-            return Some(Said {
-                state: State::KeptLocal,
-                fields,
-                from,
-            });
-        }
-        return Some(Said {
-            state: State::ToPropose,
-            fields,
-            from: quoted,
+        return Some(match policy {
+            Some(policy) => {
+                let reason = Some(policy.sentence.clone());
+                let fields = vec![("reason", reason), ("issue", issue(&policy.sentence))];
+                (State::KeptLocal, fields, Some(policy.line))
+            }
+            None => (State::ToPropose, Vec::new(), None),
         });
     }
     if lower.starts_with("retarget-only") || has(&["needed since the retarget", "for the new pin"])
     {
-        add(
-            "cause",
-            urls(sentence).into_iter().next().or_else(|| sha(sentence)),
-        );
-        return Some(Said {
-            state: State::RetargetOnly,
-            fields,
-            from: quoted,
-        });
+        let cause = urls(sentence).into_iter().next().or_else(|| sha(sentence));
+        return Some((State::RetargetOnly, vec![("cause", cause)], None));
     }
     None
 }
@@ -339,90 +318,74 @@ fn words_of(clause: &str) -> Vec<String> {
 
 /// A word that negates what follows it in its clause.
 fn negates(word: &str) -> bool {
-    word.ends_with("n't")
-        || matches!(
-            word,
-            "not"
-                | "never"
-                | "no"
-                | "neither"
-                | "nor"
-                | "without"
-                | "pending"
-                | "awaiting"
-                | "nobody"
-                | "none"
-                | "nothing"
-                | "cannot"
-                | "unable"
-                | "instead"
-                | "rather"
-                | "failed"
-                | "fails"
-                | "refused"
-                | "nowhere"
-                | "hardly"
-                | "barely"
-        )
+    word.ends_with("n't") || NEGATIONS.contains(&word)
 }
+
+const NEGATIONS: &[&str] = &[
+    "not", "never", "no", "neither", "nor", "without", "pending", "awaiting", "nobody", "none",
+    "nothing", "cannot", "unable", "instead", "rather", "failed", "fails", "refused", "nowhere",
+    "hardly", "barely",
+];
 
 /// A word that makes its clause a condition, a wish, a plan or a possibility, not a fact.
 fn conditions(word: &str) -> bool {
-    matches!(
-        word,
-        "if" | "once"
-            | "when"
-            | "whenever"
-            | "unless"
-            | "until"
-            | "till"
-            | "whether"
-            | "would"
-            | "could"
-            | "should"
-            | "will"
-            | "shall"
-            | "may"
-            | "might"
-            | "can"
-            | "must"
-            | "plan"
-            | "plans"
-            | "planned"
-            | "planning"
-            | "intend"
-            | "intends"
-            | "intended"
-            | "hope"
-            | "hopes"
-            | "hoped"
-            | "hopefully"
-            | "expect"
-            | "expects"
-            | "expected"
-            | "assuming"
-            | "provided"
-            | "providing"
-            | "suppose"
-            | "supposing"
-            | "lest"
-            | "wish"
-            | "want"
-            | "wants"
-            | "eventually"
-            | "someday"
-            | "later"
-            | "soon"
-            | "tbd"
-            | "todo"
-            | "maybe"
-            | "perhaps"
-            | "possibly"
-            | "probably"
-            | "likely"
-            | "unlikely"
-    )
+    CONDITIONS.contains(&word)
 }
+
+const CONDITIONS: &[&str] = &[
+    "if",
+    "once",
+    "when",
+    "whenever",
+    "unless",
+    "until",
+    "till",
+    "whether",
+    "would",
+    "could",
+    "should",
+    "will",
+    "shall",
+    "may",
+    "might",
+    "can",
+    "must",
+    "plan",
+    "plans",
+    "planned",
+    "planning",
+    "intend",
+    "intends",
+    "intended",
+    "hope",
+    "hopes",
+    "hoped",
+    "hopefully",
+    "expect",
+    "expects",
+    "expected",
+    "assuming",
+    "provided",
+    "providing",
+    "suppose",
+    "supposing",
+    "lest",
+    "wish",
+    "want",
+    "wants",
+    "eventually",
+    "someday",
+    "later",
+    "soon",
+    "tbd",
+    "todo",
+    "maybe",
+    "perhaps",
+    "possibly",
+    "probably",
+    "likely",
+    "unlikely",
+];
 
 /// Multi-word conditions before the verb: "to be", "yet to", "going to", "about to", "ready
 /// to", "in case", "as soon as", "needs to".
