@@ -314,17 +314,7 @@ impl Cache {
                 )
             })?;
         self.add_alternate(&source)?;
-        let resolve = |rev: &str| {
-            [format!("refs/heads/{rev}"), rev.to_string()]
-                .iter()
-                .find_map(|c| {
-                    source
-                        .revparse_single(c)
-                        .ok()
-                        .and_then(|o| o.peel_to_commit().ok())
-                        .map(|c| c.id())
-                })
-        };
+        let resolve = |rev: &str| commit_in(&source, rev);
         let mut found = Vec::new();
         for rev in std::iter::once(&branch).chain(revs.iter()) {
             let Some(oid) = resolve(rev) else {
@@ -797,6 +787,16 @@ pub fn system_git(git_dir: &Path, args: &[&str]) -> Result<std::process::Output>
         .with_note(escape_lines(stderr.trim())));
     }
     Ok(output)
+}
+
+/// The commit `rev` names in `source`: a branch of that name first, else any revision.
+fn commit_in(source: &Repository, rev: &str) -> Option<Oid> {
+    [format!("refs/heads/{rev}"), rev.to_string()]
+        .iter()
+        .find_map(|c| {
+            let object = source.revparse_single(c).ok()?;
+            object.peel_to_commit().ok().map(|c| c.id())
+        })
 }
 
 fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {

@@ -117,14 +117,7 @@ fn empty_state(
         &core_files,
         &project.config.overlay.backend_prefix,
     )?;
-    let mut upstream = Upstream::default();
-    upstream.set(keys::SOURCE, &project.canonical_urls.0);
-    upstream.set(keys::BRANCH, &project.config.fork.branch);
-    upstream.set(keys::COMMIT, &commits.fork.to_string());
-    upstream.set(keys::BASE, &commits.base.to_string());
-    upstream.set(keys::PIN, &commits.pin.to_string());
-    upstream.set(keys::LICENSE, "MIT (upstream's LICENSE)");
-    upstream.set(keys::LOCAL_FIXES, records::FIXES_FILE);
+    let upstream = first_upstream(project, commits);
     let files: FileMap = [
         (records::UPSTREAM_FILE, upstream.render()),
         (records::FIXES_FILE, FIXES_TEMPLATE.to_string()),
@@ -155,6 +148,19 @@ fn empty_state(
         base,
         steps: Vec::new(),
     })
+}
+
+/// The first `UPSTREAM`: the fork, its branch and the three commits.
+fn first_upstream(project: &Project, commits: Commits) -> Upstream {
+    let mut upstream = Upstream::default();
+    upstream.set(keys::SOURCE, &project.canonical_urls.0);
+    upstream.set(keys::BRANCH, &project.config.fork.branch);
+    upstream.set(keys::COMMIT, &commits.fork.to_string());
+    upstream.set(keys::BASE, &commits.base.to_string());
+    upstream.set(keys::PIN, &commits.pin.to_string());
+    upstream.set(keys::LICENSE, "MIT (upstream's LICENSE)");
+    upstream.set(keys::LOCAL_FIXES, records::FIXES_FILE);
+    upstream
 }
 
 const FIXES_TEMPLATE: &str = "# Local fixes\n\nEvery difference between the overlay and the base tree (the pin plus the fork's change) is one numbered entry here, with its upstream state.\n";
