@@ -532,8 +532,9 @@ fn stubs_stand_in_for_a_library_the_machine_lacks() {
     assert!(!names_blas(&json["differential"]["known_errors"]));
 }
 
-/// `[build] drop_flags`: an argument the compiler refuses, passed by the tree's own CMake,
-/// is dropped by the script CMake is given as the compiler. Fails before: the key did not exist.
+/// `[build] drop_flags` and `add_flags`: an argument the compiler refuses, passed by the tree's
+/// own CMake, is dropped, and an added one reaches the compile, through the script CMake is
+/// given as the compiler. Fails before: neither key existed.
 #[test]
 fn flags_the_compiler_refuses_are_dropped() {
     let dir = tempfile::tempdir().unwrap();
@@ -546,7 +547,11 @@ fn flags_the_compiler_refuses_are_dropped() {
          target_compile_options(one PRIVATE -no-such-flag-here=2)\n",
     )
     .unwrap();
-    std::fs::write(tree.join("one.cpp"), "int one() { return 1; }\n").unwrap();
+    std::fs::write(
+        tree.join("one.cpp"),
+        "#ifndef FORKBOOK_ADDED\n#error the added flag is missing\n#endif\nint one() { return 1; }\n",
+    )
+    .unwrap();
     let mut cfg = BuildConfig {
         cmake_args: vec!["-DCMAKE_CXX_COMPILER={compiler}".to_string()],
         ..BuildConfig::default()
@@ -567,6 +572,7 @@ fn flags_the_compiler_refuses_are_dropped() {
     );
     assert_eq!(refused.objects, 0);
     cfg.drop_flags = vec!["-no-such-flag-*".to_string()];
+    cfg.add_flags = vec!["-DFORKBOOK_ADDED=1".to_string()];
     let report = drift_build(
         &tree,
         &dir.path().join("b2"),

@@ -64,6 +64,10 @@ pub struct BuildConfig {
     /// given is then a small script in the build folder that drops them and runs the compiler
     /// (through ccache, when used), so commands that call the compiler directly drop them too.
     pub drop_flags: Vec<String>,
+    /// Arguments added to every compile, after the tree's own (`"--cuda-host-only"`: the host
+    /// side of each HIP file alone, which still reads the kernels' bodies but generates no
+    /// device code, several times faster). Given through the same script as `drop_flags`.
+    pub add_flags: Vec<String>,
 }
 
 impl Default for BuildConfig {
@@ -91,6 +95,7 @@ impl Default for BuildConfig {
             include_dirs: Vec::new(),
             stubs: String::new(),
             drop_flags: Vec::new(),
+            add_flags: Vec::new(),
         }
     }
 }
@@ -249,7 +254,7 @@ pub fn drift_build_with(
 
     // With flags to drop, CMake gets the wrapper, which runs ccache itself (so the commands
     // that call the compiler directly are cached too) and no launcher.
-    let (compiler, launcher) = if cfg.drop_flags.is_empty() {
+    let (compiler, launcher) = if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() {
         (tools.compiler.clone(), tools.launcher.clone())
     } else {
         let wrapper = write_wrapper(
@@ -257,6 +262,7 @@ pub fn drift_build_with(
             &tools.compiler,
             tools.launcher.as_deref(),
             &cfg.drop_flags,
+            &cfg.add_flags,
         )?;
         (wrapper, None)
     };
@@ -362,17 +368,19 @@ pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result
 }
 
 /// Writes `build_dir/forkbook-compiler/<compiler's name>`: a POSIX shell script that drops the
-/// arguments `drop` names and runs the compiler (through `launcher` when given).
+/// arguments `drop` names, adds `add` after the rest, and runs the compiler (through `launcher`
+/// when given).
 fn write_wrapper(
     build_dir: &Path,
     compiler: &Path,
     launcher: Option<&Path>,
     drop: &[String],
+    add: &[String],
 ) -> Result<PathBuf> {
     let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
     let mut script = String::from(
         "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
-         # [build] drop_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
+         # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
          n=$((n - 1))\n  case \"$a\" in\n",
     );
     for flag in drop {
@@ -388,7 +396,12 @@ fn write_wrapper(
         script.push(' ');
     }
     script.push_str(&quote(&compiler.display().to_string()));
-    script.push_str(" \"$@\"\n");
+    script.push_str(" \"$@\"");
+    for flag in add {
+        script.push(' ');
+        script.push_str(&quote(flag));
+    }
+    script.push('\n');
     let dir = build_dir.join("forkbook-compiler");
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("failed to create `{}`", dir.display()))?;
