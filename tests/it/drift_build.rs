@@ -586,3 +586,43 @@ fn flags_the_compiler_refuses_are_dropped() {
     assert_eq!(report.objects, 1);
     assert!(dir.path().join("b2/forkbook-compiler/c++").is_file());
 }
+
+/// `make -k` builds nothing that depends on a target that failed: the real overlay's HIP
+/// kernel library, one of whose files fails with an older ROCm, kept every C++ file of `mlx`
+/// from compiling. The second pass compiles them. Fails before: `b.cpp` was never compiled.
+#[test]
+fn files_of_targets_after_a_failed_one_are_compiled_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(
+        tree.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\nproject(order LANGUAGES CXX)\n\
+         add_library(kernels STATIC a.cpp)\nadd_library(mlx STATIC b.cpp)\n\
+         add_dependencies(mlx kernels)\n",
+    )
+    .unwrap();
+    std::fs::write(tree.join("a.cpp"), "int a() { return missing_name; }\n").unwrap();
+    std::fs::write(
+        tree.join("b.cpp"),
+        "namespace mlx::core { int b() { return 2; } }\n",
+    )
+    .unwrap();
+    let cfg = BuildConfig {
+        cmake_args: vec!["-DCMAKE_CXX_COMPILER={compiler}".to_string()],
+        ..BuildConfig::default()
+    };
+    let report = drift_build(
+        &tree,
+        &dir.path().join("b"),
+        &cfg,
+        Some("c++"),
+        Some(1),
+        None,
+    )
+    .unwrap();
+    let files: Vec<&str> = report.errors.iter().map(|e| e.file.as_str()).collect();
+    assert_eq!(files, ["a.cpp"], "{}", report.render_text());
+    assert_eq!(report.objects, 1, "{}", report.render_text());
+    assert!(dir.path().join("b/CMakeFiles/mlx.dir/b.cpp.o").is_file());
+}

@@ -309,13 +309,31 @@ pub fn drift_build_with(
     }
 
     let build_args = build_args(&cfg.generator, &build_dir, jobs);
-    let (build, build_log) = run::run_logged_env(
+    let (mut build, mut build_log) = run::run_logged_env(
         &tools.cmake,
         &build_args,
         &build_dir,
         &build_dir.join("forkbook-build.log"),
         &env,
     )?;
+    // `make -k` builds nothing that depends on a target that failed: a library whose one file
+    // does not compile keeps every object of the targets after it from being compiled. A second
+    // pass ignoring errors (`-i`) compiles those; what failed fails again (ccache keeps no
+    // failure), and the errors are counted once. Ninja has no such flag.
+    if !build.ok() && cfg.generator.contains("Makefiles") {
+        let mut again = build_args.clone();
+        again.push("-i".to_string());
+        let (blocked, blocked_log) = run::run_logged_env(
+            &tools.cmake,
+            &again,
+            &build_dir,
+            &build_dir.join("forkbook-build-blocked.log"),
+            &env,
+        )?;
+        build.seconds += blocked.seconds;
+        build_log.push('\n');
+        build_log.push_str(&blocked_log);
+    }
     report.build = Some(build);
     report.errors = dedup(relative_diagnostics(
         log::parse_compiler_log(&build_log),
