@@ -540,6 +540,17 @@ fn relative_to_tree(file: &str, tree: &Path, cwd: &Path) -> String {
     let normalized = lexical_normalize(&path);
     match normalized.strip_prefix(tree) {
         Ok(inside) if !inside.as_os_str().is_empty() => inside.to_string_lossy().replace('\\', "/"),
+        // A command that ran in a subfolder of the build (`cd build/mlx/backend/rocm && hipcc
+        // ../../../../tree/…`) printed its path from there: the longest `..`-free tail of it
+        // that names a file of the tree is that file.
+        _ if file.starts_with("../") => {
+            let parts: Vec<&str> = file.split('/').collect();
+            (1..parts.len())
+                .map(|start| parts[start..].join("/"))
+                .filter(|tail| !tail.split('/').any(|p| p == ".."))
+                .find(|tail| tree.join(tail).is_file())
+                .unwrap_or_else(|| file.to_string())
+        }
         _ => file.to_string(),
     }
 }
@@ -980,6 +991,18 @@ mod tests {
         assert_eq!(
             relative_to_tree("/usr/include/c++/12/tuple", tree, Path::new("/w/build")),
             "/usr/include/c++/12/tuple"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("tree");
+        std::fs::create_dir_all(real.join("mlx/backend/rocm")).unwrap();
+        std::fs::write(real.join("mlx/backend/rocm/qmm.hip"), "").unwrap();
+        assert_eq!(
+            relative_to_tree(
+                "../../../../tree/mlx/backend/rocm/qmm.hip",
+                &real,
+                &dir.path().join("build")
+            ),
+            "mlx/backend/rocm/qmm.hip"
         );
     }
 
