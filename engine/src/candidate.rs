@@ -10,7 +10,7 @@ use super::cache::{short, Cache, Remote};
 use super::config::Config;
 use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs};
 use super::drift::build::{
-    self, BuildConfig, BuildOptions, BuildReport, Confirmation, Differential,
+    self, stubs::StubsReport, BuildConfig, BuildOptions, BuildReport, Confirmation, Differential,
 };
 use super::error::{Context, Result};
 use super::fsutil::RunLock;
@@ -95,14 +95,7 @@ impl DriftSetup {
         state: &OverlayState,
         from: Oid,
     ) -> Result<DriftSetup> {
-        let table = project
-            .config
-            .drift
-            .get("api")
-            .and_then(|v| v.as_table())
-            .cloned()
-            .unwrap_or_default();
-        let cfg: ApiConfig = Config::section(&table, "drift.api")?;
+        let cfg = api_config(project)?;
         let prefix = project.config.overlay.backend_prefix.clone();
         let backend: FileMap = state
             .overlay
@@ -183,12 +176,16 @@ pub struct BuildRequest<'a> {
     pub strict: bool,
     /// `--baseline`: the pin the candidate is compared with (default: the recorded pin).
     pub baseline: Option<&'a str>,
+    /// `--stubs DIR`: write stub headers for what the machine lacks into DIR and build with
+    /// it, in place of `[build] stubs`.
+    pub stubs: Option<&'a Path>,
 }
 
 /// Exports the trees a retarget to each of `pins` would make into `work/<commit>/tree` and
 /// builds each in `work/<commit>/build`, one after the other with the same toolchain. The trees
 /// are laid out alike under `work`, which is ccache's base folder: the second tree compiles only
-/// the translation units that differ.
+/// the translation units that differ. With `request.stubs`, the stub headers for what the
+/// machine lacks are written first (see [`build::stubs`]) and the builds use them.
 pub fn drift_build(
     project: &Project,
     cache: &Cache,
@@ -196,12 +193,21 @@ pub fn drift_build(
     pins: &[Oid],
     work: &Path,
     request: &BuildRequest,
-) -> Result<Vec<BuildReport>> {
+) -> Result<(Vec<BuildReport>, Option<StubsReport>)> {
     let mut cfg: BuildConfig = Config::section(&project.config.build, "build")?;
     let in_project = |path: &str| project.root.join(path).display().to_string();
     cfg.include_dirs = cfg.include_dirs.iter().map(|d| in_project(d)).collect();
     if !cfg.stubs.is_empty() {
         cfg.stubs = in_project(&cfg.stubs);
+    }
+    if let Some(dir) = request.stubs {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("failed to create the stub folder `{}`", dir.display()))?;
+        cfg.stubs = dir
+            .canonicalize()
+            .with_context(|| format!("failed to resolve `{}`", dir.display()))?
+            .display()
+            .to_string();
     }
     // The build writes only the work folder: that is what this run holds alone, for the export
     // and the build. Two builds in one work folder exclude each other.
@@ -209,6 +215,8 @@ pub fn drift_build(
         .with_context(|| format!("failed to create the build folder `{}`", work.display()))?;
     let _work_lock = RunLock::acquire(work, "drift build folder")?;
     let mut trees = Vec::new();
+    let mut backend = FileMap::new();
+    let prefix = project.config.overlay.backend_prefix.as_str();
     for &pin in pins {
         let overlay = overlay_at(project, cache, state, pin)?;
         let tree = work.join(short(pin)).join("tree");
@@ -220,6 +228,9 @@ pub fn drift_build(
             .map(|(path, _)| path.clone())
             .collect();
         trees.push((tree, work.join(short(pin)).join("build"), conflicted));
+        for (path, bytes) in overlay.iter().filter(|(p, _)| p.starts_with(prefix)) {
+            backend.insert(path.clone(), bytes.clone());
+        }
     }
     // Everything the build needs from the cache is in the exported trees now: the builds
     // (minutes) run without the cache lock, so other projects' commands, writers too, use the
@@ -237,7 +248,15 @@ pub fn drift_build(
             project.root.join(&cfg.ccache_dir)
         }),
     };
-    trees
+    let stubs = match request.stubs {
+        Some(_) => {
+            let exported: Vec<std::path::PathBuf> =
+                trees.iter().map(|(t, _, _)| t.clone()).collect();
+            Some(write_stubs(project, &cfg, &options, &backend, &exported)?)
+        }
+        None => None,
+    };
+    let reports = trees
         .into_iter()
         .map(|(tree, build_dir, conflicted)| {
             let report = build::drift_build_with(&tree, &build_dir, &cfg, &options)?;
@@ -246,7 +265,50 @@ pub fn drift_build(
                 ..report
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((reports, stubs))
+}
+
+/// `--stubs`: the backend's includes that neither the trees, the `[build]` include folders nor
+/// the compiler's search list have, each given a stub in `cfg.stubs`.
+fn write_stubs(
+    project: &Project,
+    cfg: &BuildConfig,
+    options: &BuildOptions,
+    backend: &FileMap,
+    trees: &[std::path::PathBuf],
+) -> Result<StubsReport> {
+    let compiler_search_path = build::compiler_search_path(cfg, options)?;
+    let mut search = compiler_search_path.clone();
+    search.extend(cfg.include_dirs.iter().map(std::path::PathBuf::from));
+    let uses = api::backend_uses(backend, &api_config(project)?);
+    let cmake_files: Vec<(String, String)> = backend
+        .iter()
+        .filter(|(p, _)| p.ends_with("CMakeLists.txt") || p.ends_with(".cmake"))
+        .map(|(p, b)| (p.clone(), String::from_utf8_lossy(b).into_owned()))
+        .collect();
+    build::stubs::write_stubs(
+        Path::new(&cfg.stubs),
+        &build::stubs::StubInputs {
+            uses: &uses,
+            trees,
+            search: &search,
+            compiler_search_path,
+            cmake_files: &cmake_files,
+        },
+    )
+}
+
+/// The `[drift.api]` settings.
+fn api_config(project: &Project) -> Result<ApiConfig> {
+    let table = project
+        .config
+        .drift
+        .get("api")
+        .and_then(|v| v.as_table())
+        .cloned()
+        .unwrap_or_default();
+    Config::section(&table, "drift.api")
 }
 
 /// The static findings of `api` that are not suppressed, as `confirm` takes them.
@@ -293,9 +355,11 @@ pub struct BuildRun {
     pub build: BuildReport,
     pub differential: Option<Differential>,
     pub confirmation: Option<Confirmation>,
+    /// With `--stubs`: the stub headers written before the build.
+    pub stubs: Option<StubsReport>,
 }
 
-/// `{"build": …, "confirmation": …, "differential": …}` with every object's keys in
+/// `{"build": …, "confirmation": …, "differential": …, "stubs": …}` with every object's keys in
 /// alphabetical order (the JSON goes through a `serde_json::Value`).
 impl Serialize for BuildRun {
     fn serialize<S: serde::Serializer>(
@@ -306,6 +370,7 @@ impl Serialize for BuildRun {
             "build": self.build,
             "confirmation": self.confirmation,
             "differential": self.differential,
+            "stubs": self.stubs,
         })
         .serialize(serializer)
     }
@@ -343,7 +408,7 @@ pub fn drift_build_report(
     } else {
         vec![to]
     };
-    let mut reports = drift_build(project, cache, state, &pins, work, request)?;
+    let (mut reports, stubs) = drift_build(project, cache, state, &pins, work, request)?;
     let build = reports.pop().expect("one report per tree");
     let differential = differential.then(|| {
         Differential::compare(
@@ -362,15 +427,21 @@ pub fn drift_build_report(
         build,
         differential,
         confirmation,
+        stubs,
     })
 }
 
 impl CommandReport for BuildRun {
     fn text(&self) -> String {
-        let mut out = match &self.differential {
+        let mut out = self
+            .stubs
+            .as_ref()
+            .map(|s| s.render_text())
+            .unwrap_or_default();
+        out.push_str(&match &self.differential {
             Some(differential) => differential.render_text(),
             None => self.build.render_text(),
-        };
+        });
         if let Some(confirmation) = &self.confirmation {
             out.push('\n');
             out.push_str(&confirmation.render_text());
@@ -389,10 +460,26 @@ impl CommandReport for BuildRun {
     }
 
     fn markdown(&self, _links: &crate::markdown::PageLinks) -> Option<String> {
-        let mut out = match &self.differential {
+        let mut out = String::new();
+        if let Some(stubs) = &self.stubs {
+            let headers: Vec<String> = stubs
+                .headers
+                .iter()
+                .map(|h| crate::markdown::code_span(&h.header))
+                .collect();
+            out.push_str(&format!(
+                "Stub headers for what this machine lacks: {}.\n\n",
+                if headers.is_empty() {
+                    "none needed".to_string()
+                } else {
+                    headers.join(", ")
+                }
+            ));
+        }
+        out.push_str(&match &self.differential {
             Some(differential) => differential.markdown(),
             None => self.build.markdown(),
-        };
+        });
         if let Some(confirmation) = &self.confirmation {
             out.push('\n');
             out.push_str(&confirmation.markdown());

@@ -55,6 +55,11 @@ pub enum DriftCommand {
         /// The pin to compare with, the overlay retargeted there (default: the recorded pin)
         #[arg(long, value_name = "REV")]
         baseline: Option<String>,
+        /// Write stub headers for the libraries this machine lacks into DIR (headers the
+        /// backend includes that neither the tree nor the compiler has), and build with them
+        /// (in place of `[build] stubs`); files in DIR forkbook did not write are kept
+        #[arg(long, value_name = "DIR")]
+        stubs: Option<PathBuf>,
     },
 }
 
@@ -83,6 +88,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             with_api,
             strict,
             baseline,
+            stubs,
         } => {
             let request = BuildRequest {
                 compiler: compiler.as_deref(),
@@ -90,6 +96,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
                 arch: arch.as_deref(),
                 strict: *strict,
                 baseline: baseline.as_deref(),
+                stubs: stubs.as_deref(),
             };
             ctx.emit(&candidate::drift_build_report(
                 &project,

@@ -384,3 +384,258 @@ fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
     let (code, _) = build(&pin1, &["--strict"]);
     assert_eq!(code, 1);
 }
+
+/// A backend file using a library the machine lacks: `<rocblas/rocblas.h>`, two of its
+/// functions, a type and a constant. Without stubs the header is named as missing (never as
+/// drift) and the file is not compiled past its first line.
+const BLAS: &str = "// Matrix products through rocBLAS.\n\
+#include <rocblas/rocblas.h>\n\n\
+namespace mlx::core::rocm {\n\n\
+int blas_gemm(rocblas_handle handle, int n) {\n\
+  int status = rocblas_sgemm(handle, rocblas_operation_none, n, n);\n\
+  if (status != 0) {\n\
+    return status;\n\
+  }\n\
+  return rocblas_destroy_handle(handle);\n\
+}\n\n\
+} // namespace mlx::core::rocm\n";
+
+/// Issue 24: `drift build --stubs DIR` writes a stub for the missing header declaring the
+/// names the backend uses, builds with it, and keeps a file in DIR it did not write. Fails
+/// before: no `--stubs`, and the file stopped at its `#include`.
+#[test]
+fn stubs_stand_in_for_a_library_the_machine_lacks() {
+    use crate::common::Demo;
+    use forkbook::engine::config::Layout;
+    let demo = Demo::new(Layout::Patch);
+    let hand = demo.tmp.path().join("hand");
+    let (code, out) = demo.run(&["materialize", "--out", hand.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(hand.join("mlx/backend/rocm/blas.cpp"), BLAS).unwrap();
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        hand.to_str().unwrap(),
+        "--title",
+        "Matrix products through rocBLAS",
+    ]);
+    assert_eq!(code, 0, "{out}");
+
+    let work = demo.tmp.path().join("work");
+    let stubs = demo.root().join("stubs");
+    let pin2 = demo.demo.world.pin2.clone();
+    let build = |extra: &[&str]| {
+        let mut args = vec![
+            "--json",
+            "drift",
+            "build",
+            "--to",
+            &pin2,
+            "--compiler",
+            "c++",
+            "--jobs",
+            "2",
+            "--work",
+            work.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let (code, out) = demo.run(&args);
+        let json: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        (code, json)
+    };
+    let names_blas = |list: &serde_json::Value| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["file"] == "mlx/backend/rocm/blas.cpp")
+    };
+    let blas_object = || {
+        let mut found = Vec::new();
+        let mut pending = vec![work.clone()];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.file_name().is_some_and(|n| n == "blas.cpp.o") {
+                    found.push(path);
+                }
+            }
+        }
+        found
+    };
+
+    // Without stubs: a missing header, named as such, at both pins; no object.
+    let (code, json) = build(&[]);
+    assert_eq!(code, 1, "the planted breaks: {json:#}");
+    let diff = &json["differential"];
+    assert_eq!(
+        diff["missing_headers"][0]["header"], "rocblas/rocblas.h",
+        "{diff:#}"
+    );
+    assert!(!names_blas(&diff["new_errors"]), "{diff:#}");
+    assert!(blas_object().is_empty());
+
+    // With `--stubs`: the stub declares what blas.cpp uses, and the file compiles.
+    let (code, json) = build(&["--stubs", stubs.to_str().unwrap()]);
+    assert_eq!(code, 1, "the planted breaks stay: {json:#}");
+    let header = &json["stubs"]["headers"][0];
+    assert_eq!(header["header"], "rocblas/rocblas.h", "{json:#}");
+    assert_eq!(header["state"], "written");
+    let listed = |key: &str| -> Vec<String> {
+        header[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        listed("functions"),
+        ["rocblas_destroy_handle", "rocblas_sgemm"]
+    );
+    assert_eq!(listed("types"), ["rocblas_handle"]);
+    assert_eq!(listed("constants"), ["rocblas_operation_none"]);
+    let text = std::fs::read_to_string(stubs.join("rocblas/rocblas.h")).unwrap();
+    assert!(
+        text.starts_with("// forkbook-stub: rocblas/rocblas.h\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stands in for\n// <rocblas/rocblas.h>"),
+        "{text}"
+    );
+    for name in [
+        "rocblas_sgemm",
+        "rocblas_destroy_handle",
+        "rocblas_handle",
+        "rocblas_operation_none",
+    ] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    // The backend's own names are not the library's.
+    assert!(!text.contains("blas_gemm("), "{text}");
+    let diff = &json["differential"];
+    assert_eq!(
+        diff["missing_headers"].as_array().unwrap().len(),
+        0,
+        "{diff:#}"
+    );
+    assert!(!names_blas(&diff["new_errors"]), "{diff:#}");
+    assert!(!names_blas(&diff["known_errors"]), "{diff:#}");
+    assert_eq!(blas_object().len(), 2, "an object at each pin");
+    // The planted breaks are still what is new.
+    assert_eq!(
+        diff["new_undefined"].as_array().unwrap().len(),
+        3,
+        "{diff:#}"
+    );
+
+    // A header in the folder that forkbook did not write is kept as it is, and used.
+    let own = text.replacen("// forkbook-stub: rocblas/rocblas.h\n", "// Our own.\n", 1);
+    std::fs::write(stubs.join("rocblas/rocblas.h"), &own).unwrap();
+    let (_, json) = build(&["--stubs", stubs.to_str().unwrap()]);
+    assert_eq!(json["stubs"]["headers"][0]["state"], "kept-not-ours");
+    assert_eq!(
+        std::fs::read_to_string(stubs.join("rocblas/rocblas.h")).unwrap(),
+        own
+    );
+    assert!(!names_blas(&json["differential"]["known_errors"]));
+}
+
+/// `[build] drop_flags` and `add_flags`: an argument the compiler refuses, passed by the tree's
+/// own CMake, is dropped, and an added one reaches the compile, through the script CMake is
+/// given as the compiler. Fails before: neither key existed.
+#[test]
+fn flags_the_compiler_refuses_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(
+        tree.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\nproject(flags LANGUAGES CXX)\n\
+         add_library(one STATIC one.cpp)\n\
+         target_compile_options(one PRIVATE -no-such-flag-here=2)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tree.join("one.cpp"),
+        "#ifndef FORKBOOK_ADDED\n#error the added flag is missing\n#endif\nint one() { return 1; }\n",
+    )
+    .unwrap();
+    let mut cfg = BuildConfig {
+        cmake_args: vec!["-DCMAKE_CXX_COMPILER={compiler}".to_string()],
+        ..BuildConfig::default()
+    };
+    let refused = drift_build(
+        &tree,
+        &dir.path().join("b1"),
+        &cfg,
+        Some("c++"),
+        Some(1),
+        None,
+    )
+    .unwrap();
+    assert!(
+        refused.build.as_ref().is_some_and(|b| !b.ok()) && !refused.problems().is_empty(),
+        "{}",
+        refused.render_text()
+    );
+    assert_eq!(refused.objects, 0);
+    cfg.drop_flags = vec!["-no-such-flag-*".to_string()];
+    cfg.add_flags = vec!["-DFORKBOOK_ADDED=1".to_string()];
+    let report = drift_build(
+        &tree,
+        &dir.path().join("b2"),
+        &cfg,
+        Some("c++"),
+        Some(1),
+        None,
+    )
+    .unwrap();
+    assert!(report.problems().is_empty(), "{}", report.render_text());
+    assert_eq!(report.objects, 1);
+    assert!(dir.path().join("b2/forkbook-compiler/c++").is_file());
+}
+
+/// `make -k` builds nothing that depends on a target that failed: the real overlay's HIP
+/// kernel library, one of whose files fails with an older ROCm, kept every C++ file of `mlx`
+/// from compiling. The second pass compiles them. Fails before: `b.cpp` was never compiled.
+#[test]
+fn files_of_targets_after_a_failed_one_are_compiled_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(
+        tree.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\nproject(order LANGUAGES CXX)\n\
+         add_library(kernels STATIC a.cpp)\nadd_library(mlx STATIC b.cpp)\n\
+         add_dependencies(mlx kernels)\n",
+    )
+    .unwrap();
+    std::fs::write(tree.join("a.cpp"), "int a() { return missing_name; }\n").unwrap();
+    std::fs::write(
+        tree.join("b.cpp"),
+        "namespace mlx::core { int b() { return 2; } }\n",
+    )
+    .unwrap();
+    let cfg = BuildConfig {
+        cmake_args: vec!["-DCMAKE_CXX_COMPILER={compiler}".to_string()],
+        ..BuildConfig::default()
+    };
+    let report = drift_build(
+        &tree,
+        &dir.path().join("b"),
+        &cfg,
+        Some("c++"),
+        Some(1),
+        None,
+    )
+    .unwrap();
+    let files: Vec<&str> = report.errors.iter().map(|e| e.file.as_str()).collect();
+    assert_eq!(files, ["a.cpp"], "{}", report.render_text());
+    assert_eq!(report.objects, 1, "{}", report.render_text());
+    assert!(dir.path().join("b/CMakeFiles/mlx.dir/b.cpp.o").is_file());
+}

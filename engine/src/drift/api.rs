@@ -34,6 +34,7 @@ pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use sources::ParseMemo;
 pub use suppress::Suppression;
 pub use syntax::squeeze;
+pub use uses::{Spelled, Uses};
 
 use crate::error::{Context, Result};
 use crate::FileMap;
@@ -117,6 +118,35 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
             backend_error_nodes: backend_model.error_nodes,
             error_files: error_files(&from_side, &to_side, &backend_model),
         },
+    }
+}
+
+/// What the backend's files include and use, read by the parse [`analyze`] reads them with.
+pub struct BackendUses {
+    /// `(including file, include as written)`.
+    pub includes: Vec<(String, String)>,
+    pub uses: Uses,
+    /// The names the backend declares or defines itself: its functions, classes and
+    /// enumerators, and its macros.
+    pub declared: std::collections::BTreeSet<String>,
+}
+
+/// The backend's includes and uses, for `drift build --stubs`, which declares the names a
+/// missing library header would have given.
+pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
+    let prep = sources::Prep::new(cfg, &[], backend);
+    let model = sources::backend_model(backend, &prep);
+    let mut declared: std::collections::BTreeSet<String> =
+        model.decls.iter().map(|d| d.name.clone()).collect();
+    for (path, bytes) in backend.iter() {
+        if sources::is_cpp(path) {
+            declared.extend(macros::definitions(bytes).into_iter().map(|d| d.name));
+        }
+    }
+    BackendUses {
+        includes: model.includes,
+        uses: model.uses,
+        declared,
     }
 }
 

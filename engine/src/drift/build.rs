@@ -14,6 +14,7 @@ pub mod differential;
 pub mod log;
 pub mod nm;
 pub mod run;
+pub mod stubs;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -57,6 +58,16 @@ pub struct BuildConfig {
     /// A folder of stub headers for ROCm libraries this machine lacks (relative to the project);
     /// searched last.
     pub stubs: String,
+    /// Arguments the compiler refuses, dropped from every compile: an entry drops an argument
+    /// equal to it, or, ending in `*`, every argument starting with the rest
+    /// (`"-parallel-jobs=*"`: Debian's hipcc 5.2 has no such flag). The compiler CMake is
+    /// given is then a small script in the build folder that drops them and runs the compiler
+    /// (through ccache, when used), so commands that call the compiler directly drop them too.
+    pub drop_flags: Vec<String>,
+    /// Arguments added to every compile, after the tree's own (`"--cuda-host-only"`: the host
+    /// side of each HIP file alone, which still reads the kernels' bodies but generates no
+    /// device code, several times faster). Given through the same script as `drop_flags`.
+    pub add_flags: Vec<String>,
 }
 
 impl Default for BuildConfig {
@@ -83,6 +94,8 @@ impl Default for BuildConfig {
             ccache_dir: String::new(),
             include_dirs: Vec::new(),
             stubs: String::new(),
+            drop_flags: Vec::new(),
+            add_flags: Vec::new(),
         }
     }
 }
@@ -243,14 +256,23 @@ pub fn drift_build_with(
         .unwrap_or_else(default_jobs)
         .max(1);
 
-    let mut configure_args = configure_args(
-        cfg,
-        &tree,
-        &build_dir,
-        &tools.compiler,
-        options.arch.as_deref(),
-    );
-    configure_args.extend(toolchain_args(cfg, tools.launcher.as_deref()));
+    // With flags to drop, CMake gets the wrapper, which runs ccache itself (so the commands
+    // that call the compiler directly are cached too) and no launcher.
+    let (compiler, launcher) = if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() {
+        (tools.compiler.clone(), tools.launcher.clone())
+    } else {
+        let wrapper = write_wrapper(
+            &build_dir,
+            &tools.compiler,
+            tools.launcher.as_deref(),
+            &cfg.drop_flags,
+            &cfg.add_flags,
+        )?;
+        (wrapper, None)
+    };
+    let mut configure_args =
+        configure_args(cfg, &tree, &build_dir, &compiler, options.arch.as_deref());
+    configure_args.extend(toolchain_args(cfg, launcher.as_deref()));
     let mut env: Vec<(String, std::ffi::OsString)> = vec![("PATH".into(), search.clone())];
     if tools.launcher.is_some() {
         if let Some(base) = &options.ccache_base {
@@ -292,13 +314,31 @@ pub fn drift_build_with(
     }
 
     let build_args = build_args(&cfg.generator, &build_dir, jobs);
-    let (build, build_log) = run::run_logged_env(
+    let (mut build, mut build_log) = run::run_logged_env(
         &tools.cmake,
         &build_args,
         &build_dir,
         &build_dir.join("forkbook-build.log"),
         &env,
     )?;
+    // `make -k` builds nothing that depends on a target that failed: a library whose one file
+    // does not compile keeps every object of the targets after it from being compiled. A second
+    // pass ignoring errors (`-i`) compiles those; what failed fails again (ccache keeps no
+    // failure), and the errors are counted once. Ninja has no such flag.
+    if !build.ok() && cfg.generator.contains("Makefiles") {
+        let mut again = build_args.clone();
+        again.push("-i".to_string());
+        let (blocked, blocked_log) = run::run_logged_env(
+            &tools.cmake,
+            &again,
+            &build_dir,
+            &build_dir.join("forkbook-build-blocked.log"),
+            &env,
+        )?;
+        build.seconds += blocked.seconds;
+        build_log.push('\n');
+        build_log.push_str(&blocked_log);
+    }
     report.build = Some(build);
     report.errors = dedup(relative_diagnostics(
         log::parse_compiler_log(&build_log),
@@ -308,6 +348,98 @@ pub fn drift_build_with(
     let failed = failed_sources(&build_log, &report.errors);
     read_symbols(&mut report, &tools.nm, &failed)?;
     Ok(report)
+}
+
+/// The folders the compiler searches for `#include <...>` on its own, as
+/// `<compiler> -E -x c++ -v /dev/null` prints them.
+pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result<Vec<PathBuf>> {
+    let name = options.compiler.as_deref().unwrap_or(&cfg.compiler);
+    let search = crate::tools::search_path(options.tool_path.as_deref());
+    let compiler = run::require_in(
+        name,
+        "compiler",
+        "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
+         or pass `--compiler c++` to build the host side with another compiler",
+        &search,
+    )?;
+    let args: Vec<String> = ["-E", "-x", "c++", "-v", "/dev/null"]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    let output = std::process::Command::new(&compiler)
+        .args(&args)
+        .env("PATH", &search)
+        .env("LC_ALL", "C")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("failed to run `{}`", compiler.display()))?;
+    // The list is on stderr; some drivers print it on stdout.
+    let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stdout));
+    let dirs = stubs::parse_search_list(&text);
+    if dirs.is_empty() {
+        return Err(Error::new(format!(
+            "`{} -E -x c++ -v /dev/null` printed no include search list",
+            compiler.display()
+        ))
+        .with_note(
+            "drift build --stubs asks the compiler where it finds headers; \
+             a compiler that does not say cannot tell which headers are missing",
+        ));
+    }
+    Ok(dirs)
+}
+
+/// Writes `build_dir/forkbook-compiler/<compiler's name>`: a POSIX shell script that drops the
+/// arguments `drop` names, adds `add` after the rest, and runs the compiler (through `launcher`
+/// when given).
+fn write_wrapper(
+    build_dir: &Path,
+    compiler: &Path,
+    launcher: Option<&Path>,
+    drop: &[String],
+    add: &[String],
+) -> Result<PathBuf> {
+    let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
+    let mut script = String::from(
+        "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
+         # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
+         n=$((n - 1))\n  case \"$a\" in\n",
+    );
+    for flag in drop {
+        let pattern = match flag.strip_suffix('*') {
+            Some(prefix) => format!("{}*", quote(prefix)),
+            None => quote(flag),
+        };
+        let _ = writeln!(script, "    {pattern}) ;;");
+    }
+    script.push_str("    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec ");
+    if let Some(launcher) = launcher {
+        script.push_str(&quote(&launcher.display().to_string()));
+        script.push(' ');
+    }
+    script.push_str(&quote(&compiler.display().to_string()));
+    script.push_str(" \"$@\"");
+    for flag in add {
+        script.push(' ');
+        script.push_str(&quote(flag));
+    }
+    script.push('\n');
+    let dir = build_dir.join("forkbook-compiler");
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("failed to create `{}`", dir.display()))?;
+    let name = compiler
+        .file_name()
+        .map_or_else(|| "cc".to_string(), |n| n.to_string_lossy().into_owned());
+    let path = dir.join(name);
+    crate::fsutil::replace_file(&path, script.as_bytes())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("failed to make `{}` executable", path.display()))?;
+    }
+    Ok(path)
 }
 
 fn default_jobs() -> usize {
@@ -359,6 +491,12 @@ fn toolchain_args(cfg: &BuildConfig, launcher: Option<&Path>) -> Vec<String> {
     let mut includes: Vec<&str> = cfg.include_dirs.iter().map(String::as_str).collect();
     if !cfg.stubs.is_empty() {
         includes.push(&cfg.stubs);
+        // The stub packages and libraries `--stubs` wrote, as an initial cache.
+        let cache = Path::new(&cfg.stubs).join(stubs::CMAKE_CACHE);
+        if cache.is_file() && stubs::is_ours(&cache) {
+            args.push("-C".to_string());
+            args.push(cache.display().to_string());
+        }
     }
     if !includes.is_empty() {
         for lang in ["CXX", "HIP"] {
@@ -407,6 +545,17 @@ fn relative_to_tree(file: &str, tree: &Path, cwd: &Path) -> String {
     let normalized = lexical_normalize(&path);
     match normalized.strip_prefix(tree) {
         Ok(inside) if !inside.as_os_str().is_empty() => inside.to_string_lossy().replace('\\', "/"),
+        // A command that ran in a subfolder of the build (`cd build/mlx/backend/rocm && hipcc
+        // ../../../../tree/…`) printed its path from there: the longest `..`-free tail of it
+        // that names a file of the tree is that file.
+        _ if file.starts_with("../") => {
+            let parts: Vec<&str> = file.split('/').collect();
+            (1..parts.len())
+                .map(|start| parts[start..].join("/"))
+                .filter(|tail| !tail.split('/').any(|p| p == ".."))
+                .find(|tail| tree.join(tail).is_file())
+                .unwrap_or_else(|| file.to_string())
+        }
         _ => file.to_string(),
     }
 }
@@ -847,6 +996,18 @@ mod tests {
         assert_eq!(
             relative_to_tree("/usr/include/c++/12/tuple", tree, Path::new("/w/build")),
             "/usr/include/c++/12/tuple"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("tree");
+        std::fs::create_dir_all(real.join("mlx/backend/rocm")).unwrap();
+        std::fs::write(real.join("mlx/backend/rocm/qmm.hip"), "").unwrap();
+        assert_eq!(
+            relative_to_tree(
+                "../../../../tree/mlx/backend/rocm/qmm.hip",
+                &real,
+                &dir.path().join("build")
+            ),
+            "mlx/backend/rocm/qmm.hip"
         );
     }
 

@@ -52,12 +52,41 @@ pub struct Construct {
     pub loc: Loc,
 }
 
+/// How a name, as spelled with its qualifier (`thrust::device_ptr`, `rocblas_handle`), is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spelled {
+    /// As a type (`rocblas_handle h;`).
+    pub as_type: bool,
+    /// As a template's name (`device_ptr<float>`, `f<T>(..)`).
+    pub as_template: bool,
+    /// As a value or a function (`rocblas_operation_none`, `f(..)`).
+    pub as_value: bool,
+    /// As a member (`x.name`, a field's declaration).
+    pub as_field: bool,
+    /// Its first place.
+    pub loc: Loc,
+}
+
+impl Spelled {
+    fn merge(&mut self, other: &Spelled) {
+        self.as_type |= other.as_type;
+        self.as_template |= other.as_template;
+        self.as_value |= other.as_value;
+        self.as_field |= other.as_field;
+        if other.loc < self.loc {
+            self.loc = other.loc.clone();
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct Uses {
     pub calls: Vec<Call>,
     pub constructs: Vec<Construct>,
     /// Every identifier, type, namespace and field name, with its first place.
     pub names: HashMap<String, Loc>,
+    /// Type and value names with their qualifier as spelled (`a::b::c`), and how each is used.
+    pub spelled: HashMap<String, Spelled>,
 }
 
 impl Uses {
@@ -70,6 +99,12 @@ impl Uses {
             if loc < *slot {
                 *slot = loc;
             }
+        }
+        for (name, spelled) in other.spelled {
+            self.spelled
+                .entry(name)
+                .or_insert_with(|| spelled.clone())
+                .merge(&spelled);
         }
     }
 }
@@ -130,6 +165,7 @@ impl Walker<'_, '_> {
                 "identifier" | "type_identifier" | "namespace_identifier" | "field_identifier" => {
                     let name = text(node, self.src.parsed).to_string();
                     let loc = self.loc(node);
+                    self.spelled(node, &name, &loc);
                     self.uses.names.entry(name).or_insert(loc);
                 }
                 _ => {}
@@ -140,6 +176,48 @@ impl Walker<'_, '_> {
                 stack.push((child, inner_path, in_body));
             }
         }
+    }
+
+    /// Notes a type or value name with the qualifier it is spelled with: the scopes of the
+    /// qualified identifiers it is the name of, outermost first.
+    fn spelled(&mut self, node: Node, name: &str, loc: &Loc) {
+        let mut used = Spelled {
+            as_type: false,
+            as_template: false,
+            as_value: false,
+            as_field: false,
+            loc: loc.clone(),
+        };
+        match node.kind() {
+            "type_identifier" => used.as_type = true,
+            "identifier" => used.as_value = true,
+            "field_identifier" => used.as_field = true,
+            _ => return,
+        }
+        let mut qualifier: Vec<String> = Vec::new();
+        let mut at = node;
+        while let Some(parent) = at.parent() {
+            let is_name = parent
+                .child_by_field_name("name")
+                .is_some_and(|n| n.id() == at.id());
+            match parent.kind() {
+                "template_type" | "template_function" if is_name => used.as_template = true,
+                "qualified_identifier" if is_name => {
+                    if let Some(scope) = parent.child_by_field_name("scope") {
+                        let scope = strip_template_args(text(scope, self.src.parsed));
+                        qualifier.splice(0..0, split_path(&scope));
+                    }
+                }
+                _ => break,
+            }
+            at = parent;
+        }
+        qualifier.push(name.to_string());
+        self.uses
+            .spelled
+            .entry(qualifier.join("::"))
+            .or_insert_with(|| used.clone())
+            .merge(&used);
     }
 
     fn call(&mut self, node: Node, namespaces: &[String]) {

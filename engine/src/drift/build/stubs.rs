@@ -1,0 +1,825 @@
+//! `drift build --stubs DIR`: stub headers for the libraries this machine lacks.
+//!
+//! A backend written for a full ROCm includes headers of libraries a smaller installation does
+//! not have (rocBLAS, hipBLASLt, rocThrust, ...). Every file including one stops at its first
+//! line, so nothing else in it is compiled, at either pin of a differential build. For each
+//! header the backend includes that neither the exported trees, the `[build]` include folders
+//! nor the compiler's own search list (`<compiler> -E -x c++ -v /dev/null`) has, a stub is
+//! written into DIR under the path as included, declaring the library's names the backend uses
+//! (read by the parse `drift api` uses): functions as variadic templates returning an int
+//! status, handle and descriptor types as opaque pointers, other types as `int`, the rest as
+//! integer constants (distinct, so they can be `case` labels), names spelled with the library's
+//! namespace (`thrust::`, `hipcub::`) inside that namespace. What a stub cannot satisfy (a
+//! member of a library struct, a template taking values) stays an error, at both pins alike, so
+//! it is never drift.
+//!
+//! Each stub starts with [`MARKER`]; a file in DIR without it is someone else's and is never
+//! overwritten, and nothing in DIR is ever deleted.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::drift::api::BackendUses;
+use crate::error::{Context, Result};
+
+/// The first line of every stub header forkbook writes; it is followed by the header's path.
+pub const MARKER: &str = "// forkbook-stub:";
+/// The first line of every CMake stub forkbook writes.
+pub const CMAKE_MARKER: &str = "# forkbook-stub:";
+/// The initial-cache script (`cmake -C`) of the CMake stubs, under the stub folder.
+pub const CMAKE_CACHE: &str = "cmake/forkbook-stubs.cmake";
+
+/// What happened to one stub header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StubState {
+    /// Written (new, or replacing an older stub of forkbook's).
+    Written,
+    /// Already there with the same text.
+    Unchanged,
+    /// A file forkbook did not write is at that path: kept as it is, and used.
+    KeptNotOurs,
+}
+
+/// One header the machine lacks, and its stub.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StubHeader {
+    /// As written in the `#include`.
+    pub header: String,
+    /// The stub's file.
+    pub path: PathBuf,
+    /// The backend files that include it.
+    pub included_by: Vec<String>,
+    /// Declared as variadic function templates.
+    pub functions: Vec<String>,
+    /// Declared as types.
+    pub types: Vec<String>,
+    /// Declared as integer constants.
+    pub constants: Vec<String>,
+    pub state: StubState,
+}
+
+/// What `--stubs` wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StubsReport {
+    pub dir: PathBuf,
+    /// The compiler's own include folders, as it printed them.
+    pub compiler_search_path: Vec<PathBuf>,
+    pub headers: Vec<StubHeader>,
+    /// Included headers that could not be given a stub (a path that would leave DIR, or with
+    /// characters no header path has): they stay missing.
+    pub refused: Vec<String>,
+    /// Packages the backend's CMake files require that the machine lacks, given a stub
+    /// package config (so configuring gets as far as the compile).
+    pub packages: Vec<String>,
+    /// `find_library` results the machine lacks, as `VARIABLE=name`, given an empty archive.
+    pub libraries: Vec<String>,
+}
+
+/// The folders `compiler -E -x c++ -v /dev/null` prints between `search starts here:` and
+/// `End of search list.`, in order.
+pub fn parse_search_list(output: &str) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut inside = false;
+    for line in output.lines() {
+        if line.contains("search starts here:") {
+            inside = true;
+            continue;
+        }
+        if line.trim() == "End of search list." {
+            inside = false;
+            continue;
+        }
+        if inside {
+            // Apple's clang marks frameworks: `/path (framework directory)`.
+            let dir = line.trim().trim_end_matches(" (framework directory)");
+            if !dir.is_empty() {
+                dirs.push(PathBuf::from(dir));
+            }
+        }
+    }
+    dirs
+}
+
+/// Everything [`write_stubs`] reads.
+pub struct StubInputs<'a> {
+    /// The backend's includes and uses.
+    pub uses: &'a BackendUses,
+    /// The exported trees (a header one holds is not missing).
+    pub trees: &'a [PathBuf],
+    /// The compiler's search list and the `[build]` include folders.
+    pub search: &'a [PathBuf],
+    pub compiler_search_path: Vec<PathBuf>,
+    /// The backend's CMake files (path, text).
+    pub cmake_files: &'a [(String, String)],
+}
+
+/// Writes a stub into `dir` for each header the backend includes that nothing provides.
+pub fn write_stubs(dir: &Path, inputs: &StubInputs) -> Result<StubsReport> {
+    let tree_files: Vec<BTreeSet<String>> = inputs.trees.iter().map(|t| files_of(t)).collect();
+    let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut refused = BTreeSet::new();
+    for (file, include) in &inputs.uses.includes {
+        let in_tree = tree_files.iter().zip(inputs.trees).any(|(files, tree)| {
+            let beside = file
+                .rsplit_once('/')
+                .map_or(String::new(), |(d, _)| d.to_string());
+            tree.join(&beside).join(include).is_file()
+                || files
+                    .iter()
+                    .any(|f| f == include || f.ends_with(&format!("/{include}")))
+        });
+        if in_tree || inputs.search.iter().any(|d| d.join(include).is_file()) {
+            continue;
+        }
+        // A header under a folder of the tree itself (`mlx/…`) is the tree's to have: no
+        // library stands behind it, and a stub would declare the tree's own names.
+        let first = include.split('/').next().unwrap_or_default();
+        if include.contains('/') && inputs.trees.iter().any(|t| t.join(first).is_dir()) {
+            continue;
+        }
+        if !safe_header(include) {
+            refused.insert(include.clone());
+            continue;
+        }
+        // Someone's own stand-in in the folder is used as it is, and reported as kept.
+        missing
+            .entry(include.clone())
+            .or_default()
+            .insert(file.clone());
+    }
+    let mut headers = Vec::new();
+    for (header, included_by) in missing {
+        let library = Library::of(&header, inputs.search);
+        let names = library.names(inputs.uses);
+        let path = dir.join(&header);
+        let text = render(&header, &library, &names);
+        let state = if path.exists() && !is_ours(&path) {
+            StubState::KeptNotOurs
+        } else if std::fs::read(&path).ok().as_deref() == Some(text.as_bytes()) {
+            StubState::Unchanged
+        } else {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).with_context(|| {
+                    format!("failed to create the stub folder `{}`", parent.display())
+                })?;
+            }
+            crate::fsutil::replace_file(&path, text.as_bytes())?;
+            StubState::Written
+        };
+        headers.push(StubHeader {
+            header,
+            path,
+            included_by: included_by.into_iter().collect(),
+            functions: names.functions.iter().map(|n| n.join("::")).collect(),
+            types: names.types.keys().map(|n| n.join("::")).collect(),
+            constants: names
+                .constants
+                .iter()
+                .chain(names.objects.keys())
+                .map(|n| n.join("::"))
+                .collect(),
+            state,
+        });
+    }
+    let (packages, libraries) = write_cmake_stubs(dir, inputs.cmake_files)?;
+    Ok(StubsReport {
+        dir: dir.to_path_buf(),
+        compiler_search_path: inputs.compiler_search_path.clone(),
+        headers,
+        refused: refused.into_iter().collect(),
+        packages,
+        libraries,
+    })
+}
+
+/// Where CMake finds installed packages and libraries on its own (the standard prefixes).
+const PREFIXES: &[&str] = &["/usr", "/usr/local", "/opt/rocm"];
+
+/// The library folders under a prefix: `lib`, `lib64`, `lib/<multiarch>`, `share`.
+fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![
+        prefix.join("lib"),
+        prefix.join("lib64"),
+        prefix.join("share"),
+    ];
+    if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().ends_with("-linux-gnu") {
+                dirs.push(entry.path());
+            }
+        }
+    }
+    dirs
+}
+
+/// Whether a config file for package `name` (`<name>-config.cmake` or `<Name>Config.cmake`,
+/// any case) is under `<prefix>/<libdir>/cmake/<name>*/` for a standard prefix.
+fn package_installed(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let wanted = [
+        format!("{lower}-config.cmake"),
+        format!("{lower}config.cmake"),
+    ];
+    PREFIXES.iter().any(|prefix| {
+        library_dirs(Path::new(prefix)).iter().any(|dir| {
+            let Ok(entries) = std::fs::read_dir(dir.join("cmake")) else {
+                return false;
+            };
+            entries.flatten().any(|entry| {
+                let folder = entry.file_name().to_string_lossy().to_ascii_lowercase();
+                folder.starts_with(&lower)
+                    && std::fs::read_dir(entry.path()).is_ok_and(|files| {
+                        files.flatten().any(|f| {
+                            let file = f.file_name().to_string_lossy().to_ascii_lowercase();
+                            wanted.contains(&file)
+                        })
+                    })
+            })
+        })
+    })
+}
+
+/// Whether `lib<name>.so`, `.so.N` or `.a` is in a standard library folder.
+fn library_installed(name: &str) -> bool {
+    let (shared, archive) = (format!("lib{name}.so"), format!("lib{name}.a"));
+    PREFIXES.iter().any(|prefix| {
+        library_dirs(Path::new(prefix)).iter().any(|dir| {
+            std::fs::read_dir(dir).is_ok_and(|files| {
+                files.flatten().any(|f| {
+                    let file = f.file_name().to_string_lossy().into_owned();
+                    file == archive || file == shared || file.starts_with(&format!("{shared}."))
+                })
+            })
+        })
+    })
+}
+
+/// What the backend's CMake files ask for: required config-mode packages (with the imported
+/// targets the files name for each, `roc::rocblas`) and `find_library` calls.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct CmakeNeeds {
+    pub packages: BTreeMap<String, BTreeSet<String>>,
+    /// `(variable, library name)`.
+    pub libraries: BTreeSet<(String, String)>,
+}
+
+/// Reads `find_package(NAME … REQUIRED … CONFIG)`, `find_library(VAR [NAMES] name …)` and the
+/// `ns::target` names out of CMake text.
+pub fn cmake_needs(files: &[(String, String)]) -> CmakeNeeds {
+    let package = regex::Regex::new(r"(?i)find_package\s*\(\s*([A-Za-z0-9_.+-]+)([^)]*)\)")
+        .expect("a valid pattern");
+    let library = regex::Regex::new(
+        r"(?i)find_library\s*\(\s*([A-Za-z0-9_]+)\s+(?:NAMES\s+)?([A-Za-z0-9_.+-]+)",
+    )
+    .expect("a valid pattern");
+    let target =
+        regex::Regex::new(r"\b([A-Za-z0-9_]+)::([A-Za-z0-9_.+-]+)").expect("a valid pattern");
+    let mut needs = CmakeNeeds::default();
+    let mut targets = BTreeSet::new();
+    for (_, text) in files {
+        let text: String = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for c in package.captures_iter(&text) {
+            let words: Vec<String> = c[2].split_whitespace().map(|w| w.to_uppercase()).collect();
+            let has = |w: &str| words.iter().any(|x| x == w);
+            if has("REQUIRED") && (has("CONFIG") || has("NO_MODULE")) {
+                needs.packages.entry(c[1].to_string()).or_default();
+            }
+        }
+        for c in library.captures_iter(&text) {
+            needs.libraries.insert((c[1].to_string(), c[2].to_string()));
+        }
+        for c in target.captures_iter(&text) {
+            targets.insert((c[1].to_string(), c[2].to_string()));
+        }
+    }
+    for (name, wanted) in needs.packages.iter_mut() {
+        for (ns, target) in &targets {
+            if target.eq_ignore_ascii_case(name) {
+                wanted.insert(format!("{ns}::{target}"));
+            }
+        }
+    }
+    needs
+}
+
+/// The CMake side of the stubs: for each required package the machine lacks, a package config
+/// under `DIR/cmake/<name>/` defining the imported targets the CMake files name (an empty
+/// archive as their library, the stub folder as their include folder); for each library
+/// `find_library` would not find, an empty archive; and the initial-cache script
+/// ([`CMAKE_CACHE`], given to `cmake -C`) pointing CMake at both.
+fn write_cmake_stubs(
+    dir: &Path,
+    cmake_files: &[(String, String)],
+) -> Result<(Vec<String>, Vec<String>)> {
+    let needs = cmake_needs(cmake_files);
+    let mut cache = format!(
+        "{CMAKE_MARKER} the initial cache of forkbook's stub packages\n\
+         # Written by forkbook (`forkbook drift build --stubs`) for packages and libraries this\n\
+         # machine lacks; forkbook passes it to `cmake -C`. Nothing here links to anything.\n"
+    );
+    let mut packages = Vec::new();
+    let mut libraries = Vec::new();
+    let lib_dir = dir.join("cmake/lib");
+    let archive = |name: &str| -> Result<String> {
+        std::fs::create_dir_all(&lib_dir)
+            .with_context(|| format!("failed to create `{}`", lib_dir.display()))?;
+        let file = lib_dir.join(format!("libforkbook-stub-{name}.a"));
+        if !file.exists() {
+            // An archive with no members: it links, and resolves nothing.
+            crate::fsutil::replace_file(&file, b"!<arch>\n")?;
+        }
+        Ok(format!("libforkbook-stub-{name}.a"))
+    };
+    for (name, targets) in &needs.packages {
+        if package_installed(name) {
+            continue;
+        }
+        let folder = dir.join("cmake").join(name);
+        let config = folder.join(format!("{name}-config.cmake"));
+        if config.exists() && !is_ours(&config) {
+            continue;
+        }
+        let lib = archive(name)?;
+        let mut text = format!(
+            "{CMAKE_MARKER} cmake package {name}\n\
+             # A stub package config written by forkbook (`forkbook drift build --stubs`): the\n\
+             # machine has no `{name}` package; this defines the targets the backend's CMake\n\
+             # files name, with an empty library and the stub headers, so configuring goes on.\n\
+             get_filename_component(_forkbook_stubs \"${{CMAKE_CURRENT_LIST_DIR}}/../..\" ABSOLUTE)\n\
+             set({name}_FOUND TRUE)\n"
+        );
+        for target in targets {
+            let _ = write!(
+                text,
+                "if(NOT TARGET {target})\n  add_library({target} STATIC IMPORTED)\n  \
+                 set_target_properties({target} PROPERTIES\n    \
+                 IMPORTED_LOCATION \"${{_forkbook_stubs}}/cmake/lib/{lib}\"\n    \
+                 INTERFACE_INCLUDE_DIRECTORIES \"${{_forkbook_stubs}}\")\nendif()\n"
+            );
+        }
+        std::fs::create_dir_all(&folder)
+            .with_context(|| format!("failed to create `{}`", folder.display()))?;
+        if std::fs::read(&config).ok().as_deref() != Some(text.as_bytes()) {
+            crate::fsutil::replace_file(&config, text.as_bytes())?;
+        }
+        let _ = writeln!(
+            cache,
+            "set({name}_DIR \"${{CMAKE_CURRENT_LIST_DIR}}/{name}\" CACHE PATH \"forkbook stub\")"
+        );
+        packages.push(name.clone());
+    }
+    for (variable, name) in &needs.libraries {
+        if library_installed(name) {
+            continue;
+        }
+        let lib = archive(name)?;
+        let _ = writeln!(
+            cache,
+            "set({variable} \"${{CMAKE_CURRENT_LIST_DIR}}/lib/{lib}\" CACHE FILEPATH \"forkbook stub\")"
+        );
+        libraries.push(format!("{variable}={name}"));
+    }
+    let cache_file = dir.join(CMAKE_CACHE);
+    if packages.is_empty() && libraries.is_empty() {
+        return Ok((packages, libraries));
+    }
+    if cache_file.exists() && !is_ours(&cache_file) {
+        return Ok((packages, libraries));
+    }
+    if let Some(parent) = cache_file.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("failed to create `{}`", parent.display()))?;
+    }
+    if std::fs::read(&cache_file).ok().as_deref() != Some(cache.as_bytes()) {
+        crate::fsutil::replace_file(&cache_file, cache.as_bytes())?;
+    }
+    Ok((packages, libraries))
+}
+
+/// Whether the file at `path` is a stub forkbook wrote: its first line is the marker.
+pub fn is_ours(path: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    bytes.starts_with(MARKER.as_bytes()) || bytes.starts_with(CMAKE_MARKER.as_bytes())
+}
+
+/// A relative path of plain components and the characters header names use: a stub for it
+/// stays inside the stub folder, and its name can go in a C++ comment as it is.
+fn safe_header(header: &str) -> bool {
+    !header.is_empty()
+        && !header.starts_with('/')
+        && header.split('/').all(|part| {
+            !part.is_empty()
+                && part != "."
+                && part != ".."
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
+        })
+}
+
+/// Every file of `tree`, relative, with `/`.
+fn files_of(tree: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut pending = vec![tree.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => pending.push(path),
+                Ok(t) if t.is_file() => {
+                    if let Ok(relative) = path.strip_prefix(tree) {
+                        out.insert(relative.to_string_lossy().replace('\\', "/"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Which of the backend's names a missing header stands for.
+struct Library {
+    /// Unqualified names starting with one of these (compared without case) are the library's.
+    prefixes: Vec<String>,
+    /// Names spelled in this namespace are the library's.
+    namespace: Option<String>,
+    /// The include guard.
+    guard: String,
+}
+
+impl Library {
+    /// `rocblas/rocblas.h`: the library `rocblas` (`rocblas_…` and `rocblas::…`); a `…lt`
+    /// library's base library's names too (`hipblaslt`: `hipblas…`). A header missing from a
+    /// folder the compiler has (`hip/hip_fp8.h` where `hip/` is installed, only older) stands
+    /// for the names starting with its own name alone, never for the installed library's.
+    fn of(header: &str, search: &[PathBuf]) -> Library {
+        let file_stem = |name: &str| name.split('.').next().unwrap_or(name).to_string();
+        let first = header.split('/').next().unwrap_or(header);
+        let installed = header.contains('/') && search.iter().any(|d| d.join(first).is_dir());
+        let (stem, namespace) = if header.contains('/') && !installed {
+            (first.to_string(), Some(first.to_string()))
+        } else {
+            (file_stem(header.rsplit('/').next().unwrap_or(header)), None)
+        };
+        let mut prefixes = vec![stem.to_ascii_lowercase()];
+        if let Some(base) = prefixes[0].strip_suffix("lt").filter(|b| b.len() > 2) {
+            prefixes.push(base.to_string());
+        }
+        let guard: String = header
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Library {
+            prefixes,
+            namespace: namespace.filter(|n| is_identifier(n)),
+            guard: format!("FORKBOOK_STUB_{guard}"),
+        }
+    }
+
+    /// Whether `path` (a qualified name as spelled) is this library's.
+    fn owns(&self, path: &[String]) -> bool {
+        match path {
+            [name] => {
+                let lower = name.to_ascii_lowercase();
+                // `rocblas_` alone is a macro's token pasting, not a name; the library's own
+                // name is a namespace or a variable of the backend's.
+                let bare = |p: &String| lower.trim_end_matches('_') == p.as_str();
+                !self.prefixes.iter().any(bare)
+                    && self.prefixes.iter().any(|p| {
+                        lower
+                            .strip_prefix(p.as_str())
+                            .is_some_and(|rest| !rest.trim_start_matches('_').is_empty())
+                    })
+            }
+            [first, ..] => self.namespace.as_deref() == Some(first.as_str()),
+            [] => false,
+        }
+    }
+
+    fn names(&self, uses: &BackendUses) -> Names {
+        let mut names = Names::default();
+        let mut spelled: Vec<(&String, &crate::drift::api::Spelled)> =
+            uses.uses.spelled.iter().collect();
+        spelled.sort_by(|a, b| a.0.cmp(b.0));
+        let called: BTreeSet<String> = uses
+            .uses
+            .calls
+            .iter()
+            .filter(|c| !c.member)
+            .map(|c| {
+                let mut path = c.qualifier.clone();
+                path.push(c.name.clone());
+                path.join("::")
+            })
+            .collect();
+        for (key, used) in &spelled {
+            let path: Vec<String> = key.split("::").map(str::to_string).collect();
+            let last = path.last().map(String::as_str).unwrap_or_default();
+            if !path.iter().all(|p| is_identifier(p)) || !self.owns(&path) || used.as_field {
+                continue;
+            }
+            // The backend's own helpers (`rocblas_gemm_ptrs(..)`, `ROCBLAS_CHECK(..)`) are not
+            // the library's.
+            if path.len() == 1 && uses.declared.contains(last) {
+                continue;
+            }
+            if used.as_type {
+                names.types.insert(path, used.as_template);
+            } else if called.contains(key.as_str()) {
+                names.functions.insert(path);
+            } else if used.as_value && path.len() > 1 {
+                // `thrust::hip::par.on(stream)`: an object whose members are those called on
+                // the line it is first used on.
+                let members: BTreeSet<String> = uses
+                    .uses
+                    .calls
+                    .iter()
+                    .filter(|c| c.member && c.loc == used.loc && is_identifier(&c.name))
+                    .map(|c| c.name.clone())
+                    .collect();
+                names.objects.insert(path, members);
+            } else if used.as_value {
+                names.constants.insert(path);
+            }
+        }
+        // `thrust::device_vector<T>::iterator` is a member of a type, not a namespace's name.
+        let types: BTreeSet<Vec<String>> = names.types.keys().cloned().collect();
+        let inside_type = |path: &Vec<String>| (1..path.len()).any(|n| types.contains(&path[..n]));
+        names.types.retain(|p, _| !inside_type(p));
+        names.functions.retain(|p| !inside_type(p));
+        names.constants.retain(|p| !inside_type(p));
+        names.objects.retain(|p, _| !inside_type(p));
+        names
+    }
+}
+
+#[derive(Debug, Default)]
+struct Names {
+    functions: BTreeSet<Vec<String>>,
+    /// Type names, and whether they are used as templates.
+    types: BTreeMap<Vec<String>, bool>,
+    constants: BTreeSet<Vec<String>>,
+    /// Namespaced values, with the member functions called on them.
+    objects: BTreeMap<Vec<String>, BTreeSet<String>>,
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A handle or descriptor: an opaque pointer, as the libraries declare them.
+fn is_handle(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [
+        "handle",
+        "desc",
+        "layout",
+        "preference",
+        "plan",
+        "context",
+        "stream",
+        "event",
+        "info",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// The stub's text: the marker, what it is, then the declarations grouped by namespace.
+fn render(header: &str, library: &Library, names: &Names) -> String {
+    let mut out = format!("{MARKER} {header}\n");
+    let _ = writeln!(
+        out,
+        "// A stub header written by forkbook (`forkbook drift build --stubs`). It stands in for\n\
+         // <{header}>, which this machine's compiler does not find, and declares only the names\n\
+         // the backend uses, so that the rest of each file including it is compiled. Nothing of\n\
+         // the library is here: what needs more than these declarations stays an error, at both\n\
+         // pins of a differential build. forkbook rewrites this file while its first line is\n\
+         // the marker above; remove that line to keep your own version.\n"
+    );
+    let _ = writeln!(
+        out,
+        "#ifndef {}\n#define {}\n",
+        library.guard, library.guard
+    );
+    // Grouped by namespace: (namespace path) -> declarations.
+    let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    let split = |path: &Vec<String>| -> (Vec<String>, String) {
+        let mut scope = path.clone();
+        let name = scope.pop().unwrap_or_default();
+        (scope, name)
+    };
+    for (path, template) in &names.types {
+        let (scope, name) = split(path);
+        let decl = if *template {
+            format!(
+                "template <typename...> struct {name} {{\n  template <typename... A> {name}(A&&...) {{}}\n}};"
+            )
+        } else if is_handle(&name) {
+            format!("typedef struct forkbook_stub_{name}* {name};")
+        } else {
+            format!("typedef int {name};")
+        };
+        groups.entry(scope).or_default().push(decl);
+    }
+    let mut value = 0usize;
+    for path in &names.constants {
+        let (scope, name) = split(path);
+        let number = if name.to_ascii_lowercase().contains("success") {
+            0
+        } else {
+            value += 1;
+            value
+        };
+        groups
+            .entry(scope)
+            .or_default()
+            .push(format!("constexpr int {name} = {number};"));
+    }
+    for (path, members) in &names.objects {
+        let (scope, name) = split(path);
+        let ty = format!("forkbook_stub_{name}_t");
+        let mut decl = format!("struct {ty} {{\n");
+        for member in members {
+            let _ = writeln!(
+                decl,
+                "  template <typename... A> const {ty}& {member}(A&&...) const {{ return *this; }}"
+            );
+        }
+        let _ = write!(decl, "}};\ninline constexpr {ty} {name}{{}};");
+        groups.entry(scope).or_default().push(decl);
+    }
+    for path in &names.functions {
+        let (scope, name) = split(path);
+        let ret = if name.to_ascii_lowercase().contains("string") {
+            "const char*"
+        } else {
+            "int"
+        };
+        let body = if ret == "int" { "0" } else { "\"\"" };
+        groups.entry(scope).or_default().push(format!(
+            "template <typename... T, typename... A> inline {ret} {name}(A&&...) {{ return {body}; }}"
+        ));
+    }
+    for (scope, decls) in &groups {
+        if scope.is_empty() {
+            for decl in decls {
+                let _ = writeln!(out, "{decl}");
+            }
+        } else {
+            let _ = writeln!(out, "namespace {} {{", scope.join("::"));
+            for decl in decls {
+                let _ = writeln!(out, "{decl}");
+            }
+            let _ = writeln!(out, "}} // namespace {}", scope.join("::"));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "#endif // {}", library.guard);
+    out
+}
+
+impl StubsReport {
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let written = |s: StubState| self.headers.iter().filter(|h| h.state == s).count();
+        let _ = writeln!(
+            out,
+            "stubs in `{}`: {} headers the machine lacks ({} written, {} unchanged, {} kept: not forkbook's)",
+            self.dir.display(),
+            self.headers.len(),
+            written(StubState::Written),
+            written(StubState::Unchanged),
+            written(StubState::KeptNotOurs)
+        );
+        for header in &self.headers {
+            let what = match header.state {
+                StubState::KeptNotOurs => "kept as it is (not written by forkbook)".to_string(),
+                _ => format!(
+                    "{} functions, {} types, {} constants",
+                    header.functions.len(),
+                    header.types.len(),
+                    header.constants.len()
+                ),
+            };
+            let _ = writeln!(
+                out,
+                "  <{}>: {what}; included by {}",
+                header.header,
+                header.included_by.join(", ")
+            );
+        }
+        if !self.packages.is_empty() || !self.libraries.is_empty() {
+            let _ = writeln!(
+                out,
+                "  CMake stubs (through `cmake -C {}`): packages {}; libraries {}",
+                self.dir.join(CMAKE_CACHE).display(),
+                if self.packages.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.packages.join(", ")
+                },
+                if self.libraries.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.libraries.join(", ")
+                }
+            );
+        }
+        for header in &self.refused {
+            let _ = writeln!(
+                out,
+                "  `{}`: no stub (not a plain relative header path); it stays missing",
+                crate::terminal::escape_controls(header)
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_search_list_is_read_from_the_compilers_output() {
+        let output = "clang version 15\n#include \"...\" search starts here:\n\
+                      #include <...> search starts here:\n /usr/lib/llvm-15/include\n /usr/include\n\
+                      End of search list.\n# 1 \"/dev/null\"\n";
+        assert_eq!(
+            parse_search_list(output),
+            [
+                PathBuf::from("/usr/lib/llvm-15/include"),
+                PathBuf::from("/usr/include")
+            ]
+        );
+    }
+
+    #[test]
+    fn header_paths_that_leave_the_folder_are_refused() {
+        assert!(safe_header("rocblas/rocblas.h"));
+        assert!(safe_header("hipcub/hipcub.hpp"));
+        assert!(!safe_header("../etc/passwd"));
+        assert!(!safe_header("/usr/include/x.h"));
+        assert!(!safe_header("a//b.h"));
+        assert!(!safe_header("a\nb.h"));
+    }
+
+    #[test]
+    fn a_library_owns_its_prefix_and_its_namespace() {
+        let lib = Library::of("hipblaslt/hipblaslt.h", &[]);
+        let owns = |s: &str| lib.owns(&s.split("::").map(str::to_string).collect::<Vec<_>>());
+        assert!(owns("hipblasLtMatmul"));
+        assert!(owns("HIPBLAS_OP_N"));
+        assert!(owns("hipblaslt::x"));
+        assert!(!owns("hipMalloc"));
+        assert!(!owns("hipblaslt"));
+        let thrust = Library::of("thrust/execution_policy.h", &[]);
+        assert!(thrust.owns(&["thrust".to_string(), "device".to_string()]));
+        assert!(!thrust.owns(&["std".to_string(), "sort".to_string()]));
+    }
+
+    #[test]
+    fn cmake_files_say_which_packages_and_libraries_they_need() {
+        let text = "find_package(hip REQUIRED CONFIG)\nfind_package(rocblas REQUIRED CONFIG)\n\
+                    find_package(Threads)\n# find_package(old REQUIRED CONFIG)\n\
+                    find_library(HIPBLASLT_LIB hipblaslt PATHS /opt/rocm/lib)\n\
+                    target_link_libraries(x PRIVATE roc::rocblas hip::host)\n";
+        let needs = cmake_needs(&[("CMakeLists.txt".to_string(), text.to_string())]);
+        let packages: Vec<&str> = needs.packages.keys().map(String::as_str).collect();
+        assert_eq!(packages, ["hip", "rocblas"]);
+        assert_eq!(
+            needs.packages["rocblas"],
+            BTreeSet::from(["roc::rocblas".to_string()])
+        );
+        assert!(needs.packages["hip"].is_empty());
+        assert_eq!(
+            needs.libraries,
+            BTreeSet::from([("HIPBLASLT_LIB".to_string(), "hipblaslt".to_string())])
+        );
+    }
+}
