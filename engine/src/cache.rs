@@ -708,8 +708,9 @@ fn cache_home(cache_dir: &Path) -> PathBuf {
     }
 }
 
-/// Whether the objects this run reads could be the checkout's own: the object cache, or a local
-/// mirror of the fork or upstream, inside [`checkout_folders`]. A pull request could commit loose
+/// Whether the objects this run reads could be the checkout's own: the object cache, a local
+/// mirror of the fork or upstream, or an object store the cache links as an alternate, inside
+/// [`checkout_folders`]. A pull request could commit loose
 /// objects there whose content is not what their names hash to; every read then checks the
 /// hash, so such an object is an error, never a base tree.
 fn objects_from_checkout(project: &Project, cache_dir: &Path) -> bool {
@@ -718,11 +719,18 @@ fn objects_from_checkout(project: &Project, cache_dir: &Path) -> bool {
         std::fs::canonicalize(path).is_ok_and(|path| folders.iter().any(|f| path.starts_with(f)))
     };
     let config = &project.config;
+    // The cache's alternates too: a mirror linked by an earlier run (another pull request's
+    // checkout at the same path, on a runner that keeps its cache) is read through them.
+    let alternates =
+        std::fs::read_to_string(cache_dir.join("objects/info/alternates")).unwrap_or_default();
     inside(cache_dir)
         || [&config.fork.url, &config.upstream.url]
             .into_iter()
             .filter_map(|url| local_mirror(url))
             .any(|mirror| inside(&mirror))
+        || alternates
+            .lines()
+            .any(|line| !line.starts_with('#') && inside(Path::new(line.trim())))
 }
 
 /// The folders a pull request's checkout controls: the project folder, the git work tree

@@ -361,17 +361,7 @@ fn a_forged_green_step_result_changes_no_verdict() {
 fn a_cache_inside_the_project_is_never_trusted() {
     let demo = Demo::new(Layout::Patch);
     let inside = demo.root().join(".forkbook-cache").join("objects.git");
-    let run = |args: &[&str]| {
-        let overrides = forkbook::engine::project::Overrides {
-            cache: Some(inside.clone()),
-            tool_path: Some(crate::common::tool_path().to_os_string()),
-            ..Default::default()
-        };
-        let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
-        let mut out = Vec::new();
-        let code = forkbook::cli::run(full, &mut out);
-        (code, String::from_utf8_lossy(&out).into_owned())
-    };
+    let run = |args: &[&str]| run_with_cache(&demo, &inside, args);
     let (code, out) = run(&["fetch"]);
     assert_eq!(code, 0, "{out}");
     let pin2 = demo.demo.world.pin2.clone();
@@ -412,17 +402,7 @@ fn a_forged_object_in_a_mirror_inside_the_checkout_is_an_error() {
     std::fs::write(&config, toml.replace(&fork_url, &mirror.to_string_lossy())).unwrap();
     // A cache of its own, outside the checkout, that reads the fork from that mirror alone.
     let cache = demo.tmp.path().join("fresh").join("objects.git");
-    let run = |args: &[&str]| {
-        let overrides = forkbook::engine::project::Overrides {
-            cache: Some(cache.clone()),
-            tool_path: Some(crate::common::tool_path().to_os_string()),
-            ..Default::default()
-        };
-        let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
-        let mut out = Vec::new();
-        let code = forkbook::cli::run(full, &mut out);
-        (code, String::from_utf8_lossy(&out).into_owned())
-    };
+    let run = |args: &[&str]| run_with_cache(&demo, &cache, args);
     let (code, out) = run(&["fetch"]);
     assert_eq!(code, 0, "{out}");
     let (code, out) = run(&["sync", "--check"]);
@@ -472,6 +452,38 @@ fn a_forged_object_in_a_mirror_inside_the_checkout_is_an_error() {
         out.contains("object hash mismatch") && out.contains(&target),
         "{out}"
     );
+    // forkbook.toml back on the fork outside the checkout: the cache still links the mirror as
+    // an alternate (a runner that keeps its cache, the next pull request's checkout at the same
+    // path), so objects are still checked. The outside fork loses that blob, so the mirror's
+    // forged one is the only one there is.
+    std::fs::write(&config, &toml).unwrap();
+    let outside = demo
+        .demo
+        .world
+        .fork
+        .join("objects")
+        .join(&target[..2])
+        .join(&target[2..]);
+    std::fs::remove_file(&outside).unwrap();
+    let (code, out) = run(&["sync", "--check"]);
+    assert_eq!(code, 2, "read through the alternate, still checked: {out}");
+    assert!(
+        out.contains("object hash mismatch") && out.contains(&target),
+        "{out}"
+    );
+}
+
+/// Runs forkbook in process on the demo project with the object cache `cache`.
+fn run_with_cache(demo: &Demo, cache: &Path, args: &[&str]) -> (i32, String) {
+    let overrides = forkbook::engine::project::Overrides {
+        cache: Some(cache.to_path_buf()),
+        tool_path: Some(crate::common::tool_path().to_os_string()),
+        ..Default::default()
+    };
+    let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
+    let mut out = Vec::new();
+    let code = forkbook::cli::run(full, &mut out);
+    (code, String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Copies the folder `from` to `to`, files and folders.

@@ -200,6 +200,34 @@ fn a_tree_that_fails_to_configure_names_the_cmake_error() {
 /// "also at the recorded pin" and fails nothing; `--with-api` matches each static finding to what
 /// is new. The same command with the candidate equal to the recorded pin exits 0. Fails before:
 /// `drift build --to` built the candidate alone and failed on the toolchain's error too.
+/// `forkbook --json drift build --to TO` with the machine's `c++` in `work`, and `extra`: its
+/// exit status and its JSON.
+fn json_build(
+    demo: &crate::common::Demo,
+    work: &Path,
+    to: &str,
+    extra: &[&str],
+) -> (i32, serde_json::Value) {
+    let mut args = vec![
+        "--json",
+        "drift",
+        "build",
+        "--to",
+        to,
+        "--compiler",
+        "c++",
+        "--jobs",
+        "2",
+        "--work",
+        work.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let (code, out) = demo.run(&args);
+    let json: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (code, json)
+}
+
 #[test]
 fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
     use crate::common::Demo;
@@ -247,26 +275,7 @@ fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
     let work = demo.tmp.path().join("work");
     let pin1 = demo.demo.world.pin1.clone();
     let pin2 = demo.demo.world.pin2.clone();
-    let build = |to: &str, extra: &[&str]| {
-        let mut args = vec![
-            "--json",
-            "drift",
-            "build",
-            "--to",
-            to,
-            "--compiler",
-            "c++",
-            "--jobs",
-            "2",
-            "--work",
-            work.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        let (code, out) = demo.run(&args);
-        let json: serde_json::Value =
-            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-        (code, json)
-    };
+    let build = |to: &str, extra: &[&str]| json_build(&demo, &work, to, extra);
     let files = |list: &serde_json::Value| -> BTreeSet<String> {
         list.as_array()
             .unwrap()
@@ -425,26 +434,7 @@ fn stubs_stand_in_for_a_library_the_machine_lacks() {
     let work = demo.tmp.path().join("work");
     let stubs = demo.root().join("stubs");
     let pin2 = demo.demo.world.pin2.clone();
-    let build = |extra: &[&str]| {
-        let mut args = vec![
-            "--json",
-            "drift",
-            "build",
-            "--to",
-            &pin2,
-            "--compiler",
-            "c++",
-            "--jobs",
-            "2",
-            "--work",
-            work.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        let (code, out) = demo.run(&args);
-        let json: serde_json::Value =
-            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-        (code, json)
-    };
+    let build = |extra: &[&str]| json_build(&demo, &work, &pin2, extra);
     let names_blas = |list: &serde_json::Value| {
         list.as_array()
             .unwrap()

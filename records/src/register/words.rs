@@ -176,15 +176,8 @@ fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
         let fields = vec![("link", link), ("fork-commit", sha(sentence))];
         return Some((State::Merged, fields, None));
     }
-    let sent = [
-        "proposed",
-        "sent",
-        "submitted",
-        "opened",
-        "filed",
-        "upstreamed",
-    ];
-    if names_pull && affirms(&lower, &sent) {
+    // Every state verb but "merged", read just above.
+    if names_pull && affirms(&lower, &STATE_VERBS[1..]) {
         return Some((State::Proposed, vec![("link", link)], None));
     }
     if applies_to_fork(&lower) {
@@ -247,7 +240,7 @@ pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
     })
 }
 
-/// Every verb a pull request state is read from.
+/// Every verb a pull request state is read from, "merged" first (`classify` reads it apart).
 const STATE_VERBS: &[&str] = &[
     "merged",
     "proposed",
