@@ -2,8 +2,8 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::register::Register;
 
 pub(crate) const CHECK: Check = Check {
     id: "differing-file-named",
@@ -38,10 +38,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
 }
 
 /// Every file some entry names (unambiguously), resolved once for all differing files.
-fn named_files<'a>(
-    register: &Register,
-    names: &Names<'a>,
-) -> std::collections::HashSet<&'a str> {
+fn named_files<'a>(register: &Register, names: &Names<'a>) -> std::collections::HashSet<&'a str> {
     register
         .entries
         .iter()

@@ -5,9 +5,9 @@
 //! kept-local entry's reason is the sentence that keeps it local.
 
 use crate::facts::Facts;
-use forkbook_records::register::{Entry, Form, State, STATES};
 use crate::upstream_well_formed::is_full_sha;
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::register::{Entry, Form, State, STATES};
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-state-complete",
@@ -37,7 +37,14 @@ fn run(facts: &Facts) -> Vec<Finding> {
 fn entry_state(entry: &Entry, file: &str, findings: &mut Vec<Finding>) {
     let Some(written) = entry.field("state") else {
         match &entry.stated {
-            Some(stated) => required_fields(entry, stated.state, stated.line, Some(&stated.from), file, findings),
+            Some(stated) => required_fields(
+                entry,
+                stated.state,
+                stated.line,
+                Some(&stated.from),
+                file,
+                findings,
+            ),
             None => {
                 let message = format!(
                     "entry {} has no upstream state: no `state:` line, and nothing in its words says one",
@@ -97,7 +104,11 @@ fn required_fields(
             entry.number,
             state.as_str()
         );
-        findings.push(CHECK.finding(file, Some(line), message).with_note(field_note(entry, key)));
+        findings.push(
+            CHECK
+                .finding(file, Some(line), message)
+                .with_note(field_note(entry, key)),
+        );
     }
 }
 

@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::facts::{Facts, SeriesPatch};
-use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::register::Register;
 
 pub(crate) const CHECK: Check = Check {
     id: "fixes-numbered",
@@ -85,11 +85,7 @@ fn numbering(register: &Register, findings: &mut Vec<Finding>) {
             None => format!("no entry is numbered {number}"),
         };
         let line = beyond.map(|e| e.line);
-        findings.push(
-            CHECK
-                .finding(&register.file, line, message)
-                .with_note(note),
-        );
+        findings.push(CHECK.finding(&register.file, line, message).with_note(note));
     }
 }
 

@@ -2,9 +2,9 @@
 //! explained, in the register or the overlay's README.
 
 use crate::facts::Facts;
-use std::collections::HashSet;
 use crate::names::{Names, Resolved};
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use std::collections::HashSet;
 
 pub(crate) const CHECK: Check = Check {
     id: "fork-hooks-explained",

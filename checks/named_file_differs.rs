@@ -3,9 +3,9 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use std::collections::HashSet;
-use forkbook_records::register::{Entry, NamedFile, State};
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::register::{Entry, NamedFile, State};
+use std::collections::HashSet;
 
 pub(crate) const CHECK: Check = Check {
     id: "named-file-differs",
@@ -50,7 +50,9 @@ fn run(facts: &Facts) -> Vec<Finding> {
             if !listed && resolved == Resolved::NotFound && !claims_overlay(&named.name, facts) {
                 continue;
             }
-            if prose_fix_present && !matches!(resolved, Resolved::File(path) if differing.contains(path)) {
+            if prose_fix_present
+                && !matches!(resolved, Resolved::File(path) if differing.contains(path))
+            {
                 continue;
             }
             if let Some(message) = problem(entry, named, &names, &differing) {

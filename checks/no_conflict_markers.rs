@@ -55,7 +55,10 @@ fn findings_in(marked: &MarkedFile, note: &str) -> Vec<Finding> {
             .finding(
                 &marked.file,
                 Some(marker.line),
-                format!("conflict marker `{}` outside any region", marker.kind.text()),
+                format!(
+                    "conflict marker `{}` outside any region",
+                    marker.kind.text()
+                ),
             )
             .with_note(note)
     });

@@ -10,7 +10,9 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("overlay-matches-lock.md"),
     source: file!(),
-    needs: Needs::Objects { without: Some("the lock's presence and form were checked") },
+    needs: Needs::Objects {
+        without: Some("the lock's presence and form were checked"),
+    },
     run,
 };
 
@@ -30,11 +32,13 @@ fn run(facts: &Facts) -> Vec<Finding> {
             .with_note("regenerate the lock with `forkbook sync` at the recorded commits")
     });
     malformed
-        .chain(facts.overlay.iter().flat_map(|o| &o.lock_mismatches).map(|m| {
-            CHECK
-                .finding(&file, m.line, message(m))
-                .with_note(NOTE)
-        }))
+        .chain(
+            facts
+                .overlay
+                .iter()
+                .flat_map(|o| &o.lock_mismatches)
+                .map(|m| CHECK.finding(&file, m.line, message(m)).with_note(NOTE)),
+        )
         .collect()
 }
 

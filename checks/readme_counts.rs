@@ -10,7 +10,9 @@ pub(crate) const CHECK: Check = Check {
     chapter: Chapter::Checks,
     doc: include_str!("readme-counts.md"),
     source: file!(),
-    needs: Needs::Objects { without: Some("the counts block was read; its figures were not compared") },
+    needs: Needs::Objects {
+        without: Some("the counts block was read; its figures were not compared"),
+    },
     run,
 };
 

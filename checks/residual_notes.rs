@@ -2,8 +2,8 @@
 //! entry, with a reason, and is still about the hunk it was written for.
 
 use crate::facts::{Facts, ResidualRecord};
-use forkbook_records::register::Register;
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::register::Register;
 
 pub(crate) const CHECK: Check = Check {
     id: "residual-notes",
@@ -13,7 +13,9 @@ pub(crate) const CHECK: Check = Check {
     doc: include_str!("residual-notes.md"),
     source: file!(),
     needs: Needs::Objects {
-        without: Some("each note's entry and reason were checked; which core files have a residual was not"),
+        without: Some(
+            "each note's entry and reason were checked; which core files have a residual was not",
+        ),
     },
     run,
 };
@@ -52,8 +54,11 @@ fn note_findings(
         let finding = |message: String| CHECK.finding(&record.file, Some(note.line), message);
         match note.item {
             None => out.push(
-                finding(format!("the note for `{}` names no register entry", note.path))
-                    .with_note(FORM),
+                finding(format!(
+                    "the note for `{}` names no register entry",
+                    note.path
+                ))
+                .with_note(FORM),
             ),
             Some(n) if register.entry(n).is_none() => out.push(
                 finding(format!(
@@ -85,7 +90,9 @@ fn coverage_findings(record: &ResidualRecord, residual: &[String]) -> Vec<Findin
                             None,
                             format!("core file `{path}` has a residual and no note"),
                         )
-                        .with_note(format!("add a note saying which entry made it and why: {FORM}")),
+                        .with_note(format!(
+                            "add a note saying which entry made it and why: {FORM}"
+                        )),
                 );
             }
         }
@@ -97,9 +104,14 @@ fn coverage_findings(record: &ResidualRecord, residual: &[String]) -> Vec<Findin
                     .finding(
                         &record.file,
                         Some(note.line),
-                        format!("the note for `{}` explains a residual the file no longer has", note.path),
+                        format!(
+                            "the note for `{}` explains a residual the file no longer has",
+                            note.path
+                        ),
                     )
-                    .with_note("the core file now equals the pin plus the fork's change: delete the note"),
+                    .with_note(
+                        "the core file now equals the pin plus the fork's change: delete the note",
+                    ),
             );
         }
     }

@@ -17,7 +17,8 @@ pub(crate) const CHECK: Check = Check {
     run,
 };
 
-const NOTE: &str = "`forkbook residual --write` rewrites the header (its notes kept); review the diff it writes";
+const NOTE: &str =
+    "`forkbook residual --write` rewrites the header (its notes kept); review the diff it writes";
 
 /// The `UPSTREAM` key each header commit must equal.
 fn upstream_key(key: &str) -> &str {
@@ -51,16 +52,22 @@ fn commit_findings(record: &ResidualRecord, facts: &Facts) -> Vec<Finding> {
     let mut out = Vec::new();
     for commit in &record.commits {
         let key = upstream_key(&commit.key);
-        let expected = upstream
-            .pair(key)
-            .or_else(|| (commit.key == "pin").then(|| upstream.pair("fork_upstream_merge_base")).flatten());
+        let expected = upstream.pair(key).or_else(|| {
+            (commit.key == "pin")
+                .then(|| upstream.pair("fork_upstream_merge_base"))
+                .flatten()
+        });
         let Some(expected) = expected else { continue };
         if !expected.value.eq_ignore_ascii_case(&commit.value) {
             let message = format!(
                 "`{}` is `{}`, but {} records `{key}: {}`",
                 commit.key, commit.value, upstream.file, expected.value
             );
-            out.push(CHECK.finding(&record.file, Some(commit.line), message).with_note(NOTE));
+            out.push(
+                CHECK
+                    .finding(&record.file, Some(commit.line), message)
+                    .with_note(NOTE),
+            );
         }
     }
     if record.core_header() {
@@ -68,7 +75,11 @@ fn commit_findings(record: &ResidualRecord, facts: &Facts) -> Vec<Finding> {
             if !record.commits.iter().any(|c| c.key == key) {
                 out.push(
                     CHECK
-                        .finding(&record.file, None, format!("the header has no `# {key}:` line"))
+                        .finding(
+                            &record.file,
+                            None,
+                            format!("the header has no `# {key}:` line"),
+                        )
                         .with_note(NOTE),
                 );
             }
@@ -85,7 +96,11 @@ fn hash_findings(record: &ResidualRecord, actual: &[(String, String)]) -> Vec<Fi
             Some(_) => format!("`{}` no longer has the recorded SHA-256: the core file changed since the residual was reviewed", hash.key),
             None => format!("`{}` is not a core file of the overlay", hash.key),
         };
-        out.push(CHECK.finding(&record.file, Some(hash.line), message).with_note(NOTE));
+        out.push(
+            CHECK
+                .finding(&record.file, Some(hash.line), message)
+                .with_note(NOTE),
+        );
     }
     if record.core_header() {
         for (path, _) in actual {
