@@ -95,6 +95,21 @@ pub fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// The numbers of the register's entries whose `Files:` name `path`, each name read as `names`
+/// reads it (a path, a file name, a folder).
+pub fn entries_naming(register: &Register, names: &Names, path: &str) -> Vec<u32> {
+    register
+        .entries
+        .iter()
+        .filter(|e| {
+            e.files
+                .iter()
+                .any(|n| names.resolve(&n.name) == Resolved::File(path))
+        })
+        .map(|e| e.number)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,19 +173,4 @@ mod tests {
         );
         assert_eq!(resolve("rocm/eval.cpp", &files, ""), Resolved::NotFound);
     }
-}
-
-/// The numbers of the register's entries whose `Files:` name `path`, each name read as `names`
-/// reads it (a path, a file name, a folder).
-pub fn entries_naming(register: &Register, names: &Names, path: &str) -> Vec<u32> {
-    register
-        .entries
-        .iter()
-        .filter(|e| {
-            e.files
-                .iter()
-                .any(|n| names.resolve(&n.name) == Resolved::File(path))
-        })
-        .map(|e| e.number)
-        .collect()
 }
