@@ -73,7 +73,14 @@ pub struct Records {
 }
 
 impl Records {
+    /// The project's records, read from its folder once ([`read_files`]).
     pub fn read(project: &Project) -> Result<Records> {
+        Records::from_folder(project, read_files(project)?)
+    }
+
+    /// The records of `files`, the project's records folder as [`read_files`] read it: refused
+    /// where the folder is a link or missing.
+    pub fn from_folder(project: &Project, files: FileMap) -> Result<Records> {
         let dir = project.records_dir();
         refuse_linked_records(&dir)?;
         let config = project.root.join(super::config::CONFIG_FILE);
@@ -92,7 +99,7 @@ impl Records {
             return Err(Error::new(format!("no overlay records folder `{}`", dir.display()))
                 .with_note("create one with `forkbook init --fork REV`, or set `[overlay] dir` in forkbook.toml"));
         }
-        Records::from_files(project, read_tree(&dir)?)
+        Records::from_files(project, files)
     }
 
     /// The records from the files of a records folder (relative paths).
@@ -300,6 +307,17 @@ fn no_overlay_files(project: &Project, files: &FileMap) -> Error {
             "the files layout keeps the whole overlay there (the backend `{prefix}` and the core files); check `[overlay] tree` and `backend_prefix` in forkbook.toml"
         )),
     }
+}
+
+/// Every file of the project's records folder by relative path, read once: what both the records
+/// model ([`records::model`]) and the overlay's records ([`Records::from_folder`]) are made of. No
+/// folder is no files; a FIFO, a link or a name that is not UTF-8 is refused.
+pub fn read_files(project: &Project) -> Result<FileMap> {
+    let dir = project.records_dir();
+    if !dir.is_dir() {
+        return Ok(FileMap::new());
+    }
+    read_tree(&dir)
 }
 
 /// A records folder that is a link is refused: forkbook replaces the records folder whole, and

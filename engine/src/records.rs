@@ -1,6 +1,6 @@
 //! The records kept in the overlay folder, as the bottom crate models them (`forkbook_records`):
 //! `UPSTREAM`, `overlay.lock`, the README counts, the residual record. The engine names them
-//! from here, and reads a project's folder with [`read`].
+//! from here, and makes a project's model with [`model`].
 
 pub use forkbook_records::lock::{sha256_hex, LockMismatch, MismatchKind};
 pub use forkbook_records::readme::{Counts, COUNTS_BEGIN, COUNTS_END};
@@ -13,15 +13,16 @@ pub use forkbook_records::{
 use super::config::Layout;
 use super::error::{Context, Result};
 use super::project::Project;
+use super::FileMap;
 
 /// The lock of these overlay files.
-pub fn lock_of(files: &super::FileMap) -> Lock {
+pub fn lock_of(files: &FileMap) -> Lock {
     Lock::of(files.iter().map(|(path, bytes)| (path, bytes.as_slice())))
 }
 
-/// The project's records as the bottom crate reads them: the records folder, and the build's pin
-/// where `[overlay] pin_file` names one.
-pub fn read(project: &Project) -> Result<Records> {
+/// The records model of `files`, the records folder as read once ([`crate::overlay::read_files`]),
+/// with the build's pin where `[overlay] pin_file` names one.
+pub fn model(project: &Project, files: &FileMap) -> Result<Records> {
     let overlay = &project.config.overlay;
     let pin_file = match &overlay.pin_file {
         Some(name) => {
@@ -36,5 +37,8 @@ pub fn read(project: &Project) -> Result<Records> {
         patch_layout: overlay.layout == Layout::Patch,
         pin_file,
     };
-    Ok(Records::read(&project.records_dir(), &options)?)
+    let files = files
+        .iter()
+        .map(|(path, bytes)| (path.as_str(), bytes.as_slice()));
+    Ok(Records::from_files(files, &options)?)
 }

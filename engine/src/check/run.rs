@@ -1,10 +1,10 @@
 //! `forkbook check`: the catalogue run over a project, and the catalogue itself (`--list`,
 //! `--explain`).
 
-use super::{add_overlay_facts, gather_record_facts, run_checks, Finding, Severity};
+use super::{add_overlay_facts, record_facts, run_checks, Finding, Severity};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
-use crate::overlay::OverlayState;
+use crate::overlay::{self, OverlayState, Records};
 use crate::project::Project;
 use crate::report_value::{plural, CommandReport, Verdict};
 use forkbook_checks::{Needs, CHECKS};
@@ -40,9 +40,11 @@ pub struct Skipped {
 /// `forkbook check`: every check of the catalogue over the records and, where the cache can
 /// build it, the overlay.
 pub fn run(project: &Project) -> Result<CheckRun> {
-    let mut facts = gather_record_facts(project)?;
+    let files = overlay::read_files(project)?;
+    let mut facts = record_facts(project, &files)?;
     let overlay = Cache::open(project).and_then(|cache| {
-        let state = OverlayState::load(project, &cache)?;
+        let records = Records::from_folder(project, files)?;
+        let state = OverlayState::from_records(project, &cache, records)?;
         add_overlay_facts(&mut facts, project, &cache, &state)
     });
     let findings = run_checks(&facts);
