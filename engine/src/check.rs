@@ -19,17 +19,19 @@ use forkbook_records::residual_record::ResidualRecord;
 use super::cache::Cache;
 use super::config::Layout;
 use super::error::Result;
-use super::overlay::{self, OverlayState};
+use super::overlay::OverlayState;
 use super::project::Project;
 use super::records::{self, Records};
-use super::{counts, residual, FileMap};
+use super::{residual, FileMap};
+use forkbook_records::readme;
 
 mod run;
 pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Listed, Skipped};
 
 /// Every fact: the records the state was read from, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
-    let mut facts = record_facts(project, &state.records.files)?;
+    let files = &state.records.files;
+    let mut facts = record_facts(project, files, records::model(project, files)?);
     add_overlay_facts(&mut facts, project, cache, state)?;
     Ok(facts)
 }
@@ -41,30 +43,27 @@ pub fn run_checks(facts: &Facts) -> Vec<Finding> {
 
 /// The facts that need only the records folder and the project's files, read from disk.
 pub fn gather_record_facts(project: &Project) -> Result<Facts> {
-    record_facts(project, &overlay::read_files(project)?)
+    let (files, records) = records::read(project)?;
+    Ok(record_facts(project, &files, records))
 }
 
-/// The facts that need only the records folder's `files` ([`overlay::read_files`]) and the
-/// project's settings.
-pub fn record_facts(project: &Project, files: &FileMap) -> Result<Facts> {
-    let records = records::model(project, files)?;
-    let register_name = project.record_name(records::FIXES_FILE);
-    let dropped = records
-        .register_text
-        .as_deref()
-        .map_or(Vec::new(), |t| dropped_sections(&register_name, t));
+/// The facts that need only the records folder's `files` and their model (as [`records::read`]
+/// read them) and the project's settings.
+pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Facts {
     let (fork, upstream) = &project.canonical_urls;
-    Ok(Facts {
+    let register_name = project.record_name(records::FIXES_FILE);
+    Facts {
         record_markers: record_markers(&records, files),
-        dropped,
-        records,
-        backend_prefix: project.config.overlay.backend_prefix.clone(),
+        dropped: (records.register_text.as_deref())
+            .map_or(Vec::new(), |t| dropped_sections(&register_name, t)),
         repos: Repos {
             fork: web_address(fork),
             upstream: web_address(upstream),
         },
+        records,
+        backend_prefix: project.config.overlay.backend_prefix.clone(),
         overlay: None,
-    })
+    }
 }
 
 /// The records that hold conflict markers: each record forkbook reads, and every patch of the
@@ -160,29 +159,28 @@ pub fn add_overlay_facts(
 ) -> Result<()> {
     let tree = tree_facts(state);
     let prefix = &project.config.overlay.backend_prefix;
+    let records = &facts.records;
+    let residual = residual_hunks(
+        state,
+        records.register.as_ref(),
+        records.residual_record.as_ref(),
+        &tree.files,
+        prefix,
+    );
+    let markers = marked_files(project, state);
+    let entries = records.register.as_ref().map_or(0, |r| r.entries.len());
+    let core = residual::core_of(&state.core_files, &state.overlay);
     let mut fork_hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
     fork_hooks.retain(|p| !state.core_files.contains(p));
-    let entries = facts
-        .records
-        .register
-        .as_ref()
-        .map_or(0, |r| r.entries.len());
-    let core = residual::core_of(&state.core_files, &state.overlay);
     facts.overlay = Some(OverlayView {
-        residual: residual_hunks(
-            state,
-            facts.records.register.as_ref(),
-            facts.records.residual_record.as_ref(),
-            &tree.files,
-            prefix,
-        ),
+        residual,
         tree,
-        markers: marked_files(project, state),
+        markers,
         lock_mismatches: state.records.lock.as_ref().map_or(Vec::new(), |lock| {
             lock.disagreements(&records::lock_of(&state.overlay))
         }),
         fork_hooks,
-        counts: counts::actual(&state.overlay, prefix, entries),
+        counts: readme::actual(state.overlay.keys(), prefix, entries),
         core_hashes: core
             .iter()
             .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
@@ -222,7 +220,7 @@ pub fn marked_files(project: &Project, state: &OverlayState) -> Vec<MarkedFile> 
             }
             let file = match state.layout {
                 Layout::Files => {
-                    project.record_name(&format!("{}{path}", project.config.overlay.tree_prefix()))
+                    project.record_name(&format!("{}{path}", state.records.tree_prefix))
                 }
                 Layout::Patch => path.clone(),
             };

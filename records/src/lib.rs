@@ -155,8 +155,8 @@ fn series(
     Some(patches)
 }
 
-/// The build pin's text (invalid UTF-8 replaced); `None` when there is no such file. A FIFO or a device there is refused before it is opened: it would
-/// block or never end.
+/// The build pin's text (invalid UTF-8 replaced); `None` when there is no such file. A FIFO or a
+/// device there is refused before it is opened: it would block or never end.
 fn read_text(path: &Path, name: &str) -> Result<Option<String>, RecordError> {
     let meta = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
