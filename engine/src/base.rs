@@ -81,14 +81,15 @@ impl BaseTree {
     }
 }
 
-/// Builds B from the cache: the fork's files under `backend_prefix` plus each of `core_files`.
+/// Builds B from the cache: each of `core_files` plus the fork's files under `backend_prefix`.
 pub fn build(
     cache: &Cache,
     commits: Commits,
     core_files: &[String],
     backend_prefix: &str,
 ) -> Result<BaseTree> {
-    let backend = cache
+    let core = with_core(cache, commits, core_files, FileMap::new())?;
+    let mut files = cache
         .files_under(commits.fork, backend_prefix)
         .with_context(|| {
             format!(
@@ -96,7 +97,11 @@ pub fn build(
                 short(commits.fork)
             )
         })?;
-    with_core(cache, commits, core_files, backend)
+    files.extend(core.files);
+    Ok(BaseTree {
+        files,
+        core: core.core,
+    })
 }
 
 /// Part of B, for work that needs only the core files: those, plus the named backend files

@@ -17,19 +17,21 @@ use forkbook_records::register::Register;
 use forkbook_records::residual_record::ResidualRecord;
 
 use super::cache::Cache;
-use super::config::{Config, Layout, CONFIG_FILE};
-use super::error::{Context, Result};
-use super::overlay::{OverlayState, PATCHES_DIR};
+use super::config::Layout;
+use super::error::Result;
+use super::overlay::OverlayState;
 use super::project::Project;
-use super::records;
-use super::{counts, residual};
+use super::records::{self, Records};
+use super::{residual, FileMap};
+use forkbook_records::readme;
 
 mod run;
 pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Listed, Skipped};
 
-/// Every fact: the records, then the overlay state's.
+/// Every fact: the records the state was read from, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
-    let mut facts = gather_record_facts(project)?;
+    let files = &state.records.files;
+    let mut facts = record_facts(project, files, records::model(project, files)?);
     add_overlay_facts(&mut facts, project, cache, state)?;
     Ok(facts)
 }
@@ -39,87 +41,63 @@ pub fn run_checks(facts: &Facts) -> Vec<Finding> {
     forkbook_checks::run_all(facts)
 }
 
-/// The facts that need only the records folder and the project's files.
+/// The facts that need only the records folder and the project's files, read from disk.
 pub fn gather_record_facts(project: &Project) -> Result<Facts> {
-    let dir = project.records_dir();
-    // Each record is read by name below: a FIFO among them would block the read forever.
-    crate::fsutil::refuse_special_files(&dir)?;
-    let records = records::read(project)?;
+    let (files, records) = records::read(project)?;
+    Ok(record_facts(project, &files, records))
+}
+
+/// The facts that need only the records folder's `files` and their model (as [`records::read`]
+/// read them) and the project's settings.
+pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Facts {
+    let (fork, upstream) = &project.canonical_urls;
     let register_name = project.record_name(records::FIXES_FILE);
-    let dropped = records
-        .register_text
-        .as_deref()
-        .map_or(Vec::new(), |t| dropped_sections(&register_name, t));
-    let read = |name: &str| -> Result<Option<String>> {
-        let path = dir.join(name);
-        if !path.is_file() {
-            return Ok(None);
-        }
-        let bytes = std::fs::read(&path)
-            .with_context(|| format!("failed to read `{}`", project.record_name(name)))?;
-        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
-    };
-    Ok(Facts {
-        record_markers: record_markers(project, &read)?,
-        dropped,
+    Facts {
+        record_markers: record_markers(&records, files),
+        dropped: (records.register_text.as_deref())
+            .map_or(Vec::new(), |t| dropped_sections(&register_name, t)),
+        repos: Repos {
+            fork: web_address(fork),
+            upstream: web_address(upstream),
+        },
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
-        repos: web_repos(project),
         overlay: None,
-    })
+    }
 }
 
 /// The records that hold conflict markers: each record forkbook reads, and every patch of the
 /// series (message and diff; a diff's own lines start with ` `, `+` or `-`, never a marker).
 /// In Markdown a lone `=======` is a heading's underline, so only its region markers count.
-fn record_markers(
-    project: &Project,
-    read: &dyn Fn(&str) -> Result<Option<String>>,
-) -> Result<Vec<MarkedFile>> {
-    let mut names: Vec<String> = [
+fn record_markers(records: &Records, files: &FileMap) -> Vec<MarkedFile> {
+    let named = [
         records::FIXES_FILE,
         records::README_FILE,
         records::UPSTREAM_FILE,
         records::LOCK_FILE,
         records::RESIDUAL_FILE,
         records::CORE_RESIDUAL_FILE,
-    ]
-    .map(String::from)
-    .to_vec();
-    if project.config.overlay.layout == Layout::Patch {
-        let dir = project.records_dir().join(PATCHES_DIR);
-        let mut patches: Vec<String> = std::fs::read_dir(&dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name.ends_with(".patch"))
-                    .map(|name| format!("{PATCHES_DIR}/{name}"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        patches.sort();
-        names.extend(patches);
-    }
+    ];
+    let series = records.patch_series.iter().flatten();
+    let patches = series.filter_map(|patch| patch.file.strip_prefix(&records.path("")));
     let mut out = Vec::new();
-    for name in names {
-        let Some(text) = read(&name)? else {
+    for name in named.into_iter().chain(patches) {
+        let Some(bytes) = files.get(name) else {
             continue;
         };
-        let (regions, mut stray) = forkbook_checks::markers::regions(text.as_bytes());
+        let (regions, mut stray) = forkbook_checks::markers::regions(bytes);
         if name.ends_with(".md") {
             stray.retain(|m| m.kind != forkbook_checks::markers::MarkerKind::Separator);
         }
         if !regions.is_empty() || !stray.is_empty() {
             out.push(MarkedFile {
-                file: project.record_name(&name),
+                file: records.path(name),
                 regions,
                 stray,
             });
         }
     }
-    Ok(out)
+    out
 }
 
 /// The sections of the register that say what is left out of the vendored set ("Dropped from
@@ -181,29 +159,28 @@ pub fn add_overlay_facts(
 ) -> Result<()> {
     let tree = tree_facts(state);
     let prefix = &project.config.overlay.backend_prefix;
+    let records = &facts.records;
+    let residual = residual_hunks(
+        state,
+        records.register.as_ref(),
+        records.residual_record.as_ref(),
+        &tree.files,
+        prefix,
+    );
+    let markers = marked_files(project, state);
+    let entries = records.register.as_ref().map_or(0, |r| r.entries.len());
+    let core = residual::core_of(&state.core_files, &state.overlay);
     let mut fork_hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
     fork_hooks.retain(|p| !state.core_files.contains(p));
-    let entries = facts
-        .records
-        .register
-        .as_ref()
-        .map_or(0, |r| r.entries.len());
-    let core = residual::core_of(&state.core_files, &state.overlay);
     facts.overlay = Some(OverlayView {
-        residual: residual_hunks(
-            state,
-            facts.records.register.as_ref(),
-            facts.records.residual_record.as_ref(),
-            &tree.files,
-            prefix,
-        ),
+        residual,
         tree,
-        markers: marked_files(project, state),
+        markers,
         lock_mismatches: state.records.lock.as_ref().map_or(Vec::new(), |lock| {
             lock.disagreements(&records::lock_of(&state.overlay))
         }),
         fork_hooks,
-        counts: counts::actual(&state.overlay, prefix, entries),
+        counts: readme::actual(state.overlay.keys(), prefix, entries),
         core_hashes: core
             .iter()
             .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
@@ -243,7 +220,7 @@ pub fn marked_files(project: &Project, state: &OverlayState) -> Vec<MarkedFile> 
             }
             let file = match state.layout {
                 Layout::Files => {
-                    project.record_name(&format!("{}{path}", project.config.overlay.tree_prefix()))
+                    project.record_name(&format!("{}{path}", state.records.tree_prefix))
                 }
                 Layout::Patch => path.clone(),
             };
@@ -321,21 +298,6 @@ fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec
     register.map_or(Vec::new(), |r| {
         forkbook_checks::names::entries_naming(r, names, path)
     })
-}
-
-/// The web addresses of the fork and upstream as `forkbook.toml` names them (before any
-/// `--fork-url` mirror override), for link validation.
-fn web_repos(project: &Project) -> Repos {
-    let path = project.root.join(CONFIG_FILE);
-    let config = if path.is_file() {
-        Config::load(&path).unwrap_or_else(|_| project.config.clone())
-    } else {
-        Config::mlx_rocm()
-    };
-    Repos {
-        fork: web_address(&config.fork.url),
-        upstream: web_address(&config.upstream.url),
-    }
 }
 
 /// `https://host/owner/repo` for an http(s), `ssh://` or `git@host:` URL; `None` for a local path.

@@ -163,6 +163,9 @@ impl Config {
         if let Some(tree) = config.overlay.tree.as_deref().filter(|t| *t != ".") {
             super::paths::check_relative(tree).map_err(|e| e.context("`overlay.tree`"))?;
         }
+        if let Some(pin_file) = &config.overlay.pin_file {
+            super::paths::check_relative(pin_file).map_err(|e| e.context("`overlay.pin_file`"))?;
+        }
         Ok(config)
     }
 

@@ -1,8 +1,6 @@
 //! The overlay's counts, as the bottom crate computes, reads and writes them
 //! (`forkbook_records::readme`); here only what takes the engine's [`FileMap`].
 
-pub use forkbook_records::readme::{figure, prose, write_prose, ProseCount, NOT_A_COUNT};
-
 use super::records::Counts;
 use super::FileMap;
 
@@ -10,10 +8,4 @@ use super::FileMap;
 /// files (the overlay's other files), and local fixes (the register's entries).
 pub fn actual(overlay: &FileMap, prefix: &str, local_fixes: usize) -> Counts {
     forkbook_records::readme::actual(overlay.keys(), prefix, local_fixes)
-}
-
-/// The README after a move: its counts block rewritten; without one, its prose counts set true;
-/// with neither, a counts block appended.
-pub fn write_readme(readme: &str, prefix: &str, counts: &Counts) -> String {
-    forkbook_records::readme::write_readme(readme, prefix, counts)
 }

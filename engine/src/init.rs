@@ -138,6 +138,7 @@ fn empty_state(
         files,
         patches: Vec::new(),
         tree,
+        tree_prefix: project.config.overlay.tree_prefix(),
     };
     Ok(OverlayState {
         layout,

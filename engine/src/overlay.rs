@@ -9,7 +9,6 @@ use super::base::{self, BaseTree, Commits};
 use super::cache::{Cache, Remote};
 use super::config::Layout;
 use super::error::{Context, Error, Result};
-use super::fsutil::read_tree;
 use super::patch;
 use super::project::Project;
 use super::records::{self, keys, Lock, Upstream};
@@ -70,10 +69,21 @@ pub struct Records {
     pub patches: Vec<PatchFile>,
     /// The files layout's whole files.
     pub tree: FileMap,
+    /// Where those sit in the records folder: `tree/`, or nothing for the folder itself.
+    pub tree_prefix: String,
 }
 
 impl Records {
+    /// The project's records, read from its folder once ([`records::read_files`]).
     pub fn read(project: &Project) -> Result<Records> {
+        let tree_prefix = project.config.overlay.tree_prefix();
+        Records::from_folder(project, records::read_files(project)?, &tree_prefix)
+    }
+
+    /// The records of `files`, the project's records folder as [`records::read_files`] read it,
+    /// the whole files under `tree_prefix` ([`crate::config::OverlayConfig::tree_prefix`]):
+    /// refused where the folder is a link or missing.
+    pub fn from_folder(project: &Project, files: FileMap, tree_prefix: &str) -> Result<Records> {
         let dir = project.records_dir();
         refuse_linked_records(&dir)?;
         let config = project.root.join(super::config::CONFIG_FILE);
@@ -92,11 +102,17 @@ impl Records {
             return Err(Error::new(format!("no overlay records folder `{}`", dir.display()))
                 .with_note("create one with `forkbook init --fork REV`, or set `[overlay] dir` in forkbook.toml"));
         }
-        Records::from_files(project, read_tree(&dir)?)
+        Records::with_tree_prefix(project, files, tree_prefix)
     }
 
     /// The records from the files of a records folder (relative paths).
     pub fn from_files(project: &Project, files: FileMap) -> Result<Records> {
+        let tree_prefix = project.config.overlay.tree_prefix();
+        Records::with_tree_prefix(project, files, &tree_prefix)
+    }
+
+    /// [`Records::from_files`], the whole files under `tree_prefix`.
+    fn with_tree_prefix(project: &Project, files: FileMap, tree_prefix: &str) -> Result<Records> {
         let text = |name: &str| -> Result<Option<String>> {
             files.get(name).map(|b| utf8(project, name, b)).transpose()
         };
@@ -107,19 +123,22 @@ impl Records {
             ))
             .with_note("it records the fork commit and the pin; `forkbook init` writes one")
         })?;
+        let lock_text = text(records::LOCK_FILE)?;
+        // Where the files are is told before what is wrong inside a record.
+        let (patches, tree) = patches_and_tree(project, &files, tree_prefix)?;
+        check_placement(project, &files, &tree, tree_prefix)?;
         let upstream =
             Upstream::parse(&upstream_text, &project.record_name(records::UPSTREAM_FILE))?;
-        let lock = text(records::LOCK_FILE)?
+        let lock = lock_text
             .map(|t| Lock::parse(&t, &project.record_name(records::LOCK_FILE)))
             .transpose()?;
-        let (patches, tree) = patches_and_tree(project, &files)?;
-        check_placement(project, &files, &tree)?;
         Ok(Records {
             upstream,
             lock,
             files,
             patches,
             tree,
+            tree_prefix: tree_prefix.to_string(),
         })
     }
 
@@ -185,18 +204,6 @@ pub fn is_record(project: &Project, path: &str) -> bool {
         || (is_noise(name) && !fork_place)
 }
 
-/// Whether `path` (relative to the records folder) holds one of the files layout's whole files.
-pub fn is_tree_file(project: &Project, path: &str) -> bool {
-    let tree_prefix = project.config.overlay.tree_prefix();
-    if tree_prefix.is_empty() {
-        !is_record(project, path)
-    } else {
-        path.starts_with(&tree_prefix)
-    }
-}
-
-/// The overlay's files must be where the configuration says: one error naming the records folder
-/// and the setting to change, rather than an overlay read as empty (every base file "removed").
 /// A record's text, or an error naming it when it is not UTF-8.
 fn utf8(project: &Project, name: &str, bytes: &[u8]) -> Result<String> {
     String::from_utf8(bytes.to_vec())
@@ -205,10 +212,13 @@ fn utf8(project: &Project, name: &str, bytes: &[u8]) -> Result<String> {
 
 /// The patch series (`patches/*.patch`) and the overlay's files (under the tree prefix, or every
 /// file but the records where the files lie in the records folder itself) of a records folder.
-fn patches_and_tree(project: &Project, files: &FileMap) -> Result<(Vec<PatchFile>, FileMap)> {
+fn patches_and_tree(
+    project: &Project,
+    files: &FileMap,
+    tree_prefix: &str,
+) -> Result<(Vec<PatchFile>, FileMap)> {
     let mut patches = Vec::new();
     let mut tree = FileMap::new();
-    let tree_prefix = project.config.overlay.tree_prefix();
     let in_place = project.config.overlay.layout == Layout::Files && tree_prefix.is_empty();
     for (path, bytes) in files {
         if in_place {
@@ -221,14 +231,21 @@ fn patches_and_tree(project: &Project, files: &FileMap) -> Result<(Vec<PatchFile
                 let name = name.to_string();
                 patches.push(PatchFile { name, text });
             }
-        } else if let Some(rel) = path.strip_prefix(&tree_prefix) {
+        } else if let Some(rel) = path.strip_prefix(tree_prefix) {
             tree.insert(rel.to_string(), bytes.clone());
         }
     }
     Ok((patches, tree))
 }
 
-fn check_placement(project: &Project, files: &FileMap, tree: &FileMap) -> Result<()> {
+/// The overlay's files must be where the configuration says: one error naming the records folder
+/// and the setting to change, rather than an overlay read as empty (every base file "removed").
+fn check_placement(
+    project: &Project,
+    files: &FileMap,
+    tree: &FileMap,
+    tree_prefix: &str,
+) -> Result<()> {
     let config = &project.config.overlay;
     let prefix = config.backend_prefix.as_str();
     let looks_like_overlay =
@@ -245,7 +262,7 @@ fn check_placement(project: &Project, files: &FileMap, tree: &FileMap) -> Result
         ))
         .with_note("set `layout = \"files\"` and `tree = \".\"` under `[overlay]` in forkbook.toml to use the files where they are")),
         Layout::Files if !tree.keys().any(|p| p.starts_with(prefix)) => {
-            Err(no_overlay_files(project, files))
+            Err(no_overlay_files(project, files, tree_prefix))
         }
         _ => Ok(()),
     }
@@ -262,10 +279,9 @@ fn first_names(paths: &[&String]) -> String {
 
 /// The error for a files layout with no backend file under its tree: where the tree setting
 /// points, and where the whole files seem to sit instead.
-fn no_overlay_files(project: &Project, files: &FileMap) -> Error {
+fn no_overlay_files(project: &Project, files: &FileMap, tree_prefix: &str) -> Error {
     let config = &project.config.overlay;
     let prefix = config.backend_prefix.as_str();
-    let tree_prefix = config.tree_prefix();
     let folder = project.record_name("");
     let setting = match config.tree.as_deref() {
         Some(tree) => format!("`[overlay] tree = \"{tree}\"`"),

@@ -21,6 +21,7 @@ use super::patch;
 use super::project::Project;
 use super::records::{self, keys, Lock};
 use super::{Bytes, FileMap};
+use forkbook_records::readme;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -206,9 +207,9 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
     };
     let mut hooks_outside = cache.changed_paths(new.base, new.fork, prefix)?;
     hooks_outside.retain(|p| !state.core_files.contains(p));
-    let records = render_records(project, state, new, &new_base.files, &overlay, &fixes)?;
     let remaining = left_conflicts(&overlay, &files);
     let resolved = resolved_conflicts(project, state, &new_base, &overlay, &fixes);
+    let records = render_records(project, state, new, &new_base.files, &overlay, &fixes)?;
     Ok(Move {
         old: state.commits,
         new,
@@ -522,17 +523,23 @@ fn render_records(
     );
     files.insert(records::LOCK_FILE.into(), lock.into_bytes().into());
     if state.layout == Layout::Files {
-        files.retain(|p, _| !overlay::is_tree_file(project, p));
-        let tree_prefix = project.config.overlay.tree_prefix();
+        let tree_prefix = &state.records.tree_prefix;
+        files.retain(|p, _| match tree_prefix.as_str() {
+            "" => overlay::is_record(project, p),
+            _ => !p.starts_with(tree_prefix),
+        });
         for (path, bytes) in overlay {
             files.insert(format!("{tree_prefix}{path}"), bytes.clone());
         }
     }
     super::residual::rewrite_record_in(&mut files, &state.core_files, new, new_base, overlay);
     let prefix = &project.config.overlay.backend_prefix;
-    let counts = super::counts::actual(overlay, prefix, count_entries(&files));
-    let readme = super::text_of(&files, records::README_FILE);
-    let readme = super::counts::write_readme(&readme, prefix, &counts);
+    let counts = readme::actual(overlay.keys(), prefix, count_entries(&files));
+    let readme = readme::write_readme(
+        &super::text_of(&files, records::README_FILE),
+        prefix,
+        &counts,
+    );
     files.insert(records::README_FILE.into(), readme.into_bytes().into());
     Ok(files)
 }
@@ -554,35 +561,30 @@ pub fn count_entries_in(text: &str) -> usize {
 
 /// Writes the planned records in one swap, holding the project's lock, and only while the
 /// records folder still holds what the move was planned from: a record another run wrote
-/// between this run's read and its write is kept, and this run is refused (run it again).
+/// between this run's read and its write is kept, and this run is refused (run it again). The
+/// comparison is made under the lock, so nothing changes after it.
 pub fn write(project: &Project, planned: &Move) -> Result<()> {
     let _lock = ProjectLock::acquire(&project.root)?;
-    refuse_changed_records(project, &planned.read_from)?;
+    let now = super::fsutil::read_tree(&project.records_dir())?;
+    if now != planned.read_from {
+        let read_from = &planned.read_from;
+        let changed = now
+            .iter()
+            .filter(|(path, bytes)| read_from.get(*path) != Some(*bytes))
+            .map(|(path, _)| path)
+            .chain(read_from.keys().filter(|path| !now.contains_key(*path)))
+            .next()
+            .cloned()
+            .unwrap_or_default();
+        return Err(Error::new(format!(
+            "`{}` changed while this run was working (first at `{changed}`): another forkbook run wrote the records; nothing was written",
+            project.record_name(&changed)
+        ))
+        .with_note("run the command again: it reads the records as they are now (FORKBOOK_LOCK_WAIT=1 queues runs one after another)"));
+    }
     let staged = StagedDir::new(&project.records_dir())?;
     write_tree_synced(staged.path(), &planned.records)?;
     staged.commit()
-}
-
-/// Refuses when the records folder no longer holds `read_from` byte for byte, naming the first
-/// file that changed. Called under the project's lock, so nothing changes after the comparison.
-fn refuse_changed_records(project: &Project, read_from: &FileMap) -> Result<()> {
-    let now = super::fsutil::read_tree(&project.records_dir())?;
-    if &now == read_from {
-        return Ok(());
-    }
-    let changed = now
-        .iter()
-        .filter(|(path, bytes)| read_from.get(*path) != Some(*bytes))
-        .map(|(path, _)| path)
-        .chain(read_from.keys().filter(|path| !now.contains_key(*path)))
-        .next()
-        .cloned()
-        .unwrap_or_default();
-    Err(Error::new(format!(
-        "`{}` changed while this run was working (first at `{changed}`): another forkbook run wrote the records; nothing was written",
-        project.record_name(&changed)
-    ))
-    .with_note("run the command again: it reads the records as they are now (FORKBOOK_LOCK_WAIT=1 queues runs one after another)"))
 }
 
 /// How `forkbook sync` and `forkbook retarget` move: preview or write, and where else to write

@@ -1,7 +1,7 @@
 //! The bottom crate of forkbook: nothing here uses git, mdBook or the command line.
 //!
 //! It holds the records model and the rules every other crate shares, so each lives in one
-//! place. [`Records::read`] reads a records folder once: `UPSTREAM` ([`upstream`]), the lock
+//! place. [`Records::from_files`] reads the records of a records folder, read once: `UPSTREAM` ([`upstream`]), the lock
 //! ([`lock`]), the README's counts ([`readme`]), the residual record ([`residual_record`]), the
 //! patch series and the build's pin ([`series`]), the register ([`register`]), each with file and line on every field and
 //! every problem as data ([`problem`]); each renders back what `sync` writes. Beside them: how a
@@ -9,6 +9,7 @@
 //! ([`hex`]), which paths a record may name ([`path`]), and how a cache keys, seals and checks
 //! what it keeps ([`cache_entry`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -77,42 +78,49 @@ pub struct Records {
 }
 
 impl Records {
-    /// Reads the records in `folder`. Only a file that exists and cannot be read is an error;
-    /// what is wrong inside a record is one of its problems.
-    pub fn read(folder: &Path, options: &ReadOptions) -> Result<Records, RecordError> {
+    /// The records among `files`, the files of a records folder by relative path as the engine
+    /// read it once (invalid UTF-8 replaced, so a broken byte is a finding, not a stop). Only a
+    /// build pin that exists and cannot be read is an error; what is wrong inside a record is one
+    /// of its problems.
+    pub fn from_files<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+        options: &ReadOptions,
+    ) -> Result<Records, RecordError> {
+        let files: BTreeMap<&str, &[u8]> = files.into_iter().collect();
         let dir = options.name.trim_end_matches('/').to_string();
         let name = |file: &str| match dir.as_str() {
             "" => file.to_string(),
             dir => format!("{dir}/{file}"),
         };
-        let read = |file: &str| read_text(&folder.join(file), &name(file));
+        let read = |file: &str| {
+            files
+                .get(file)
+                .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+        };
         let mut records = Records {
-            upstream: read(UPSTREAM_FILE)?.map(|t| Upstream::read(&name(UPSTREAM_FILE), &t)),
-            lock: read(LOCK_FILE)?.map(|t| Lock::read(&t)),
-            readme: read(README_FILE)?
+            upstream: read(UPSTREAM_FILE).map(|t| Upstream::read(&name(UPSTREAM_FILE), &t)),
+            lock: read(LOCK_FILE).map(|t| Lock::read(&t)),
+            readme: read(README_FILE)
                 .map(|t| Readme::read(&name(README_FILE), t, &options.backend_prefix)),
-            register_text: read(FIXES_FILE)?,
+            register_text: read(FIXES_FILE),
             ..Records::default()
         };
         records.register = records
             .register_text
             .as_deref()
             .map(|text| register::parse(&name(FIXES_FILE), text));
-        for flavor in [Flavor::Core, Flavor::Own] {
-            if let Some(text) = read(flavor.file())? {
-                records.residual_record =
-                    Some(ResidualRecord::read(&name(flavor.file()), &text, flavor));
-                break;
-            }
-        }
-        records.dir = dir.clone();
+        records.residual_record = [Flavor::Core, Flavor::Own].into_iter().find_map(|flavor| {
+            let text = read(flavor.file())?;
+            Some(ResidualRecord::read(&name(flavor.file()), &text, flavor))
+        });
         if options.patch_layout {
-            records.patch_series = records.read_series(&folder.join(PATCHES_DIR))?;
+            records.patch_series = series(&files, &name);
         }
         if let Some((name, path)) = &options.pin_file {
             let text = read_text(path, name)?.unwrap_or_default();
             records.build_pin = Some(BuildPin::read(name, &text));
         }
+        records.dir = dir;
         Ok(records)
     }
 
@@ -124,36 +132,31 @@ impl Records {
             format!("{}/{name}", self.dir)
         }
     }
-
-    /// The series folder's patches in name order. No folder at all is a layout problem, which
-    /// loading the overlay names; not an empty series.
-    fn read_series(&self, dir: &Path) -> Result<Option<Vec<SeriesPatch>>, RecordError> {
-        if !dir.is_dir() {
-            return Ok(None);
-        }
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name.ends_with(".patch"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        let mut series = Vec::new();
-        for name in names {
-            let file = self.path(&format!("{PATCHES_DIR}/{name}"));
-            let text = read_text(&dir.join(&name), &file)?.unwrap_or_default();
-            series.push(SeriesPatch::of(&name, file, &text));
-        }
-        Ok(Some(series))
-    }
 }
 
-/// A record's text (invalid UTF-8 replaced, so a broken byte is a finding, not a stop); `None`
-/// when there is no such file. A FIFO or a device there is refused before it is opened: it would
-/// block or never end.
+/// The series folder's patches in name order. No folder at all is a layout problem, which
+/// loading the overlay names; not an empty series.
+fn series(
+    files: &BTreeMap<&str, &[u8]>,
+    name: &dyn Fn(&str) -> String,
+) -> Option<Vec<SeriesPatch>> {
+    let folder = format!("{PATCHES_DIR}/");
+    let mut series = files
+        .iter()
+        .filter_map(|(path, bytes)| Some((path.strip_prefix(&folder)?, *path, bytes)))
+        .peekable();
+    series.peek()?;
+    let patches = series
+        .filter(|(patch, _, _)| patch.ends_with(".patch") && !patch.contains('/'))
+        .map(|(patch, path, bytes)| {
+            SeriesPatch::of(patch, name(path), &String::from_utf8_lossy(bytes))
+        })
+        .collect();
+    Some(patches)
+}
+
+/// The build pin's text (invalid UTF-8 replaced); `None` when there is no such file. A FIFO or a
+/// device there is refused before it is opened: it would block or never end.
 fn read_text(path: &Path, name: &str) -> Result<Option<String>, RecordError> {
     let meta = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -1,11 +1,12 @@
 //! `forkbook check`: the catalogue run over a project, and the catalogue itself (`--list`,
 //! `--explain`).
 
-use super::{add_overlay_facts, gather_record_facts, run_checks, Finding, Severity};
+use super::{add_overlay_facts, record_facts, run_checks, Finding, Severity};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
-use crate::overlay::OverlayState;
+use crate::overlay::{OverlayState, Records};
 use crate::project::Project;
+use crate::records;
 use crate::report_value::{plural, CommandReport, Verdict};
 use forkbook_checks::{Needs, CHECKS};
 use serde::Serialize;
@@ -40,9 +41,12 @@ pub struct Skipped {
 /// `forkbook check`: every check of the catalogue over the records and, where the cache can
 /// build it, the overlay.
 pub fn run(project: &Project) -> Result<CheckRun> {
-    let mut facts = gather_record_facts(project)?;
-    let overlay = Cache::open(project).and_then(|cache| {
-        let state = OverlayState::load(project, &cache)?;
+    let tree_prefix = project.config.overlay.tree_prefix();
+    let (files, records) = records::read(project)?;
+    let mut facts = record_facts(project, &files, records);
+    let overlay = Records::from_folder(project, files, &tree_prefix).and_then(|records| {
+        let cache = Cache::open(project)?;
+        let state = OverlayState::from_records(project, &cache, records)?;
         add_overlay_facts(&mut facts, project, &cache, &state)
     });
     let findings = run_checks(&facts);
