@@ -22,6 +22,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::doc::{code, codes, text, words, Doc, Span};
 use crate::error::{Context, Error, Result};
 
 pub use confirm::{confirm, Confirmation, Confirmed};
@@ -782,162 +783,97 @@ impl BuildReport {
         problems
     }
 
-    /// The report for the book: the steps in a line each, the compile errors and the undefined
-    /// symbols as tables.
-    pub fn markdown(&self) -> String {
-        use crate::markdown;
-        let mut out = format!(
-            "Drift build with {} ({}, {} jobs): configure {} in {:.1} s",
-            markdown::code_span(&self.compiler),
-            markdown::text(&self.generator),
-            self.jobs,
-            markdown::text(&step_result(&self.configure)),
-            self.configure.seconds
-        );
-        match &self.build {
-            Some(build) => out.push_str(&format!(
-                "; build {} in {:.1} s, {} objects.\n\n",
-                markdown::text(&step_result(build)),
-                build.seconds,
-                self.objects
-            )),
-            None => out.push_str("; the build did not run.\n\n"),
-        }
-        let errors: Vec<&Diagnostic> = self.configure_errors.iter().chain(&self.errors).collect();
-        if !errors.is_empty() {
-            let rows: Vec<Vec<String>> = errors
-                .iter()
-                .map(|e| {
-                    vec![
-                        markdown::code_span(&e.place()),
-                        markdown::cell(&markdown::text(&format!("{}: {}", e.severity, e.message))),
-                    ]
-                })
-                .collect();
-            out.push_str(&markdown::table(&["where", "error"], &rows));
-            out.push('\n');
-        }
-        let undefined: Vec<&UndefinedSymbol> = self
-            .undefined
-            .iter()
-            .chain(&self.undefined_after_errors)
-            .collect();
-        if !undefined.is_empty() {
-            let rows: Vec<Vec<String>> = undefined
-                .iter()
-                .map(|u| {
-                    let needed: Vec<String> =
-                        u.needed_by.iter().map(|p| markdown::code_span(p)).collect();
-                    vec![
-                        markdown::code_span(&u.symbol),
-                        needed.join(", "),
-                        u.probably_in
-                            .as_deref()
-                            .map_or("—".to_string(), markdown::code_span),
-                    ]
-                })
-                .collect();
-            out.push_str(&markdown::table(
-                &[
-                    "undefined symbol",
-                    "needed by",
-                    "probably in (failed to compile)",
-                ],
-                &rows,
-            ));
-            out.push('\n');
-        }
-        if errors.is_empty() && undefined.is_empty() && self.build.is_some() {
-            out.push_str(&format!(
-                "No compile error and no undefined symbol in {}.\n",
-                markdown::code_span(&self.namespace)
-            ));
-        }
-        out
-    }
-
-    /// The report for people.
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "drift build of `{}` with `{}` ({}, {} jobs)",
-            self.tree.display(),
-            self.compiler,
-            self.generator,
-            self.jobs
-        );
-        let _ = writeln!(
-            out,
+    /// The report: the steps, the compile errors and the undefined symbols as tables.
+    pub fn doc(&self) -> Doc {
+        let mut doc = Doc::new();
+        doc.line(vec![
+            words("drift build with "),
+            code(&self.compiler),
+            words(" ("),
+            text(&self.generator),
+            words(format!(", {} jobs)", self.jobs)),
+        ])
+        .terminal_line(vec![words("tree: "), code(self.tree.display().to_string())]);
+        let configure = format!(
             "configure: {} in {:.1} s",
             step_result(&self.configure),
             self.configure.seconds
         );
-        for error in &self.configure_errors {
-            let _ = writeln!(out, "  {}", describe(error));
-        }
-        let Some(build) = &self.build else {
-            let _ = writeln!(
-                out,
-                "build: not run; the configure log is `{}`",
-                self.configure.log.display()
-            );
-            return out;
+        let build = match &self.build {
+            Some(build) => format!(
+                "build: {} in {:.1} s, {} objects",
+                step_result(build),
+                build.seconds,
+                self.objects
+            ),
+            None => "build: not run".to_string(),
         };
-        let _ = writeln!(
-            out,
-            "build: {} in {:.1} s, {} objects",
-            step_result(build),
-            build.seconds,
-            self.objects
-        );
-        self.render_findings(&mut out);
-        let _ = writeln!(out, "log: `{}`", build.log.display());
-        out
-    }
-
-    fn render_findings(&self, out: &mut String) {
-        if self.errors.is_empty()
+        doc.list(vec![vec![words(configure)], vec![words(build)]]);
+        let errors: Vec<&Diagnostic> = self.configure_errors.iter().chain(&self.errors).collect();
+        let found = !(errors.is_empty()
             && self.undefined.is_empty()
-            && self.undefined_after_errors.is_empty()
-        {
-            let _ = writeln!(
-                out,
-                "no compile errors and no undefined symbols in `{}`",
-                self.namespace
-            );
-            return;
+            && self.undefined_after_errors.is_empty());
+        if self.build.is_some() && !found {
+            doc.line(vec![
+                words("no compile errors and no undefined symbols in "),
+                code(&self.namespace),
+            ]);
+        } else {
+            doc.line(vec![words(format!("compile errors: {}", errors.len()))])
+                .table(
+                    &["where", "error"],
+                    errors.into_iter().map(error_row).collect(),
+                );
         }
-        let _ = writeln!(out, "compile errors: {}", self.errors.len());
-        for error in &self.errors {
-            let _ = writeln!(out, "  {}", describe(error));
-        }
-        let _ = writeln!(
-            out,
-            "undefined symbols in `{}` that no object defines: {}",
-            self.namespace,
-            self.undefined.len()
-        );
-        for symbol in &self.undefined {
-            let _ = writeln!(
-                out,
-                "  {}\n      needed by {}",
-                symbol.symbol,
-                symbol.needed_by.join(", ")
+        if self.build.is_some() && found {
+            doc.line(vec![
+                words("undefined symbols in "),
+                code(&self.namespace),
+                words(format!(" that no object defines: {}", self.undefined.len())),
+            ])
+            .records(
+                &["undefined symbol", "needed by"],
+                self.undefined.iter().map(undefined_row).collect(),
             );
         }
         if !self.undefined_after_errors.is_empty() {
-            let _ = writeln!(
-                out,
+            doc.line(vec![words(format!(
                 "also undefined, probably because their file failed to compile: {}",
                 self.undefined_after_errors.len()
+            ))])
+            .records(
+                &["undefined symbol", "needed by", "probably in"],
+                self.undefined_after_errors
+                    .iter()
+                    .map(|u| {
+                        let mut row = undefined_row(u);
+                        row.push(u.probably_in.iter().map(code).collect());
+                        row
+                    })
+                    .collect(),
             );
-            for symbol in &self.undefined_after_errors {
-                let source = symbol.probably_in.as_deref().unwrap_or_default();
-                let _ = writeln!(out, "  {} ({source})", symbol.symbol);
-            }
         }
+        let log = self.build.as_ref().unwrap_or(&self.configure).log.display();
+        doc.terminal_line(vec![words("log: "), code(log.to_string())]);
+        doc
     }
+}
+
+/// A compile error as a table's row: where, and what.
+pub(crate) fn error_row(error: &Diagnostic) -> Vec<Vec<Span>> {
+    let place = error.place();
+    vec![
+        (!place.is_empty())
+            .then(|| code(place))
+            .into_iter()
+            .collect(),
+        vec![text(format!("{}: {}", error.severity, error.message))],
+    ]
+}
+
+/// An undefined symbol as a table's row: the symbol, and the sources that need it.
+fn undefined_row(symbol: &UndefinedSymbol) -> Vec<Vec<Span>> {
+    vec![vec![code(&symbol.symbol)], codes(&symbol.needed_by)]
 }
 
 fn describe(error: &Diagnostic) -> String {

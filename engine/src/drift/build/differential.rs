@@ -11,12 +11,12 @@
 //! library not installed): "missing header (toolchain)", never drift.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::{describe, BuildReport, Diagnostic, UndefinedSymbol};
+use super::{describe, error_row, BuildReport, Diagnostic, UndefinedSymbol};
+use crate::doc::{code, codes, text, words, Doc, Span};
 
 /// A header the compiler could not find, and no tree holds: the toolchain lacks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -228,193 +228,109 @@ impl Differential {
         }
     }
 
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
+    /// The report: the candidate's build with what is new at the candidate and what the
+    /// recorded pin has too apart.
+    pub fn doc(&self) -> Doc {
         let short = |s: &str| s[..8.min(s.len())].to_string();
-        match &self.recorded {
-            Some(recorded) => {
-                let _ = writeln!(
-                    out,
-                    "differential drift build: recorded pin {} and candidate {}, both with `{}` ({}, {} jobs)",
-                    short(&self.recorded_pin),
-                    short(&self.candidate_pin),
-                    self.candidate.compiler,
-                    self.candidate.generator,
-                    self.candidate.jobs
-                );
-                let _ = writeln!(out, "recorded pin: {}", recorded.summary_line());
-                let _ = writeln!(out, "candidate: {}", self.candidate.summary_line());
-            }
-            None => {
-                out.push_str(&self.candidate.render_text());
-                let _ = writeln!(
-                    out,
-                    "the candidate is the recorded pin {}: nothing is new",
-                    short(&self.recorded_pin)
-                );
-            }
-        }
-        if self.recorded.is_some() {
-            let _ = writeln!(
-                out,
-                "new at the candidate (drift): {} compile errors, {} undefined symbols",
-                self.new_errors.len(),
-                self.new_undefined.len()
-            );
-            for error in &self.new_errors {
-                let _ = writeln!(out, "  {}", describe(error));
-            }
-            for symbol in &self.new_undefined {
-                let _ = writeln!(
-                    out,
-                    "  undefined symbol {}\n      needed by {}",
-                    symbol.symbol,
-                    symbol.needed_by.join(", ")
-                );
-            }
-            if let Some(failure) = &self.unexplained_failure {
-                let _ = writeln!(out, "  {failure}");
-            }
-            if !self.in_conflict.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "in conflict at the candidate (the retarget leaves markers; resolve them, then build again):"
-                );
-                for file in &self.in_conflict {
-                    let _ = writeln!(
-                        out,
-                        "  {}: {} compile errors that follow from the markers",
-                        file.path, file.errors
-                    );
-                }
-            }
-            let _ =
-                writeln!(
-                out,
-                "also at the recorded pin (not drift{}): {} compile errors, {} undefined symbols",
-                if self.strict { "; --strict fails on it" } else { "" },
-                self.known_errors.len(),
-                self.known_undefined.len()
-            );
-            for error in &self.known_errors {
-                let _ = writeln!(out, "  {}", describe(error));
-            }
-            for symbol in &self.known_undefined {
-                let _ = writeln!(out, "  undefined symbol {}", symbol.symbol);
-            }
-        }
-        for missing in &self.missing_headers {
-            let _ = writeln!(
-                out,
-                "missing header (toolchain): `{}`, included by {}; install it, or put a header declaring what the backend uses in the `[build] stubs` folder",
-                missing.header,
-                missing.included_by.join(", ")
-            );
-        }
-        if let Some(build) = &self.candidate.build {
-            if self.recorded.is_some() {
-                let _ = writeln!(out, "log: `{}`", build.log.display());
-            }
-        }
-        out
-    }
-
-    /// For the book: the candidate's build as tables, with what is new and what is known apart.
-    pub fn markdown(&self) -> String {
-        use crate::markdown;
         let Some(recorded) = &self.recorded else {
-            let mut out = self.candidate.markdown();
-            out.push_str(&format!(
-                "\nThe candidate is the recorded pin {}: nothing here is new.\n",
-                markdown::code_span(&self.recorded_pin[..8.min(self.recorded_pin.len())])
-            ));
-            return out;
+            let mut doc = self.candidate.doc();
+            doc.line(vec![
+                words("the candidate is the recorded pin "),
+                code(short(&self.recorded_pin)),
+                words(": nothing is new"),
+            ]);
+            return doc;
         };
-        let mut out = format!(
-            "Drift build with {}, differential: recorded pin {}, candidate {}.\n\n",
-            markdown::code_span(&self.candidate.compiler),
-            markdown::text(&recorded.summary_line()),
-            markdown::text(&self.candidate.summary_line()),
-        );
-        let rows = |errors: &[Diagnostic]| -> Vec<Vec<String>> {
-            errors
-                .iter()
-                .map(|e| {
-                    vec![
-                        markdown::code_span(&e.place()),
-                        markdown::cell(&markdown::text(&format!("{}: {}", e.severity, e.message))),
-                    ]
-                })
-                .collect()
-        };
-        out.push_str(&format!(
-            "New at the candidate (drift): {} compile errors, {} undefined symbols.\n\n",
+        let mut doc = Doc::new();
+        doc.line(vec![
+            words("drift build with "),
+            code(&self.candidate.compiler),
+            words(" ("),
+            text(&self.candidate.generator),
+            words(format!(
+                ", {} jobs), differential: recorded pin ",
+                self.candidate.jobs
+            )),
+            code(short(&self.recorded_pin)),
+            words(" and candidate "),
+            code(short(&self.candidate_pin)),
+        ])
+        .list(vec![
+            vec![words("recorded pin: "), words(recorded.summary_line())],
+            vec![words("candidate: "), words(self.candidate.summary_line())],
+        ])
+        .line(vec![words(format!(
+            "new at the candidate (drift): {} compile errors, {} undefined symbols",
             self.new_errors.len(),
             self.new_undefined.len()
-        ));
-        if !self.new_errors.is_empty() {
-            out.push_str(&markdown::table(
-                &["where", "error"],
-                &rows(&self.new_errors),
-            ));
-            out.push('\n');
-        }
-        if !self.new_undefined.is_empty() {
-            let rows: Vec<Vec<String>> = self
-                .new_undefined
+        ))])
+        .table(
+            &["where", "error"],
+            self.new_errors
                 .iter()
-                .map(|u| {
-                    let needed: Vec<String> =
-                        u.needed_by.iter().map(|p| markdown::code_span(p)).collect();
-                    vec![markdown::code_span(&u.symbol), needed.join(", ")]
-                })
-                .collect();
-            out.push_str(&markdown::table(&["undefined symbol", "needed by"], &rows));
-            out.push('\n');
+                .map(error_row)
+                .chain(undefined(&self.new_undefined))
+                .collect(),
+        );
+        if let Some(failure) = &self.unexplained_failure {
+            doc.line(vec![Span::Prose(failure.clone())]);
         }
         if !self.in_conflict.is_empty() {
-            out.push_str(
-                "In conflict at the candidate (the retarget leaves markers; resolve them, then \
-                 build again):\n\n",
-            );
-            let rows: Vec<Vec<String>> = self
-                .in_conflict
-                .iter()
-                .map(|c| vec![markdown::code_span(&c.path), c.errors.to_string()])
-                .collect();
-            out.push_str(&markdown::table(&["file", "compile errors"], &rows));
-            out.push('\n');
-        }
-        if !self.known_errors.is_empty() || !self.known_undefined.is_empty() {
-            out.push_str(&format!(
-                "Also at the recorded pin (not drift): {} compile errors, {} undefined symbols.\n\n",
-                self.known_errors.len(),
-                self.known_undefined.len()
-            ));
-            let mut known = rows(&self.known_errors);
-            known.extend(self.known_undefined.iter().map(|u| {
-                vec![
-                    "—".to_string(),
-                    markdown::cell(&markdown::text(&format!("undefined symbol {}", u.symbol))),
-                ]
-            }));
-            out.push_str(&markdown::table(&["where", "error"], &known));
-            out.push('\n');
-        }
-        for missing in &self.missing_headers {
-            out.push_str(&format!(
-                "Missing header (toolchain): {}, included by {}.\n\n",
-                markdown::code_span(&missing.header),
-                missing
-                    .included_by
+            doc.line(vec![words(
+                "in conflict at the candidate (the retarget leaves markers; resolve them, then \
+                 build again):",
+            )])
+            .table(
+                &["file", "compile errors that follow from the markers"],
+                self.in_conflict
                     .iter()
-                    .map(|p| markdown::code_span(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                    .map(|c| vec![vec![code(&c.path)], vec![words(c.errors.to_string())]])
+                    .collect(),
+            );
         }
-        out
+        doc.line(vec![words(format!(
+            "also at the recorded pin (not drift{}): {} compile errors, {} undefined symbols",
+            if self.strict {
+                "; --strict fails on it"
+            } else {
+                ""
+            },
+            self.known_errors.len(),
+            self.known_undefined.len()
+        ))])
+        .table(
+            &["where", "error"],
+            self.known_errors
+                .iter()
+                .map(error_row)
+                .chain(undefined(&self.known_undefined))
+                .collect(),
+        );
+        for missing in &self.missing_headers {
+            let mut line = vec![words("missing header (toolchain): "), code(&missing.header)];
+            line.push(words(", included by "));
+            line.extend(codes(&missing.included_by));
+            line.push(words(
+                "; install it, or put a header declaring what the backend uses in the \
+                 `[build] stubs` folder",
+            ));
+            doc.line(line);
+        }
+        if let Some(build) = &self.candidate.build {
+            doc.terminal_line(vec![words("log: "), code(build.log.display().to_string())]);
+        }
+        doc
     }
+}
+
+/// Undefined symbols as rows of a table of errors: where they are needed, and the symbol.
+fn undefined(symbols: &[UndefinedSymbol]) -> impl Iterator<Item = Vec<Vec<Span>>> + '_ {
+    symbols.iter().map(|u| {
+        vec![
+            codes(&u.needed_by),
+            vec![words("undefined symbol "), code(&u.symbol)],
+        ]
+    })
 }
 
 /// Takes the errors in `conflicted` files out of `errors`, counted by file.

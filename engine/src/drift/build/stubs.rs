@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::doc::{code, codes, words, Doc};
 use crate::drift::api::BackendUses;
 use crate::error::{Context, Result};
 
@@ -704,19 +705,19 @@ fn render(header: &str, library: &Library, names: &Names) -> String {
 }
 
 impl StubsReport {
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        let written = |s: StubState| self.headers.iter().filter(|h| h.state == s).count();
-        let _ = writeln!(
-            out,
-            "stubs in `{}`: {} headers the machine lacks ({} written, {} unchanged, {} kept: not forkbook's)",
-            self.dir.display(),
+    /// The stub headers and CMake stubs written for what the machine lacks.
+    pub fn doc(&self) -> Doc {
+        let count = |s: StubState| self.headers.iter().filter(|h| h.state == s).count();
+        let mut doc = Doc::new();
+        doc.line(vec![words(format!(
+            "stubs for what this machine lacks: {} headers ({} written, {} unchanged, {} kept: not forkbook's)",
             self.headers.len(),
-            written(StubState::Written),
-            written(StubState::Unchanged),
-            written(StubState::KeptNotOurs)
-        );
-        for header in &self.headers {
+            count(StubState::Written),
+            count(StubState::Unchanged),
+            count(StubState::KeptNotOurs)
+        ))])
+        .terminal_line(vec![words("stub folder: "), code(self.dir.display().to_string())]);
+        let rows = self.headers.iter().map(|header| {
             let what = match header.state {
                 StubState::KeptNotOurs => "kept as it is (not written by forkbook)".to_string(),
                 _ => format!(
@@ -726,38 +727,40 @@ impl StubsReport {
                     header.constants.len()
                 ),
             };
-            let _ = writeln!(
-                out,
-                "  <{}>: {what}; included by {}",
-                header.header,
-                header.included_by.join(", ")
-            );
-        }
+            vec![
+                vec![code(&header.header)],
+                vec![words(what)],
+                codes(&header.included_by),
+            ]
+        });
+        doc.records(&["header", "stub", "included by"], rows.collect());
         if !self.packages.is_empty() || !self.libraries.is_empty() {
-            let _ = writeln!(
-                out,
-                "  CMake stubs (through `cmake -C {}`): packages {}; libraries {}",
-                self.dir.join(CMAKE_CACHE).display(),
-                if self.packages.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.packages.join(", ")
-                },
-                if self.libraries.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.libraries.join(", ")
-                }
-            );
+            let none = |names: &[String]| match names {
+                [] => vec![words("none")],
+                names => codes(names),
+            };
+            let mut line = vec![
+                words("CMake stubs (through `cmake -C` of the stub folder's "),
+                code(CMAKE_CACHE),
+            ];
+            line.push(words("): packages "));
+            line.extend(none(&self.packages));
+            line.push(words("; libraries "));
+            line.extend(none(&self.libraries));
+            doc.line(line);
         }
-        for header in &self.refused {
-            let _ = writeln!(
-                out,
-                "  `{}`: no stub (not a plain relative header path); it stays missing",
-                crate::terminal::escape_controls(header)
-            );
-        }
-        out
+        doc.list(
+            self.refused
+                .iter()
+                .map(|header| {
+                    vec![
+                        code(header),
+                        words(": no stub (not a plain relative header path); it stays missing"),
+                    ]
+                })
+                .collect(),
+        );
+        doc
     }
 }
 
