@@ -88,6 +88,9 @@ fn join(spans: &[Span], render: impl Fn(&Span) -> String) -> String {
     spans.iter().map(render).collect()
 }
 
+/// A table's row: its cells, each of spans.
+pub type Row = Vec<Vec<Span>>;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Block {
     /// A line on a terminal, a paragraph on a page.
@@ -96,11 +99,7 @@ enum Block {
     List(Vec<Vec<Span>>),
     /// A table on a page; on a terminal, its columns aligned under the header or, as records,
     /// each row's first cell on a line and its other cells `header: cell` on lines below.
-    Table {
-        header: Vec<&'static str>,
-        rows: Vec<Vec<Vec<Span>>>,
-        records: bool,
-    },
+    Table(Vec<&'static str>, Vec<Row>, bool),
 }
 
 /// What a report says, in blocks; each block shown on both or on the terminal alone (a machine's
@@ -111,58 +110,50 @@ pub struct Doc {
 }
 
 impl Doc {
-    pub fn new() -> Doc {
-        Doc::default()
-    }
-
     /// A line of its own; a paragraph on a page (capitalised, with a full stop).
     pub fn line(&mut self, spans: Vec<Span>) -> &mut Doc {
         self.blocks.push((Block::Line(spans), true));
         self
     }
 
-    /// A line shown on the terminal only.
-    pub fn terminal_line(&mut self, spans: Vec<Span>) -> &mut Doc {
+    /// A line of forkbook's words where each `` `pair` `` of backticks holds a name.
+    pub fn say(&mut self, prose: impl Into<String>) -> &mut Doc {
+        self.line(vec![Span::Prose(prose.into())])
+    }
+
+    /// `label: `path`` on the terminal only: a path of this machine (a tree, a log) is no part
+    /// of a page.
+    pub fn path_line(&mut self, label: &str, path: &std::path::Path) -> &mut Doc {
+        let spans = vec![
+            words(format!("{label}: ")),
+            code(path.display().to_string()),
+        ];
         self.blocks.push((Block::Line(spans), false));
         self
     }
 
     /// A list of items; nothing when there are none.
     pub fn list(&mut self, items: Vec<Vec<Span>>) -> &mut Doc {
-        if !items.is_empty() {
-            self.blocks.push((Block::List(items), true));
-        }
-        self
+        self.push_unless(items.is_empty(), Block::List(items))
     }
 
     /// A table whose columns line up on a terminal; nothing when it has no rows. An empty cell
     /// shows as `—`.
-    pub fn table(&mut self, header: &[&'static str], rows: Vec<Vec<Vec<Span>>>) -> &mut Doc {
-        self.push_table(header, rows, false)
+    pub fn table(&mut self, header: &[&'static str], rows: Vec<Row>) -> &mut Doc {
+        let (header, records) = (header.to_vec(), false);
+        self.push_unless(rows.is_empty(), Block::Table(header, rows, records))
     }
 
     /// A table of records: on a terminal each row's first cell on a line and each other cell
     /// that is not empty below it, named by its header.
-    pub fn records(&mut self, header: &[&'static str], rows: Vec<Vec<Vec<Span>>>) -> &mut Doc {
-        self.push_table(header, rows, true)
+    pub fn records(&mut self, header: &[&'static str], rows: Vec<Row>) -> &mut Doc {
+        let (header, records) = (header.to_vec(), true);
+        self.push_unless(rows.is_empty(), Block::Table(header, rows, records))
     }
 
-    fn push_table(
-        &mut self,
-        header: &[&'static str],
-        rows: Vec<Vec<Vec<Span>>>,
-        records: bool,
-    ) -> &mut Doc {
-        if !rows.is_empty() {
-            let header = header.to_vec();
-            self.blocks.push((
-                Block::Table {
-                    header,
-                    rows,
-                    records,
-                },
-                true,
-            ));
+    fn push_unless(&mut self, empty: bool, block: Block) -> &mut Doc {
+        if !empty {
+            self.blocks.push((block, true));
         }
         self
     }
@@ -179,28 +170,23 @@ impl Doc {
         for (block, _) in &self.blocks {
             match block {
                 Block::Line(spans) => {
-                    out.push_str(&join(spans, |s| s.text(false)));
-                    out.push('\n');
+                    out.push_str(&format!("{}\n", join(spans, |s| s.text(false))))
                 }
                 Block::List(items) => {
                     for item in items {
                         out.push_str(&format!("  {}\n", join(item, |s| s.text(false))));
                     }
                 }
-                Block::Table {
-                    header,
-                    rows,
-                    records,
-                } => {
-                    let cells: Vec<Vec<String>> = rows
+                Block::Table(header, rows, records) => {
+                    let cells = rows
                         .iter()
-                        .map(|row| row.iter().map(|c| join(c, |s| s.text(true))).collect())
-                        .collect();
-                    if *records {
-                        out.push_str(&text_records(header, &cells));
+                        .map(|row| row.iter().map(|c| join(c, |s| s.text(true))).collect());
+                    let cells: Vec<Vec<String>> = cells.collect();
+                    out.push_str(&if *records {
+                        text_records(header, &cells)
                     } else {
-                        out.push_str(&text_columns(header, &cells));
-                    }
+                        text_columns(header, &cells)
+                    });
                 }
             }
         }
@@ -209,35 +195,26 @@ impl Doc {
 
     /// The Markdown for the book's page.
     pub fn markdown(&self) -> String {
-        let mut out = String::new();
+        let mut parts = Vec::new();
         for (block, _) in self.blocks.iter().filter(|(_, page)| *page) {
-            match block {
-                Block::Line(spans) => {
-                    out.push_str(&paragraph(spans));
-                    out.push_str("\n\n");
-                }
+            parts.push(match block {
+                Block::Line(spans) => format!("{}\n", paragraph(spans)),
                 Block::List(items) => {
-                    for item in items {
-                        out.push_str(&format!("- {}\n", join(item, |s| s.markdown(false))));
-                    }
-                    out.push('\n');
+                    let items = items
+                        .iter()
+                        .map(|i| format!("- {}\n", join(i, |s| s.markdown(false))));
+                    items.collect()
                 }
-                Block::Table { header, rows, .. } => {
+                Block::Table(header, rows, _) => {
                     let rows: Vec<Vec<String>> = rows
                         .iter()
                         .map(|row| row.iter().map(|c| markdown_cell(c)).collect())
                         .collect();
-                    out.push_str(&markdown::table(header, &rows));
-                    out.push('\n');
+                    markdown::table(header, &rows)
                 }
-            }
+            });
         }
-        let end = out.trim_end_matches('\n').len();
-        out.truncate(end);
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out
+        parts.join("\n")
     }
 }
 
@@ -245,9 +222,9 @@ impl Doc {
 /// full stop where it does not end with punctuation already.
 fn paragraph(spans: &[Span]) -> String {
     let mut out = join(spans, |s| s.markdown(false));
-    if let Some(Span::Words(first)) = spans.first() {
-        if let Some(c) = first.chars().next() {
-            out.replace_range(..c.len_utf8(), &c.to_uppercase().to_string());
+    if matches!(spans.first(), Some(Span::Words(_) | Span::Prose(_))) {
+        if let Some(c) = out.chars().next().filter(char::is_ascii_lowercase) {
+            out.replace_range(..1, &c.to_ascii_uppercase().to_string());
         }
     }
     if !out.ends_with(['.', ':', '!', '?']) {
@@ -265,30 +242,21 @@ fn markdown_cell(cell: &[Span]) -> String {
 
 /// Rows with their columns aligned under the header, indented by two spaces.
 fn text_columns(header: &[&str], rows: &[Vec<String>]) -> String {
-    let shown = |cell: &str| if cell.is_empty() { "—" } else { cell }.to_string();
-    let lines: Vec<Vec<String>> = std::iter::once(header.iter().map(|h| h.to_string()).collect())
-        .chain(rows.iter().map(|r| r.iter().map(|c| shown(c)).collect()))
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            let width = |l: &Vec<String>| l.get(i).map_or(0, |c| c.chars().count());
-            lines.iter().map(width).max().unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for line in &lines {
-        let mut text = String::from(" ");
-        for (i, cell) in line.iter().enumerate() {
-            if i + 1 < line.len() {
-                text.push_str(&format!(" {cell:<0$} ", widths[i]));
-            } else {
-                text.push_str(&format!(" {cell}"));
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    }
-    out
+    let shown = |cell: &String| if cell.is_empty() { "—" } else { cell }.to_string();
+    let mut lines = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    lines.extend(rows.iter().map(|r| r.iter().map(shown).collect()));
+    let width = |i: usize| {
+        lines
+            .iter()
+            .map(|l| l.get(i).map_or(0, |c| c.chars().count()))
+            .max()
+    };
+    let widths: Vec<usize> = (0..header.len()).map(|i| width(i).unwrap_or(0)).collect();
+    let line = |l: &Vec<String>| {
+        let cells = l.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}"));
+        format!("  {}", cells.collect::<Vec<_>>().join("  ").trim_end())
+    };
+    lines.iter().map(|l| line(l) + "\n").collect()
 }
 
 /// Each row's first cell on a line, its other cells that are not empty below it as
@@ -312,14 +280,14 @@ mod tests {
 
     fn sample() -> Doc {
         let hostile = "a\u{1b}[2K|b`c\nforged";
-        let mut doc = Doc::new();
+        let mut doc = Doc::default();
         doc.line(vec![
             words("found "),
             code(hostile),
             words(" in "),
             text(hostile),
         ])
-        .terminal_line(vec![words("log: "), code("/tmp/log")])
+        .path_line("log", std::path::Path::new("/tmp/log"))
         .list(vec![vec![words("one "), code("x")]])
         .table(
             &["where", "error"],

@@ -22,7 +22,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::doc::{code, codes, text, words, Doc, Span};
+use crate::doc::{code, codes, text, words, Doc, Row};
 use crate::error::{Context, Error, Result};
 
 pub use confirm::{confirm, Confirmation, Confirmed};
@@ -785,82 +785,72 @@ impl BuildReport {
 
     /// The report: the steps, the compile errors and the undefined symbols as tables.
     pub fn doc(&self) -> Doc {
-        let mut doc = Doc::new();
-        doc.line(vec![
-            words("drift build with "),
-            code(&self.compiler),
-            words(" ("),
-            text(&self.generator),
-            words(format!(", {} jobs)", self.jobs)),
-        ])
-        .terminal_line(vec![words("tree: "), code(self.tree.display().to_string())]);
+        let mut doc = Doc::default();
+        doc.say(format!(
+            "drift build with `{}` ({}, {} jobs)",
+            self.compiler, self.generator, self.jobs
+        ))
+        .path_line("tree", &self.tree);
         let configure = format!(
             "configure: {} in {:.1} s",
             step_result(&self.configure),
             self.configure.seconds
         );
-        let build = match &self.build {
-            Some(build) => format!(
-                "build: {} in {:.1} s, {} objects",
-                step_result(build),
-                build.seconds,
-                self.objects
-            ),
-            None => "build: not run".to_string(),
-        };
+        let build = self
+            .build
+            .as_ref()
+            .map_or("build: not run".to_string(), |b| {
+                let (result, objects) = (step_result(b), self.objects);
+                format!("build: {result} in {:.1} s, {objects} objects", b.seconds)
+            });
         doc.list(vec![vec![words(configure)], vec![words(build)]]);
         let errors: Vec<&Diagnostic> = self.configure_errors.iter().chain(&self.errors).collect();
-        let found = !(errors.is_empty()
-            && self.undefined.is_empty()
-            && self.undefined_after_errors.is_empty());
+        let after = &self.undefined_after_errors;
+        let found = !(errors.is_empty() && self.undefined.is_empty() && after.is_empty());
         if self.build.is_some() && !found {
-            doc.line(vec![
-                words("no compile errors and no undefined symbols in "),
-                code(&self.namespace),
-            ]);
+            let ns = &self.namespace;
+            doc.say(format!(
+                "no compile errors and no undefined symbols in `{ns}`"
+            ));
         } else {
-            doc.line(vec![words(format!("compile errors: {}", errors.len()))])
-                .table(
-                    &["where", "error"],
-                    errors.into_iter().map(error_row).collect(),
-                );
+            doc.say(format!("compile errors: {}", errors.len())).table(
+                &["where", "error"],
+                errors.into_iter().map(error_row).collect(),
+            );
         }
         if self.build.is_some() && found {
-            doc.line(vec![
-                words("undefined symbols in "),
-                code(&self.namespace),
-                words(format!(" that no object defines: {}", self.undefined.len())),
-            ])
+            doc.say(format!(
+                "undefined symbols in `{}` that no object defines: {}",
+                self.namespace,
+                self.undefined.len()
+            ))
             .records(
                 &["undefined symbol", "needed by"],
                 self.undefined.iter().map(undefined_row).collect(),
             );
         }
-        if !self.undefined_after_errors.is_empty() {
-            doc.line(vec![words(format!(
+        if !after.is_empty() {
+            let rows = after.iter().map(|u| {
+                let mut row = undefined_row(u);
+                row.push(u.probably_in.iter().map(code).collect());
+                row
+            });
+            doc.say(format!(
                 "also undefined, probably because their file failed to compile: {}",
-                self.undefined_after_errors.len()
-            ))])
+                after.len()
+            ))
             .records(
                 &["undefined symbol", "needed by", "probably in"],
-                self.undefined_after_errors
-                    .iter()
-                    .map(|u| {
-                        let mut row = undefined_row(u);
-                        row.push(u.probably_in.iter().map(code).collect());
-                        row
-                    })
-                    .collect(),
+                rows.collect(),
             );
         }
-        let log = self.build.as_ref().unwrap_or(&self.configure).log.display();
-        doc.terminal_line(vec![words("log: "), code(log.to_string())]);
+        doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
         doc
     }
 }
 
 /// A compile error as a table's row: where, and what.
-pub(crate) fn error_row(error: &Diagnostic) -> Vec<Vec<Span>> {
+pub(crate) fn error_row(error: &Diagnostic) -> Row {
     let place = error.place();
     vec![
         (!place.is_empty())
@@ -872,7 +862,7 @@ pub(crate) fn error_row(error: &Diagnostic) -> Vec<Vec<Span>> {
 }
 
 /// An undefined symbol as a table's row: the symbol, and the sources that need it.
-fn undefined_row(symbol: &UndefinedSymbol) -> Vec<Vec<Span>> {
+fn undefined_row(symbol: &UndefinedSymbol) -> Row {
     vec![vec![code(&symbol.symbol)], codes(&symbol.needed_by)]
 }
 

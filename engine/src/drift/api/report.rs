@@ -3,7 +3,7 @@
 pub use super::kind::{Kind, ALL_KINDS};
 use super::model::Loc;
 use super::suppress::Suppression;
-use crate::doc::{code, text, words, Doc, Span};
+use crate::doc::{code, text, words, Doc, Row, Span};
 use crate::markdown::PageLinks;
 use crate::report_value::plural;
 use serde::{Deserialize, Serialize};
@@ -108,29 +108,27 @@ impl ApiReport {
     /// request that changed it (linked), the stale suppressions, and what the parser skipped.
     pub fn doc(&self, links: &PageLinks) -> Doc {
         let short = |sha: &str| sha.chars().take(10).collect::<String>();
-        let mut doc = Doc::new();
-        doc.line(vec![
-            words("drift api from upstream "),
-            code(short(&self.from)),
-            words(" to "),
-            code(short(&self.to)),
-            words(format!(
-                ": {}, {} suppressed",
-                plural(self.breaks(), "break", "breaks"),
-                self.findings.len() - self.breaks()
-            )),
-        ])
+        let mut doc = Doc::default();
+        doc.say(format!(
+            "drift api from upstream `{}` to `{}`: {}, {} suppressed",
+            short(&self.from),
+            short(&self.to),
+            plural(self.breaks(), "break", "breaks"),
+            self.findings.len() - self.breaks()
+        ))
         .records(
             &["finding", "where", "changed by"],
             self.findings.iter().map(|f| self.row(f, links)).collect(),
         );
         for stale in &self.unused_suppressions {
+            let (kind, reason) = (text(format!("{} ", stale.kind)), text(&stale.reason));
+            let symbol = code(&stale.symbol);
             doc.line(vec![
                 words("unused suppression: "),
-                text(format!("{} ", stale.kind)),
-                code(&stale.symbol),
+                kind,
+                symbol,
                 words(" ("),
-                text(&stale.reason),
+                reason,
                 words(")"),
             ]);
         }
@@ -150,7 +148,7 @@ impl ApiReport {
 
     /// One finding's row: what it is, where upstream declares it at both commits and where the
     /// backend uses it, and the upstream commit that changed it.
-    fn row(&self, f: &Finding, links: &PageLinks) -> Vec<Vec<Span>> {
+    fn row(&self, f: &Finding, links: &PageLinks) -> Row {
         let at = |sha: &str, loc: &Option<Loc>| match loc {
             Some(l) => Span::Link {
                 text: l.to_string(),

@@ -86,40 +86,26 @@ impl Confirmation {
     /// did not show, and what it found that none predicted.
     pub fn doc(&self) -> Doc {
         let finding = |kind: &str, symbol: &str| vec![words(format!("{kind} ")), code(symbol)];
-        let mut doc = Doc::new();
-        doc.line(vec![words(format!(
-            "confirmed by the build: {}",
-            self.confirmed.len()
-        ))])
-        .records(
-            &["static finding", "evidence"],
-            self.confirmed
-                .iter()
-                .map(|f| {
-                    let evidence = f.evidence.iter().map(code);
-                    vec![finding(&f.kind, &f.symbol), separated(evidence, "; ")]
-                })
-                .collect(),
-        );
+        let confirmed = self.confirmed.iter().map(|f| {
+            let evidence = f.evidence.iter().map(code);
+            vec![finding(&f.kind, &f.symbol), separated(evidence, "; ")]
+        });
+        let mut doc = Doc::default();
+        doc.say(format!("confirmed by the build: {}", self.confirmed.len()))
+            .records(&["static finding", "evidence"], confirmed.collect());
         if !self.not_seen.is_empty() {
-            doc.line(vec![words(format!(
-                "not seen in the build: {}",
-                self.not_seen.len()
-            ))])
-            .list(self.not_seen.iter().map(|(k, s)| finding(k, s)).collect());
+            doc.say(format!("not seen in the build: {}", self.not_seen.len()))
+                .list(self.not_seen.iter().map(|(k, s)| finding(k, s)).collect());
         }
         let unpredicted = self.unpredicted_errors.len() + self.unpredicted_undefined.len();
-        let errors = self.unpredicted_errors.iter();
+        let errors = self
+            .unpredicted_errors
+            .iter()
+            .map(|e| vec![code(describe_error(e))]);
         let undefined = self.unpredicted_undefined.iter();
-        doc.line(vec![words(format!(
-            "found by the build, not predicted: {unpredicted}"
-        ))])
-        .list(
-            errors
-                .map(|e| vec![code(describe_error(e))])
-                .chain(undefined.map(|u| vec![words("undefined "), code(&u.symbol)]))
-                .collect(),
-        );
+        let undefined = undefined.map(|u| vec![words("undefined "), code(&u.symbol)]);
+        doc.say(format!("found by the build, not predicted: {unpredicted}"))
+            .list(errors.chain(undefined).collect());
         doc
     }
 }

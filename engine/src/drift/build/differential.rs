@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{describe, error_row, BuildReport, Diagnostic, UndefinedSymbol};
-use crate::doc::{code, codes, text, words, Doc, Span};
+use crate::doc::{code, codes, words, Doc, Row};
 
 /// A header the compiler could not find, and no tree holds: the toolchain lacks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -234,52 +234,32 @@ impl Differential {
         let short = |s: &str| s[..8.min(s.len())].to_string();
         let Some(recorded) = &self.recorded else {
             let mut doc = self.candidate.doc();
-            doc.line(vec![
-                words("the candidate is the recorded pin "),
-                code(short(&self.recorded_pin)),
-                words(": nothing is new"),
-            ]);
+            doc.say(format!(
+                "the candidate is the recorded pin `{}`: nothing is new",
+                short(&self.recorded_pin)
+            ));
             return doc;
         };
-        let mut doc = Doc::new();
-        doc.line(vec![
-            words("drift build with "),
-            code(&self.candidate.compiler),
-            words(" ("),
-            text(&self.candidate.generator),
-            words(format!(
-                ", {} jobs), differential: recorded pin ",
-                self.candidate.jobs
-            )),
-            code(short(&self.recorded_pin)),
-            words(" and candidate "),
-            code(short(&self.candidate_pin)),
-        ])
+        let (c, mut doc) = (&self.candidate, Doc::default());
+        doc.say(format!(
+            "drift build with `{}` ({}, {} jobs), differential: recorded pin `{}` and candidate `{}`",
+            c.compiler, c.generator, c.jobs, short(&self.recorded_pin), short(&self.candidate_pin)
+        ))
         .list(vec![
-            vec![words("recorded pin: "), words(recorded.summary_line())],
-            vec![words("candidate: "), words(self.candidate.summary_line())],
+            vec![words(format!("recorded pin: {}", recorded.summary_line()))],
+            vec![words(format!("candidate: {}", c.summary_line()))],
         ])
-        .line(vec![words(format!(
+        .say(format!(
             "new at the candidate (drift): {} compile errors, {} undefined symbols",
             self.new_errors.len(),
             self.new_undefined.len()
-        ))])
-        .table(
-            &["where", "error"],
-            self.new_errors
-                .iter()
-                .map(error_row)
-                .chain(undefined(&self.new_undefined))
-                .collect(),
-        );
+        ))
+        .table(&["where", "error"], errors(&self.new_errors, &self.new_undefined));
         if let Some(failure) = &self.unexplained_failure {
-            doc.line(vec![Span::Prose(failure.clone())]);
+            doc.say(failure);
         }
         if !self.in_conflict.is_empty() {
-            doc.line(vec![words(
-                "in conflict at the candidate (the retarget leaves markers; resolve them, then \
-                 build again):",
-            )])
+            doc.say("in conflict at the candidate (the retarget leaves markers; resolve them, then build again):")
             .table(
                 &["file", "compile errors that follow from the markers"],
                 self.in_conflict
@@ -288,23 +268,19 @@ impl Differential {
                     .collect(),
             );
         }
-        doc.line(vec![words(format!(
-            "also at the recorded pin (not drift{}): {} compile errors, {} undefined symbols",
-            if self.strict {
-                "; --strict fails on it"
-            } else {
-                ""
-            },
+        let strict = if self.strict {
+            "; --strict fails on it"
+        } else {
+            ""
+        };
+        doc.say(format!(
+            "also at the recorded pin (not drift{strict}): {} compile errors, {} undefined symbols",
             self.known_errors.len(),
             self.known_undefined.len()
-        ))])
+        ))
         .table(
             &["where", "error"],
-            self.known_errors
-                .iter()
-                .map(error_row)
-                .chain(undefined(&self.known_undefined))
-                .collect(),
+            errors(&self.known_errors, &self.known_undefined),
         );
         for missing in &self.missing_headers {
             let mut line = vec![words("missing header (toolchain): "), code(&missing.header)];
@@ -316,21 +292,22 @@ impl Differential {
             ));
             doc.line(line);
         }
-        if let Some(build) = &self.candidate.build {
-            doc.terminal_line(vec![words("log: "), code(build.log.display().to_string())]);
+        if let Some(build) = &c.build {
+            doc.path_line("log", &build.log);
         }
         doc
     }
 }
 
-/// Undefined symbols as rows of a table of errors: where they are needed, and the symbol.
-fn undefined(symbols: &[UndefinedSymbol]) -> impl Iterator<Item = Vec<Vec<Span>>> + '_ {
-    symbols.iter().map(|u| {
+/// Compile errors and undefined symbols as rows of one table: where, and what.
+fn errors(errors: &[Diagnostic], undefined: &[UndefinedSymbol]) -> Vec<Row> {
+    let undefined = undefined.iter().map(|u| {
         vec![
             codes(&u.needed_by),
             vec![words("undefined symbol "), code(&u.symbol)],
         ]
-    })
+    });
+    errors.iter().map(error_row).chain(undefined).collect()
 }
 
 /// Takes the errors in `conflicted` files out of `errors`, counted by file.

@@ -708,56 +708,48 @@ impl StubsReport {
     /// The stub headers and CMake stubs written for what the machine lacks.
     pub fn doc(&self) -> Doc {
         let count = |s: StubState| self.headers.iter().filter(|h| h.state == s).count();
-        let mut doc = Doc::new();
-        doc.line(vec![words(format!(
+        let mut doc = Doc::default();
+        doc.say(format!(
             "stubs for what this machine lacks: {} headers ({} written, {} unchanged, {} kept: not forkbook's)",
             self.headers.len(),
             count(StubState::Written),
             count(StubState::Unchanged),
             count(StubState::KeptNotOurs)
-        ))])
-        .terminal_line(vec![words("stub folder: "), code(self.dir.display().to_string())]);
-        let rows = self.headers.iter().map(|header| {
-            let what = match header.state {
+        ))
+        .path_line("stub folder", &self.dir);
+        let rows = self.headers.iter().map(|h| {
+            let what = match h.state {
                 StubState::KeptNotOurs => "kept as it is (not written by forkbook)".to_string(),
                 _ => format!(
                     "{} functions, {} types, {} constants",
-                    header.functions.len(),
-                    header.types.len(),
-                    header.constants.len()
+                    h.functions.len(),
+                    h.types.len(),
+                    h.constants.len()
                 ),
             };
             vec![
-                vec![code(&header.header)],
+                vec![code(&h.header)],
                 vec![words(what)],
-                codes(&header.included_by),
+                codes(&h.included_by),
             ]
         });
         doc.records(&["header", "stub", "included by"], rows.collect());
         if !self.packages.is_empty() || !self.libraries.is_empty() {
-            let none = |names: &[String]| match names {
-                [] => vec![words("none")],
-                names => codes(names),
+            let names = |names: &[String]| match names {
+                [] => "none".to_string(),
+                names => format!("`{}`", names.join("`, `")),
             };
-            let mut line = vec![
-                words("CMake stubs (through `cmake -C` of the stub folder's "),
-                code(CMAKE_CACHE),
-            ];
-            line.push(words("): packages "));
-            line.extend(none(&self.packages));
-            line.push(words("; libraries "));
-            line.extend(none(&self.libraries));
-            doc.line(line);
+            doc.say(format!(
+                "CMake stubs (through `cmake -C` of the stub folder's `{CMAKE_CACHE}`): packages {}; libraries {}",
+                names(&self.packages),
+                names(&self.libraries)
+            ));
         }
+        let refused = "no stub (not a plain relative header path); it stays missing";
         doc.list(
             self.refused
                 .iter()
-                .map(|header| {
-                    vec![
-                        code(header),
-                        words(": no stub (not a plain relative header path); it stays missing"),
-                    ]
-                })
+                .map(|h| vec![code(h), words(format!(": {refused}"))])
                 .collect(),
         );
         doc
