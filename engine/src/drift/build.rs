@@ -287,13 +287,10 @@ pub fn drift_build_with(
             .unwrap_or_else(|| build_dir.join("ccache"));
         env.push(("CCACHE_DIR".into(), dir.into_os_string()));
     }
-    let (configure, configure_log) = run::run_logged_env(
-        &tools.cmake,
-        &configure_args,
-        &build_dir,
-        &build_dir.join("forkbook-configure.log"),
-        &env,
-    )?;
+    let cmake = |args: &[String], log: &str| {
+        run::run_logged_env(&tools.cmake, args, &build_dir, &build_dir.join(log), &env)
+    };
+    let (configure, configure_log) = cmake(&configure_args, "forkbook-configure.log")?;
     let mut report = BuildReport {
         tree: tree.clone(),
         build_dir: build_dir.clone(),
@@ -315,13 +312,7 @@ pub fn drift_build_with(
     }
 
     let build_args = build_args(&cfg.generator, &build_dir, jobs);
-    let (mut build, mut build_log) = run::run_logged_env(
-        &tools.cmake,
-        &build_args,
-        &build_dir,
-        &build_dir.join("forkbook-build.log"),
-        &env,
-    )?;
+    let (mut build, mut build_log) = cmake(&build_args, "forkbook-build.log")?;
     // `make -k` builds nothing that depends on a target that failed: a library whose one file
     // does not compile keeps every object of the targets after it from being compiled. A second
     // pass ignoring errors (`-i`) compiles those; what failed fails again (ccache keeps no
@@ -329,13 +320,7 @@ pub fn drift_build_with(
     if !build.ok() && cfg.generator.contains("Makefiles") {
         let mut again = build_args.clone();
         again.push("-i".to_string());
-        let (blocked, blocked_log) = run::run_logged_env(
-            &tools.cmake,
-            &again,
-            &build_dir,
-            &build_dir.join("forkbook-build-blocked.log"),
-            &env,
-        )?;
+        let (blocked, blocked_log) = cmake(&again, "forkbook-build-blocked.log")?;
         build.seconds += blocked.seconds;
         build_log.push('\n');
         build_log.push_str(&blocked_log);
@@ -733,6 +718,11 @@ fn opens_namespace(text: &str, name: &str) -> bool {
 }
 
 impl BuildReport {
+    /// The configure errors, then the compile errors.
+    pub fn all_errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.configure_errors.iter().chain(&self.errors)
+    }
+
     /// One line: how configure and the build went and what they found.
     pub fn summary_line(&self) -> String {
         let mut line = format!(
@@ -804,7 +794,7 @@ impl BuildReport {
                 format!("build: {result} in {:.1} s, {objects} objects", b.seconds)
             });
         doc.list(vec![vec![words(configure)], vec![words(build)]]);
-        let errors: Vec<&Diagnostic> = self.configure_errors.iter().chain(&self.errors).collect();
+        let errors: Vec<&Diagnostic> = self.all_errors().collect();
         let after = &self.undefined_after_errors;
         let found = !(errors.is_empty() && self.undefined.is_empty() && after.is_empty());
         if self.build.is_some() && !found {

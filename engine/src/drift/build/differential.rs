@@ -78,85 +78,58 @@ impl Differential {
         strict: bool,
     ) -> Differential {
         let trees: Vec<&BuildReport> = recorded.iter().chain([&candidate]).collect();
-        let header_missing = |d: &Diagnostic| {
+        let machine_lacks = |d: &Diagnostic| {
             missing_header_name(&d.message).filter(|h| !trees.iter().any(|t| tree_has(&t.tree, h)))
         };
         let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let all_errors = |r: &BuildReport| -> Vec<Diagnostic> {
-            r.configure_errors
-                .iter()
-                .chain(&r.errors)
-                .cloned()
-                .collect()
-        };
-        let mut candidate_errors = Vec::new();
-        for error in all_errors(&candidate) {
-            match header_missing(&error) {
-                Some(header) => {
-                    missing
-                        .entry(header)
-                        .or_default()
-                        .insert(error.file.clone());
-                }
-                None => candidate_errors.push(error),
+        for error in candidate.all_errors() {
+            if let Some(header) = machine_lacks(error) {
+                missing
+                    .entry(header)
+                    .or_default()
+                    .insert(error.file.clone());
             }
         }
-        let (new_errors, known_errors, new_undefined, known_undefined) = match &recorded {
-            None => (
-                Vec::new(),
-                candidate_errors,
-                Vec::new(),
-                candidate.undefined.clone(),
-            ),
-            Some(recorded) => {
-                let mut at_recorded: BTreeMap<(String, String), usize> = BTreeMap::new();
-                for error in all_errors(recorded) {
-                    if header_missing(&error).is_some() {
-                        continue;
-                    }
-                    *at_recorded.entry(error_key(&error, recorded)).or_default() += 1;
+        // Without a recorded pin's build, the candidate is its own baseline: nothing is new.
+        let baseline = recorded.as_ref().unwrap_or(&candidate);
+        let mut at_baseline: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for error in baseline.all_errors().filter(|e| machine_lacks(e).is_none()) {
+            *at_baseline.entry(error_key(error, baseline)).or_default() += 1;
+        }
+        let (mut new_errors, mut known_errors) = (Vec::new(), Vec::new());
+        for error in candidate
+            .all_errors()
+            .filter(|e| machine_lacks(e).is_none())
+        {
+            match at_baseline.get_mut(&error_key(error, &candidate)) {
+                Some(count) if *count > 0 => {
+                    *count -= 1;
+                    known_errors.push(error.clone());
                 }
-                let (mut new, mut known) = (Vec::new(), Vec::new());
-                for error in candidate_errors {
-                    match at_recorded.get_mut(&error_key(&error, &candidate)) {
-                        Some(count) if *count > 0 => {
-                            *count -= 1;
-                            known.push(error);
-                        }
-                        _ => new.push(error),
-                    }
-                }
-                let undefined_at_recorded: BTreeSet<&str> = recorded
-                    .undefined
-                    .iter()
-                    .chain(&recorded.undefined_after_errors)
-                    .map(|u| u.symbol.as_str())
-                    .collect();
-                let (new_u, known_u) = candidate
-                    .undefined
-                    .iter()
-                    .cloned()
-                    .partition(|u| !undefined_at_recorded.contains(u.symbol.as_str()));
-                (new, known, new_u, known_u)
+                _ => new_errors.push(error.clone()),
             }
-        };
+        }
+        let undefined_at_baseline: BTreeSet<&str> = (baseline.undefined.iter())
+            .chain(&baseline.undefined_after_errors)
+            .map(|u| u.symbol.as_str())
+            .collect();
+        let (new_undefined, known_undefined) = (candidate.undefined.iter().cloned())
+            .partition(|u| !undefined_at_baseline.contains(u.symbol.as_str()));
         let (new_errors, in_conflict) = set_aside_conflicts(new_errors, &candidate.conflicted);
-        let failed = |r: &BuildReport| r.build.as_ref().is_some_and(|b| !b.ok());
-        let recognised = !new_errors.is_empty()
-            || !in_conflict.is_empty()
-            || !known_errors.is_empty()
-            || !candidate.undefined.is_empty()
-            || !missing.is_empty();
-        let recorded_failed = recorded.as_ref().is_none_or(failed);
-        let unexplained_failure =
-            (failed(&candidate) && !recognised && !recorded_failed).then(|| {
+        let recognised = !(new_errors.is_empty()
+            && in_conflict.is_empty()
+            && known_errors.is_empty()
+            && candidate.undefined.is_empty()
+            && missing.is_empty());
+        let recorded_ok = recorded
+            .as_ref()
+            .is_some_and(|r| r.build.as_ref().is_none_or(|b| b.ok()));
+        let unexplained_failure = (candidate.build.as_ref())
+            .filter(|b| !b.ok() && !recognised && recorded_ok)
+            .map(|b| {
                 format!(
                     "the candidate's build failed with no error forkbook recognised; see `{}`",
-                    candidate
-                        .build
-                        .as_ref()
-                        .map(|b| b.log.display().to_string())
-                        .unwrap_or_default()
+                    b.log.display()
                 )
             });
         Differential {
