@@ -7,7 +7,7 @@
 //! [`crate::terminal::escape_field`] on a terminal and through [`crate::markdown`]'s quoting on a
 //! page, so no report can forget to quote them.
 
-use crate::markdown;
+use crate::markdown::{self, PageLinks};
 use crate::terminal::escape_field;
 
 /// A piece of a line.
@@ -59,6 +59,23 @@ pub fn separated(spans: impl IntoIterator<Item = Span>, separator: &str) -> Vec<
     out
 }
 
+/// Local fixes: `fix 1, fix 2` on a terminal, linked to their register entries on a page.
+pub fn fixes(links: &PageLinks, numbers: &[usize]) -> Span {
+    let text: Vec<String> = numbers.iter().map(|n| format!("fix {n}")).collect();
+    let markdown = links.fixes(numbers);
+    Span::Link {
+        text: text.join(", "),
+        markdown,
+    }
+}
+
+/// An upstream commit: `sha8 subject` on a terminal, linked (with its pull request) on a page.
+pub fn commit(links: &PageLinks, sha: &str, summary: &str) -> Span {
+    let text = format!("{} {summary}", &sha[..sha.len().min(8)]);
+    let markdown = markdown::cell(&links.upstream_commit(sha, summary));
+    Span::Link { text, markdown }
+}
+
 impl Span {
     fn text(&self, in_cell: bool) -> String {
         match self {
@@ -100,6 +117,8 @@ enum Block {
     /// A table on a page; on a terminal, its columns aligned under the header or, as records,
     /// each row's first cell on a line and its other cells `header: cell` on lines below.
     Table(Vec<&'static str>, Vec<Row>, bool),
+    /// A fenced code block of a language (a diff) on a page; the terminal shows no such block.
+    Code(&'static str, String),
 }
 
 /// What a report says, in blocks; each block shown on both or on the terminal alone (a machine's
@@ -129,6 +148,13 @@ impl Doc {
             code(path.display().to_string()),
         ];
         self.blocks.push((Block::Line(spans), false));
+        self
+    }
+
+    /// A fenced code block of `language` holding `body` (from someone's tree), on the page only.
+    pub fn page_code(&mut self, language: &'static str, body: &str) -> &mut Doc {
+        self.blocks
+            .push((Block::Code(language, body.to_string()), true));
         self
     }
 
@@ -169,6 +195,7 @@ impl Doc {
         let mut out = String::new();
         for (block, _) in &self.blocks {
             match block {
+                Block::Code(..) => {}
                 Block::Line(spans) => {
                     out.push_str(&format!("{}\n", join(spans, |s| s.text(false))))
                 }
@@ -205,6 +232,7 @@ impl Doc {
                         .map(|i| format!("- {}\n", join(i, |s| s.markdown(false))));
                     items.collect()
                 }
+                Block::Code(language, body) => markdown::code_block(language, body),
                 Block::Table(header, rows, _) => {
                     let rows: Vec<Vec<String>> = rows
                         .iter()

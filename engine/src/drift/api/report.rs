@@ -3,7 +3,7 @@
 pub use super::kind::{Kind, ALL_KINDS};
 use super::model::Loc;
 use super::suppress::Suppression;
-use crate::doc::{code, text, words, Doc, Row, Span};
+use crate::doc::{code, commit, text, words, Doc, Row, Span};
 use crate::markdown::PageLinks;
 use crate::report_value::plural;
 use serde::{Deserialize, Serialize};
@@ -166,10 +166,7 @@ impl ApiReport {
         if let Some(l) = &f.backend {
             place.extend([words("; backend "), code(l.to_string())]);
         }
-        let commit = f.introduced_by.iter().map(|c| Span::Link {
-            text: format!("{} {}", &c.sha[..c.sha.len().min(10)], c.summary),
-            markdown: crate::markdown::cell(&links.upstream_commit(&c.sha, &c.summary)),
-        });
+        let commit = (f.introduced_by.iter()).map(|c| commit(links, &c.sha, &c.summary));
         vec![what, place, commit.collect()]
     }
 }
