@@ -102,7 +102,7 @@ fn run(hipcc: &Path) {
         let build_dir = work.join(&pin[..8]).join("build");
         let report = drift_build_with(&tree, &build_dir, &BuildConfig::default(), &options)
             .unwrap_or_else(|e| panic!("{}", e.message()));
-        assert!(report.configure.ok(), "{}", report.render_text());
+        assert!(report.configure.ok(), "{}", report.doc().text());
         reports.push(report);
     }
     let candidate = reports.pop().unwrap();
@@ -112,12 +112,12 @@ fn run(hipcc: &Path) {
         assert!(
             !report.errors.iter().any(|e| e.file.ends_with("scale.hip")),
             "{}",
-            report.render_text()
+            report.doc().text()
         );
         assert!(
             has_object(&report.build_dir, "scale.hip.o"),
             "the kernel was compiled: {}",
-            report.render_text()
+            report.doc().text()
         );
     }
     let diff = Differential::compare(
@@ -127,7 +127,7 @@ fn run(hipcc: &Path) {
         candidate,
         false,
     );
-    let text = diff.render_text();
+    let text = diff.doc().text();
     assert_eq!(
         files(&diff.new_errors),
         BTreeSet::from([

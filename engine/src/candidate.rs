@@ -8,6 +8,7 @@
 use super::base::Commits;
 use super::cache::{short, Cache, Remote};
 use super::config::Config;
+use super::doc::Doc;
 use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs};
 use super::drift::build::{
     self, stubs::StubsReport, BuildConfig, BuildOptions, BuildReport, Confirmation, Differential,
@@ -335,7 +336,7 @@ pub fn drift_api_report(
 
 impl CommandReport for ApiReport {
     fn text(&self) -> String {
-        self.render_text()
+        self.doc(&crate::markdown::PageLinks::default()).text()
     }
 
     /// An unsuppressed finding breaks the backend.
@@ -343,7 +344,7 @@ impl CommandReport for ApiReport {
         Verdict::problems_if(self.breaks() > 0)
     }
     fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
-        Some(ApiReport::markdown(self, links))
+        Some(self.doc(links).markdown())
     }
 }
 
@@ -431,22 +432,29 @@ pub fn drift_build_report(
     })
 }
 
-impl CommandReport for BuildRun {
-    fn text(&self) -> String {
-        let mut out = self
+impl BuildRun {
+    /// The stubs written, the build (or the differential), then which static findings it
+    /// confirmed.
+    fn doc(&self) -> Doc {
+        let mut doc = self
             .stubs
             .as_ref()
-            .map(|s| s.render_text())
+            .map(StubsReport::doc)
             .unwrap_or_default();
-        out.push_str(&match &self.differential {
-            Some(differential) => differential.render_text(),
-            None => self.build.render_text(),
+        doc.append(match &self.differential {
+            Some(differential) => differential.doc(),
+            None => self.build.doc(),
         });
         if let Some(confirmation) = &self.confirmation {
-            out.push('\n');
-            out.push_str(&confirmation.render_text());
+            doc.append(confirmation.doc());
         }
-        out
+        doc
+    }
+}
+
+impl CommandReport for BuildRun {
+    fn text(&self) -> String {
+        self.doc().text()
     }
 
     /// A plain build fails on every problem; a differential one on what is new at the
@@ -460,31 +468,7 @@ impl CommandReport for BuildRun {
     }
 
     fn markdown(&self, _links: &crate::markdown::PageLinks) -> Option<String> {
-        let mut out = String::new();
-        if let Some(stubs) = &self.stubs {
-            let headers: Vec<String> = stubs
-                .headers
-                .iter()
-                .map(|h| crate::markdown::code_span(&h.header))
-                .collect();
-            out.push_str(&format!(
-                "Stub headers for what this machine lacks: {}.\n\n",
-                if headers.is_empty() {
-                    "none needed".to_string()
-                } else {
-                    headers.join(", ")
-                }
-            ));
-        }
-        out.push_str(&match &self.differential {
-            Some(differential) => differential.markdown(),
-            None => self.build.markdown(),
-        });
-        if let Some(confirmation) = &self.confirmation {
-            out.push('\n');
-            out.push_str(&confirmation.markdown());
-        }
-        Some(out)
+        Some(self.doc().markdown())
     }
 }
 

@@ -13,6 +13,7 @@ pub mod ci;
 pub mod ci_rocm;
 pub mod config;
 pub mod counts;
+pub mod doc;
 pub mod drift;
 pub mod error;
 pub mod fetch;

@@ -11,12 +11,15 @@ use super::base;
 use super::base::Commits;
 use super::cache::Cache;
 use super::config::Layout;
+use super::doc::{code, fixes, text, words, Doc};
 use super::error::Result;
 use super::overlay::{self, FixStep, OverlayState, Records};
 use super::patch;
 use super::project::Project;
 use super::records::sha256_hex;
 use super::FileMap;
+use crate::markdown::PageLinks;
+use crate::report_value::plural;
 use forkbook_records::residual_record::{Flavor, RecordedCommits, ResidualRecord};
 use serde::Serialize;
 use similar::udiff::UnifiedHunkHeader;
@@ -70,83 +73,48 @@ impl Residual {
         out
     }
 
-    pub fn render_text(&self) -> String {
+    /// The residual: each hunk under its file and line with what explains it (the fixes that
+    /// change the file, linked to their register entries on a page, and the record's note), and
+    /// on a page its diff. A hunk nothing explains says so.
+    pub fn doc(&self, links: &PageLinks) -> Doc {
+        let mut doc = Doc::default();
+        let files = plural(self.files, "core file", "core files");
         if self.hunks.is_empty() {
-            return format!(
-                "residual: {} core files equal the pin plus the fork's change\n",
-                self.files
-            );
+            doc.say(format!(
+                "residual: {files} equal the pin plus the fork's change"
+            ));
+            return doc;
         }
-        let mut out = format!(
-            "residual: {} in {} of {}\n",
-            super::report_value::plural(self.hunks.len(), "hunk", "hunks"),
-            self.touched_files(),
-            super::report_value::plural(self.files, "core file", "core files")
-        );
+        let hunks = plural(self.hunks.len(), "hunk", "hunks");
+        doc.say(format!(
+            "residual: {hunks} in {} of {files}",
+            self.touched_files()
+        ));
         let mut last_noted = "";
         for h in &self.hunks {
-            let fixes = if let Some(note) = &h.note {
+            let mut line = vec![code(format!("{}:{}", h.file, h.line))];
+            line.push(words(format!("  -{} +{}  (", h.removed, h.added)));
+            if !h.fixes.is_empty() {
+                line.extend([words("explained by "), fixes(links, &h.fixes)]);
+            }
+            if let Some(note) = &h.note {
                 let item = note
                     .item
                     .map_or("noted, no item".to_string(), |n| format!("item {n}"));
+                let then = if h.fixes.is_empty() { "" } else { "; " };
+                line.push(words(format!("{then}{item}")));
                 // The reason once per file: every hunk of a file shares its note.
-                if last_noted == h.file {
-                    item
-                } else {
+                if last_noted != h.file {
                     last_noted = &h.file;
-                    format!("{item}: {}", crate::terminal::escape_field(&note.reason))
+                    line.extend([words(": "), text(&note.reason)]);
                 }
             } else if h.fixes.is_empty() {
-                "no fix".to_string()
-            } else {
-                h.fixes
-                    .iter()
-                    .map(|n| format!("fix {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            out.push_str(&format!(
-                "  {}:{}  -{} +{}  ({fixes})\n",
-                h.file, h.line, h.removed, h.added
-            ));
+                line.push(words("no fix"));
+            }
+            line.push(words(")"));
+            doc.list(vec![line]).page_code("diff", &h.text);
         }
-        out
-    }
-
-    /// The residual for the book: each hunk as a diff under its file and line, with the fixes
-    /// that explain it linked to their register entries. A hunk no fix explains says so.
-    pub fn markdown(&self, links: &crate::markdown::PageLinks) -> String {
-        use crate::markdown;
-        if self.hunks.is_empty() {
-            return format!(
-                "All {} equal the pin plus the fork's change.\n",
-                super::report_value::plural(self.files, "core file", "core files")
-            );
-        }
-        let mut out = format!(
-            "Residual: {} in {} of {}.\n\n",
-            super::report_value::plural(self.hunks.len(), "hunk", "hunks"),
-            self.touched_files(),
-            super::report_value::plural(self.files, "core file", "core files")
-        );
-        for h in &self.hunks {
-            let explained = if let Some(note) = h.note.as_ref().filter(|_| h.fixes.is_empty()) {
-                format!("noted: {}", markdown::text(&note.reason))
-            } else if h.fixes.is_empty() {
-                "**explained by no fix**".to_string()
-            } else {
-                format!("explained by {}", links.fixes(&h.fixes))
-            };
-            out.push_str(&format!(
-                "{} line {} (−{} +{}), {explained}\n\n{}\n",
-                markdown::code_span(&h.file),
-                h.line,
-                h.removed,
-                h.added,
-                markdown::code_block("diff", &h.text)
-            ));
-        }
-        out
+        doc
     }
 
     pub fn touched_files(&self) -> usize {

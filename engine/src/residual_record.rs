@@ -3,6 +3,7 @@
 //! commits, its notes kept.
 
 use super::cache::Cache;
+use super::doc::{code, text, words, Doc};
 use super::error::Result;
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
@@ -101,19 +102,28 @@ pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun>
     })
 }
 
-impl CommandReport for ResidualRun {
-    fn text(&self) -> String {
-        let mut out = self.residual.render_text();
+impl ResidualRun {
+    /// The residual, then the record written and the notes to review.
+    fn doc(&self, links: &crate::markdown::PageLinks) -> Doc {
+        let mut doc = self.residual.doc(links);
         if let Some(written) = &self.written {
-            out.push_str(&format!("wrote {}\n", written.file));
+            doc.line(vec![words("wrote "), text(&written.file)]);
             for path in &written.flagged {
-                out.push_str(&format!(
-                    "review the note for `{path}`: its residual changed (flagged in {})\n",
-                    written.file
-                ));
+                let flagged = format!(": its residual changed (flagged in {})", written.file);
+                doc.line(vec![
+                    words("review the note for "),
+                    code(path),
+                    text(flagged),
+                ]);
             }
         }
-        out
+        doc
+    }
+}
+
+impl CommandReport for ResidualRun {
+    fn text(&self) -> String {
+        self.doc(&Default::default()).text()
     }
 
     /// A note flagged for review is a problem: a person has to read it again.
@@ -121,19 +131,6 @@ impl CommandReport for ResidualRun {
         Verdict::problems_if(self.written.as_ref().is_some_and(|w| !w.flagged.is_empty()))
     }
     fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
-        let mut out = self.residual.markdown(links);
-        if let Some(written) = &self.written {
-            out.push_str(&format!(
-                "\nWrote `{}`.\n",
-                crate::markdown::text(&written.file)
-            ));
-            for path in &written.flagged {
-                out.push_str(&format!(
-                    "\n**Review the note for {}**: its residual changed.\n",
-                    crate::markdown::code_span(path)
-                ));
-            }
-        }
-        Some(out)
+        Some(self.doc(links).markdown())
     }
 }

@@ -17,6 +17,7 @@
 
 use super::base::{self, Commits, CoreOutcome};
 use super::cache::{short, Cache};
+use super::doc::{self, code, text, words, Doc};
 use super::error::Result;
 pub use super::markdown::{pr_number, text as markdown_text, web_base};
 use super::merge::count_conflicts;
@@ -25,6 +26,7 @@ use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
 use super::sync::{FileOutcome, Move};
 use super::FileMap;
+use crate::markdown::PageLinks;
 use git2::{Oid, Repository};
 use serde::Serialize;
 use similar::{Algorithm, DiffOp};
@@ -435,39 +437,6 @@ pub fn move_conflicts(
     Ok(out)
 }
 
-/// Text lines for a terminal: one per region, its causes indented below.
-pub fn render_text(traces: &[RegionTrace]) -> String {
-    let mut out = String::new();
-    for t in traces {
-        let state = match &t.state {
-            RegionState::Left => "left".to_string(),
-            RegionState::Resolved { fixes } if fixes.is_empty() => "resolved locally".to_string(),
-            RegionState::Resolved { fixes } => format!(
-                "resolved by fix {}",
-                fixes
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        out.push_str(&format!(
-            "  {} region {} ({}, {}; {state}):\n",
-            t.path,
-            t.region,
-            t.between,
-            t.describe_lines()
-        ));
-        if t.commits.is_empty() {
-            out.push_str("    no upstream commit since the fork base changed these lines\n");
-        }
-        for c in &t.commits {
-            out.push_str(&format!("    upstream {}\n", c.describe()));
-        }
-    }
-    out
-}
-
 /// The first upstream commit at which one core file conflicts.
 #[derive(Debug, Clone, Serialize)]
 pub struct FirstConflict {
@@ -599,65 +568,55 @@ pub fn traced(
 
 impl CommandReport for TracedMove {
     fn text(&self) -> String {
-        let mut out = self.planned.text();
-        if !self.conflict_causes.is_empty() {
-            out.push_str(
-                "conflict regions and the upstream commits that changed their pin side:\n",
-            );
-            out.push_str(&render_text(&self.conflict_causes));
-        }
-        out
+        self.planned.text() + &causes_doc(&self.conflict_causes, &PageLinks::default()).text()
     }
 
     fn verdict(&self) -> Verdict {
         self.planned.verdict()
     }
 
-    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
+    fn markdown(&self, links: &PageLinks) -> Option<String> {
         let mut out = self.planned.markdown(links);
         if !self.conflict_causes.is_empty() {
-            out.push_str(
-                "\nThe conflict regions and the upstream commits that changed their pin side:\n\n",
-            );
-            out.push_str(&causes_table(&self.conflict_causes, links));
+            out = out + "\n" + &causes_doc(&self.conflict_causes, links).markdown();
         }
         Some(out)
     }
 }
 
-/// Conflict regions as a table, each with the upstream commits (linked) behind its pin side.
-pub fn causes_table(causes: &[RegionTrace], links: &crate::markdown::PageLinks) -> String {
-    use crate::markdown;
-    let rows: Vec<Vec<String>> = causes
-        .iter()
-        .map(|t| {
-            let state = match &t.state {
-                RegionState::Left => "**markers left**".to_string(),
-                RegionState::Resolved { fixes } => format!("resolved by {}", links.fixes(fixes)),
-            };
-            let commits: Vec<String> = t
-                .commits
-                .iter()
-                .map(|c| markdown::cell(&links.upstream_commit(&c.sha, &c.summary)))
-                .collect();
-            vec![
-                format!(
-                    "{} region {}, {} ({})",
-                    markdown::code_span(&t.path),
-                    t.region,
-                    markdown::text(&t.describe_lines()),
-                    markdown::cell(&markdown::text(&t.between))
-                ),
-                state,
-                if commits.is_empty() {
-                    "none found".to_string()
-                } else {
-                    commits.join(" · ")
-                },
-            ]
-        })
-        .collect();
-    markdown::table(&["conflict", "state", "upstream commits"], &rows)
+/// Conflict regions, each with its state and the upstream commits (linked on a page) that
+/// changed its pin side; nothing when there are none.
+pub fn causes_doc(causes: &[RegionTrace], links: &PageLinks) -> Doc {
+    let rows = causes.iter().map(|t| {
+        let state = match &t.state {
+            RegionState::Left => vec![words("markers left")],
+            RegionState::Resolved { fixes } if fixes.is_empty() => vec![words("resolved locally")],
+            RegionState::Resolved { fixes } => {
+                vec![words("resolved by "), doc::fixes(links, fixes)]
+            }
+        };
+        let commits = t
+            .commits
+            .iter()
+            .map(|c| doc::commit(links, &c.sha, &c.summary));
+        let mut commits = doc::separated(commits, " · ");
+        if commits.is_empty() {
+            commits.push(words("none since the fork base changed these lines"));
+        }
+        let lines = format!(
+            " region {} ({}, {})",
+            t.region,
+            t.between,
+            t.describe_lines()
+        );
+        vec![vec![code(&t.path), text(lines)], state, commits]
+    });
+    let mut doc = Doc::default();
+    if !causes.is_empty() {
+        doc.say("conflict regions and the upstream commits that changed their pin side:")
+            .records(&["conflict", "state", "upstream"], rows.collect());
+    }
+    doc
 }
 
 /// `retarget REV --stepwise`: each core file's first conflicting upstream commit up to REV.

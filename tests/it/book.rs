@@ -552,7 +552,7 @@ fn results_are_tables_and_diffs_linked_to_upstream_and_the_register() {
         .nth(1)
         .expect("the retarget step shows its result as a view");
     assert!(
-        view.contains("<td><code>mlx/device.cpp</code> region 1, pin line "),
+        view.contains("<td><code>mlx/device.cpp</code> region 1 (pin/fork, pin line "),
         "{view}"
     );
     let commit_link = format!("<a href=\"{web}/commit/");

@@ -56,7 +56,7 @@ fn demo_report(suppressions: &[Suppression]) -> (world::World, ApiReport) {
 #[test]
 fn the_demo_world_breaks_exactly_where_it_was_broken() {
     let (world, report) = demo_report(&[]);
-    println!("{}", report.render_text());
+    println!("{}", report.doc(&Default::default()).text());
     let found: Vec<(String, String, String)> = report
         .findings
         .iter()
@@ -76,7 +76,12 @@ fn the_demo_world_breaks_exactly_where_it_was_broken() {
     let mut sorted = found.clone();
     sorted.sort();
     expected.sort();
-    assert_eq!(sorted, expected, "{}", report.render_text());
+    assert_eq!(
+        sorted,
+        expected,
+        "{}",
+        report.doc(&Default::default()).text()
+    );
     assert_eq!(report.breaks(), world::BREAKS.len());
     // Every finding points at upstream's new declaration and into the backend.
     for finding in &report.findings {

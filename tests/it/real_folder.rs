@@ -475,7 +475,7 @@ fn the_residual_is_kept_in_the_records_own_terms() {
         .collect();
     assert!(!device.is_empty(), "{out}");
     assert!(
-        device[0].contains("(item 1: keeps the pin's default-device rule and the fork's hook.)"),
+        device[0].contains("; item 1: keeps the pin's default-device rule and the fork's hook.)"),
         "the note's item beside the hunk: {out}"
     );
     assert!(device.iter().all(|l| l.contains("item 1")), "{out}");

@@ -34,14 +34,15 @@ fn retarget_names_the_upstream_commit_behind_each_conflict_region() {
     let pin2 = demo.demo.world.pin2.clone();
     let (code, text) = demo.run(&["retarget", &pin2, "--check"]);
     assert_eq!(code, 1, "{text}");
-    let expected = format!("    upstream {} {DEVICE_COMMIT}\n", &device[..8]);
+    let expected = format!("      upstream: {} {DEVICE_COMMIT}\n", &device[..8]);
     assert!(
         text.contains("  mlx/device.cpp region 1 (pin/fork, pin line "),
         "{text}"
     );
+    // Only the one commit that changed those lines (the cell ends after it), not the other ten
+    // between the pins, and one region.
     assert!(text.contains(&expected), "{text}");
-    // Only the one commit that changed those lines, not the other ten between the pins.
-    assert_eq!(text.matches("    upstream ").count(), 1, "{text}");
+    assert_eq!(text.matches("      upstream: ").count(), 1, "{text}");
 
     let (code, json) = demo.run(&["--json", "retarget", &pin2, "--check"]);
     assert_eq!(code, 1, "{json}");

@@ -22,6 +22,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::doc::{code, codes, text, words, Doc, Row};
 use crate::error::{Context, Error, Result};
 
 pub use confirm::{confirm, Confirmation, Confirmed};
@@ -286,13 +287,10 @@ pub fn drift_build_with(
             .unwrap_or_else(|| build_dir.join("ccache"));
         env.push(("CCACHE_DIR".into(), dir.into_os_string()));
     }
-    let (configure, configure_log) = run::run_logged_env(
-        &tools.cmake,
-        &configure_args,
-        &build_dir,
-        &build_dir.join("forkbook-configure.log"),
-        &env,
-    )?;
+    let cmake = |args: &[String], log: &str| {
+        run::run_logged_env(&tools.cmake, args, &build_dir, &build_dir.join(log), &env)
+    };
+    let (configure, configure_log) = cmake(&configure_args, "forkbook-configure.log")?;
     let mut report = BuildReport {
         tree: tree.clone(),
         build_dir: build_dir.clone(),
@@ -314,13 +312,7 @@ pub fn drift_build_with(
     }
 
     let build_args = build_args(&cfg.generator, &build_dir, jobs);
-    let (mut build, mut build_log) = run::run_logged_env(
-        &tools.cmake,
-        &build_args,
-        &build_dir,
-        &build_dir.join("forkbook-build.log"),
-        &env,
-    )?;
+    let (mut build, mut build_log) = cmake(&build_args, "forkbook-build.log")?;
     // `make -k` builds nothing that depends on a target that failed: a library whose one file
     // does not compile keeps every object of the targets after it from being compiled. A second
     // pass ignoring errors (`-i`) compiles those; what failed fails again (ccache keeps no
@@ -328,13 +320,7 @@ pub fn drift_build_with(
     if !build.ok() && cfg.generator.contains("Makefiles") {
         let mut again = build_args.clone();
         again.push("-i".to_string());
-        let (blocked, blocked_log) = run::run_logged_env(
-            &tools.cmake,
-            &again,
-            &build_dir,
-            &build_dir.join("forkbook-build-blocked.log"),
-            &env,
-        )?;
+        let (blocked, blocked_log) = cmake(&again, "forkbook-build-blocked.log")?;
         build.seconds += blocked.seconds;
         build_log.push('\n');
         build_log.push_str(&blocked_log);
@@ -732,6 +718,11 @@ fn opens_namespace(text: &str, name: &str) -> bool {
 }
 
 impl BuildReport {
+    /// The configure errors, then the compile errors.
+    pub fn all_errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.configure_errors.iter().chain(&self.errors)
+    }
+
     /// One line: how configure and the build went and what they found.
     pub fn summary_line(&self) -> String {
         let mut line = format!(
@@ -782,162 +773,87 @@ impl BuildReport {
         problems
     }
 
-    /// The report for the book: the steps in a line each, the compile errors and the undefined
-    /// symbols as tables.
-    pub fn markdown(&self) -> String {
-        use crate::markdown;
-        let mut out = format!(
-            "Drift build with {} ({}, {} jobs): configure {} in {:.1} s",
-            markdown::code_span(&self.compiler),
-            markdown::text(&self.generator),
-            self.jobs,
-            markdown::text(&step_result(&self.configure)),
-            self.configure.seconds
-        );
-        match &self.build {
-            Some(build) => out.push_str(&format!(
-                "; build {} in {:.1} s, {} objects.\n\n",
-                markdown::text(&step_result(build)),
-                build.seconds,
-                self.objects
-            )),
-            None => out.push_str("; the build did not run.\n\n"),
-        }
-        let errors: Vec<&Diagnostic> = self.configure_errors.iter().chain(&self.errors).collect();
-        if !errors.is_empty() {
-            let rows: Vec<Vec<String>> = errors
-                .iter()
-                .map(|e| {
-                    vec![
-                        markdown::code_span(&e.place()),
-                        markdown::cell(&markdown::text(&format!("{}: {}", e.severity, e.message))),
-                    ]
-                })
-                .collect();
-            out.push_str(&markdown::table(&["where", "error"], &rows));
-            out.push('\n');
-        }
-        let undefined: Vec<&UndefinedSymbol> = self
-            .undefined
-            .iter()
-            .chain(&self.undefined_after_errors)
-            .collect();
-        if !undefined.is_empty() {
-            let rows: Vec<Vec<String>> = undefined
-                .iter()
-                .map(|u| {
-                    let needed: Vec<String> =
-                        u.needed_by.iter().map(|p| markdown::code_span(p)).collect();
-                    vec![
-                        markdown::code_span(&u.symbol),
-                        needed.join(", "),
-                        u.probably_in
-                            .as_deref()
-                            .map_or("—".to_string(), markdown::code_span),
-                    ]
-                })
-                .collect();
-            out.push_str(&markdown::table(
-                &[
-                    "undefined symbol",
-                    "needed by",
-                    "probably in (failed to compile)",
-                ],
-                &rows,
-            ));
-            out.push('\n');
-        }
-        if errors.is_empty() && undefined.is_empty() && self.build.is_some() {
-            out.push_str(&format!(
-                "No compile error and no undefined symbol in {}.\n",
-                markdown::code_span(&self.namespace)
-            ));
-        }
-        out
-    }
-
-    /// The report for people.
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "drift build of `{}` with `{}` ({}, {} jobs)",
-            self.tree.display(),
-            self.compiler,
-            self.generator,
-            self.jobs
-        );
-        let _ = writeln!(
-            out,
+    /// The report: the steps, the compile errors and the undefined symbols as tables.
+    pub fn doc(&self) -> Doc {
+        let mut doc = Doc::default();
+        doc.say(format!(
+            "drift build with `{}` ({}, {} jobs)",
+            self.compiler, self.generator, self.jobs
+        ))
+        .path_line("tree", &self.tree);
+        let configure = format!(
             "configure: {} in {:.1} s",
             step_result(&self.configure),
             self.configure.seconds
         );
-        for error in &self.configure_errors {
-            let _ = writeln!(out, "  {}", describe(error));
-        }
-        let Some(build) = &self.build else {
-            let _ = writeln!(
-                out,
-                "build: not run; the configure log is `{}`",
-                self.configure.log.display()
-            );
-            return out;
-        };
-        let _ = writeln!(
-            out,
-            "build: {} in {:.1} s, {} objects",
-            step_result(build),
-            build.seconds,
-            self.objects
-        );
-        self.render_findings(&mut out);
-        let _ = writeln!(out, "log: `{}`", build.log.display());
-        out
-    }
-
-    fn render_findings(&self, out: &mut String) {
-        if self.errors.is_empty()
-            && self.undefined.is_empty()
-            && self.undefined_after_errors.is_empty()
-        {
-            let _ = writeln!(
-                out,
-                "no compile errors and no undefined symbols in `{}`",
-                self.namespace
-            );
-            return;
-        }
-        let _ = writeln!(out, "compile errors: {}", self.errors.len());
-        for error in &self.errors {
-            let _ = writeln!(out, "  {}", describe(error));
-        }
-        let _ = writeln!(
-            out,
-            "undefined symbols in `{}` that no object defines: {}",
-            self.namespace,
-            self.undefined.len()
-        );
-        for symbol in &self.undefined {
-            let _ = writeln!(
-                out,
-                "  {}\n      needed by {}",
-                symbol.symbol,
-                symbol.needed_by.join(", ")
+        let build = self
+            .build
+            .as_ref()
+            .map_or("build: not run".to_string(), |b| {
+                let (result, objects) = (step_result(b), self.objects);
+                format!("build: {result} in {:.1} s, {objects} objects", b.seconds)
+            });
+        doc.list(vec![vec![words(configure)], vec![words(build)]]);
+        let errors: Vec<&Diagnostic> = self.all_errors().collect();
+        let after = &self.undefined_after_errors;
+        let found = !(errors.is_empty() && self.undefined.is_empty() && after.is_empty());
+        if self.build.is_some() && !found {
+            let ns = &self.namespace;
+            doc.say(format!(
+                "no compile errors and no undefined symbols in `{ns}`"
+            ));
+        } else {
+            doc.say(format!("compile errors: {}", errors.len())).table(
+                &["where", "error"],
+                errors.into_iter().map(error_row).collect(),
             );
         }
-        if !self.undefined_after_errors.is_empty() {
-            let _ = writeln!(
-                out,
+        if self.build.is_some() && found {
+            doc.say(format!(
+                "undefined symbols in `{}` that no object defines: {}",
+                self.namespace,
+                self.undefined.len()
+            ))
+            .records(
+                &["undefined symbol", "needed by"],
+                self.undefined.iter().map(undefined_row).collect(),
+            );
+        }
+        if !after.is_empty() {
+            let rows = after.iter().map(|u| {
+                let mut row = undefined_row(u);
+                row.push(u.probably_in.iter().map(code).collect());
+                row
+            });
+            doc.say(format!(
                 "also undefined, probably because their file failed to compile: {}",
-                self.undefined_after_errors.len()
+                after.len()
+            ))
+            .records(
+                &["undefined symbol", "needed by", "probably in"],
+                rows.collect(),
             );
-            for symbol in &self.undefined_after_errors {
-                let source = symbol.probably_in.as_deref().unwrap_or_default();
-                let _ = writeln!(out, "  {} ({source})", symbol.symbol);
-            }
         }
+        doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
+        doc
     }
+}
+
+/// A compile error as a table's row: where, and what.
+pub(crate) fn error_row(error: &Diagnostic) -> Row {
+    let place = error.place();
+    vec![
+        (!place.is_empty())
+            .then(|| code(place))
+            .into_iter()
+            .collect(),
+        vec![text(format!("{}: {}", error.severity, error.message))],
+    ]
+}
+
+/// An undefined symbol as a table's row: the symbol, and the sources that need it.
+fn undefined_row(symbol: &UndefinedSymbol) -> Row {
+    vec![vec![code(&symbol.symbol)], codes(&symbol.needed_by)]
 }
 
 fn describe(error: &Diagnostic) -> String {

@@ -3,8 +3,10 @@
 pub use super::kind::{Kind, ALL_KINDS};
 use super::model::Loc;
 use super::suppress::Suppression;
+use crate::doc::{code, commit, text, words, Doc, Row, Span};
+use crate::markdown::PageLinks;
+use crate::report_value::plural;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 
 /// An upstream commit: full SHA and the first line of its message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,146 +103,71 @@ impl ApiReport {
             .count()
     }
 
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
+    /// The report: the count, each finding with where upstream declares it at both commits
+    /// (linked to upstream's file), where the backend uses it and the upstream commit and pull
+    /// request that changed it (linked), the stale suppressions, and what the parser skipped.
+    pub fn doc(&self, links: &PageLinks) -> Doc {
         let short = |sha: &str| sha.chars().take(10).collect::<String>();
-        let _ = writeln!(out, "drift api {}..{}", short(&self.from), short(&self.to));
-        for finding in &self.findings {
-            render_finding(&mut out, finding);
-        }
-        for stale in &self.unused_suppressions {
-            let _ = writeln!(
-                out,
-                "\nunused suppression: {} `{}` ({})",
-                stale.kind, stale.symbol, stale.reason
-            );
-        }
-        let suppressed = self.findings.len() - self.breaks();
-        let _ = writeln!(
-            out,
-            "\n{}, {} suppressed; parsed {} + {} headers and {} backend files ({} error nodes: \
-             syntax the parser could not read and skipped, where a declaration may be missed)",
-            crate::report_value::plural(self.breaks(), "break", "breaks"),
-            suppressed,
-            self.parse.from_headers,
-            self.parse.to_headers,
-            self.parse.backend_files,
-            self.parse.from_error_nodes
-                + self.parse.to_error_nodes
-                + self.parse.backend_error_nodes,
-        );
-        out
-    }
-}
-
-impl ApiReport {
-    /// The findings as a table for the book: each break with where upstream's declaration is
-    /// (linked to upstream's file at both commits), where the backend uses it, and the upstream
-    /// commit and pull request that changed it (linked).
-    pub fn markdown(&self, links: &crate::markdown::PageLinks) -> String {
-        use crate::markdown;
-        let short = |sha: &str| sha.chars().take(8).collect::<String>();
-        let mut out = format!(
-            "Drift from upstream `{}` to `{}`: {}, {} suppressed.\n\n",
-            markdown::text(&short(&self.from)),
-            markdown::text(&short(&self.to)),
-            crate::report_value::plural(self.breaks(), "break", "breaks"),
+        let mut doc = Doc::default();
+        doc.say(format!(
+            "drift api from upstream `{}` to `{}`: {}, {} suppressed",
+            short(&self.from),
+            short(&self.to),
+            plural(self.breaks(), "break", "breaks"),
             self.findings.len() - self.breaks()
+        ))
+        .records(
+            &["finding", "where", "changed by"],
+            self.findings.iter().map(|f| self.row(f, links)).collect(),
         );
-        if !self.findings.is_empty() {
-            let rows: Vec<Vec<String>> = self.findings.iter().map(|f| self.row(f, links)).collect();
-            out.push_str(&markdown::table(&["finding", "where", "changed by"], &rows));
-        }
         for stale in &self.unused_suppressions {
-            out.push_str(&format!(
-                "\nUnused suppression: `{}` {} ({}).\n",
-                markdown::text(&stale.kind),
-                markdown::code_span(&stale.symbol),
-                markdown::text(&stale.reason)
-            ));
+            let (kind, reason) = (text(format!("{} ", stale.kind)), text(&stale.reason));
+            let symbol = code(&stale.symbol);
+            doc.line(vec![
+                words("unused suppression: "),
+                kind,
+                symbol,
+                words(" ("),
+                reason,
+                words(")"),
+            ]);
         }
         let errors = self.parse.from_error_nodes
             + self.parse.to_error_nodes
             + self.parse.backend_error_nodes;
-        out.push_str(&format!(
-            "\nParsed {} + {} headers and {} backend files; {} (syntax the parser could not read \
-             and skipped, where a declaration may be missed).\n",
+        doc.line(vec![words(format!(
+            "parsed {} + {} headers and {} backend files; {} (syntax the parser could not read \
+             and skipped, where a declaration may be missed)",
             self.parse.from_headers,
             self.parse.to_headers,
             self.parse.backend_files,
-            crate::report_value::plural(errors, "error node", "error nodes"),
-        ));
-        out
+            plural(errors, "error node", "error nodes"),
+        ))]);
+        doc
     }
-}
 
-impl ApiReport {
     /// One finding's row: what it is, where upstream declares it at both commits and where the
     /// backend uses it, and the upstream commit that changed it.
-    fn row(&self, f: &Finding, links: &crate::markdown::PageLinks) -> Vec<String> {
-        use crate::markdown;
-        let at = |sha: &str, loc: &Option<Loc>| {
-            loc.as_ref().map_or("—".to_string(), |l| {
-                links.upstream_file(sha, &l.path, l.line)
-            })
+    fn row(&self, f: &Finding, links: &PageLinks) -> Row {
+        let at = |sha: &str, loc: &Option<Loc>| match loc {
+            Some(l) => Span::Link {
+                text: l.to_string(),
+                markdown: links.upstream_file(sha, &l.path, l.line),
+            },
+            None => words("—"),
         };
-        let mut what = format!("`{}` {}", f.kind.as_str(), markdown::code_span(&f.symbol));
+        let mut what = vec![words(format!("{} ", f.kind.as_str())), code(&f.symbol)];
+        what.extend([words(": "), Span::Prose(f.message.clone())]);
         if let Some(reason) = &f.suppressed {
-            let reason = markdown::cell(&markdown::text(reason));
-            what.push_str(&format!(" (suppressed: {reason})"));
+            what.extend([words(" (suppressed: "), text(reason), words(")")]);
         }
-        let mut place = format!(
-            "upstream {} → {}",
-            at(&self.from, &f.from),
-            at(&self.to, &f.to)
-        );
+        let mut place = vec![words("upstream "), at(&self.from, &f.from)];
+        place.extend([words(" → "), at(&self.to, &f.to)]);
         if let Some(l) = &f.backend {
-            place.push_str(&format!(
-                "; backend {}",
-                markdown::code_span(&l.to_string())
-            ));
+            place.extend([words("; backend "), code(l.to_string())]);
         }
-        vec![
-            format!("{what}: {}", markdown::prose(&f.message)),
-            place,
-            f.introduced_by.as_ref().map_or("—".to_string(), |c| {
-                markdown::cell(&links.upstream_commit(&c.sha, &c.summary))
-            }),
-        ]
-    }
-}
-
-fn render_finding(out: &mut String, finding: &Finding) {
-    let status = if finding.suppressed.is_some() {
-        " (suppressed)"
-    } else {
-        ""
-    };
-    let _ = writeln!(
-        out,
-        "\n{}: `{}`{status}",
-        finding.kind.as_str(),
-        finding.symbol
-    );
-    let _ = writeln!(out, "  {}", finding.message);
-    let place = |label: &str, loc: &Option<Loc>, out: &mut String| {
-        if let Some(loc) = loc {
-            let _ = writeln!(out, "  {label:<8} {loc}");
-        }
-    };
-    place("from", &finding.from, out);
-    place("to", &finding.to, out);
-    place("backend", &finding.backend, out);
-    if let Some(commit) = &finding.introduced_by {
-        let _ = writeln!(
-            out,
-            "  commit   {} {}",
-            &commit.sha[..commit.sha.len().min(10)],
-            commit.summary
-        );
-    }
-    if let Some(reason) = &finding.suppressed {
-        let _ = writeln!(out, "  reason   {reason}");
+        let commit = (f.introduced_by.iter()).map(|c| commit(links, &c.sha, &c.summary));
+        vec![what, place, commit.collect()]
     }
 }
 

@@ -665,16 +665,19 @@ fn the_report_renders_each_place_and_the_count() {
         &[("mlx/array.h", &to)],
         &[("mlx/backend/rocm/fill.cpp", backend)],
     );
-    let text = report.render_text();
+    let text = report.doc(&Default::default()).text();
     assert!(
-        text.contains("changed-signature: `mlx::core::array::set_data`"),
+        text.contains("\n  changed-signature mlx::core::array::set_data: "),
         "{text}"
     );
     assert!(
-        text.contains("backend  mlx/backend/rocm/fill.cpp:4"),
+        text.contains("; backend mlx/backend/rocm/fill.cpp:4\n"),
         "{text}"
     );
-    assert!(text.contains("to       mlx/array.h:7"), "{text}");
+    assert!(
+        text.contains("where: upstream mlx/array.h:7 → mlx/array.h:7; "),
+        "{text}"
+    );
     assert!(text.contains("1 break, 0 suppressed"), "{text}");
 }
 

@@ -7,13 +7,12 @@
 //! `Buffer::Buffer`) or the one (`ceil_div`), since compilers print calls both qualified and
 //! not; clang names only the class of a constructor, which is matched too.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use super::log::Diagnostic;
 use super::nm::qualified_name;
 use super::{BuildReport, UndefinedSymbol};
+use crate::doc::{code, separated, words, Doc};
 
 /// A static finding the build confirmed, with the build's evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -83,74 +82,31 @@ pub fn confirm(report: &BuildReport, static_findings: &[(String, String)]) -> Co
 }
 
 impl Confirmation {
-    /// The comparison for people.
-    /// The static findings against the build, as a table for the book.
-    pub fn markdown(&self) -> String {
-        use crate::markdown;
-        let mut rows: Vec<Vec<String>> = self
-            .confirmed
-            .iter()
-            .map(|f| {
-                let evidence: Vec<String> =
-                    f.evidence.iter().map(|e| markdown::code_span(e)).collect();
-                vec![
-                    format!(
-                        "`{}` {}",
-                        markdown::text(&f.kind),
-                        markdown::code_span(&f.symbol)
-                    ),
-                    format!("confirmed: {}", evidence.join("; ")),
-                ]
-            })
-            .collect();
-        rows.extend(self.not_seen.iter().map(|(kind, symbol)| {
-            vec![
-                format!("`{}` {}", markdown::text(kind), markdown::code_span(symbol)),
-                "not seen in the build".to_string(),
-            ]
-        }));
-        rows.extend(self.unpredicted_errors.iter().map(|e| {
-            vec![
-                "found by the build, not predicted".to_string(),
-                markdown::code_span(&describe_error(e)),
-            ]
-        }));
-        rows.extend(self.unpredicted_undefined.iter().map(|u| {
-            vec![
-                "found by the build, not predicted".to_string(),
-                format!("undefined {}", markdown::code_span(&u.symbol)),
-            ]
-        }));
-        if rows.is_empty() {
-            return "No static finding to confirm, and the build found nothing else.\n".to_string();
-        }
-        markdown::table(&["static finding", "the build"], &rows)
-    }
-
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "confirmed by the build: {}", self.confirmed.len());
-        for finding in &self.confirmed {
-            let _ = writeln!(out, "  {} `{}`", finding.kind, finding.symbol);
-            for evidence in &finding.evidence {
-                let _ = writeln!(out, "      {evidence}");
-            }
-        }
+    /// The static findings against the build: which it confirmed (with its evidence), which it
+    /// did not show, and what it found that none predicted.
+    pub fn doc(&self) -> Doc {
+        let finding = |kind: &str, symbol: &str| vec![words(format!("{kind} ")), code(symbol)];
+        let confirmed = self.confirmed.iter().map(|f| {
+            let evidence = f.evidence.iter().map(code);
+            vec![finding(&f.kind, &f.symbol), separated(evidence, "; ")]
+        });
+        let mut doc = Doc::default();
+        doc.say(format!("confirmed by the build: {}", self.confirmed.len()))
+            .records(&["static finding", "evidence"], confirmed.collect());
         if !self.not_seen.is_empty() {
-            let _ = writeln!(out, "not seen in the build: {}", self.not_seen.len());
-            for (kind, symbol) in &self.not_seen {
-                let _ = writeln!(out, "  {kind} `{symbol}`");
-            }
+            doc.say(format!("not seen in the build: {}", self.not_seen.len()))
+                .list(self.not_seen.iter().map(|(k, s)| finding(k, s)).collect());
         }
         let unpredicted = self.unpredicted_errors.len() + self.unpredicted_undefined.len();
-        let _ = writeln!(out, "found by the build, not predicted: {unpredicted}");
-        for error in &self.unpredicted_errors {
-            let _ = writeln!(out, "  {}", describe_error(error));
-        }
-        for symbol in &self.unpredicted_undefined {
-            let _ = writeln!(out, "  undefined `{}`", symbol.symbol);
-        }
-        out
+        let errors = self
+            .unpredicted_errors
+            .iter()
+            .map(|e| vec![code(describe_error(e))]);
+        let undefined = self.unpredicted_undefined.iter();
+        let undefined = undefined.map(|u| vec![words("undefined "), code(&u.symbol)]);
+        doc.say(format!("found by the build, not predicted: {unpredicted}"))
+            .list(errors.chain(undefined).collect());
+        doc
     }
 }
 

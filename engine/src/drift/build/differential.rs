@@ -11,12 +11,12 @@
 //! library not installed): "missing header (toolchain)", never drift.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::{describe, BuildReport, Diagnostic, UndefinedSymbol};
+use super::{describe, error_row, BuildReport, Diagnostic, UndefinedSymbol};
+use crate::doc::{code, codes, words, Doc, Row};
 
 /// A header the compiler could not find, and no tree holds: the toolchain lacks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -78,85 +78,58 @@ impl Differential {
         strict: bool,
     ) -> Differential {
         let trees: Vec<&BuildReport> = recorded.iter().chain([&candidate]).collect();
-        let header_missing = |d: &Diagnostic| {
+        let machine_lacks = |d: &Diagnostic| {
             missing_header_name(&d.message).filter(|h| !trees.iter().any(|t| tree_has(&t.tree, h)))
         };
         let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let all_errors = |r: &BuildReport| -> Vec<Diagnostic> {
-            r.configure_errors
-                .iter()
-                .chain(&r.errors)
-                .cloned()
-                .collect()
-        };
-        let mut candidate_errors = Vec::new();
-        for error in all_errors(&candidate) {
-            match header_missing(&error) {
-                Some(header) => {
-                    missing
-                        .entry(header)
-                        .or_default()
-                        .insert(error.file.clone());
-                }
-                None => candidate_errors.push(error),
+        for error in candidate.all_errors() {
+            if let Some(header) = machine_lacks(error) {
+                missing
+                    .entry(header)
+                    .or_default()
+                    .insert(error.file.clone());
             }
         }
-        let (new_errors, known_errors, new_undefined, known_undefined) = match &recorded {
-            None => (
-                Vec::new(),
-                candidate_errors,
-                Vec::new(),
-                candidate.undefined.clone(),
-            ),
-            Some(recorded) => {
-                let mut at_recorded: BTreeMap<(String, String), usize> = BTreeMap::new();
-                for error in all_errors(recorded) {
-                    if header_missing(&error).is_some() {
-                        continue;
-                    }
-                    *at_recorded.entry(error_key(&error, recorded)).or_default() += 1;
+        // Without a recorded pin's build, the candidate is its own baseline: nothing is new.
+        let baseline = recorded.as_ref().unwrap_or(&candidate);
+        let mut at_baseline: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for error in baseline.all_errors().filter(|e| machine_lacks(e).is_none()) {
+            *at_baseline.entry(error_key(error, baseline)).or_default() += 1;
+        }
+        let (mut new_errors, mut known_errors) = (Vec::new(), Vec::new());
+        for error in candidate
+            .all_errors()
+            .filter(|e| machine_lacks(e).is_none())
+        {
+            match at_baseline.get_mut(&error_key(error, &candidate)) {
+                Some(count) if *count > 0 => {
+                    *count -= 1;
+                    known_errors.push(error.clone());
                 }
-                let (mut new, mut known) = (Vec::new(), Vec::new());
-                for error in candidate_errors {
-                    match at_recorded.get_mut(&error_key(&error, &candidate)) {
-                        Some(count) if *count > 0 => {
-                            *count -= 1;
-                            known.push(error);
-                        }
-                        _ => new.push(error),
-                    }
-                }
-                let undefined_at_recorded: BTreeSet<&str> = recorded
-                    .undefined
-                    .iter()
-                    .chain(&recorded.undefined_after_errors)
-                    .map(|u| u.symbol.as_str())
-                    .collect();
-                let (new_u, known_u) = candidate
-                    .undefined
-                    .iter()
-                    .cloned()
-                    .partition(|u| !undefined_at_recorded.contains(u.symbol.as_str()));
-                (new, known, new_u, known_u)
+                _ => new_errors.push(error.clone()),
             }
-        };
+        }
+        let undefined_at_baseline: BTreeSet<&str> = (baseline.undefined.iter())
+            .chain(&baseline.undefined_after_errors)
+            .map(|u| u.symbol.as_str())
+            .collect();
+        let (new_undefined, known_undefined) = (candidate.undefined.iter().cloned())
+            .partition(|u| !undefined_at_baseline.contains(u.symbol.as_str()));
         let (new_errors, in_conflict) = set_aside_conflicts(new_errors, &candidate.conflicted);
-        let failed = |r: &BuildReport| r.build.as_ref().is_some_and(|b| !b.ok());
-        let recognised = !new_errors.is_empty()
-            || !in_conflict.is_empty()
-            || !known_errors.is_empty()
-            || !candidate.undefined.is_empty()
-            || !missing.is_empty();
-        let recorded_failed = recorded.as_ref().is_none_or(failed);
-        let unexplained_failure =
-            (failed(&candidate) && !recognised && !recorded_failed).then(|| {
+        let recognised = !(new_errors.is_empty()
+            && in_conflict.is_empty()
+            && known_errors.is_empty()
+            && candidate.undefined.is_empty()
+            && missing.is_empty());
+        let recorded_ok = recorded
+            .as_ref()
+            .is_some_and(|r| r.build.as_ref().is_none_or(|b| b.ok()));
+        let unexplained_failure = (candidate.build.as_ref())
+            .filter(|b| !b.ok() && !recognised && recorded_ok)
+            .map(|b| {
                 format!(
                     "the candidate's build failed with no error forkbook recognised; see `{}`",
-                    candidate
-                        .build
-                        .as_ref()
-                        .map(|b| b.log.display().to_string())
-                        .unwrap_or_default()
+                    b.log.display()
                 )
             });
         Differential {
@@ -228,193 +201,86 @@ impl Differential {
         }
     }
 
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
+    /// The report: the candidate's build with what is new at the candidate and what the
+    /// recorded pin has too apart.
+    pub fn doc(&self) -> Doc {
         let short = |s: &str| s[..8.min(s.len())].to_string();
-        match &self.recorded {
-            Some(recorded) => {
-                let _ = writeln!(
-                    out,
-                    "differential drift build: recorded pin {} and candidate {}, both with `{}` ({}, {} jobs)",
-                    short(&self.recorded_pin),
-                    short(&self.candidate_pin),
-                    self.candidate.compiler,
-                    self.candidate.generator,
-                    self.candidate.jobs
-                );
-                let _ = writeln!(out, "recorded pin: {}", recorded.summary_line());
-                let _ = writeln!(out, "candidate: {}", self.candidate.summary_line());
-            }
-            None => {
-                out.push_str(&self.candidate.render_text());
-                let _ = writeln!(
-                    out,
-                    "the candidate is the recorded pin {}: nothing is new",
-                    short(&self.recorded_pin)
-                );
-            }
-        }
-        if self.recorded.is_some() {
-            let _ = writeln!(
-                out,
-                "new at the candidate (drift): {} compile errors, {} undefined symbols",
-                self.new_errors.len(),
-                self.new_undefined.len()
-            );
-            for error in &self.new_errors {
-                let _ = writeln!(out, "  {}", describe(error));
-            }
-            for symbol in &self.new_undefined {
-                let _ = writeln!(
-                    out,
-                    "  undefined symbol {}\n      needed by {}",
-                    symbol.symbol,
-                    symbol.needed_by.join(", ")
-                );
-            }
-            if let Some(failure) = &self.unexplained_failure {
-                let _ = writeln!(out, "  {failure}");
-            }
-            if !self.in_conflict.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "in conflict at the candidate (the retarget leaves markers; resolve them, then build again):"
-                );
-                for file in &self.in_conflict {
-                    let _ = writeln!(
-                        out,
-                        "  {}: {} compile errors that follow from the markers",
-                        file.path, file.errors
-                    );
-                }
-            }
-            let _ =
-                writeln!(
-                out,
-                "also at the recorded pin (not drift{}): {} compile errors, {} undefined symbols",
-                if self.strict { "; --strict fails on it" } else { "" },
-                self.known_errors.len(),
-                self.known_undefined.len()
-            );
-            for error in &self.known_errors {
-                let _ = writeln!(out, "  {}", describe(error));
-            }
-            for symbol in &self.known_undefined {
-                let _ = writeln!(out, "  undefined symbol {}", symbol.symbol);
-            }
-        }
-        for missing in &self.missing_headers {
-            let _ = writeln!(
-                out,
-                "missing header (toolchain): `{}`, included by {}; install it, or put a header declaring what the backend uses in the `[build] stubs` folder",
-                missing.header,
-                missing.included_by.join(", ")
-            );
-        }
-        if let Some(build) = &self.candidate.build {
-            if self.recorded.is_some() {
-                let _ = writeln!(out, "log: `{}`", build.log.display());
-            }
-        }
-        out
-    }
-
-    /// For the book: the candidate's build as tables, with what is new and what is known apart.
-    pub fn markdown(&self) -> String {
-        use crate::markdown;
         let Some(recorded) = &self.recorded else {
-            let mut out = self.candidate.markdown();
-            out.push_str(&format!(
-                "\nThe candidate is the recorded pin {}: nothing here is new.\n",
-                markdown::code_span(&self.recorded_pin[..8.min(self.recorded_pin.len())])
+            let mut doc = self.candidate.doc();
+            doc.say(format!(
+                "the candidate is the recorded pin `{}`: nothing is new",
+                short(&self.recorded_pin)
             ));
-            return out;
+            return doc;
         };
-        let mut out = format!(
-            "Drift build with {}, differential: recorded pin {}, candidate {}.\n\n",
-            markdown::code_span(&self.candidate.compiler),
-            markdown::text(&recorded.summary_line()),
-            markdown::text(&self.candidate.summary_line()),
-        );
-        let rows = |errors: &[Diagnostic]| -> Vec<Vec<String>> {
-            errors
-                .iter()
-                .map(|e| {
-                    vec![
-                        markdown::code_span(&e.place()),
-                        markdown::cell(&markdown::text(&format!("{}: {}", e.severity, e.message))),
-                    ]
-                })
-                .collect()
-        };
-        out.push_str(&format!(
-            "New at the candidate (drift): {} compile errors, {} undefined symbols.\n\n",
+        let (c, mut doc) = (&self.candidate, Doc::default());
+        doc.say(format!(
+            "drift build with `{}` ({}, {} jobs), differential: recorded pin `{}` and candidate `{}`",
+            c.compiler, c.generator, c.jobs, short(&self.recorded_pin), short(&self.candidate_pin)
+        ))
+        .list(vec![
+            vec![words(format!("recorded pin: {}", recorded.summary_line()))],
+            vec![words(format!("candidate: {}", c.summary_line()))],
+        ])
+        .say(format!(
+            "new at the candidate (drift): {} compile errors, {} undefined symbols",
             self.new_errors.len(),
             self.new_undefined.len()
-        ));
-        if !self.new_errors.is_empty() {
-            out.push_str(&markdown::table(
-                &["where", "error"],
-                &rows(&self.new_errors),
-            ));
-            out.push('\n');
-        }
-        if !self.new_undefined.is_empty() {
-            let rows: Vec<Vec<String>> = self
-                .new_undefined
-                .iter()
-                .map(|u| {
-                    let needed: Vec<String> =
-                        u.needed_by.iter().map(|p| markdown::code_span(p)).collect();
-                    vec![markdown::code_span(&u.symbol), needed.join(", ")]
-                })
-                .collect();
-            out.push_str(&markdown::table(&["undefined symbol", "needed by"], &rows));
-            out.push('\n');
+        ))
+        .table(&["where", "error"], errors(&self.new_errors, &self.new_undefined));
+        if let Some(failure) = &self.unexplained_failure {
+            doc.say(failure);
         }
         if !self.in_conflict.is_empty() {
-            out.push_str(
-                "In conflict at the candidate (the retarget leaves markers; resolve them, then \
-                 build again):\n\n",
-            );
-            let rows: Vec<Vec<String>> = self
-                .in_conflict
-                .iter()
-                .map(|c| vec![markdown::code_span(&c.path), c.errors.to_string()])
-                .collect();
-            out.push_str(&markdown::table(&["file", "compile errors"], &rows));
-            out.push('\n');
-        }
-        if !self.known_errors.is_empty() || !self.known_undefined.is_empty() {
-            out.push_str(&format!(
-                "Also at the recorded pin (not drift): {} compile errors, {} undefined symbols.\n\n",
-                self.known_errors.len(),
-                self.known_undefined.len()
-            ));
-            let mut known = rows(&self.known_errors);
-            known.extend(self.known_undefined.iter().map(|u| {
-                vec![
-                    "—".to_string(),
-                    markdown::cell(&markdown::text(&format!("undefined symbol {}", u.symbol))),
-                ]
-            }));
-            out.push_str(&markdown::table(&["where", "error"], &known));
-            out.push('\n');
-        }
-        for missing in &self.missing_headers {
-            out.push_str(&format!(
-                "Missing header (toolchain): {}, included by {}.\n\n",
-                markdown::code_span(&missing.header),
-                missing
-                    .included_by
+            doc.say("in conflict at the candidate (the retarget leaves markers; resolve them, then build again):")
+            .table(
+                &["file", "compile errors that follow from the markers"],
+                self.in_conflict
                     .iter()
-                    .map(|p| markdown::code_span(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                    .map(|c| vec![vec![code(&c.path)], vec![words(c.errors.to_string())]])
+                    .collect(),
+            );
         }
-        out
+        let strict = if self.strict {
+            "; --strict fails on it"
+        } else {
+            ""
+        };
+        doc.say(format!(
+            "also at the recorded pin (not drift{strict}): {} compile errors, {} undefined symbols",
+            self.known_errors.len(),
+            self.known_undefined.len()
+        ))
+        .table(
+            &["where", "error"],
+            errors(&self.known_errors, &self.known_undefined),
+        );
+        for missing in &self.missing_headers {
+            let mut line = vec![words("missing header (toolchain): "), code(&missing.header)];
+            line.push(words(", included by "));
+            line.extend(codes(&missing.included_by));
+            line.push(words(
+                "; install it, or put a header declaring what the backend uses in the \
+                 `[build] stubs` folder",
+            ));
+            doc.line(line);
+        }
+        if let Some(build) = &c.build {
+            doc.path_line("log", &build.log);
+        }
+        doc
     }
+}
+
+/// Compile errors and undefined symbols as rows of one table: where, and what.
+fn errors(errors: &[Diagnostic], undefined: &[UndefinedSymbol]) -> Vec<Row> {
+    let undefined = undefined.iter().map(|u| {
+        vec![
+            codes(&u.needed_by),
+            vec![words("undefined symbol "), code(&u.symbol)],
+        ]
+    });
+    errors.iter().map(error_row).chain(undefined).collect()
 }
 
 /// Takes the errors in `conflicted` files out of `errors`, counted by file.

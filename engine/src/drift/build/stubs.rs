@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::doc::{code, codes, words, Doc};
 use crate::drift::api::BackendUses;
 use crate::error::{Context, Result};
 
@@ -704,60 +705,54 @@ fn render(header: &str, library: &Library, names: &Names) -> String {
 }
 
 impl StubsReport {
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        let written = |s: StubState| self.headers.iter().filter(|h| h.state == s).count();
-        let _ = writeln!(
-            out,
-            "stubs in `{}`: {} headers the machine lacks ({} written, {} unchanged, {} kept: not forkbook's)",
-            self.dir.display(),
+    /// The stub headers and CMake stubs written for what the machine lacks.
+    pub fn doc(&self) -> Doc {
+        let count = |s: StubState| self.headers.iter().filter(|h| h.state == s).count();
+        let mut doc = Doc::default();
+        doc.say(format!(
+            "stubs for what this machine lacks: {} headers ({} written, {} unchanged, {} kept: not forkbook's)",
             self.headers.len(),
-            written(StubState::Written),
-            written(StubState::Unchanged),
-            written(StubState::KeptNotOurs)
-        );
-        for header in &self.headers {
-            let what = match header.state {
+            count(StubState::Written),
+            count(StubState::Unchanged),
+            count(StubState::KeptNotOurs)
+        ))
+        .path_line("stub folder", &self.dir);
+        let rows = self.headers.iter().map(|h| {
+            let what = match h.state {
                 StubState::KeptNotOurs => "kept as it is (not written by forkbook)".to_string(),
                 _ => format!(
                     "{} functions, {} types, {} constants",
-                    header.functions.len(),
-                    header.types.len(),
-                    header.constants.len()
+                    h.functions.len(),
+                    h.types.len(),
+                    h.constants.len()
                 ),
             };
-            let _ = writeln!(
-                out,
-                "  <{}>: {what}; included by {}",
-                header.header,
-                header.included_by.join(", ")
-            );
-        }
+            vec![
+                vec![code(&h.header)],
+                vec![words(what)],
+                codes(&h.included_by),
+            ]
+        });
+        doc.records(&["header", "stub", "included by"], rows.collect());
         if !self.packages.is_empty() || !self.libraries.is_empty() {
-            let _ = writeln!(
-                out,
-                "  CMake stubs (through `cmake -C {}`): packages {}; libraries {}",
-                self.dir.join(CMAKE_CACHE).display(),
-                if self.packages.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.packages.join(", ")
-                },
-                if self.libraries.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.libraries.join(", ")
-                }
-            );
+            let names = |names: &[String]| match names {
+                [] => "none".to_string(),
+                names => format!("`{}`", names.join("`, `")),
+            };
+            doc.say(format!(
+                "CMake stubs (through `cmake -C` of the stub folder's `{CMAKE_CACHE}`): packages {}; libraries {}",
+                names(&self.packages),
+                names(&self.libraries)
+            ));
         }
-        for header in &self.refused {
-            let _ = writeln!(
-                out,
-                "  `{}`: no stub (not a plain relative header path); it stays missing",
-                crate::terminal::escape_controls(header)
-            );
-        }
-        out
+        let refused = "no stub (not a plain relative header path); it stays missing";
+        doc.list(
+            self.refused
+                .iter()
+                .map(|h| vec![code(h), words(format!(": {refused}"))])
+                .collect(),
+        );
+        doc
     }
 }
 

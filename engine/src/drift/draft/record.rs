@@ -189,7 +189,7 @@ fn fill_entry(project: &Project, number: usize, draft: &Draft) -> Result<()> {
 
 impl CommandReport for Drafted {
     fn text(&self) -> String {
-        let mut out = self.before.render_text();
+        let mut out = self.before.text();
         out.push_str(&format!(
             "\ndrafts: {}\n",
             plural(self.written.len(), "fix written", "fixes written")
