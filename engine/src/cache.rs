@@ -5,6 +5,7 @@
 //! `forkbook fetch` fills it, and `--offline` makes a missing object an error that names the
 //! command that fetches it.
 
+use super::config::RemoteConfig;
 use super::error::{Context, Error, ErrorKind, Result};
 use super::fsutil::RunLock;
 use super::paths::{check_relative, link_stays_inside};
@@ -39,10 +40,8 @@ pub struct Cache {
     named: PathBuf,
     /// The scratch folder a read-only run uses instead of making a cache where there is none.
     _scratch: Option<tempfile::TempDir>,
-    fork: (String, String),
-    upstream: (String, String),
-    /// Where each URL came from, for notes: (fork, upstream).
-    url_origins: (String, String),
+    /// Each remote's URL and branch, and where the URL came from (for notes), by [`Remote`].
+    remotes: [(RemoteConfig, String); 2],
     offline: bool,
     /// Shared while the run only reads, exclusive once it writes ([`Cache::lock_for_writing`]),
     /// `None` once released ([`Cache::release_lock`]).
@@ -110,12 +109,11 @@ impl Cache {
             named: dir.clone(),
             _scratch: None,
             dir,
-            fork: (config.fork.url.clone(), config.fork.branch.clone()),
-            upstream: (config.upstream.url.clone(), config.upstream.branch.clone()),
-            url_origins: (
-                url_origin(project, Remote::Fork),
-                url_origin(project, Remote::Upstream),
-            ),
+            remotes: [
+                (Remote::Fork, &config.fork),
+                (Remote::Upstream, &config.upstream),
+            ]
+            .map(|(remote, config)| (config.clone(), url_origin(project, remote))),
             offline: project.overrides.offline,
             lock: std::cell::RefCell::new(Some(lock)),
             project_root: project.root.clone(),
@@ -182,18 +180,12 @@ impl Cache {
         Store::new(self.dir.with_file_name(folder), kind, secret)
     }
 
-    fn remote_config(&self, remote: Remote) -> &(String, String) {
-        match remote {
-            Remote::Fork => &self.fork,
-            Remote::Upstream => &self.upstream,
-        }
+    fn remote_config(&self, remote: Remote) -> &RemoteConfig {
+        &self.remotes[remote as usize].0
     }
 
     fn url_origin(&self, remote: Remote) -> &str {
-        match remote {
-            Remote::Fork => &self.url_origins.0,
-            Remote::Upstream => &self.url_origins.1,
-        }
+        &self.remotes[remote as usize].1
     }
 
     /// `` `rev` is not in the fork `url` ``, a missing object, with a note saying where the URL
@@ -212,7 +204,7 @@ impl Cache {
     }
 
     fn point_remote(&self, remote: Remote) -> Result<()> {
-        let url = absolute_url(&self.remote_config(remote).0);
+        let url = absolute_url(&self.remote_config(remote).url);
         match self.repo.find_remote(remote.name()) {
             Ok(existing) if existing.url().ok() == Some(url.as_str()) => Ok(()),
             Ok(_) => {
@@ -245,7 +237,7 @@ impl Cache {
             refuse_option_like(rev)?;
         }
         self.lock_for_writing()?;
-        let (url, branch) = self.remote_config(remote).clone();
+        let RemoteConfig { url, branch } = self.remote_config(remote).clone();
         let name = remote.name();
         if let Some(mirror) = local_mirror(&url) {
             return self.link_mirror(remote, &mirror, &branch, revs);
@@ -427,7 +419,7 @@ impl Cache {
         if let Some(oid) = self.find(rev) {
             return Ok(oid);
         }
-        let url = &self.remote_config(remote).0;
+        let url = &self.remote_config(remote).url;
         if !self.offline && local_mirror(url).is_some() {
             return Ok(self.fetch(remote, &[rev])?[0]);
         }
@@ -451,7 +443,7 @@ impl Cache {
 
     /// The tip of `remote`'s configured branch: fetched when missing and online, else `None`.
     pub fn branch_tip(&self, remote: Remote) -> Option<Oid> {
-        let branch = &self.remote_config(remote).1;
+        let branch = &self.remote_config(remote).branch;
         let name = format!("refs/remotes/{}/{branch}", remote.name());
         if let Ok(reference) = self.repo.find_reference(&name) {
             return reference.target();
