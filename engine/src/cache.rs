@@ -797,11 +797,7 @@ fn entry_path(commit: Oid, dir: &str, entry: &git2::TreeEntry) -> Result<String>
 
 fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {
     let target = String::from_utf8_lossy(target);
-    let why = if link_stays_inside(path, &target) {
-        "links are not supported in an overlay"
-    } else {
-        "the link leads outside the overlay"
-    };
+    let why = super::fsutil::link_refusal(path, &target);
     Error::new(format!(
         "refusing link `{path}` -> `{}` in commit `{}`: {why}",
         target.escape_debug(),

@@ -161,12 +161,7 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
         let kind = entry.file_type()?;
         if kind.is_symlink() {
             let target = fs::read_link(entry.path())?;
-            let stays = super::paths::link_stays_inside(&rel, &target.to_string_lossy());
-            let why = if stays {
-                "links are not supported in an overlay"
-            } else {
-                "the link leads outside the overlay"
-            };
+            let why = link_refusal(&rel, &target.to_string_lossy());
             return Err(Error::new(format!(
                 "refusing link `{}` -> `{}`: {why}",
                 entry.path().display(),
@@ -185,6 +180,16 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why a link at `path` (to `target`) has no place in an overlay, the one rule for links on
+/// disk and in commits.
+pub fn link_refusal(path: &str, target: &str) -> &'static str {
+    if super::paths::link_stays_inside(path, target) {
+        "links are not supported in an overlay"
+    } else {
+        "the link leads outside the overlay"
+    }
 }
 
 /// The file forkbook leaves in every folder it writes whole (`materialize`, `export-tree`), so a
