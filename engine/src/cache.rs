@@ -472,11 +472,7 @@ impl Cache {
             return Ok(None);
         };
         if entry.filemode() == 0o120000 {
-            return Err(link_error(
-                commit,
-                path,
-                self.repo.find_blob(entry.id())?.content(),
-            ));
+            return Err(link_error(commit, path, &self.blob(entry.id())?));
         }
         Ok(Some(entry.id()))
     }
@@ -520,14 +516,10 @@ impl Cache {
                     self.add_tree_files(commit, &sub, &format!("{path}/"), files)?;
                 }
                 (Some(ObjectType::Blob), 0o120000) => {
-                    let target = self.repo.find_blob(entry.id())?.content().to_vec();
-                    return Err(link_error(commit, &path, &target));
+                    return Err(link_error(commit, &path, &self.blob(entry.id())?));
                 }
                 (Some(ObjectType::Blob), _) => {
-                    files.insert(
-                        path,
-                        self.repo.find_blob(entry.id())?.content().to_vec().into(),
-                    );
+                    files.insert(path, self.blob(entry.id())?.into());
                 }
                 _ => {
                     return Err(Error::new(format!(
@@ -552,7 +544,7 @@ impl Cache {
             if entry.kind() != Some(ObjectType::Blob) {
                 return Ok(());
             }
-            let bytes = self.repo.find_blob(entry.id())?.content().to_vec();
+            let bytes = self.blob(entry.id())?;
             if entry.filemode() != 0o120000 {
                 files.insert(path, bytes.into());
                 return Ok(());

@@ -174,10 +174,10 @@ fn setup_steps(records: &str, install: &str) -> String {
 /// expressions (`${{`). `what` names it in the error.
 pub fn check_folder(folder: &str, what: &str) -> Result<()> {
     let plain = |c: char| c.is_ascii_alphanumeric() || "._-/".contains(c);
-    let inside = Path::new(folder)
-        .components()
-        .all(|c| matches!(c, std::path::Component::Normal(_)));
-    if folder.trim_matches('/').is_empty() || !folder.chars().all(plain) || !inside {
+    if folder.trim_matches('/').is_empty()
+        || !folder.chars().all(plain)
+        || !relative_inside(Path::new(folder))
+    {
         return Err(Error::new(format!(
             "{what} `{}` cannot go into the workflow",
             super::terminal::escape_field(folder)
@@ -261,11 +261,8 @@ impl GithubRequest {
         }
         let own = std::fs::read_to_string(project.root.join("Cargo.toml"))
             .is_ok_and(|t| t.lines().any(|l| l.trim() == "name = \"forkbook\""));
-        if own {
-            "cargo install --locked --path .".into()
-        } else {
-            "cargo install --locked forkbook".into()
-        }
+        let what = if own { "--path ." } else { "forkbook" };
+        format!("cargo install --locked {what}")
     }
 }
 
@@ -276,6 +273,11 @@ pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String>
         "forkbook.toml's records folder (`[overlay] dir`)",
     )?;
     Ok(github_workflow(project, request))
+}
+
+/// Whether `path` is relative and every part of it a name (no root, no `..`, no leading `.`).
+fn relative_inside(path: &Path) -> bool {
+    (path.components()).all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// Where `--out` may write: a `.yml` or `.yaml` file inside the project (relative, no `..`, no
@@ -291,11 +293,7 @@ fn check_out(project: &Project, file: &Path) -> Result<()> {
             "write the workflow to a new `.yml` file inside the project, e.g. the default `{WORKFLOW_FILE}`"
         )))
     };
-    let normal = !file.as_os_str().is_empty()
-        && file
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-    if !normal {
+    if file.as_os_str().is_empty() || !relative_inside(file) {
         return refuse("not a path inside the project (relative, without `..`)");
     }
     if !file.extension().is_some_and(|e| e == "yml" || e == "yaml") {

@@ -164,17 +164,10 @@ pub fn run(spec: &Spec) -> Result<Finished> {
     if status.is_none() {
         let _ = child.wait();
     }
-    let output = match collector {
-        Some(collector) => collector.join().unwrap_or_default(),
-        None => String::new(),
-    };
-    let ended = match status {
-        None => Ended::TimedOut(deadline.map(|d| d - started).unwrap_or_default()),
-        Some(status) => ended_by(status),
-    };
+    let timed_out = || Ended::TimedOut(deadline.map(|d| d - started).unwrap_or_default());
     Ok(Finished {
-        ended,
-        output,
+        ended: status.map_or_else(timed_out, ended_by),
+        output: (collector.map(|c| c.join().unwrap_or_default())).unwrap_or_default(),
         duration: started.elapsed(),
     })
 }

@@ -506,11 +506,9 @@ fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> 
 fn touched_lines(files: &[Change]) -> Touched {
     let mut touched = BTreeMap::new();
     for (path, before, after) in files {
-        let before =
-            String::from_utf8_lossy(before.as_deref().map_or(&[][..], Vec::as_slice)).into_owned();
-        let after =
-            String::from_utf8_lossy(after.as_deref().map_or(&[][..], Vec::as_slice)).into_owned();
-        let diff = similar::TextDiff::from_lines(&before, &after);
+        let before = String::from_utf8_lossy(side(before).unwrap_or_default());
+        let after = String::from_utf8_lossy(side(after).unwrap_or_default());
+        let diff = similar::TextDiff::from_lines(&*before, &*after);
         let ranges: Vec<Range<usize>> = diff
             .ops()
             .iter()
@@ -601,7 +599,8 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
 pub fn render_index(packages: &[Package]) -> String {
     let mut text = String::from("# Packages for the fork\n\n| entry | title | state | patch | branch | link | depends on |\n| --- | --- | --- | --- | --- | --- | --- |\n");
     for p in packages {
-        let depends: Vec<String> = p.depends_on.iter().map(|n| n.to_string()).collect();
+        let depends: Vec<String> = p.depends_on.iter().map(u32::to_string).collect();
+        let depends = depends.join(", ");
         text.push_str(&format!(
             "| {} | {} | {} | [`{}`]({}) | `{}` | {} | {} |\n",
             p.number,
@@ -611,11 +610,7 @@ pub fn render_index(packages: &[Package]) -> String {
             p.file,
             p.branch,
             p.link.as_deref().unwrap_or("not yet"),
-            if depends.is_empty() {
-                "-".to_string()
-            } else {
-                depends.join(", ")
-            }
+            if depends.is_empty() { "-" } else { &depends }
         ));
     }
     text

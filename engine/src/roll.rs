@@ -178,8 +178,7 @@ fn first_parent_line(repo: &Repository, pin: Oid, to: Oid) -> Result<Vec<Oid>> {
 /// The blob id of `path` at `commit`, from the tree alone.
 fn blob_id(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Oid>> {
     let tree = repo.find_commit(commit)?.tree()?;
-    let id = tree.get_path(Path::new(path)).ok().map(|e| e.id());
-    Ok(id)
+    Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
 }
 
 /// For each core file that merges cleanly at the pin: its conflict regions at every commit of
