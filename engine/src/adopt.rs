@@ -19,7 +19,7 @@ use forkbook_records::readme::{StatedCount, UnreadCount};
 use forkbook_records::register::Entry;
 use forkbook_records::residual_record::Note;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod setup;
 mod text;
@@ -277,12 +277,9 @@ fn summarize_records(
         let state = entry.state().map_or("none", |s| s.as_str());
         *states.entry(state.to_string()).or_insert(0) += 1;
     }
-    let mut named_files: Vec<String> = entries
-        .iter()
-        .flat_map(|e| e.files.iter().map(|f| f.name.clone()))
+    let named: BTreeSet<String> = (entries.iter().flat_map(|e| &e.files))
+        .map(|f| f.name.clone())
         .collect();
-    named_files.sort();
-    named_files.dedup();
     let readme = facts.records.readme.as_ref();
     let record = facts.records.residual_record.as_ref();
     Adoption {
@@ -293,7 +290,7 @@ fn summarize_records(
         register: project.record_name(records::FIXES_FILE),
         entries: entries.to_vec(),
         states,
-        named_files,
+        named_files: named.into_iter().collect(),
         readme: project.record_name(records::README_FILE),
         counts: readme.map_or(Vec::new(), |r| r.counts.clone().unwrap_or_default()),
         unread_counts: readme.map_or(Vec::new(), |r| r.unread.clone()),
@@ -325,12 +322,9 @@ fn resolve_named(entries: &[Entry], names: &Names) -> (Vec<String>, Vec<String>)
 
 /// `.` for whole files in the records folder itself, else the tree folder's name.
 fn tree_name(config: &super::config::OverlayConfig) -> String {
-    let t = config.tree_prefix();
-    if t.is_empty() {
-        ".".into()
-    } else {
-        t.trim_end_matches('/').to_string()
-    }
+    let prefix = config.tree_prefix();
+    let tree = prefix.trim_end_matches('/');
+    if tree.is_empty() { "." } else { tree }.to_string()
 }
 
 /// Adds a counts block to the README when it has none; returns its name when it wrote one.

@@ -5,6 +5,7 @@
 //! `forkbook fetch` fills it, and `--offline` makes a missing object an error that names the
 //! command that fetches it.
 
+use super::config::RemoteConfig;
 use super::error::{Context, Error, ErrorKind, Result};
 use super::fsutil::RunLock;
 use super::paths::{check_relative, link_stays_inside};
@@ -12,7 +13,7 @@ use super::project::Project;
 use super::FileMap;
 use forkbook_records::cache_entry::{Secret, Store};
 use git2::{ObjectType, Oid, Repository};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Which upstream a revision belongs to.
@@ -39,10 +40,8 @@ pub struct Cache {
     named: PathBuf,
     /// The scratch folder a read-only run uses instead of making a cache where there is none.
     _scratch: Option<tempfile::TempDir>,
-    fork: (String, String),
-    upstream: (String, String),
-    /// Where each URL came from, for notes: (fork, upstream).
-    url_origins: (String, String),
+    /// Each remote's URL and branch, and where the URL came from (for notes), by [`Remote`].
+    remotes: [(RemoteConfig, String); 2],
     offline: bool,
     /// Shared while the run only reads, exclusive once it writes ([`Cache::lock_for_writing`]),
     /// `None` once released ([`Cache::release_lock`]).
@@ -110,12 +109,11 @@ impl Cache {
             named: dir.clone(),
             _scratch: None,
             dir,
-            fork: (config.fork.url.clone(), config.fork.branch.clone()),
-            upstream: (config.upstream.url.clone(), config.upstream.branch.clone()),
-            url_origins: (
-                url_origin(project, Remote::Fork),
-                url_origin(project, Remote::Upstream),
-            ),
+            remotes: [
+                (Remote::Fork, &config.fork),
+                (Remote::Upstream, &config.upstream),
+            ]
+            .map(|(remote, config)| (config.clone(), url_origin(project, remote))),
             offline: project.overrides.offline,
             lock: std::cell::RefCell::new(Some(lock)),
             project_root: project.root.clone(),
@@ -182,18 +180,12 @@ impl Cache {
         Store::new(self.dir.with_file_name(folder), kind, secret)
     }
 
-    fn remote_config(&self, remote: Remote) -> &(String, String) {
-        match remote {
-            Remote::Fork => &self.fork,
-            Remote::Upstream => &self.upstream,
-        }
+    fn remote_config(&self, remote: Remote) -> &RemoteConfig {
+        &self.remotes[remote as usize].0
     }
 
     fn url_origin(&self, remote: Remote) -> &str {
-        match remote {
-            Remote::Fork => &self.url_origins.0,
-            Remote::Upstream => &self.url_origins.1,
-        }
+        &self.remotes[remote as usize].1
     }
 
     /// `` `rev` is not in the fork `url` ``, a missing object, with a note saying where the URL
@@ -212,7 +204,7 @@ impl Cache {
     }
 
     fn point_remote(&self, remote: Remote) -> Result<()> {
-        let url = absolute_url(&self.remote_config(remote).0);
+        let url = absolute_url(&self.remote_config(remote).url);
         match self.repo.find_remote(remote.name()) {
             Ok(existing) if existing.url().ok() == Some(url.as_str()) => Ok(()),
             Ok(_) => {
@@ -245,7 +237,7 @@ impl Cache {
             refuse_option_like(rev)?;
         }
         self.lock_for_writing()?;
-        let (url, branch) = self.remote_config(remote).clone();
+        let RemoteConfig { url, branch } = self.remote_config(remote).clone();
         let name = remote.name();
         if let Some(mirror) = local_mirror(&url) {
             return self.link_mirror(remote, &mirror, &branch, revs);
@@ -395,16 +387,15 @@ impl Cache {
         if rev.starts_with('-') {
             return None;
         }
-        let candidates = [
-            rev.to_string(),
-            format!("refs/remotes/fork/{rev}"),
-            format!("refs/remotes/upstream/{rev}"),
-            format!("refs/remotes/{rev}"),
-        ];
-        candidates.iter().find_map(|c| {
-            let object = self.repo.revparse_single(c).ok()?;
-            object.peel_to_commit().ok().map(|commit| commit.id())
-        })
+        first_commit(
+            &self.repo,
+            &[
+                rev.to_string(),
+                format!("refs/remotes/fork/{rev}"),
+                format!("refs/remotes/upstream/{rev}"),
+                format!("refs/remotes/{rev}"),
+            ],
+        )
     }
 
     /// A commit that must be in the cache; fetched from `remote` when missing and online.
@@ -414,16 +405,8 @@ impl Cache {
             return Ok(oid);
         }
         if self.offline {
-            return Err(Error::new(format!(
-                "commit `{rev}` of the {} is not in the object cache `{}`",
-                remote.name(),
-                self.named.display()
-            ))
-            .with_note(format!(
-                "run `forkbook fetch --{} {rev}` (online, or with a mirror as the URL)",
-                remote.name()
-            ))
-            .with_kind(ErrorKind::MissingObject));
+            let args = format!(" --{} {rev}", remote.name());
+            return Err(self.not_cached(rev, remote, &args, "online, or with a mirror as the URL"));
         }
         Ok(self.fetch(remote, &[rev])?[0])
     }
@@ -436,25 +419,31 @@ impl Cache {
         if let Some(oid) = self.find(rev) {
             return Ok(oid);
         }
-        let url = &self.remote_config(remote).0;
+        let url = &self.remote_config(remote).url;
         if !self.offline && local_mirror(url).is_some() {
             return Ok(self.fetch(remote, &[rev])?[0]);
         }
-        Err(Error::new(format!(
+        let how = format!(
+            "online, or with `--{}-url` naming a mirror on this machine",
+            remote.name()
+        );
+        Err(self.not_cached(rev, remote, "", &how))
+    }
+
+    /// `rev` is not in the cache: run `forkbook fetch` with `args`, `how`.
+    fn not_cached(&self, rev: &str, remote: Remote, args: &str, how: &str) -> Error {
+        Error::new(format!(
             "commit `{rev}` of the {} is not in the object cache `{}`",
             remote.name(),
             self.named.display()
         ))
-        .with_note(format!(
-            "run `forkbook fetch` (online, or with `--{}-url` naming a mirror on this machine)",
-            remote.name()
-        ))
-        .with_kind(ErrorKind::MissingObject))
+        .with_note(format!("run `forkbook fetch{args}` ({how})"))
+        .with_kind(ErrorKind::MissingObject)
     }
 
     /// The tip of `remote`'s configured branch: fetched when missing and online, else `None`.
     pub fn branch_tip(&self, remote: Remote) -> Option<Oid> {
-        let branch = &self.remote_config(remote).1;
+        let branch = &self.remote_config(remote).branch;
         let name = format!("refs/remotes/{}/{branch}", remote.name());
         if let Ok(reference) = self.repo.find_reference(&name) {
             return reference.target();
@@ -478,20 +467,12 @@ impl Cache {
     /// The blob id of the file `path` in `tree` (of `commit`), without reading the file: `None`
     /// where it is absent or not a file; a link is refused as [`Cache::read`] refuses it.
     pub fn blob_at(&self, tree: &git2::Tree, commit: Oid, path: &str) -> Result<Option<Oid>> {
-        let entry = match tree.get_path(Path::new(path)) {
-            Ok(entry) => entry,
-            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        if entry.kind() != Some(ObjectType::Blob) {
+        let Some(entry) = entry_at(tree, path)?.filter(|e| e.kind() == Some(ObjectType::Blob))
+        else {
             return Ok(None);
-        }
+        };
         if entry.filemode() == 0o120000 {
-            return Err(link_error(
-                commit,
-                path,
-                self.repo.find_blob(entry.id())?.content(),
-            ));
+            return Err(link_error(commit, path, &self.blob(entry.id())?));
         }
         Ok(Some(entry.id()))
     }
@@ -511,14 +492,11 @@ impl Cache {
             self.add_tree_files(commit, &tree, "", &mut files)?;
             return Ok(files);
         }
-        let sub = match tree.get_path(Path::new(dir)) {
-            Ok(entry) if entry.kind() == Some(ObjectType::Tree) => {
-                self.repo.find_tree(entry.id())?
-            }
-            Ok(_) => return Ok(FileMap::new()),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(FileMap::new()),
-            Err(e) => return Err(e.into()),
+        let Some(entry) = entry_at(&tree, dir)?.filter(|e| e.kind() == Some(ObjectType::Tree))
+        else {
+            return Ok(files);
         };
+        let sub = self.repo.find_tree(entry.id())?;
         self.add_tree_files(commit, &sub, &format!("{dir}/"), &mut files)?;
         Ok(files)
     }
@@ -531,29 +509,17 @@ impl Cache {
         files: &mut FileMap,
     ) -> Result<()> {
         for entry in tree.iter() {
-            let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
-                Error::new(format!(
-                    "commit `{}` has a non-UTF-8 file name under `{prefix}`",
-                    short(commit)
-                ))
-            })?;
-            let path = format!("{prefix}{name}");
-            check_relative(&path)
-                .map_err(|e| e.context(format!("in commit `{}`", short(commit))))?;
+            let path = entry_path(commit, prefix, &entry)?;
             match (entry.kind(), entry.filemode()) {
                 (Some(ObjectType::Tree), _) => {
                     let sub = self.repo.find_tree(entry.id())?;
                     self.add_tree_files(commit, &sub, &format!("{path}/"), files)?;
                 }
                 (Some(ObjectType::Blob), 0o120000) => {
-                    let target = self.repo.find_blob(entry.id())?.content().to_vec();
-                    return Err(link_error(commit, &path, &target));
+                    return Err(link_error(commit, &path, &self.blob(entry.id())?));
                 }
                 (Some(ObjectType::Blob), _) => {
-                    files.insert(
-                        path,
-                        self.repo.find_blob(entry.id())?.content().to_vec().into(),
-                    );
+                    files.insert(path, self.blob(entry.id())?.into());
                 }
                 _ => {
                     return Err(Error::new(format!(
@@ -574,19 +540,11 @@ impl Cache {
         let mut files = FileMap::new();
         let mut links = BTreeMap::new();
         let mut visit = |dir: &str, entry: &git2::TreeEntry| -> Result<()> {
-            let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
-                Error::new(format!(
-                    "commit `{}` has a non-UTF-8 file name under `{dir}`",
-                    short(commit)
-                ))
-            })?;
-            let path = format!("{dir}{name}");
-            check_relative(&path)
-                .map_err(|e| e.context(format!("in commit `{}`", short(commit))))?;
+            let path = entry_path(commit, dir, entry)?;
             if entry.kind() != Some(ObjectType::Blob) {
                 return Ok(());
             }
-            let bytes = self.repo.find_blob(entry.id())?.content().to_vec();
+            let bytes = self.blob(entry.id())?;
             if entry.filemode() != 0o120000 {
                 files.insert(path, bytes.into());
                 return Ok(());
@@ -616,19 +574,8 @@ impl Cache {
     pub fn changed_paths(&self, from: Oid, to: Oid, exclude_prefix: &str) -> Result<Vec<String>> {
         let a = self.repo.find_commit(from)?.tree()?;
         let b = self.repo.find_commit(to)?.tree()?;
-        let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
-        let mut paths = Vec::new();
-        for delta in diff.deltas() {
-            for file in [delta.old_file(), delta.new_file()] {
-                if let Some(path) = file.path().and_then(|p| p.to_str()) {
-                    if !path.starts_with(exclude_prefix) && !paths.iter().any(|p| p == path) {
-                        paths.push(path.to_string());
-                    }
-                }
-            }
-        }
-        paths.sort();
-        Ok(paths)
+        let paths = diff_paths(&self.repo, &a, &b)?.into_iter();
+        Ok(paths.filter(|p| !p.starts_with(exclude_prefix)).collect())
     }
 
     pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Oid> {
@@ -799,21 +746,50 @@ pub fn system_git(git_dir: &Path, args: &[&str]) -> Result<std::process::Output>
 
 /// The commit `rev` names in `source`: a branch of that name first, else any revision.
 fn commit_in(source: &Repository, rev: &str) -> Option<Oid> {
-    [format!("refs/heads/{rev}"), rev.to_string()]
-        .iter()
-        .find_map(|c| {
-            let object = source.revparse_single(c).ok()?;
-            object.peel_to_commit().ok().map(|c| c.id())
-        })
+    first_commit(source, &[format!("refs/heads/{rev}"), rev.to_string()])
+}
+
+/// The commit named by the first of `revs` that names one in `repo`.
+fn first_commit(repo: &Repository, revs: &[String]) -> Option<Oid> {
+    revs.iter()
+        .find_map(|rev| Some(repo.revparse_single(rev).ok()?.peel_to_commit().ok()?.id()))
+}
+
+/// Every path added, modified or deleted from tree `a` to tree `b`.
+pub fn diff_paths(repo: &Repository, a: &git2::Tree, b: &git2::Tree) -> Result<BTreeSet<String>> {
+    let diff = repo.diff_tree_to_tree(Some(a), Some(b), None)?;
+    let files = diff.deltas().flat_map(|d| [d.old_file(), d.new_file()]);
+    Ok(files
+        .filter_map(|f| Some(f.path()?.to_str()?.to_string()))
+        .collect())
+}
+
+/// The entry at `path` in `tree`, `None` where there is none.
+pub fn entry_at(tree: &git2::Tree, path: &str) -> Result<Option<git2::TreeEntry<'static>>> {
+    match tree.get_path(Path::new(path)) {
+        Ok(entry) => Ok(Some(entry)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The full path of `entry` in the folder `dir` (`a/b/`) of `commit`'s tree, checked: the
+/// tree comes from other people.
+fn entry_path(commit: Oid, dir: &str, entry: &git2::TreeEntry) -> Result<String> {
+    let name = std::str::from_utf8(entry.name_bytes()).map_err(|_| {
+        Error::new(format!(
+            "commit `{}` has a non-UTF-8 file name under `{dir}`",
+            short(commit)
+        ))
+    })?;
+    let path = format!("{dir}{name}");
+    check_relative(&path).map_err(|e| e.context(format!("in commit `{}`", short(commit))))?;
+    Ok(path)
 }
 
 fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {
     let target = String::from_utf8_lossy(target);
-    let why = if link_stays_inside(path, &target) {
-        "links are not supported in an overlay"
-    } else {
-        "the link leads outside the overlay"
-    };
+    let why = super::fsutil::link_refusal(path, &target);
     Error::new(format!(
         "refusing link `{path}` -> `{}` in commit `{}`: {why}",
         target.escape_debug(),

@@ -12,41 +12,6 @@ use std::path::{Path, PathBuf};
 /// Where the workflow goes, relative to the project root.
 pub const WORKFLOW_FILE: &str = ".github/workflows/book.yml";
 
-/// What the workflow is made of.
-#[derive(Debug, Clone)]
-pub struct GithubOptions {
-    /// The branch whose pushes publish the book.
-    pub branch: String,
-    /// The book folder, relative to the project root.
-    pub book_dir: String,
-    /// The shell command that puts `forkbook` on PATH in the runner.
-    pub install: String,
-    /// Add the optional ROCm job ([`super::ci_rocm`]).
-    pub rocm: bool,
-    /// The cron schedule of the roll job (`--roll`), none without it (see [`super::roll_ci`]).
-    pub roll: Option<String>,
-}
-
-impl GithubOptions {
-    /// The defaults for `project`: its own build of forkbook when the project is forkbook's
-    /// repository, else `cargo install --locked forkbook`.
-    pub fn defaults(project: &Project) -> GithubOptions {
-        let own = std::fs::read_to_string(project.root.join("Cargo.toml"))
-            .is_ok_and(|t| t.lines().any(|l| l.trim() == "name = \"forkbook\""));
-        GithubOptions {
-            branch: "main".into(),
-            book_dir: "book".into(),
-            install: if own {
-                "cargo install --locked --path .".into()
-            } else {
-                "cargo install --locked forkbook".into()
-            },
-            rocm: false,
-            roll: None,
-        }
-    }
-}
-
 /// A YAML double-quoted scalar that means exactly `text`: `"` and `\` escaped, and every
 /// character outside printable ASCII written as `\uXXXX`, so no line break of any YAML version
 /// (NEL, U+2028 and U+2029 included) or invisible character reaches the file.
@@ -74,10 +39,10 @@ fn shell_line(words: &[&str]) -> String {
 /// The workflow's text. Every value in it was checked by [`GithubRequest::new`] and
 /// [`check_folder`]: each is YAML-quoted, shell-quoted where a shell reads it, and holds no
 /// `${{`, so GitHub Actions evaluates only the expressions written here.
-pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
+fn github_workflow(project: &Project, request: &GithubRequest) -> String {
     let records = project.config.overlay.dir.trim_end_matches('/');
-    let book = options.book_dir.trim_end_matches('/');
-    let setup = setup_steps(records, &options.install);
+    let book = request.book_dir.trim_end_matches('/');
+    let setup = setup_steps(records, &request.install(project));
     let book_step = |verb: &str| {
         quoted(&shell_line(&[
             "forkbook", "book", verb, "--rerun", "--dir", book,
@@ -85,17 +50,17 @@ pub fn github_workflow(project: &Project, options: &GithubOptions) -> String {
     };
     let (test, build) = (book_step("test"), book_step("build"));
     let site = quoted(&format!("{book}/book"));
-    let rocm_job = if options.rocm {
+    let rocm_job = if request.rocm {
         super::ci_rocm::rocm_drift_job(records, &setup)
     } else {
         String::new()
     };
     let text = format!(
         "{}{}",
-        workflow_head(records, book, &options.branch),
+        workflow_head(records, book, &request.branch),
         jobs(&setup, &test, &build, &site, &rocm_job)
     );
-    match &options.roll {
+    match &request.roll {
         Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
         None => text,
     }
@@ -209,10 +174,10 @@ fn setup_steps(records: &str, install: &str) -> String {
 /// expressions (`${{`). `what` names it in the error.
 pub fn check_folder(folder: &str, what: &str) -> Result<()> {
     let plain = |c: char| c.is_ascii_alphanumeric() || "._-/".contains(c);
-    let inside = Path::new(folder)
-        .components()
-        .all(|c| matches!(c, std::path::Component::Normal(_)));
-    if folder.trim_matches('/').is_empty() || !folder.chars().all(plain) || !inside {
+    if folder.trim_matches('/').is_empty()
+        || !folder.chars().all(plain)
+        || !relative_inside(Path::new(folder))
+    {
         return Err(Error::new(format!(
             "{what} `{}` cannot go into the workflow",
             super::terminal::escape_field(folder)
@@ -224,16 +189,20 @@ pub fn check_folder(folder: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// What `forkbook ci github` is asked for, its branch checked.
+/// What `forkbook ci github` is asked for, each value checked: what the workflow is made of.
 #[derive(Debug, Clone)]
 pub struct GithubRequest {
+    /// The branch whose pushes publish the book.
     pub branch: String,
+    /// The book folder, relative to the project root.
     pub book_dir: String,
-    /// The install command; the project's default when left out.
+    /// The shell command that puts `forkbook` on PATH in the runner; the project's default
+    /// ([`GithubRequest::install`]) when left out.
     pub install: Option<String>,
-    /// Add the optional ROCm job.
+    /// Add the optional ROCm job ([`super::ci_rocm`]).
     pub rocm: bool,
-    /// The roll job's schedule, checked (`--roll`).
+    /// The cron schedule of the roll job (`--roll`), checked; none without it (see
+    /// [`super::roll_ci`]).
     pub roll: Option<String>,
 }
 
@@ -284,16 +253,16 @@ impl GithubRequest {
         Ok(self)
     }
 
-    fn options(&self, project: &Project) -> GithubOptions {
-        let mut options = GithubOptions::defaults(project);
-        options.branch = self.branch.clone();
-        options.book_dir = self.book_dir.clone();
+    /// The install command: the one asked for, else the project's own build of forkbook when
+    /// the project is forkbook's repository, else `cargo install --locked forkbook`.
+    fn install(&self, project: &Project) -> String {
         if let Some(install) = &self.install {
-            options.install = install.clone();
+            return install.clone();
         }
-        options.rocm = self.rocm;
-        options.roll = self.roll.clone();
-        options
+        let own = std::fs::read_to_string(project.root.join("Cargo.toml"))
+            .is_ok_and(|t| t.lines().any(|l| l.trim() == "name = \"forkbook\""));
+        let what = if own { "--path ." } else { "forkbook" };
+        format!("cargo install --locked {what}")
     }
 }
 
@@ -303,7 +272,12 @@ pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String>
         &project.config.overlay.dir,
         "forkbook.toml's records folder (`[overlay] dir`)",
     )?;
-    Ok(github_workflow(project, &request.options(project)))
+    Ok(github_workflow(project, request))
+}
+
+/// Whether `path` is relative and every part of it a name (no root, no `..`, no leading `.`).
+fn relative_inside(path: &Path) -> bool {
+    (path.components()).all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
 /// Where `--out` may write: a `.yml` or `.yaml` file inside the project (relative, no `..`, no
@@ -319,11 +293,7 @@ fn check_out(project: &Project, file: &Path) -> Result<()> {
             "write the workflow to a new `.yml` file inside the project, e.g. the default `{WORKFLOW_FILE}`"
         )))
     };
-    let normal = !file.as_os_str().is_empty()
-        && file
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-    if !normal {
+    if file.as_os_str().is_empty() || !relative_inside(file) {
         return refuse("not a path inside the project (relative, without `..`)");
     }
     if !file.extension().is_some_and(|e| e == "yml" || e == "yaml") {
@@ -375,7 +345,7 @@ pub enum Github {
         #[serde(skip)]
         records_dir: String,
         #[serde(skip)]
-        options: GithubOptions,
+        request: GithubRequest,
     },
 }
 
@@ -387,7 +357,6 @@ pub fn github(
     out: Option<&Path>,
     check: bool,
 ) -> Result<Github> {
-    let options = request.options(project);
     let text = github_text(project, request)?;
     let file = out.map_or_else(|| PathBuf::from(WORKFLOW_FILE), Path::to_path_buf);
     check_out(project, &file)?;
@@ -403,9 +372,9 @@ pub fn github(
     super::fsutil::replace_file(&path, text.as_bytes())?;
     Ok(Github::Wrote {
         file,
-        install: options.install.clone(),
+        install: request.install(project),
         records_dir: project.config.overlay.dir.clone(),
-        options,
+        request: request.clone(),
     })
 }
 
@@ -430,9 +399,9 @@ impl CommandReport for Github {
             }
             Github::Wrote {
                 file,
+                install,
                 records_dir,
-                options,
-                ..
+                request,
             } => {
                 let mut text = format!(
                     "wrote {}\n  pull requests touching `{records_dir}`, forkbook.toml or `{}`: \
@@ -440,11 +409,11 @@ impl CommandReport for Github {
                  Pages (Settings > Pages > Source: GitHub Actions)\n  the runner gets forkbook \
                  with `{}` (`--install COMMAND` changes it)\n",
                     file.display(),
-                    options.book_dir,
-                    options.branch,
-                    options.install
+                    request.book_dir,
+                    request.branch,
+                    install
                 );
-                if let Some(cron) = &options.roll {
+                if let Some(cron) = &request.roll {
                     text.push_str(&super::roll_ci::describe(cron));
                 }
                 text

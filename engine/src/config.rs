@@ -133,17 +133,16 @@ impl Config {
         let mut config: Config = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         validate_sections(text)?;
         let defaults = Config::mlx_rocm();
-        if config.fork.url.is_empty() {
-            config.fork.url = defaults.fork.url;
-        }
-        if config.fork.branch.is_empty() {
-            config.fork.branch = defaults.fork.branch;
-        }
-        if config.upstream.url.is_empty() {
-            config.upstream.url = defaults.upstream.url;
-        }
-        if config.upstream.branch.is_empty() {
-            config.upstream.branch = defaults.upstream.branch;
+        for (remote, default) in [
+            (&mut config.fork, defaults.fork),
+            (&mut config.upstream, defaults.upstream),
+        ] {
+            if remote.url.is_empty() {
+                remote.url = default.url;
+            }
+            if remote.branch.is_empty() {
+                remote.branch = default.branch;
+            }
         }
         if config.overlay.backend_prefix.trim_matches('/').is_empty() {
             return Err(Error::new(

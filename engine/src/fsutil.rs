@@ -26,12 +26,22 @@ fn injected_failure() -> Result<()> {
 
 /// Writes one file, creating its folders.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    injected_failure()?;
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)
-            .with_context(|| format!("failed to create `{}`", parent.display()))?;
-    }
+    create_parent(path)?;
     fs::write(path, bytes).with_context(|| format!("failed to write `{}`", path.display()))
+}
+
+/// Before each file write: the test hook's failure, then the file's folders created.
+fn create_parent(path: &Path) -> Result<()> {
+    injected_failure()?;
+    let parent = parent_of(path);
+    fs::create_dir_all(parent).with_context(|| format!("failed to create `{}`", parent.display()))
+}
+
+/// The folder holding `path`, `.` for a bare name.
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Replaces one file in a single rename, so readers see the old bytes or the new, never half:
@@ -39,11 +49,7 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// renamed over the old; the folder is flushed after. Any failure before the rename (a full
 /// disk, a size limit) leaves the old file byte for byte. Every record rewrite goes through here.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    injected_failure()?;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)
-            .with_context(|| format!("failed to create `{}`", parent.display()))?;
-    }
+    create_parent(path)?;
     forkbook_records::atomic::replace(path, bytes)
         .with_context(|| format!("failed to replace `{}`", path.display()))
 }
@@ -51,11 +57,7 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes one file and flushes it to disk before returning.
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    injected_failure()?;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)
-            .with_context(|| format!("failed to create `{}`", parent.display()))?;
-    }
+    create_parent(path)?;
     let mut file =
         File::create(path).with_context(|| format!("failed to write `{}`", path.display()))?;
     file.write_all(bytes)
@@ -65,18 +67,18 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Writes every file of `files` below `dir` (paths checked first).
 pub fn write_tree(dir: &Path, files: &FileMap) -> Result<()> {
-    for (path, bytes) in files {
-        check_relative(path)?;
-        write_file(&dir.join(path), bytes)?;
-    }
-    Ok(())
+    write_each(dir, files, write_file)
 }
 
 /// [`write_tree`] with every file flushed to disk: for a records folder about to be swapped in.
 pub fn write_tree_synced(dir: &Path, files: &FileMap) -> Result<()> {
+    write_each(dir, files, write_synced)
+}
+
+fn write_each(dir: &Path, files: &FileMap, write: fn(&Path, &[u8]) -> Result<()>) -> Result<()> {
     for (path, bytes) in files {
         check_relative(path)?;
-        write_synced(&dir.join(path), bytes)?;
+        write(&dir.join(path), bytes)?;
     }
     Ok(())
 }
@@ -159,12 +161,7 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
         let kind = entry.file_type()?;
         if kind.is_symlink() {
             let target = fs::read_link(entry.path())?;
-            let stays = super::paths::link_stays_inside(&rel, &target.to_string_lossy());
-            let why = if stays {
-                "links are not supported in an overlay"
-            } else {
-                "the link leads outside the overlay"
-            };
+            let why = link_refusal(&rel, &target.to_string_lossy());
             return Err(Error::new(format!(
                 "refusing link `{}` -> `{}`: {why}",
                 entry.path().display(),
@@ -183,6 +180,16 @@ fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why a link at `path` (to `target`) has no place in an overlay, the one rule for links on
+/// disk and in commits.
+pub fn link_refusal(path: &str, target: &str) -> &'static str {
+    if super::paths::link_stays_inside(path, target) {
+        "links are not supported in an overlay"
+    } else {
+        "the link leads outside the overlay"
+    }
 }
 
 /// The file forkbook leaves in every folder it writes whole (`materialize`, `export-tree`), so a
@@ -297,16 +304,9 @@ pub struct StagedDir {
 
 impl StagedDir {
     pub fn new(target: &Path) -> Result<StagedDir> {
-        let parent = target
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let (parent, name) = parent_and_name(target);
         fs::create_dir_all(parent)
             .with_context(|| format!("failed to create `{}`", parent.display()))?;
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
         remove_stale_stages(parent, &name);
         let staging = parent.join(format!(".{name}.forkbook-new-{}", std::process::id()));
         if staging.exists() {
@@ -341,12 +341,7 @@ impl StagedDir {
             })?;
         }
         self.done = true;
-        forkbook_records::atomic::sync_dir(
-            self.target
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-        );
+        forkbook_records::atomic::sync_dir(parent_of(&self.target));
         Ok(())
     }
 }
@@ -365,19 +360,18 @@ impl Drop for StagedDir {
 /// [`ProjectLock`], under which alone a records folder is staged) every one is, since no live
 /// run can be writing it, even where its PID was reused by another process.
 pub fn clear_dead_stages(target: &Path, locked: bool) {
-    let parent = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let (parent, name) = parent_and_name(target);
     if locked {
         remove_stages(parent, &name, |_| true);
     } else {
         remove_stale_stages(parent, &name);
     }
+}
+
+/// The folder holding `target` and `target`'s own name, which its stages are named after.
+fn parent_and_name(target: &Path) -> (&Path, String) {
+    let name = target.file_name().unwrap_or_default();
+    (parent_of(target), name.to_string_lossy().into_owned())
 }
 
 /// Staging folders left by runs that were killed: their process is gone, so nothing will swap
@@ -494,18 +488,12 @@ impl RunLock {
 
     fn lock(&mut self, exclusive: bool) -> Result<()> {
         let dir = self.dir.display();
-        let file = &self.file;
-        if std::env::var_os("FORKBOOK_LOCK_WAIT").is_some() {
-            if exclusive {
-                file.lock()
-            } else {
-                file.lock_shared()
-            }
-            .with_context(|| format!("failed to lock `{dir}`"))?;
-            self.exclusive = exclusive;
-            return Ok(());
-        }
-        match try_lock_a_moment(file, exclusive) {
+        let locked = if std::env::var_os("FORKBOOK_LOCK_WAIT").is_some() {
+            lock_file(&self.file, exclusive, false)
+        } else {
+            try_lock_a_moment(&self.file, exclusive)
+        };
+        match locked {
             Ok(()) => {
                 self.exclusive = exclusive;
                 Ok(())
@@ -531,26 +519,33 @@ impl RunLock {
     }
 }
 
+/// Locks `file` exclusively or shared: waiting for it, or only trying (`try_only`).
+fn lock_file(
+    file: &File,
+    exclusive: bool,
+    try_only: bool,
+) -> std::result::Result<(), TryLockError> {
+    match (exclusive, try_only) {
+        (true, true) => file.try_lock(),
+        (false, true) => file.try_lock_shared(),
+        (true, false) => file.lock().map_err(TryLockError::Error),
+        (false, false) => file.lock_shared().map_err(TryLockError::Error),
+    }
+}
+
 /// Tries to lock `file` for half a second. A child process forked by another thread can hold the
 /// lock for the moment between its fork and exec (it shares the open file); this gives such a
 /// moment time to pass.
 fn try_lock_a_moment(file: &File, exclusive: bool) -> std::result::Result<(), TryLockError> {
-    let attempt = || {
-        if exclusive {
-            file.try_lock()
-        } else {
-            file.try_lock_shared()
-        }
-    };
     for _ in 0..25 {
-        match attempt() {
+        match lock_file(file, exclusive, true) {
             Err(TryLockError::WouldBlock) => {
                 std::thread::sleep(std::time::Duration::from_millis(20))
             }
             other => return other,
         }
     }
-    attempt()
+    lock_file(file, exclusive, true)
 }
 
 /// The project's lock, held by every run that writes a record, from before it reads the records

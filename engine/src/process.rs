@@ -141,10 +141,7 @@ pub fn run(spec: &Spec) -> Result<Finished> {
     let started = Instant::now();
     let own = spec.timeout.map(|t| started + t);
     let ambient = DEADLINE.with(Cell::get);
-    let deadline = match (own, ambient) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let deadline = own.into_iter().chain(ambient).min();
     let mut command = command_for(spec, &tag);
     let shown = spec.program.display().to_string();
     let (collector, pipe_inode) = wire_output(&mut command, &spec.output)?;
@@ -167,17 +164,10 @@ pub fn run(spec: &Spec) -> Result<Finished> {
     if status.is_none() {
         let _ = child.wait();
     }
-    let output = match collector {
-        Some(collector) => collector.join().unwrap_or_default(),
-        None => String::new(),
-    };
-    let ended = match status {
-        None => Ended::TimedOut(deadline.map(|d| d - started).unwrap_or_default()),
-        Some(status) => ended_by(status),
-    };
+    let timed_out = || Ended::TimedOut(deadline.map(|d| d - started).unwrap_or_default());
     Ok(Finished {
-        ended,
-        output,
+        ended: status.map_or_else(timed_out, ended_by),
+        output: (collector.map(|c| c.join().unwrap_or_default())).unwrap_or_default(),
         duration: started.elapsed(),
     })
 }
@@ -241,18 +231,8 @@ fn command_for(spec: &Spec, tag: &str) -> Command {
 fn collect(mut reader: std::io::PipeReader, cap: usize) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
-        let mut dropped: u64 = 0;
-        let mut buf = [0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = cap.saturating_sub(kept.len()).min(n);
-                    kept.extend_from_slice(&buf[..room]);
-                    dropped += (n - room) as u64;
-                }
-            }
-        }
+        let _ = (&mut reader).take(cap as u64).read_to_end(&mut kept);
+        let dropped = std::io::copy(&mut reader, &mut std::io::sink()).unwrap_or(0);
         let mut text = String::from_utf8_lossy(&kept).into_owned();
         if dropped > 0 {
             text.push_str(&cut_marker(dropped));

@@ -379,11 +379,10 @@ fn carry_onto(repo: &Repository, commit: Oid, change: &[Change]) -> Result<Vec<C
 }
 
 fn read_blob(repo: &Repository, tree: &git2::Tree, path: &str) -> Result<Image> {
-    match tree.get_path(Path::new(path)) {
-        Ok(entry) => Ok(Some(repo.find_blob(entry.id())?.content().to_vec().into())),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+    let Some(entry) = super::cache::entry_at(tree, path)? else {
+        return Ok(None);
+    };
+    Ok(Some(repo.find_blob(entry.id())?.content().to_vec().into()))
 }
 
 /// Commits the carried files on top of the fork commit and points `refs/forkbook/<branch>` at it.
@@ -400,16 +399,10 @@ fn commit_package(
     for (path, _, after) in files {
         match after {
             Some(bytes) => {
-                let mode = base_tree
-                    .get_path(Path::new(path))
-                    .ok()
-                    .map_or(FileMode::Blob, |e| {
-                        if e.filemode() == 0o100755 {
-                            FileMode::BlobExecutable
-                        } else {
-                            FileMode::Blob
-                        }
-                    });
+                let mode = match base_tree.get_path(Path::new(path)) {
+                    Ok(e) if e.filemode() == 0o100755 => FileMode::BlobExecutable,
+                    _ => FileMode::Blob,
+                };
                 update.upsert(path.as_str(), super::cache::write_blob(repo, bytes)?, mode);
             }
             None => {
@@ -433,16 +426,14 @@ fn commit_package(
 /// The user's identity where git has one, else forkbook's; dated like the fork commit so the
 /// same package is the same commit every time.
 fn author(repo: &Repository, parent: &git2::Commit) -> Result<Signature<'static>> {
-    let (name, email) = match repo.signature() {
-        Ok(sig) => (
-            sig.name().unwrap_or("forkbook").to_string(),
-            sig.email().unwrap_or("forkbook@localhost").to_string(),
-        ),
-        Err(_) => ("forkbook".to_string(), "forkbook@localhost".to_string()),
-    };
+    let user = repo.signature().ok();
     Ok(Signature::new(
-        &name,
-        &email,
+        user.as_ref()
+            .and_then(|u| u.name().ok())
+            .unwrap_or("forkbook"),
+        user.as_ref()
+            .and_then(|u| u.email().ok())
+            .unwrap_or("forkbook@localhost"),
         &git2::Time::new(parent.time().seconds(), 0),
     )?)
 }
@@ -504,15 +495,9 @@ fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> 
             bail!("applying it does not give the package's `{path}`");
         }
     }
-    let diff = repo.diff_tree_to_tree(Some(&fork_tree), Some(&package_tree), None)?;
-    for delta in diff.deltas() {
-        for file in [delta.old_file(), delta.new_file()] {
-            if let Some(path) = file.path().and_then(|p| p.to_str()) {
-                if !paths.iter().any(|p| p == path) {
-                    bail!("the package changes `{path}`, which its patch does not name");
-                }
-            }
-        }
+    let changed = super::cache::diff_paths(repo, &fork_tree, &package_tree)?;
+    if let Some(path) = changed.iter().find(|p| !paths.contains(p)) {
+        bail!("the package changes `{path}`, which its patch does not name");
     }
     Ok(())
 }
@@ -521,11 +506,9 @@ fn verify(repo: &Repository, fork: Oid, commit: Oid, patch: &str) -> Result<()> 
 fn touched_lines(files: &[Change]) -> Touched {
     let mut touched = BTreeMap::new();
     for (path, before, after) in files {
-        let before =
-            String::from_utf8_lossy(before.as_deref().map_or(&[][..], Vec::as_slice)).into_owned();
-        let after =
-            String::from_utf8_lossy(after.as_deref().map_or(&[][..], Vec::as_slice)).into_owned();
-        let diff = similar::TextDiff::from_lines(&before, &after);
+        let before = String::from_utf8_lossy(side(before).unwrap_or_default());
+        let after = String::from_utf8_lossy(side(after).unwrap_or_default());
+        let diff = similar::TextDiff::from_lines(&*before, &*after);
         let ranges: Vec<Range<usize>> = diff
             .ops()
             .iter()
@@ -616,7 +599,8 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
 pub fn render_index(packages: &[Package]) -> String {
     let mut text = String::from("# Packages for the fork\n\n| entry | title | state | patch | branch | link | depends on |\n| --- | --- | --- | --- | --- | --- | --- |\n");
     for p in packages {
-        let depends: Vec<String> = p.depends_on.iter().map(|n| n.to_string()).collect();
+        let depends: Vec<String> = p.depends_on.iter().map(u32::to_string).collect();
+        let depends = depends.join(", ");
         text.push_str(&format!(
             "| {} | {} | {} | [`{}`]({}) | `{}` | {} | {} |\n",
             p.number,
@@ -626,11 +610,7 @@ pub fn render_index(packages: &[Package]) -> String {
             p.file,
             p.branch,
             p.link.as_deref().unwrap_or("not yet"),
-            if depends.is_empty() {
-                "-".to_string()
-            } else {
-                depends.join(", ")
-            }
+            if depends.is_empty() { "-" } else { &depends }
         ));
     }
     text

@@ -178,8 +178,7 @@ fn first_parent_line(repo: &Repository, pin: Oid, to: Oid) -> Result<Vec<Oid>> {
 /// The blob id of `path` at `commit`, from the tree alone.
 fn blob_id(repo: &Repository, commit: Oid, path: &str) -> Result<Option<Oid>> {
     let tree = repo.find_commit(commit)?.tree()?;
-    let id = tree.get_path(Path::new(path)).ok().map(|e| e.id());
-    Ok(id)
+    Ok(tree.get_path(Path::new(path)).ok().map(|e| e.id()))
 }
 
 /// For each core file that merges cleanly at the pin: its conflict regions at every commit of
@@ -288,37 +287,27 @@ impl Prober<'_> {
             commit,
         };
         let planned = draft::plan(report, &self.setup.backend, &upstream);
-        let mut drafts: HashMap<(String, String), DraftNote> = HashMap::new();
-        for d in &planned.drafts {
-            drafts.insert(
-                (d.kind.as_str().to_string(), d.symbol.clone()),
-                DraftNote {
+        let key = |kind: api::Kind, symbol: &str| (kind.as_str().to_string(), symbol.to_string());
+        let mut drafts: HashMap<_, _> = (planned.drafts.iter())
+            .map(|d| {
+                let note = DraftNote {
                     remedy: d.remedy.as_str().to_string(),
                     title: d.title.clone(),
                     path: d.path.clone(),
                     line: d.line,
-                },
-            );
-        }
-        let reasons: HashMap<(String, String), String> = planned
-            .without
-            .iter()
-            .map(|n| {
-                (
-                    (n.kind.as_str().to_string(), n.symbol.clone()),
-                    n.reason.clone(),
-                )
+                };
+                (key(d.kind, &d.symbol), note)
             })
             .collect();
+        let reasons: HashMap<_, _> = (planned.without.iter())
+            .map(|n| (key(n.kind, &n.symbol), n.reason.clone()))
+            .collect();
         for f in report.findings.iter().filter(|f| f.suppressed.is_none()) {
-            let key = (f.kind.as_str().to_string(), f.symbol.clone());
-            let entry = match drafts.remove(&key) {
-                Some(note) => Ok(note),
-                None => Err(reasons
-                    .get(&key)
-                    .cloned()
-                    .unwrap_or_else(|| "no draft".to_string())),
-            };
+            let key = key(f.kind, &f.symbol);
+            let entry = drafts.remove(&key).ok_or_else(|| {
+                let reason = reasons.get(&key).cloned();
+                reason.unwrap_or_else(|| "no draft".to_string())
+            });
             if let Some(c) = &f.introduced_by {
                 probe.causes.push(c.sha.clone());
             }
@@ -481,36 +470,38 @@ impl Probe {
         for path in &self.conflicts - &after.conflicts {
             here.push(Change::ConflictStops { path });
         }
-        for (key @ (kind, symbol), draft) in &after.drift {
-            if !self.drift.contains_key(key) {
-                here.push(Change::DriftAppears {
-                    kind: kind.clone(),
-                    symbol: symbol.clone(),
-                    draft: draft.clone().ok(),
-                    no_draft: draft.clone().err(),
-                });
-            }
+        for ((kind, symbol), draft) in missing_from(&after.drift, &self.drift) {
+            let (kind, symbol) = (kind.clone(), symbol.clone());
+            let (draft, no_draft) = (draft.clone().ok(), draft.clone().err());
+            here.push(Change::DriftAppears {
+                kind,
+                symbol,
+                draft,
+                no_draft,
+            });
         }
-        for key @ (kind, symbol) in self.drift.keys() {
-            if !after.drift.contains_key(key) {
-                let (kind, symbol) = (kind.clone(), symbol.clone());
-                here.push(Change::DriftGoes { kind, symbol });
-            }
+        for ((kind, symbol), _) in missing_from(&self.drift, &after.drift) {
+            let (kind, symbol) = (kind.clone(), symbol.clone());
+            here.push(Change::DriftGoes { kind, symbol });
         }
-        for (&number, title) in &after.droppable {
-            if !self.droppable.contains_key(&number) {
-                let title = title.clone();
-                here.push(Change::FixDroppable { number, title });
-            }
+        for (&number, title) in missing_from(&after.droppable, &self.droppable) {
+            let title = title.clone();
+            here.push(Change::FixDroppable { number, title });
         }
-        for (&number, title) in &self.droppable {
-            if !after.droppable.contains_key(&number) {
-                let title = title.clone();
-                here.push(Change::FixNeeded { number, title });
-            }
+        for (&number, title) in missing_from(&self.droppable, &after.droppable) {
+            let title = title.clone();
+            here.push(Change::FixNeeded { number, title });
         }
         here
     }
+}
+
+/// The entries of `map` whose key `other` lacks.
+fn missing_from<'m, K: Ord, V>(
+    map: &'m BTreeMap<K, V>,
+    other: &'m BTreeMap<K, V>,
+) -> impl Iterator<Item = (&'m K, &'m V)> {
+    map.iter().filter(|(key, _)| !other.contains_key(key))
 }
 
 /// The state at commit `i` of the line: the nearest probe at or before it.

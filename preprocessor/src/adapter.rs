@@ -544,16 +544,11 @@ fn forkbook_command(text: &str) -> Result<String, String> {
 
 /// The block as the reader sees it: the command with variables filled in.
 fn code_block(step: &Step) -> String {
-    let text = match step.kind {
-        StepKind::Forkbook => format!("$ {}", step.display_command()),
-        StepKind::Shell => step.command.clone(),
+    let (lang, text) = match step.kind {
+        StepKind::Forkbook => ("console", format!("$ {}", step.display_command())),
+        StepKind::Shell => ("sh", step.command.clone()),
     };
     let fence = "`".repeat(longest_backtick_run(&text).max(2) + 1);
-    let lang = if step.kind == StepKind::Forkbook {
-        "console"
-    } else {
-        "sh"
-    };
     format!("{fence}{lang}\n{text}\n{fence}\n")
 }
 
@@ -580,19 +575,9 @@ fn splice(
 
 /// Prefixes every line but the first (which follows the original indentation) with `prefix`.
 fn indent(text: &str, prefix: &str) -> String {
-    if prefix.is_empty() {
-        return text.to_string();
-    }
-    text.split_inclusive('\n')
-        .enumerate()
-        .map(|(i, line)| {
-            if i == 0 {
-                line.to_string()
-            } else {
-                format!("{prefix}{line}")
-            }
-        })
-        .collect()
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().unwrap_or_default().to_string();
+    lines.fold(first, |out, line| out + prefix + line)
 }
 
 fn display(path: &Path) -> String {

@@ -79,12 +79,7 @@ fn resolves_inside(book: &Path, path: &Path) -> bool {
 
 /// Every link below `dir` (but the build folder and `.git`) whose target is outside `book`.
 fn links_below(book: &Path, dir: &Path, build_dir: &Path, problems: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
+    for path in sorted_entries(dir) {
         if path == build_dir || path.file_name().is_some_and(|n| n == ".git") {
             continue;
         }
@@ -113,17 +108,20 @@ fn links_below(book: &Path, dir: &Path, build_dir: &Path, problems: &mut Vec<Str
     }
 }
 
+/// The paths of the entries of `dir`, sorted; none where it cannot be read.
+fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    let mut paths: Vec<_> = entries.map(|e| e.path()).collect();
+    paths.sort();
+    paths
+}
+
 /// The `{{#include}}`-like directives of mdBook's links preprocessor: each reads a file.
 const INCLUDES: &[&str] = &["include", "rustdoc_include", "playground", "playpen"];
 
 /// Every include in the Markdown below `src` whose file is outside `book`.
 fn includes_below(book: &Path, src: &Path, problems: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(src) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for path in entries {
+    for path in sorted_entries(src) {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };

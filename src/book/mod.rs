@@ -32,33 +32,28 @@ use steps::{run_in_process, run_shell_with};
 /// The directives this book knows.
 const DIRECTIVES: &[&str] = &["register", "checks", "report"];
 
+/// `(path, contents)` of each named file of the `book/` folder, each path written once.
+macro_rules! book_sources {
+    ($($path:literal),* $(,)?) => {
+        &[$(($path, include_str!(concat!("../../book/", $path)))),*]
+    };
+}
+
 /// The book's sources, embedded so that `forkbook demo` and the tests can build this very book
 /// anywhere: (path relative to the book folder, contents).
-pub const SOURCES: &[(&str, &str)] = &[
-    ("book.toml", include_str!("../../book/book.toml")),
-    ("forkbook.css", include_str!("../../book/forkbook.css")),
-    (".gitignore", include_str!("../../book/.gitignore")),
-    ("src/SUMMARY.md", include_str!("../../book/src/SUMMARY.md")),
-    ("src/intro.md", include_str!("../../book/src/intro.md")),
-    (
-        "src/pin-bump.md",
-        include_str!("../../book/src/pin-bump.md"),
-    ),
-    (
-        "src/forecast.md",
-        include_str!("../../book/src/forecast.md"),
-    ),
-    (
-        "src/fork-sync.md",
-        include_str!("../../book/src/fork-sync.md"),
-    ),
-    ("src/report.md", include_str!("../../book/src/report.md")),
-    (
-        "src/register.md",
-        include_str!("../../book/src/register.md"),
-    ),
-    ("src/checks.md", include_str!("../../book/src/checks.md")),
-];
+pub const SOURCES: &[(&str, &str)] = book_sources!(
+    "book.toml",
+    "forkbook.css",
+    ".gitignore",
+    "src/SUMMARY.md",
+    "src/intro.md",
+    "src/pin-bump.md",
+    "src/forecast.md",
+    "src/fork-sync.md",
+    "src/report.md",
+    "src/register.md",
+    "src/checks.md",
+);
 
 /// Writes the book's sources into `dir` (created if needed).
 pub fn write_sources(dir: &Path) -> crate::engine::Result<()> {
@@ -95,22 +90,22 @@ impl BookRunner {
         }
     }
 
-    /// A step's command line: always `--offline`, with this book's overrides.
-    fn argv<I: IntoIterator<Item = S>, S: Into<OsString>>(&self, command: I) -> Vec<OsString> {
-        let offline = Overrides {
+    /// The overrides every step runs with: this book's, always `--offline`.
+    fn offline(&self) -> Overrides {
+        Overrides {
             offline: true,
             ..self.overrides.clone()
-        };
-        crate::invoke::argv(&self.root, &offline, command)
+        }
+    }
+
+    /// A step's command line: always `--offline`, with this book's overrides.
+    fn argv<I: IntoIterator<Item = S>, S: Into<OsString>>(&self, command: I) -> Vec<OsString> {
+        crate::invoke::argv(&self.root, &self.offline(), command)
     }
 
     /// The project, offline like the steps.
     fn project(&self) -> crate::engine::Result<Project> {
-        let overrides = Overrides {
-            offline: true,
-            ..self.overrides.clone()
-        };
-        Project::open(&self.root, &overrides)
+        Project::open(&self.root, &self.offline())
     }
 
     fn run_forkbook(&self, step: &Step) -> StepOutcome {
@@ -141,10 +136,7 @@ impl BookRunner {
     fn run_shell(&self, step: &Step) -> StepOutcome {
         let started = Instant::now();
         // The step's `forkbook` works on this book's cache, mirrors and tools, offline.
-        let overrides = Overrides {
-            offline: true,
-            ..self.overrides.clone()
-        };
+        let overrides = self.offline();
         let mut env = overrides.child_env();
         env.retain(|(name, _)| name != "PATH");
         env.push((
@@ -183,21 +175,17 @@ impl StepRunner for BookRunner {
                 fingerprint::tools_found(project.as_ref().ok(), &self.overrides.search_path())
             })
             .clone();
-        let project = match project {
-            Ok(project) => project,
-            Err(e) => {
-                return Fingerprint {
-                    extra: e.message(),
-                    tool_version: fingerprint::tool_version(),
-                    tools,
-                    ..Default::default()
-                }
-            }
+        let (commits, extra) = match &project {
+            Ok(project) => (
+                fingerprint::recorded_commits(project),
+                self.digest.digest(project),
+            ),
+            Err(e) => (Vec::new(), e.message()),
         };
         Fingerprint {
-            commits: fingerprint::recorded_commits(&project),
+            commits,
             tool_version: fingerprint::tool_version(),
-            extra: self.digest.digest(&project),
+            extra,
             tools,
         }
     }

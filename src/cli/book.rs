@@ -117,18 +117,9 @@ fn print_tally(tally: &Mutex<Tally>, ctx: &mut Ctx) -> Result<()> {
 fn build(args: &BookArgs, ctx: &mut Ctx) -> Result<(i32, Option<PathBuf>)> {
     let loaded = load(args, ctx, None)?;
     let html = loaded.book.build_dir_for("html");
-    let built = loaded.book.build();
-    print_tally(&loaded.tally, ctx)?;
-    match built {
-        Ok(()) => match failed_gate(&loaded) {
-            None => {
-                writeln!(ctx.out, "built the book into `{}`", html.display())?;
-                Ok((OK, Some(html)))
-            }
-            Some(gate) => gate_failed(&gate, &html, ctx).map(|code| (code, None)),
-        },
-        Err(e) => gate_or_error(e, ctx).map(|code| (code, None)),
-    }
+    let passed = format!("built the book into `{}`", html.display());
+    let code = build_gated(&loaded, &html, &passed, ctx)?;
+    Ok((code, (code == OK).then_some(html)))
 }
 
 /// The gate with `mdbook test`'s strictness (its steps run as for the renderer `test`: missing
@@ -137,15 +128,21 @@ fn build(args: &BookArgs, ctx: &mut Ctx) -> Result<(i32, Option<PathBuf>)> {
 fn test(args: &BookArgs, ctx: &mut Ctx) -> Result<i32> {
     let loaded = load(args, ctx, Some("test"))?;
     let html = loaded.book.build_dir_for("html");
+    build_gated(&loaded, &html, "the book's gate passed", ctx)
+}
+
+/// Builds the loaded book into `html` and says `passed` when its gate passes; exit 1 with the
+/// gate's problems when it fails.
+fn build_gated(loaded: &Loaded, html: &Path, passed: &str, ctx: &mut Ctx) -> Result<i32> {
     let built = loaded.book.build();
     print_tally(&loaded.tally, ctx)?;
     match built {
-        Ok(()) => match failed_gate(&loaded) {
+        Ok(()) => match failed_gate(loaded) {
             None => {
-                writeln!(ctx.out, "the book's gate passed")?;
+                writeln!(ctx.out, "{passed}")?;
                 Ok(OK)
             }
-            Some(gate) => gate_failed(&gate, &html, ctx),
+            Some(gate) => gate_failed(&gate, html, ctx),
         },
         Err(e) => gate_or_error(e, ctx),
     }

@@ -125,7 +125,6 @@ pub enum Command {
 pub struct Ctx<'a> {
     pub out: &'a mut dyn Write,
     pub global: Global,
-    pub json: bool,
     /// Set when the book runs the command: [`Ctx::emit`] leaves the result's Markdown here.
     pub page: Option<Page>,
 }
@@ -200,13 +199,13 @@ impl Ctx<'_> {
         &mut self,
         report: &R,
     ) -> engine::Result<i32> {
-        if self.json {
+        if self.global.json {
             self.print_json(report)?;
         } else {
             write!(self.out, "{}", report.text())?;
         }
         // A step that asked for JSON shows the JSON it asked for.
-        if self.page.is_some() && !self.json {
+        if self.page.is_some() && !self.global.json {
             // Links need the project's configuration; a result without one is shown as text.
             // Upstream as forkbook.toml names it: a mirror given on the command line has no
             // web address.
@@ -303,7 +302,6 @@ fn run_inner(
     let mut ctx = Ctx {
         out,
         global: cli.global,
-        json,
         page: page.is_some().then(Page::default),
     };
     let result = dispatch(cli.command, &mut ctx).and_then(|code| {

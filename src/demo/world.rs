@@ -196,16 +196,18 @@ pub fn fork_hooks() -> Result<Vec<Edit>> {
         edit: Vec<Edit>,
     }
     let (name, text) = FORK_HOOKS;
-    let hooks: Hooks =
-        toml::from_str(text).map_err(|e| Error::new(format!("demo world: history/{name}: {e}")))?;
-    Ok(hooks.edit)
+    Ok(parse_history::<Hooks>(name, text)?.edit)
+}
+
+/// The history data file `name` (its text), read as `T`.
+fn parse_history<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> Result<T> {
+    toml::from_str(text).map_err(|e| Error::new(format!("demo world: history/{name}: {e}")))
 }
 
 /// Makes one commit of the history on `tree`; returns its message. The one loop every
 /// upstream and fork commit of the demo goes through.
 fn make_commit(tree: &mut Tree, (name, text): (&str, &str)) -> Result<String> {
-    let commit: CommitData =
-        toml::from_str(text).map_err(|e| Error::new(format!("demo world: history/{name}: {e}")))?;
+    let commit: CommitData = parse_history(name, text)?;
     match commit.put.as_deref() {
         None => {}
         Some("fork") => tree.put_all(ROCM_BACKEND_FILES),
@@ -329,12 +331,8 @@ impl Tree {
     }
 
     pub fn remove(&mut self, path: &str) -> Result<()> {
-        match self.files.remove(path) {
-            Some(_) => Ok(()),
-            None => Err(Error::new(format!(
-                "demo world: no file `{path}` to delete"
-            ))),
-        }
+        let removed = self.files.remove(path).map(drop);
+        removed.ok_or_else(|| Error::new(format!("demo world: no file `{path}` to delete")))
     }
 
     /// Replaces the one occurrence of `old` in `path` with `new`.
@@ -539,28 +537,12 @@ fn commit(
 
 /// Writes the files as nested git trees and returns the root tree's id.
 pub fn write_tree(repo: &Repository, files: &FileMap) -> Result<Oid> {
-    let entries: Vec<(&str, &[u8])> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_slice()))
-        .collect();
-    write_dir(repo, &entries)
-}
-
-fn write_dir(repo: &Repository, entries: &[(&str, &[u8])]) -> Result<Oid> {
-    let mut builder = repo.treebuilder(None)?;
-    let mut subdirs: std::collections::BTreeMap<&str, Vec<(&str, &[u8])>> = Default::default();
-    for (path, content) in entries {
-        match path.split_once('/') {
-            Some((dir, rest)) => subdirs.entry(dir).or_default().push((rest, content)),
-            None => {
-                builder.insert(path, repo.blob(content)?, 0o100644)?;
-            }
-        }
+    let empty = repo.find_tree(repo.treebuilder(None)?.write()?)?;
+    let mut update = git2::build::TreeUpdateBuilder::new();
+    for (path, content) in files {
+        update.upsert(path.as_str(), repo.blob(content)?, git2::FileMode::Blob);
     }
-    for (dir, children) in subdirs {
-        builder.insert(dir, write_dir(repo, &children)?, 0o040000)?;
-    }
-    Ok(builder.write()?)
+    Ok(update.create_updated(repo, &empty)?)
 }
 
 // ---------------------------------------------------------------------------------------------

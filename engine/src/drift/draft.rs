@@ -201,9 +201,22 @@ fn is_definition_at(text: &str, line: usize, name: &str) -> bool {
     if line_of(text, span.start) > line + 1 {
         return false;
     }
-    let after = &text[span.end + 1..];
-    let head = after.find(['{', ';']).map(|i| &after[..=i]).unwrap_or("");
-    head.ends_with('{')
+    body_open(text, span.end + 1).is_some()
+}
+
+/// The `{` that opens a body at or after byte `from`, when a `{` comes before any `;`.
+fn body_open(text: &str, from: usize) -> Option<usize> {
+    let at = from + text[from..].find(['{', ';'])?;
+    text[at..].starts_with('{').then_some(at)
+}
+
+/// Each line of `text` (its line break kept) with the byte offset it starts at.
+fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_inclusive('\n').scan(0, |offset, line| {
+        let here = *offset;
+        *offset += line.len();
+        Some((here, line))
+    })
 }
 
 /// Lines indented like the line at byte `at`.
@@ -445,10 +458,7 @@ fn reference_definition(
     for prefix in REFERENCE_BACKENDS {
         for (path, bytes) in upstream.files_under(prefix) {
             let text = String::from_utf8_lossy(&bytes).into_owned();
-            let mut offset = 0;
-            for line in text.split_inclusive('\n') {
-                let here = offset;
-                offset += line.len();
+            for (here, line) in lines_at(&text) {
                 // Out-of-line definitions start at the first column.
                 if line.starts_with([' ', '\t', '/', '#', '}']) {
                     continue;
@@ -463,14 +473,9 @@ fn reference_definition(
                 let Some(span) = cpp::param_span(&text, &qualified, here) else {
                     continue;
                 };
-                let after = &text[span.end + 1..];
-                let Some(brace) = after.find(['{', ';']) else {
+                let Some(open) = body_open(&text, span.end + 1) else {
                     continue;
                 };
-                if !after[brace..].starts_with('{') {
-                    continue;
-                }
-                let open = span.end + 1 + brace;
                 let close = cpp::matching(&text, open)?;
                 let signature = text[here..open].trim_end().to_string();
                 let body = text[open + 1..close].trim().to_string();
@@ -532,20 +537,13 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) 
 /// line that closes its body), where a new member's definition goes.
 fn after_last_member(text: &str, owner: &str) -> Option<usize> {
     let mut insert_at = None;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let here = offset;
-        offset += line.len();
+    for (here, line) in lines_at(text) {
         if line.starts_with([' ', '\t', '/', '#', '}']) || !line.contains(&format!("{owner}::")) {
             continue;
         }
-        let Some(open_rel) = text[here..].find(['{', ';']) else {
+        let Some(open) = body_open(text, here) else {
             continue;
         };
-        let open = here + open_rel;
-        if !text[open..].starts_with('{') {
-            continue;
-        }
         if let Some(close) = cpp::matching(text, open) {
             let end = text[close..]
                 .find('\n')
@@ -561,15 +559,10 @@ fn with_include(text: &str, header: &str) -> String {
     if text.contains(&format!("<{header}>")) {
         return text.to_string();
     }
-    let mut offset = 0;
-    let mut after_last = None;
-    for line in text.split_inclusive('\n') {
-        offset += line.len();
-        if line.trim_start().starts_with("#include") {
-            after_last = Some(offset);
-        }
-    }
-    let at = after_last.unwrap_or(0);
+    let at = lines_at(text)
+        .filter(|(_, line)| line.trim_start().starts_with("#include"))
+        .last()
+        .map_or(0, |(here, line)| here + line.len());
     format!("{}#include <{header}>\n{}", &text[..at], &text[at..])
 }
 

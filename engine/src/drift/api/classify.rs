@@ -112,6 +112,21 @@ impl<'a> Rules<'a> {
             .or_insert(finding);
     }
 
+    /// The backend uses `decl` at `at` and upstream removed it: a removed-declaration finding.
+    fn removed(&mut self, decl: &Decl, at: Loc, message: String) {
+        let sites = Sites {
+            from: Some(decl),
+            to: None,
+            backend: Some(at),
+        };
+        self.push(finding(
+            Kind::RemovedDeclaration,
+            decl.key(),
+            message,
+            sites,
+        ));
+    }
+
     fn has_finding(&self, kind: Kind, symbol: &str) -> bool {
         self.findings.contains_key(&(kind, symbol.to_string()))
     }
@@ -185,17 +200,7 @@ impl<'a> Rules<'a> {
                         "the backend stubs `{}` with `{}`, a class upstream removed",
                         stub.argument, stub.macro_name
                     );
-                    let sites = Sites {
-                        from: Some(class),
-                        to: None,
-                        backend: Some(backend.clone()),
-                    };
-                    self.push(finding(
-                        Kind::RemovedDeclaration,
-                        class_key.clone(),
-                        message,
-                        sites,
-                    ));
+                    self.removed(class, backend.clone(), message);
                     continue;
                 }
                 for member in &members {
@@ -337,12 +342,7 @@ impl<'a> Rules<'a> {
                 "the backend constructs `{}`, a class upstream removed",
                 class.name
             );
-            let sites = Sites {
-                from: Some(class),
-                to: None,
-                backend: Some(at.clone()),
-            };
-            self.push(finding(Kind::RemovedDeclaration, key, message, sites));
+            self.removed(class, at.clone(), message);
             return;
         }
         let news = self.to.constructors(&key);
@@ -408,17 +408,7 @@ impl<'a> Rules<'a> {
                 "the backend names `{}`, a {what} upstream removed",
                 decl.name
             );
-            let sites = Sites {
-                from: Some(decl),
-                to: None,
-                backend: Some(used.clone()),
-            };
-            self.push(finding(
-                Kind::RemovedDeclaration,
-                decl.key(),
-                message,
-                sites,
-            ));
+            self.removed(decl, used.clone(), message);
         }
     }
 }

@@ -30,6 +30,20 @@ struct Scope {
 /// hundreds (or ERROR nodes inside ERROR nodes) is not worth a stack overflow.
 const MAX_DEPTH: usize = 200;
 
+/// Nodes whose children are read as at the scope around them: the file, declaration lists,
+/// preprocessor branches, `extern "C"`, and ERROR nodes (salvaged).
+const CONTAINERS: &[&str] = &[
+    "translation_unit",
+    "declaration_list",
+    "preproc_if",
+    "preproc_ifdef",
+    "preproc_else",
+    "preproc_elif",
+    "preproc_elifdef",
+    "ERROR",
+    "linkage_specification",
+];
+
 /// All declarations of a file, in source order.
 pub fn declarations(src: &Source, root: Node) -> Vec<Decl> {
     let mut out = Vec::new();
@@ -53,16 +67,9 @@ pub fn includes(src: &Source, root: Node) -> Vec<String> {
                 }
             }
             // Includes sit at file scope or in conditional branches and namespaces.
-            "translation_unit"
-            | "preproc_if"
-            | "preproc_ifdef"
-            | "preproc_else"
-            | "preproc_elif"
-            | "preproc_elifdef"
-            | "namespace_definition"
-            | "declaration_list"
-            | "ERROR"
-            | "linkage_specification" => stack.extend(named_children(node)),
+            kind if kind == "namespace_definition" || CONTAINERS.contains(&kind) => {
+                stack.extend(named_children(node))
+            }
             _ => {}
         }
     }
@@ -116,16 +123,9 @@ fn visit(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
                 out.push(decl);
             }
         }
-        "translation_unit"
-        | "declaration_list"
-        | "field_declaration_list"
-        | "preproc_if"
-        | "preproc_ifdef"
-        | "preproc_else"
-        | "preproc_elif"
-        | "preproc_elifdef"
-        | "ERROR"
-        | "linkage_specification" => walk(src, node, scope, out),
+        kind if kind == "field_declaration_list" || CONTAINERS.contains(&kind) => {
+            walk(src, node, scope, out)
+        }
         _ => {}
     }
 }

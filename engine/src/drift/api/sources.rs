@@ -43,9 +43,16 @@ fn extension(path: &str) -> Option<&str> {
 /// Whether an upstream file takes part: a header under the header root and outside the
 /// skipped folders, or any C++ file of the shared or reference backend folders.
 pub fn is_upstream_input(path: &str, cfg: &ApiConfig) -> bool {
-    let under = |prefixes: &[String]| prefixes.iter().any(|p| path.starts_with(p.as_str()));
-    let header = is_header(path) && path.starts_with(&cfg.header_root) && !under(&cfg.header_skip);
-    header || (is_cpp(path) && (under(&cfg.shared_sources) || under(&cfg.reference_backends)))
+    let header =
+        is_header(path) && path.starts_with(&cfg.header_root) && !under(path, &cfg.header_skip);
+    header
+        || (is_cpp(path)
+            && (under(path, &cfg.shared_sources) || under(path, &cfg.reference_backends)))
+}
+
+/// Whether `path` lies under one of `prefixes`.
+fn under(path: &str, prefixes: &[String]) -> bool {
+    prefixes.iter().any(|p| path.starts_with(p.as_str()))
 }
 
 /// What to blank before parsing, and the backend's stub macros: the configured ones plus
@@ -119,8 +126,8 @@ type MemoKey = (String, git2::Oid, u64);
 #[derive(Default)]
 struct MemoTables {
     scopes: usize,
-    upstream: HashMap<MemoKey, FileFacts>,
-    backend: HashMap<MemoKey, (FileFacts, Uses)>,
+    /// By key and whether the uses were collected.
+    kept: HashMap<(MemoKey, bool), (FileFacts, Uses)>,
 }
 
 static MEMO: std::sync::Mutex<Option<MemoTables>> = std::sync::Mutex::new(None);
@@ -159,41 +166,18 @@ impl Drop for ParseMemo {
     }
 }
 
-/// [`read`] without uses, through the memo when a scope is alive.
-fn read_kept(path: &str, bytes: &[u8], prep: &Prep) -> FileFacts {
-    let Some(key) = ParseMemo::key(path, bytes, prep) else {
-        return read(path, bytes, prep, None);
-    };
-    if let Some(facts) = memo_tables()
-        .as_ref()
-        .and_then(|t| t.upstream.get(&key).cloned())
-    {
-        return facts;
-    }
-    let facts = read(path, bytes, prep, None);
-    if let Some(t) = memo_tables().as_mut() {
-        t.upstream.insert(key, facts.clone());
-    }
-    facts
-}
-
-/// [`read`] with the file's own uses, through the memo when a scope is alive.
-fn read_backend_kept(path: &str, bytes: &[u8], prep: &Prep) -> (FileFacts, Uses) {
-    let key = ParseMemo::key(path, bytes, prep);
-    if let Some(key) = &key {
-        if let Some(kept) = memo_tables()
-            .as_ref()
-            .and_then(|t| t.backend.get(key).cloned())
-        {
-            return kept;
-        }
+/// [`read`] through the memo when a scope is alive, with the file's own uses when `with_uses`
+/// (else empty ones).
+fn read_kept(path: &str, bytes: &[u8], prep: &Prep, with_uses: bool) -> (FileFacts, Uses) {
+    let key = ParseMemo::key(path, bytes, prep).map(|key| (key, with_uses));
+    let kept = |key: &_| memo_tables().as_ref()?.kept.get(key).cloned();
+    if let Some(kept) = key.as_ref().and_then(kept) {
+        return kept;
     }
     let mut uses = Uses::default();
-    let facts = read(path, bytes, prep, Some(&mut uses));
-    if let Some(key) = key {
-        if let Some(t) = memo_tables().as_mut() {
-            t.backend.insert(key, (facts.clone(), uses.clone()));
-        }
+    let facts = read(path, bytes, prep, with_uses.then_some(&mut uses));
+    if let (Some(key), Some(tables)) = (key, memo_tables().as_mut()) {
+        tables.kept.insert(key, (facts.clone(), uses.clone()));
     }
     (facts, uses)
 }
@@ -234,22 +218,31 @@ pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> F
 }
 
 /// Parses many files on all cores, keeping their order.
+pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
+    let parsed = on_all_cores(files, |path, bytes| read_kept(path, bytes, prep, false));
+    parsed.into_iter().map(|(facts, _)| facts).collect()
+}
+
+/// `read` of each file on all cores, in the files' order.
 ///
 /// Each thread takes the next file from a shared counter, largest files first: a fixed split
 /// left one core idle while the other parsed the few big headers (a wave is often a handful of
 /// files of very different sizes).
-pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
+fn on_all_cores<T: Default + Send>(
+    files: &[(&str, &[u8])],
+    read: impl Fn(&str, &[u8]) -> T + Sync,
+) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8)
         .min(files.len());
     if threads <= 1 {
-        return files.iter().map(|(p, b)| read_kept(p, b, prep)).collect();
+        return files.iter().map(|(p, b)| read(p, b)).collect();
     }
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut parsed: Vec<(usize, FileFacts)> = std::thread::scope(|scope| {
+    let parsed: Vec<(usize, T)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -258,7 +251,7 @@ pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
                         let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&i) = order.get(at) else { break };
                         let (path, bytes) = files[i];
-                        mine.push((i, read_kept(path, bytes, prep)));
+                        mine.push((i, read(path, bytes)));
                     }
                     mine
                 })
@@ -270,8 +263,8 @@ pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
             .collect()
     });
     // A file whose parse panicked stays unparsed, without shifting the others.
-    let mut out: Vec<FileFacts> = vec![FileFacts::default(); files.len()];
-    for (i, facts) in parsed.drain(..) {
+    let mut out: Vec<T> = files.iter().map(|_| T::default()).collect();
+    for (i, facts) in parsed {
         out[i] = facts;
     }
     out
@@ -305,13 +298,7 @@ impl Side {
     ) -> impl Iterator<Item = &'a Decl> + 'a {
         self.files
             .iter()
-            .filter(|(path, _)| {
-                !is_header(path)
-                    && cfg
-                        .shared_sources
-                        .iter()
-                        .any(|p| path.starts_with(p.as_str()))
-            })
+            .filter(|(path, _)| !is_header(path) && under(path, &cfg.shared_sources))
             .flat_map(|(_, f)| f.decls.iter())
             .filter(|d| d.has_body)
     }
@@ -414,9 +401,7 @@ fn parse_wave(
 
 /// Reference backends are parsed on demand (see [`reference_definitions`]).
 fn is_reference(path: &str, cfg: &ApiConfig) -> bool {
-    cfg.reference_backends
-        .iter()
-        .any(|p| path.starts_with(p.as_str()))
+    under(path, &cfg.reference_backends)
 }
 
 /// An include resolves next to the including file first, then from the repository root.
@@ -477,50 +462,24 @@ pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
         .filter(|(p, _)| is_cpp(p))
         .map(|(p, b)| (p.as_str(), b.as_slice()))
         .collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8);
-    let chunk = inputs.len().div_ceil(threads).max(1);
-    let parts: Vec<Backend> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || backend_part(part, prep)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
     let mut model = Backend::default();
-    for part in parts {
-        model.decls.extend(part.decls);
-        model.uses.merge(part.uses);
-        model.stubs.extend(part.stubs);
-        model.includes.extend(part.includes);
-        model.files += part.files;
-        model.error_nodes += part.error_nodes;
-        model.error_files.extend(part.error_files);
-    }
-    model
-}
-
-fn backend_part(files: &[(&str, &[u8])], prep: &Prep) -> Backend {
-    let mut part = Backend::default();
-    for (path, bytes) in files {
-        let (facts, uses) = read_backend_kept(path, bytes, prep);
-        part.uses.merge(uses);
-        part.decls.extend(facts.decls);
-        part.stubs
+    let parsed = on_all_cores(&inputs, |path, bytes| read_kept(path, bytes, prep, true));
+    for ((path, _), (facts, uses)) in inputs.iter().zip(parsed) {
+        model.uses.merge(uses);
+        model.decls.extend(facts.decls);
+        model
+            .stubs
             .extend(facts.stubs.into_iter().map(|s| (path.to_string(), s)));
-        part.includes
+        model
+            .includes
             .extend(facts.includes.into_iter().map(|i| (path.to_string(), i)));
-        part.files += 1;
-        part.error_nodes += facts.errors;
+        model.files += 1;
+        model.error_nodes += facts.errors;
         if facts.errors > 0 {
-            part.error_files.push((path.to_string(), facts.errors));
+            model.error_files.push((path.to_string(), facts.errors));
         }
     }
-    part
+    model
 }
 
 /// Where the reference backends (other GPU backends, the CPU backend) define each of `wanted`,

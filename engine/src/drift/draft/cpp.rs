@@ -15,17 +15,11 @@ pub fn matching(text: &str, open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = open;
     while i < bytes.len() {
+        if let Some(end) = comment_end(text, i) {
+            i = end;
+            continue;
+        }
         match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = text[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |n| i + 2 + n + 2);
-                continue;
-            }
             b'"' | b'\'' => {
                 let quote = bytes[i];
                 i += 1;
@@ -47,6 +41,23 @@ pub fn matching(text: &str, open: usize) -> Option<usize> {
     None
 }
 
+/// Where the comment that starts at byte `i` ends, when one starts there: at the line break
+/// that ends a `//` comment, just after the `*/` of a `/* */` one (the text's end when none).
+fn comment_end(text: &str, i: usize) -> Option<usize> {
+    let rest = &text.as_bytes()[i..];
+    if rest.starts_with(b"//") {
+        Some(text[i..].find('\n').map_or(text.len(), |n| i + n))
+    } else if rest.starts_with(b"/*") {
+        Some(
+            text[i + 2..]
+                .find("*/")
+                .map_or(text.len(), |n| i + 2 + n + 2),
+        )
+    } else {
+        None
+    }
+}
+
 /// Splits at commas outside brackets and comments: `a, std::pair<b, c> d` is two items.
 pub fn split_top_level(text: &str) -> Vec<String> {
     let mut items = Vec::new();
@@ -55,17 +66,11 @@ pub fn split_top_level(text: &str) -> Vec<String> {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
+        if let Some(end) = comment_end(text, i) {
+            i = end;
+            continue;
+        }
         match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = text[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |n| i + 2 + n + 2);
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
-                continue;
-            }
             b'(' | b'<' | b'[' | b'{' => depth += 1,
             b')' | b'>' | b']' | b'}' => depth -= 1,
             b',' if depth == 0 => {
