@@ -19,11 +19,15 @@ use std::path::{Path, PathBuf};
 /// Which upstream a revision belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Remote {
-    Fork,
-    Upstream,
+    // The discriminants index `Cache::remotes`, which `Remote::ALL` builds in this order.
+    Fork = 0,
+    Upstream = 1,
 }
 
 impl Remote {
+    /// Every remote, in discriminant order.
+    pub const ALL: [Remote; 2] = [Remote::Fork, Remote::Upstream];
+
     pub fn name(self) -> &'static str {
         match self {
             Remote::Fork => "fork",
@@ -109,18 +113,21 @@ impl Cache {
             named: dir.clone(),
             _scratch: None,
             dir,
-            remotes: [
-                (Remote::Fork, &config.fork),
-                (Remote::Upstream, &config.upstream),
-            ]
-            .map(|(remote, config)| (config.clone(), url_origin(project, remote))),
+            remotes: Remote::ALL.map(|remote| {
+                let config = match remote {
+                    Remote::Fork => &config.fork,
+                    Remote::Upstream => &config.upstream,
+                };
+                (config.clone(), url_origin(project, remote))
+            }),
             offline: project.overrides.offline,
             lock: std::cell::RefCell::new(Some(lock)),
             project_root: project.root.clone(),
             secret: std::cell::OnceCell::new(),
         };
-        cache.point_remote(Remote::Fork)?;
-        cache.point_remote(Remote::Upstream)?;
+        for remote in Remote::ALL {
+            cache.point_remote(remote)?;
+        }
         Ok(cache)
     }
 
