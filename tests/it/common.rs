@@ -6,7 +6,23 @@ use forkbook::demo::project::{generate, DemoProject};
 use forkbook::engine::config::Layout;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
+
+/// Forgets the caller's `FORKBOOK_*` settings for this test process, once. A command run in
+/// process reads them as a run from a shell does, so a developer who exported a mirror for real
+/// use (the README's `FORKBOOK_FORK_URL`) would otherwise see tests fail that pass in CI. Every
+/// way a test starts a command ([`Demo::new`], [`tool_path`]) calls this first, so the threads
+/// that would read these settings wait on the `Once` while they are removed.
+pub fn forget_caller_settings() {
+    static FORGOTTEN: Once = Once::new();
+    FORGOTTEN.call_once(|| {
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("FORKBOOK_") {
+                std::env::remove_var(name);
+            }
+        }
+    });
+}
 
 /// Programs of a ROCm install: left out of [`tool_path`], so a machine with ROCm runs the suite
 /// as one without. A test that needs one puts a stub of its own in front ([`with_stubs`]).
@@ -18,6 +34,7 @@ fn is_rocm_tool(name: &str) -> bool {
 /// this machine's PATH except ROCm's, and `forkbook` the binary cargo built for these tests (not
 /// an installed one). Passed as `--tool-path` in process and as `PATH` to a spawned forkbook.
 pub fn tool_path() -> &'static OsStr {
+    forget_caller_settings();
     static TOOLS: OnceLock<OsString> = OnceLock::new();
     TOOLS.get_or_init(|| {
         let dir =
@@ -100,6 +117,7 @@ pub struct Demo {
 
 impl Demo {
     pub fn new(layout: Layout) -> Demo {
+        forget_caller_settings();
         let tmp = tempfile::tempdir().unwrap();
         let demo = generate(tmp.path(), layout).expect("demo project");
         Demo { tmp, demo }
