@@ -266,17 +266,7 @@ impl Prober<'_> {
             }
         }
         let base = self.state.commits.base;
-        let mut report = self.setup.run(self.cache, base, commit, overlay, true)?;
-        let unsuppressed = report.findings.iter().filter(|f| f.suppressed.is_none());
-        let needs_evidence = unsuppressed.clone().count() > 0
-            && unsuppressed
-                .clone()
-                .all(|f| f.evidence.to_text.is_none() && f.evidence.from_text.is_none());
-        if needs_evidence {
-            // A stored analysis keeps the findings, not the declaration texts drafts start
-            // from: analyse again (every file's parse is kept, so this parses nothing new).
-            report = self.setup.run(self.cache, base, commit, overlay, false)?;
-        }
+        let report = self.setup.run(self.cache, base, commit, overlay, true)?;
         self.drafts_into(&report, commit, &mut probe);
         Ok(probe)
     }

@@ -301,15 +301,42 @@ fn an_emptied_drift_analysis_changes_no_verdict() {
         restore(&world, &kept);
         for (path, bytes) in kept.iter_mut() {
             forge(path, |payload| {
-                let mut report: serde_json::Value = serde_json::from_slice(&payload).unwrap();
-                report["findings"] = serde_json::json!([]);
-                serde_json::to_vec(&report).unwrap()
+                let mut entry: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+                entry["report"]["findings"] = serde_json::json!([]);
+                entry["evidence"] = serde_json::json!([]);
+                serde_json::to_vec(&entry).unwrap()
             });
             *bytes = std::fs::read(path).unwrap();
         }
         let with_forged = world.verdicts(&|| restore(&world, &kept));
         assert_eq!(with_forged, no_cache, "{layout:?}: emptied findings");
     }
+}
+
+/// `drift api --draft` on a warm drift cache writes the drafts a cold run writes: the kept
+/// analysis carries the upstream declarations the drafts start from. Fails before they were
+/// kept: after a plain `drift api`, the four drafts were one.
+#[test]
+fn a_kept_drift_analysis_drafts_what_a_fresh_one_drafts() {
+    let mut drafted = Vec::new();
+    for warm in [false, true] {
+        let demo = Demo::new(Layout::Patch);
+        let pin2 = demo.demo.world.pin2.clone();
+        if warm {
+            let (code, out) = demo.run(&["drift", "api", "--to", &pin2]);
+            assert_eq!(code, 1, "the seven breaks: {out}");
+            let kept = demo.demo.cache.with_file_name("forkbook-drift-api");
+            assert!(!entries(&kept).is_empty(), "the analysis is kept: {out}");
+        }
+        let (code, out) = demo.run(&["drift", "api", "--to", &pin2, "--draft"]);
+        assert_eq!(code, 1, "drafts wait for a person: {out}");
+        assert!(
+            out.contains("drafts: 4 fixes written"),
+            "warm {warm}: {out}"
+        );
+        drafted.push(std::fs::read_to_string(demo.records().join("LOCAL_FIXES.md")).unwrap());
+    }
+    assert_eq!(drafted[0], drafted[1], "the same register, warm or cold");
 }
 
 /// A forged green result of a failing gated book step changes no verdict: `book test` still

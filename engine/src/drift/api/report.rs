@@ -15,8 +15,9 @@ pub struct CommitRef {
     pub summary: String,
 }
 
-/// The upstream declaration text a finding is about, for finding the commit that changed it.
-#[derive(Debug, Clone, Default)]
+/// The upstream declaration text a finding is about, for finding the commit that changed it
+/// and for drafting its fix.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Evidence {
     /// Path and text of the declaration at the new commit.
     pub to_text: Option<(String, String)>,

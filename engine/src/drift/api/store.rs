@@ -7,12 +7,12 @@
 //! is a SHA-256 over all of these, so a changed file or setting is a new key, never a stale hit.
 //! Suppressions are applied after the cache: editing them needs no new analysis.
 //!
-//! An entry is the report as JSON in one sealed cache entry (`forkbook_records::cache_entry`):
-//! a damaged, forged or unreadable entry is a miss; failing to write one costs the next run its
-//! reuse, never this run its result.
+//! An entry is the report as JSON in one sealed cache entry (`forkbook_records::cache_entry`),
+//! with each finding's evidence beside it: a damaged, forged or unreadable entry is a miss;
+//! failing to write one costs the next run its reuse, never this run its result.
 
 use super::config::ApiConfig;
-use super::report::ApiReport;
+use super::report::{ApiReport, Evidence};
 use crate::error::Result;
 use crate::FileMap;
 use forkbook_records::cache_entry::{Key, KeyBuilder, Store};
@@ -63,14 +63,39 @@ pub fn key(
     Ok(key.finish())
 }
 
+/// What an entry holds: the report and each finding's evidence, in the findings' order. The
+/// evidence is no part of the report's JSON (`drift api --json`), but the drafts and `roll`
+/// start from it: an entry without it would make `drift api --draft` on a warm cache draft
+/// less than the same run on a cold one.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Entry<R, E> {
+    report: R,
+    evidence: Vec<E>,
+}
+
 /// The stored analysis for `key`, if a whole sealed one is there.
 pub fn load(store: &Store, key: &Key) -> Option<ApiReport> {
-    serde_json::from_slice(&store.load(key)?).ok()
+    let entry: Entry<ApiReport, Evidence> = serde_json::from_slice(&store.load(key)?).ok()?;
+    let Entry {
+        mut report,
+        evidence,
+    } = entry;
+    if evidence.len() != report.findings.len() {
+        return None;
+    }
+    for (finding, evidence) in report.findings.iter_mut().zip(evidence) {
+        finding.evidence = evidence;
+    }
+    Some(report)
 }
 
 /// Stores `report` (before suppressions) under `key`.
 pub fn save(store: &Store, key: &Key, report: &ApiReport) -> Result<()> {
-    let json = serde_json::to_vec(report).map_err(|e| crate::error::Error::new(e.to_string()))?;
+    let entry = Entry {
+        report,
+        evidence: report.findings.iter().map(|f| &f.evidence).collect(),
+    };
+    let json = serde_json::to_vec(&entry).map_err(|e| crate::error::Error::new(e.to_string()))?;
     store
         .save(key, &json)
         .map_err(|e| crate::error::Error::new(format!("failed to keep a drift analysis: {e}")))
