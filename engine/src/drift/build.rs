@@ -113,7 +113,7 @@ pub struct UndefinedSymbol {
 }
 
 /// What the build found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BuildReport {
     pub tree: PathBuf,
     pub build_dir: PathBuf,
@@ -159,52 +159,101 @@ pub struct BuildOptions {
 
 /// The tools one run needs, found up front so a missing one fails before anything runs.
 struct Tools {
+    /// The compiler as named (`--compiler` or `[build] compiler`), for the report.
+    name: String,
     compiler: PathBuf,
     cmake: PathBuf,
     nm: PathBuf,
     /// ccache, when configured and installed.
     launcher: Option<PathBuf>,
+    /// Where they were looked for (`--tool-path`, or `PATH`): the build's `PATH`.
+    search: std::ffi::OsString,
 }
 
 impl Tools {
-    fn find(cfg: &BuildConfig, compiler: &str, search: &std::ffi::OsStr) -> Result<Tools> {
-        let require =
-            |program: &str, what: &str, note: &str| run::require_in(program, what, note, search);
-        let compiler = require(
-            compiler,
-            "compiler",
-            "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
-             or pass `--compiler c++` to build the host side with another compiler",
-        )?;
-        let cmake = require(
-            &cfg.cmake,
-            "CMake",
-            "install CMake (for example `apt-get install cmake`)",
-        )?;
-        let nm = require(
-            &cfg.nm,
-            "nm",
-            "install binutils (for example `apt-get install binutils`)",
-        )?;
-        if cfg.generator == "Ninja" {
-            require(
-                "ninja",
-                "build tool",
-                "install Ninja, or set `generator = \"Unix Makefiles\"` in [build]",
-            )?;
-        }
-        let launcher = if cfg.ccache {
-            crate::tools::find_program_in("ccache", search)
-        } else {
-            None
+    fn find(cfg: &BuildConfig, options: &BuildOptions) -> Result<Tools> {
+        let (name, compiler, search) = find_compiler(cfg, options)?;
+        let require = |(program, what, note): (&str, &str, &str)| {
+            run::require_in(program, what, note, &search)
         };
+        let [cmake, nm] = [
+            (
+                cfg.cmake.as_str(),
+                "CMake",
+                "install CMake (for example `apt-get install cmake`)",
+            ),
+            (
+                cfg.nm.as_str(),
+                "nm",
+                "install binutils (for example `apt-get install binutils`)",
+            ),
+        ]
+        .map(require);
+        let (cmake, nm) = (cmake?, nm?);
+        if cfg.generator == "Ninja" {
+            let note = "install Ninja, or set `generator = \"Unix Makefiles\"` in [build]";
+            require(("ninja", "build tool", note))?;
+        }
+        let launcher = cfg
+            .ccache
+            .then(|| crate::tools::find_program_in("ccache", &search))
+            .flatten();
         Ok(Tools {
+            name,
             compiler,
             cmake,
             nm,
             launcher,
+            search,
         })
     }
+
+    /// The compiler and the launcher CMake is given: with flags to drop or add, the wrapper,
+    /// which runs ccache itself (so the commands that call the compiler directly are cached
+    /// too), and no launcher.
+    fn for_cmake(&self, cfg: &BuildConfig, build_dir: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
+        if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() {
+            return Ok((self.compiler.clone(), self.launcher.clone()));
+        }
+        let launcher = self.launcher.as_deref();
+        let wrapper = write_wrapper(build_dir, &self.compiler, launcher, cfg)?;
+        Ok((wrapper, None))
+    }
+
+    /// The build's environment: `PATH`, and ccache's folders when ccache is used.
+    fn env(&self, options: &BuildOptions, build_dir: &Path) -> Vec<(String, std::ffi::OsString)> {
+        let mut env = vec![("PATH".to_string(), self.search.clone())];
+        if self.launcher.is_some() {
+            if let Some(base) = &options.ccache_base {
+                env.push(("CCACHE_BASEDIR".into(), base.clone().into_os_string()));
+                // The build folders differ by name; what they hold is alike.
+                env.push(("CCACHE_NOHASHDIR".into(), "true".into()));
+            }
+            let dir = options
+                .ccache_dir
+                .clone()
+                .unwrap_or_else(|| build_dir.join("ccache"));
+            env.push(("CCACHE_DIR".into(), dir.into_os_string()));
+        }
+        env
+    }
+}
+
+/// The compiler `--compiler` or `[build] compiler` names, as named and as found, and where it
+/// was looked for.
+fn find_compiler(
+    cfg: &BuildConfig,
+    options: &BuildOptions,
+) -> Result<(String, PathBuf, std::ffi::OsString)> {
+    let name = options
+        .compiler
+        .clone()
+        .unwrap_or_else(|| cfg.compiler.clone());
+    let search = crate::tools::search_path(options.tool_path.as_deref());
+    let note = "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
+                or pass `--compiler c++` to build the host side with another compiler";
+    let compiler = run::require_in(&name, "compiler", note, &search)?;
+    Ok((name, compiler, search))
 }
 
 /// Configures and builds `tree` in `build_dir` and reports the errors and undefined symbols.
@@ -234,9 +283,46 @@ pub fn drift_build_with(
     cfg: &BuildConfig,
     options: &BuildOptions,
 ) -> Result<BuildReport> {
-    let compiler_name = options.compiler.as_deref().unwrap_or(&cfg.compiler);
-    let search = crate::tools::search_path(options.tool_path.as_deref());
-    let tools = Tools::find(cfg, compiler_name, &search)?;
+    let tools = Tools::find(cfg, options)?;
+    let (tree, build_dir) = prepare(tree, build_dir)?;
+    let jobs = options
+        .jobs
+        .or(cfg.jobs)
+        .unwrap_or_else(default_jobs)
+        .max(1);
+    let (compiler, launcher) = tools.for_cmake(cfg, &build_dir)?;
+    let mut configure = configure_args(cfg, &tree, &build_dir, &compiler, options.arch.as_deref());
+    configure.extend(toolchain_args(cfg, launcher.as_deref()));
+    let env = tools.env(options, &build_dir);
+    let cmake = |args: &[String], log: &str| {
+        run::run_logged_env(&tools.cmake, args, &build_dir, &build_dir.join(log), &env)
+    };
+    let (configure, configure_log) = cmake(&configure, "forkbook-configure.log")?;
+    let mut report = BuildReport {
+        configure_errors: relative_diagnostics(log::parse_cmake_log(&configure_log), &tree, &tree),
+        configure,
+        compiler: tools.name.clone(),
+        generator: cfg.generator.clone(),
+        jobs,
+        namespace: cfg.namespace.clone(),
+        tree,
+        build_dir: build_dir.clone(),
+        ..BuildReport::default()
+    };
+    if !report.configure.ok() {
+        return Ok(report);
+    }
+    let (build, build_log) = build_keeping_going(&cfg.generator, &build_dir, jobs, cmake)?;
+    let errors = log::parse_compiler_log(&build_log);
+    report.errors = dedup(relative_diagnostics(errors, &report.tree, &build_dir));
+    report.build = Some(build);
+    let failed = failed_sources(&build_log, &report.errors);
+    read_symbols(&mut report, &tools.nm, &failed)?;
+    Ok(report)
+}
+
+/// `tree` and `build_dir` made absolute, once `tree` is a CMake project and `build_dir` exists.
+fn prepare(tree: &Path, build_dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if !tree.join("CMakeLists.txt").is_file() {
         return Err(
             Error::new(format!("no `CMakeLists.txt` in `{}`", tree.display()))
@@ -249,111 +335,38 @@ pub fn drift_build_with(
             build_dir.display()
         )
     })?;
-    let tree = absolute(tree)?;
-    let build_dir = absolute(build_dir)?;
-    let jobs = options
-        .jobs
-        .or(cfg.jobs)
-        .unwrap_or_else(default_jobs)
-        .max(1);
+    Ok((absolute(tree)?, absolute(build_dir)?))
+}
 
-    // With flags to drop, CMake gets the wrapper, which runs ccache itself (so the commands
-    // that call the compiler directly are cached too) and no launcher.
-    let (compiler, launcher) = if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() {
-        (tools.compiler.clone(), tools.launcher.clone())
-    } else {
-        let wrapper = write_wrapper(
-            &build_dir,
-            &tools.compiler,
-            tools.launcher.as_deref(),
-            &cfg.drop_flags,
-            &cfg.add_flags,
-        )?;
-        (wrapper, None)
-    };
-    let mut configure_args =
-        configure_args(cfg, &tree, &build_dir, &compiler, options.arch.as_deref());
-    configure_args.extend(toolchain_args(cfg, launcher.as_deref()));
-    let mut env: Vec<(String, std::ffi::OsString)> = vec![("PATH".into(), search.clone())];
-    if tools.launcher.is_some() {
-        if let Some(base) = &options.ccache_base {
-            env.push(("CCACHE_BASEDIR".into(), base.clone().into_os_string()));
-            // The build folders differ by name; what they hold is alike.
-            env.push(("CCACHE_NOHASHDIR".into(), "true".into()));
-        }
-        let dir = options
-            .ccache_dir
-            .clone()
-            .unwrap_or_else(|| build_dir.join("ccache"));
-        env.push(("CCACHE_DIR".into(), dir.into_os_string()));
-    }
-    let cmake = |args: &[String], log: &str| {
-        run::run_logged_env(&tools.cmake, args, &build_dir, &build_dir.join(log), &env)
-    };
-    let (configure, configure_log) = cmake(&configure_args, "forkbook-configure.log")?;
-    let mut report = BuildReport {
-        tree: tree.clone(),
-        build_dir: build_dir.clone(),
-        compiler: compiler_name.to_string(),
-        generator: cfg.generator.clone(),
-        jobs,
-        namespace: cfg.namespace.clone(),
-        configure_errors: relative_diagnostics(log::parse_cmake_log(&configure_log), &tree, &tree),
-        configure,
-        build: None,
-        errors: Vec::new(),
-        undefined: Vec::new(),
-        undefined_after_errors: Vec::new(),
-        objects: 0,
-        conflicted: Vec::new(),
-    };
-    if !report.configure.ok() {
-        return Ok(report);
-    }
-
-    let build_args = build_args(&cfg.generator, &build_dir, jobs);
-    let (mut build, mut build_log) = cmake(&build_args, "forkbook-build.log")?;
-    // `make -k` builds nothing that depends on a target that failed: a library whose one file
-    // does not compile keeps every object of the targets after it from being compiled. A second
-    // pass ignoring errors (`-i`) compiles those; what failed fails again (ccache keeps no
-    // failure), and the errors are counted once. Ninja has no such flag.
-    if !build.ok() && cfg.generator.contains("Makefiles") {
-        let mut again = build_args.clone();
-        again.push("-i".to_string());
+/// `cmake --build` keeping going past errors, and what it printed. `make -k` builds nothing
+/// that depends on a target that failed: a library whose one file does not compile keeps every
+/// object of the targets after it from being compiled. A second pass ignoring errors (`-i`)
+/// compiles those; what failed fails again (ccache keeps no failure), and the errors are counted
+/// once. Ninja has no such flag.
+fn build_keeping_going(
+    generator: &str,
+    build_dir: &Path,
+    jobs: usize,
+    cmake: impl Fn(&[String], &str) -> Result<(Step, String)>,
+) -> Result<(Step, String)> {
+    let args = build_args(generator, build_dir, jobs);
+    let (mut build, mut build_log) = cmake(&args, "forkbook-build.log")?;
+    if !build.ok() && generator.contains("Makefiles") {
+        let again = [args, vec!["-i".to_string()]].concat();
         let (blocked, blocked_log) = cmake(&again, "forkbook-build-blocked.log")?;
         build.seconds += blocked.seconds;
         build_log.push('\n');
         build_log.push_str(&blocked_log);
     }
-    report.build = Some(build);
-    report.errors = dedup(relative_diagnostics(
-        log::parse_compiler_log(&build_log),
-        &tree,
-        &build_dir,
-    ));
-    let failed = failed_sources(&build_log, &report.errors);
-    read_symbols(&mut report, &tools.nm, &failed)?;
-    Ok(report)
+    Ok((build, build_log))
 }
 
 /// The folders the compiler searches for `#include <...>` on its own, as
 /// `<compiler> -E -x c++ -v /dev/null` prints them.
 pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result<Vec<PathBuf>> {
-    let name = options.compiler.as_deref().unwrap_or(&cfg.compiler);
-    let search = crate::tools::search_path(options.tool_path.as_deref());
-    let compiler = run::require_in(
-        name,
-        "compiler",
-        "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
-         or pass `--compiler c++` to build the host side with another compiler",
-        &search,
-    )?;
-    let args: Vec<String> = ["-E", "-x", "c++", "-v", "/dev/null"]
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
+    let (_, compiler, search) = find_compiler(cfg, options)?;
     let output = std::process::Command::new(&compiler)
-        .args(&args)
+        .args(["-E", "-x", "c++", "-v", "/dev/null"])
         .env("PATH", &search)
         .env("LC_ALL", "C")
         .stdin(std::process::Stdio::null())
@@ -377,14 +390,13 @@ pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result
 }
 
 /// Writes `build_dir/forkbook-compiler/<compiler's name>`: a POSIX shell script that drops the
-/// arguments `drop` names, adds `add` after the rest, and runs the compiler (through `launcher`
-/// when given).
+/// arguments `[build] drop_flags` names, adds `add_flags` after the rest, and runs the compiler
+/// (through `launcher` when given).
 fn write_wrapper(
     build_dir: &Path,
     compiler: &Path,
     launcher: Option<&Path>,
-    drop: &[String],
-    add: &[String],
+    cfg: &BuildConfig,
 ) -> Result<PathBuf> {
     let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
     let mut script = String::from(
@@ -392,7 +404,7 @@ fn write_wrapper(
          # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
          n=$((n - 1))\n  case \"$a\" in\n",
     );
-    for flag in drop {
+    for flag in &cfg.drop_flags {
         let pattern = match flag.strip_suffix('*') {
             Some(prefix) => format!("{}*", quote(prefix)),
             None => quote(flag),
@@ -400,24 +412,20 @@ fn write_wrapper(
         let _ = writeln!(script, "    {pattern}) ;;");
     }
     script.push_str("    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec ");
-    if let Some(launcher) = launcher {
-        script.push_str(&quote(&launcher.display().to_string()));
+    for program in launcher.into_iter().chain([compiler]) {
+        script.push_str(&quote(&program.display().to_string()));
         script.push(' ');
     }
-    script.push_str(&quote(&compiler.display().to_string()));
-    script.push_str(" \"$@\"");
-    for flag in add {
+    script.push_str("\"$@\"");
+    for flag in &cfg.add_flags {
         script.push(' ');
         script.push_str(&quote(flag));
     }
     script.push('\n');
-    let dir = build_dir.join("forkbook-compiler");
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("failed to create `{}`", dir.display()))?;
     let name = compiler
         .file_name()
         .map_or_else(|| "cc".to_string(), |n| n.to_string_lossy().into_owned());
-    let path = dir.join(name);
+    let path = build_dir.join("forkbook-compiler").join(name);
     crate::fsutil::replace_file(&path, script.as_bytes())?;
     #[cfg(unix)]
     {
@@ -444,71 +452,52 @@ fn configure_args(
     compiler: &Path,
     arch: Option<&str>,
 ) -> Vec<String> {
-    let compiler = compiler.display().to_string();
-    let arch = arch.unwrap_or(&cfg.arch);
-    let mut args = vec![
-        "-S".to_string(),
-        tree.display().to_string(),
-        "-B".to_string(),
-        build_dir.display().to_string(),
-        "-G".to_string(),
-        cfg.generator.clone(),
-    ];
-    args.extend(
-        cfg.cmake_args
-            .iter()
-            .map(|a| a.replace("{compiler}", &compiler).replace("{arch}", arch)),
-    );
-    args
+    let (compiler, arch) = (compiler.display().to_string(), arch.unwrap_or(&cfg.arch));
+    let (tree, build_dir) = (tree.display().to_string(), build_dir.display().to_string());
+    let args = ["-S", &tree, "-B", &build_dir, "-G", &cfg.generator].map(String::from);
+    let expanded =
+        (cfg.cmake_args.iter()).map(|a| a.replace("{compiler}", &compiler).replace("{arch}", arch));
+    args.into_iter().chain(expanded).collect()
 }
 
 /// The toolchain profile's configure arguments: ccache as the compiler launcher, and the extra
 /// include folders (the stub folder last) for C++ and HIP alike.
 fn toolchain_args(cfg: &BuildConfig, launcher: Option<&Path>) -> Vec<String> {
-    let mut args = Vec::new();
-    if let Some(launcher) = launcher {
-        for lang in ["CXX", "HIP"] {
-            args.push(format!(
-                "-DCMAKE_{lang}_COMPILER_LAUNCHER={}",
-                launcher.display()
-            ));
-        }
-    }
+    let for_each_lang = |var: &str, value: String| {
+        ["CXX", "HIP"].map(|lang| format!("-DCMAKE_{lang}_{var}={value}"))
+    };
+    let launcher = launcher.map(|l| for_each_lang("COMPILER_LAUNCHER", l.display().to_string()));
+    let mut args: Vec<String> = launcher.into_iter().flatten().collect();
     let mut includes: Vec<&str> = cfg.include_dirs.iter().map(String::as_str).collect();
     if !cfg.stubs.is_empty() {
         includes.push(&cfg.stubs);
         // The stub packages and libraries `--stubs` wrote, as an initial cache.
         let cache = Path::new(&cfg.stubs).join(stubs::CMAKE_CACHE);
         if cache.is_file() && stubs::is_ours(&cache) {
-            args.push("-C".to_string());
-            args.push(cache.display().to_string());
+            args.extend(["-C".to_string(), cache.display().to_string()]);
         }
     }
     if !includes.is_empty() {
-        for lang in ["CXX", "HIP"] {
-            args.push(format!(
-                "-DCMAKE_{lang}_STANDARD_INCLUDE_DIRECTORIES={}",
-                includes.join(";")
-            ));
-        }
+        args.extend(for_each_lang(
+            "STANDARD_INCLUDE_DIRECTORIES",
+            includes.join(";"),
+        ));
     }
     args
 }
 
 /// `cmake --build` with the generator's keep-going flag, so every error shows in one run.
 fn build_args(generator: &str, build_dir: &Path, jobs: usize) -> Vec<String> {
-    let mut args = vec![
-        "--build".to_string(),
-        build_dir.display().to_string(),
-        "--parallel".to_string(),
-        jobs.to_string(),
-    ];
-    if generator == "Ninja" {
-        args.extend(["--".to_string(), "-k".to_string(), "0".to_string()]);
-    } else if generator.contains("Makefiles") {
-        args.extend(["--".to_string(), "-k".to_string()]);
-    }
-    args
+    let keep_going: &[&str] = match generator {
+        "Ninja" => &["--", "-k", "0"],
+        _ if generator.contains("Makefiles") => &["--", "-k"],
+        _ => &[],
+    };
+    let (dir, jobs) = (build_dir.display().to_string(), jobs.to_string());
+    let args = ["--build", &dir, "--parallel", &jobs].into_iter();
+    args.chain(keep_going.iter().copied())
+        .map(String::from)
+        .collect()
 }
 
 /// Makes every diagnostic's file relative to the tree; relative paths are read from `cwd`.
@@ -561,16 +550,12 @@ fn lexical_normalize(path: &Path) -> PathBuf {
 }
 
 /// One entry per (file, line, column, message), sorted.
-fn dedup(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut seen = BTreeSet::new();
-    let mut unique: Vec<Diagnostic> = diagnostics
-        .into_iter()
-        .filter(|d| seen.insert((d.file.clone(), d.line, d.column, d.message.clone())))
-        .collect();
-    unique.sort_by(|a, b| {
-        (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
-    });
-    unique
+fn dedup(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let key = |d: &Diagnostic| (d.file.clone(), d.line, d.column, d.message.clone());
+    // A stable sort: of the same error, the first printed stays.
+    diagnostics.sort_by_key(key);
+    diagnostics.dedup_by_key(|d| key(d));
+    diagnostics
 }
 
 /// The sources (relative to the tree) whose compile failed: those make or ninja name, and
@@ -604,27 +589,18 @@ fn read_symbols(
     report.objects = objects.len();
     let mut table = nm::SymbolTable::default();
     for chunk in objects.chunks(2000) {
-        let mut args = vec!["-C".to_string()];
-        args.extend(chunk.iter().cloned());
+        let args = [vec!["-C".to_string()], chunk.to_vec()].concat();
         let output = run::run_capture(nm_program, &args, &report.build_dir)?;
-        let part = nm::parse_nm(
+        table.extend(nm::parse_nm(
             &output,
-            if chunk.len() == 1 {
-                Some(chunk[0].as_str())
-            } else {
-                None
-            },
-        );
-        table.defined.extend(part.defined);
-        for (symbol, needed_by) in part.undefined {
-            table.undefined.entry(symbol).or_default().extend(needed_by);
-        }
+            (chunk.len() == 1).then(|| chunk[0].as_str()),
+        ));
     }
-    let failed_texts: Vec<(String, String)> = failed
+    let failed_texts: Vec<(&String, String)> = failed
         .iter()
         .filter_map(|source| {
             Some((
-                source.clone(),
+                source,
                 std::fs::read_to_string(report.tree.join(source)).ok()?,
             ))
         })
@@ -634,47 +610,29 @@ fn read_symbols(
             .iter()
             .map(|o| log::source_of_object(o).unwrap_or_else(|| o.clone()))
             .collect();
+        let name = nm::qualified_name(&symbol);
         let probably_in = failed_texts
             .iter()
-            .find(|(_, text)| likely_defines(text, nm::qualified_name(&symbol), &report.namespace))
-            .map(|(source, _)| source.clone());
-        let undefined = UndefinedSymbol {
+            .find(|(_, text)| likely_defines(text, name, &report.namespace))
+            .map(|(source, _)| source.to_string());
+        let list = match probably_in {
+            Some(_) => &mut report.undefined_after_errors,
+            None => &mut report.undefined,
+        };
+        list.push(UndefinedSymbol {
             symbol,
             needed_by,
             probably_in,
-        };
-        if undefined.probably_in.is_some() {
-            report.undefined_after_errors.push(undefined);
-        } else {
-            report.undefined.push(undefined);
-        }
+        });
     }
     Ok(())
 }
 
 /// Object files under the build folder (relative to it), except CMake's own probes.
 fn object_files(build_dir: &Path) -> Result<Vec<String>> {
-    let mut objects = Vec::new();
-    let mut pending = vec![build_dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .with_context(|| format!("failed to read `{}`", dir.display()))?;
-        for entry in entries {
-            let entry = entry?;
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let file_type = entry.file_type()?;
-            if file_type.is_dir() && !is_cmake_probe_dir(&dir, &name) {
-                pending.push(path);
-            } else if file_type.is_file() && (name.ends_with(".o") || name.ends_with(".obj")) {
-                if let Ok(relative) = path.strip_prefix(build_dir) {
-                    objects.push(relative.to_string_lossy().into_owned());
-                }
-            }
-        }
-    }
-    objects.sort();
-    Ok(objects)
+    let files = crate::fsutil::files_below(build_dir, true, is_cmake_probe_dir)?;
+    let is_object = |f: &String| f.ends_with(".o") || f.ends_with(".obj");
+    Ok(files.into_iter().filter(is_object).collect())
 }
 
 /// `CMakeFiles/3.25.1/` (compiler identification) and `CMakeFiles/CMakeScratch/` hold
@@ -725,23 +683,17 @@ impl BuildReport {
 
     /// One line: how configure and the build went and what they found.
     pub fn summary_line(&self) -> String {
-        let mut line = format!(
-            "configure {} in {:.1} s",
-            step_result(&self.configure),
-            self.configure.seconds
-        );
-        match &self.build {
-            Some(build) => line.push_str(&format!(
-                "; build {} in {:.1} s, {} objects, {} compile errors, {} undefined symbols",
-                step_result(build),
-                build.seconds,
+        let build = match &self.build {
+            Some(build) => format!(
+                "build {}, {} objects, {} compile errors, {} undefined symbols",
+                took(build),
                 self.objects,
                 self.errors.len() + self.configure_errors.len(),
                 self.undefined.len()
-            )),
-            None => line.push_str("; the build did not run"),
-        }
-        line
+            ),
+            None => "the build did not run".to_string(),
+        };
+        format!("configure {}; {build}", took(&self.configure))
     }
 
     /// Everything that makes `drift build` exit 1, one line each.
@@ -756,11 +708,7 @@ impl BuildReport {
             problems.extend(self.configure_errors.iter().map(describe));
         }
         problems.extend(self.errors.iter().map(describe));
-        problems.extend(
-            self.undefined
-                .iter()
-                .map(|u| format!("undefined symbol `{}`", u.symbol)),
-        );
+        problems.extend(self.undefined.iter().map(UndefinedSymbol::problem));
         if let Some(build) = self.build.as_ref().filter(|b| !b.ok()) {
             if self.errors.is_empty() && self.undefined.is_empty() {
                 problems.push(format!(
@@ -781,19 +729,21 @@ impl BuildReport {
             self.compiler, self.generator, self.jobs
         ))
         .path_line("tree", &self.tree);
-        let configure = format!(
-            "configure: {} in {:.1} s",
-            step_result(&self.configure),
-            self.configure.seconds
-        );
         let build = self
             .build
             .as_ref()
             .map_or("build: not run".to_string(), |b| {
-                let (result, objects) = (step_result(b), self.objects);
-                format!("build: {result} in {:.1} s, {objects} objects", b.seconds)
+                format!("build: {}, {} objects", took(b), self.objects)
             });
+        let configure = format!("configure: {}", took(&self.configure));
         doc.list(vec![vec![words(configure)], vec![words(build)]]);
+        self.findings(&mut doc);
+        doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
+        doc
+    }
+
+    /// The compile errors, the undefined symbols, and those that follow from a failed compile.
+    fn findings(&self, doc: &mut Doc) {
         let errors: Vec<&Diagnostic> = self.all_errors().collect();
         let after = &self.undefined_after_errors;
         let found = !(errors.is_empty() && self.undefined.is_empty() && after.is_empty());
@@ -802,13 +752,13 @@ impl BuildReport {
             doc.say(format!(
                 "no compile errors and no undefined symbols in `{ns}`"
             ));
-        } else {
-            doc.say(format!("compile errors: {}", errors.len())).table(
-                &["where", "error"],
-                errors.into_iter().map(error_row).collect(),
-            );
+            return;
         }
-        if self.build.is_some() && found {
+        doc.say(format!("compile errors: {}", errors.len())).table(
+            &["where", "error"],
+            errors.into_iter().map(error_row).collect(),
+        );
+        if self.build.is_some() {
             doc.say(format!(
                 "undefined symbols in `{}` that no object defines: {}",
                 self.namespace,
@@ -834,21 +784,21 @@ impl BuildReport {
                 rows.collect(),
             );
         }
-        doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
-        doc
+    }
+}
+
+impl UndefinedSymbol {
+    /// The symbol as a problem: `undefined symbol `name``.
+    pub(crate) fn problem(&self) -> String {
+        format!("undefined symbol `{}`", self.symbol)
     }
 }
 
 /// A compile error as a table's row: where, and what.
 pub(crate) fn error_row(error: &Diagnostic) -> Row {
     let place = error.place();
-    vec![
-        (!place.is_empty())
-            .then(|| code(place))
-            .into_iter()
-            .collect(),
-        vec![text(format!("{}: {}", error.severity, error.message))],
-    ]
+    let place = (!place.is_empty()).then(|| code(place));
+    vec![place.into_iter().collect(), vec![text(what(error))]]
 }
 
 /// An undefined symbol as a table's row: the symbol, and the sources that need it.
@@ -856,12 +806,16 @@ fn undefined_row(symbol: &UndefinedSymbol) -> Row {
     vec![vec![code(&symbol.symbol)], codes(&symbol.needed_by)]
 }
 
+/// `severity: message`.
+fn what(error: &Diagnostic) -> String {
+    format!("{}: {}", error.severity, error.message)
+}
+
+/// `place: severity: message`, or without the place when the tool gave none.
 fn describe(error: &Diagnostic) -> String {
-    let place = error.place();
-    if place.is_empty() {
-        format!("{}: {}", error.severity, error.message)
-    } else {
-        format!("{place}: {}: {}", error.severity, error.message)
+    match error.place() {
+        place if place.is_empty() => what(error),
+        place => format!("{place}: {}", what(error)),
     }
 }
 
@@ -872,12 +826,13 @@ fn status_text(step: &Step) -> String {
     }
 }
 
-fn step_result(step: &Step) -> String {
-    if step.ok() {
-        "ok".to_string()
-    } else {
-        format!("failed, {}", status_text(step))
-    }
+/// `ok in 1.2 s`, `failed, exit 2 in 1.2 s`.
+fn took(step: &Step) -> String {
+    let result = match step.ok() {
+        true => "ok".to_string(),
+        false => format!("failed, {}", status_text(step)),
+    };
+    format!("{result} in {:.1} s", step.seconds)
 }
 
 /// Deterministic junk for the parsers' must-not-panic tests: `len` characters drawn from

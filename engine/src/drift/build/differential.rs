@@ -81,34 +81,10 @@ impl Differential {
         let machine_lacks = |d: &Diagnostic| {
             missing_header_name(&d.message).filter(|h| !trees.iter().any(|t| tree_has(&t.tree, h)))
         };
-        let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for error in candidate.all_errors() {
-            if let Some(header) = machine_lacks(error) {
-                missing
-                    .entry(header)
-                    .or_default()
-                    .insert(error.file.clone());
-            }
-        }
+        let missing_headers = missing_headers(&candidate, machine_lacks);
         // Without a recorded pin's build, the candidate is its own baseline: nothing is new.
         let baseline = recorded.as_ref().unwrap_or(&candidate);
-        let mut at_baseline: BTreeMap<(String, String), usize> = BTreeMap::new();
-        for error in baseline.all_errors().filter(|e| machine_lacks(e).is_none()) {
-            *at_baseline.entry(error_key(error, baseline)).or_default() += 1;
-        }
-        let (mut new_errors, mut known_errors) = (Vec::new(), Vec::new());
-        for error in candidate
-            .all_errors()
-            .filter(|e| machine_lacks(e).is_none())
-        {
-            match at_baseline.get_mut(&error_key(error, &candidate)) {
-                Some(count) if *count > 0 => {
-                    *count -= 1;
-                    known_errors.push(error.clone());
-                }
-                _ => new_errors.push(error.clone()),
-            }
-        }
+        let (new_errors, known_errors) = split_errors(baseline, &candidate, machine_lacks);
         let undefined_at_baseline: BTreeSet<&str> = (baseline.undefined.iter())
             .chain(&baseline.undefined_after_errors)
             .map(|u| u.symbol.as_str())
@@ -116,23 +92,7 @@ impl Differential {
         let (new_undefined, known_undefined) = (candidate.undefined.iter().cloned())
             .partition(|u| !undefined_at_baseline.contains(u.symbol.as_str()));
         let (new_errors, in_conflict) = set_aside_conflicts(new_errors, &candidate.conflicted);
-        let recognised = !(new_errors.is_empty()
-            && in_conflict.is_empty()
-            && known_errors.is_empty()
-            && candidate.undefined.is_empty()
-            && missing.is_empty());
-        let recorded_ok = recorded
-            .as_ref()
-            .is_some_and(|r| r.build.as_ref().is_none_or(|b| b.ok()));
-        let unexplained_failure = (candidate.build.as_ref())
-            .filter(|b| !b.ok() && !recognised && recorded_ok)
-            .map(|b| {
-                format!(
-                    "the candidate's build failed with no error forkbook recognised; see `{}`",
-                    b.log.display()
-                )
-            });
-        Differential {
+        let mut differential = Differential {
             recorded_pin,
             candidate_pin,
             recorded,
@@ -142,16 +102,33 @@ impl Differential {
             new_undefined,
             known_errors,
             known_undefined,
-            missing_headers: missing
-                .into_iter()
-                .map(|(header, by)| MissingHeader {
-                    header,
-                    included_by: by.into_iter().collect(),
-                })
-                .collect(),
-            unexplained_failure,
+            missing_headers,
+            unexplained_failure: None,
             strict,
-        }
+        };
+        differential.unexplained_failure = differential.unexplained_failure();
+        differential
+    }
+
+    /// The candidate's build failed with nothing forkbook recognised where the recorded pin's
+    /// did not: what to say of it.
+    fn unexplained_failure(&self) -> Option<String> {
+        let recognised = !(self.new_errors.is_empty()
+            && self.in_conflict.is_empty()
+            && self.known_errors.is_empty()
+            && self.candidate.undefined.is_empty()
+            && self.missing_headers.is_empty());
+        let recorded_ok =
+            (self.recorded.as_ref()).is_some_and(|r| r.build.as_ref().is_none_or(|b| b.ok()));
+        let build = self.candidate.build.as_ref();
+        build
+            .filter(|b| !b.ok() && !recognised && recorded_ok)
+            .map(|b| {
+                format!(
+                    "the candidate's build failed with no error forkbook recognised; see `{}`",
+                    b.log.display()
+                )
+            })
     }
 
     /// What makes `drift build` exit 1, one line each: what is new at the candidate; with
@@ -164,23 +141,12 @@ impl Differential {
                 c.path, c.errors
             )
         }));
-        problems.extend(
-            self.new_undefined
-                .iter()
-                .map(|u| format!("undefined symbol `{}`", u.symbol)),
-        );
+        problems.extend(self.new_undefined.iter().map(UndefinedSymbol::problem));
         problems.extend(self.unexplained_failure.clone());
         if self.strict {
-            problems.extend(
-                self.known_errors
-                    .iter()
-                    .map(|e| format!("{} (also at the recorded pin)", describe(e))),
-            );
-            problems.extend(
-                self.known_undefined
-                    .iter()
-                    .map(|u| format!("undefined symbol `{}` (also at the recorded pin)", u.symbol)),
-            );
+            let known = (self.known_errors.iter().map(describe))
+                .chain(self.known_undefined.iter().map(UndefinedSymbol::problem));
+            problems.extend(known.map(|p| format!("{p} (also at the recorded pin)")));
             problems.extend(
                 self.missing_headers
                     .iter()
@@ -231,6 +197,15 @@ impl Differential {
         if let Some(failure) = &self.unexplained_failure {
             doc.say(failure);
         }
+        self.not_drift(&mut doc);
+        if let Some(build) = &c.build {
+            doc.path_line("log", &build.log);
+        }
+        doc
+    }
+
+    /// The files in conflict, what the recorded pin has too, and the headers the machine lacks.
+    fn not_drift(&self, doc: &mut Doc) {
         if !self.in_conflict.is_empty() {
             doc.say("in conflict at the candidate (the retarget leaves markers; resolve them, then build again):")
             .table(
@@ -265,11 +240,53 @@ impl Differential {
             ));
             doc.line(line);
         }
-        if let Some(build) = &c.build {
-            doc.path_line("log", &build.log);
-        }
-        doc
     }
+}
+
+/// The headers the candidate's errors name that the machine `lacks`, with the files that
+/// include each.
+fn missing_headers(
+    candidate: &BuildReport,
+    lacks: impl Fn(&Diagnostic) -> Option<String>,
+) -> Vec<MissingHeader> {
+    let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for error in candidate.all_errors() {
+        if let Some(header) = lacks(error) {
+            missing
+                .entry(header)
+                .or_default()
+                .insert(error.file.clone());
+        }
+    }
+    let header = |(header, by): (String, BTreeSet<String>)| MissingHeader {
+        header,
+        included_by: by.into_iter().collect(),
+    };
+    missing.into_iter().map(header).collect()
+}
+
+/// The candidate's errors (but those of a header the machine `lacks`) that `baseline` does not
+/// have, and those it has, matched as a multiset: an error the candidate shows more often than
+/// the baseline is new that many times.
+fn split_errors(
+    baseline: &BuildReport,
+    candidate: &BuildReport,
+    lacks: impl Fn(&Diagnostic) -> Option<String>,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let mut at_baseline: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for error in baseline.all_errors().filter(|e| lacks(e).is_none()) {
+        *at_baseline.entry(error_key(error, baseline)).or_default() += 1;
+    }
+    let errors = candidate.all_errors().filter(|e| lacks(e).is_none());
+    errors.cloned().partition(
+        |error| match at_baseline.get_mut(&error_key(error, candidate)) {
+            Some(count) if *count > 0 => {
+                *count -= 1;
+                false
+            }
+            _ => true,
+        },
+    )
 }
 
 /// Compile errors and undefined symbols as rows of one table: where, and what.
@@ -288,22 +305,14 @@ fn set_aside_conflicts(
     errors: Vec<Diagnostic>,
     conflicted: &[String],
 ) -> (Vec<Diagnostic>, Vec<ConflictedFile>) {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    let kept = errors
+    let (in_conflict, kept): (Vec<_>, Vec<_>) = errors
         .into_iter()
-        .filter(|e| match conflicted.iter().find(|c| **c == e.file) {
-            Some(path) => {
-                *counts.entry(path).or_default() += 1;
-                false
-            }
-            None => true,
-        })
-        .collect();
+        .partition(|e| conflicted.contains(&e.file));
     let files = conflicted
         .iter()
         .map(|path| ConflictedFile {
             path: path.clone(),
-            errors: counts.get(path.as_str()).copied().unwrap_or(0),
+            errors: in_conflict.iter().filter(|e| e.file == *path).count(),
         })
         .collect();
     (kept, files)
@@ -328,24 +337,8 @@ fn tree_has(tree: &Path, header: &str) -> bool {
     if header.contains("..") || header.starts_with('/') {
         return false;
     }
-    if tree.join(header).is_file() {
-        return true;
-    }
-    let mut pending = vec![tree.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => pending.push(path),
-                Ok(t) if t.is_file() && path.ends_with(header) => return true,
-                _ => {}
-            }
-        }
-    }
-    false
+    let files = || crate::fsutil::files_below(tree, false, |_, _| false).unwrap_or_default();
+    tree.join(header).is_file() || files().iter().any(|f| tree.join(f).ends_with(header))
 }
 
 /// What an error is matched by: its file and its message with the places taken out.

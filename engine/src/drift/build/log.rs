@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 /// One error from the compiler or CMake.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
     /// As printed (the caller makes it relative to the tree); empty when the tool gave none.
     pub file: String,
@@ -79,7 +79,7 @@ fn diagnostic_from(header: &Header) -> Diagnostic {
         column: header.column,
         severity: header.severity.to_string(),
         message: header.message.trim().to_string(),
-        context: Vec::new(),
+        ..Diagnostic::default()
     }
 }
 
@@ -176,12 +176,8 @@ pub fn parse_cmake_log(log: &str) -> Vec<Diagnostic> {
 /// `rest` follows `CMake Error`: ` at FILE:LINE (COMMAND):`, `: MESSAGE` or ` in ...`.
 fn cmake_error(rest: &str) -> Diagnostic {
     let mut error = Diagnostic {
-        file: String::new(),
-        line: None,
-        column: None,
         severity: "CMake Error".to_string(),
-        message: String::new(),
-        context: Vec::new(),
+        ..Diagnostic::default()
     };
     if let Some(message) = rest.strip_prefix(": ") {
         error.message = message.trim().to_string();
@@ -190,16 +186,10 @@ fn cmake_error(rest: &str) -> Diagnostic {
         let place = location
             .rsplit_once(" (")
             .map_or(location, |(place, _command)| place);
-        match place
-            .rsplit_once(':')
-            .and_then(|(file, line)| Some((file, line.parse().ok()?)))
-        {
-            Some((file, line)) => {
-                error.file = file.to_string();
-                error.line = Some(line);
-            }
-            None => error.file = place.to_string(),
-        }
+        let (file, line) = (place.rsplit_once(':'))
+            .and_then(|(file, line)| Some((file, Some(line.parse().ok()?))))
+            .unwrap_or((place, None));
+        (error.file, error.line) = (file.to_string(), line);
     }
     error
 }

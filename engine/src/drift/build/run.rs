@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::error::{Context, Error, Result};
 
 /// One command that ran: how, how it ended, and where its output is.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Step {
     /// The command line, for people (arguments joined with spaces).
     pub command: String,
@@ -25,14 +25,8 @@ impl Step {
     }
 }
 
-pub use crate::tools::find_program;
-
-/// The path of a tool the build needs, or an error that says how to get it.
-pub fn require(program: &str, what: &str, note: &str) -> Result<PathBuf> {
-    require_in(program, what, note, &crate::tools::search_path(None))
-}
-
-/// [`require`], looked for in `search` (a `PATH`-style list).
+/// The path of a tool the build needs, looked for in `search` (a `PATH`-style list), or an error
+/// that says how to get it.
 pub fn require_in(
     program: &str,
     what: &str,
@@ -45,17 +39,8 @@ pub fn require_in(
 }
 
 /// Runs `program args` in `dir` with the C locale (so messages are English with ASCII
-/// quotes), writing stdout and stderr to `log`, and returns how it went and what it printed.
-pub fn run_logged(
-    program: &Path,
-    args: &[String],
-    dir: &Path,
-    log: &Path,
-) -> Result<(Step, String)> {
-    run_logged_env(program, args, dir, log, &[])
-}
-
-/// [`run_logged`] with these variables set over forkbook's environment.
+/// quotes) and `env` set over forkbook's environment, writing stdout and stderr to `log`, and
+/// returns how it went and what it printed.
 pub fn run_logged_env(
     program: &Path,
     args: &[String],
@@ -66,10 +51,9 @@ pub fn run_logged_env(
     use crate::process::{run, Output, Spec};
     // Through the one runner: cmake and make in a session of their own, so a timeout of the
     // book step or verify step running `forkbook drift build` stops them too.
-    let mut spec = Spec::new(program, dir);
-    for (name, value) in env {
-        spec = spec.env(name.as_str(), value.clone());
-    }
+    let spec = (env.iter()).fold(Spec::new(program, dir), |spec, (name, value)| {
+        spec.env(name.as_str(), value.clone())
+    });
     let done = run(&spec
         .args(args)
         .env("LC_ALL", "C")
@@ -120,14 +104,13 @@ pub fn run_capture(program: &Path, args: &[String], dir: &Path) -> Result<String
 }
 
 fn command_line(program: &Path, args: &[String]) -> String {
-    let mut line = program.display().to_string();
-    for arg in args {
-        line.push(' ');
-        if arg.contains(' ') || arg.contains(';') {
-            line.push_str(&format!("'{arg}'"));
-        } else {
-            line.push_str(arg);
-        }
-    }
-    line
+    let shown = |arg: &String| match arg.contains(' ') || arg.contains(';') {
+        true => format!("'{arg}'"),
+        false => arg.clone(),
+    };
+    let args = args.iter().map(shown);
+    std::iter::once(program.display().to_string())
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
