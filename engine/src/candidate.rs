@@ -96,12 +96,7 @@ impl DriftSetup {
     ) -> Result<DriftSetup> {
         let cfg = api_config(project)?;
         let prefix = project.config.overlay.backend_prefix.clone();
-        let backend: FileMap = state
-            .overlay
-            .iter()
-            .filter(|(p, _)| p.starts_with(prefix.as_str()))
-            .map(|(p, b)| (p.clone(), b.clone()))
-            .collect();
+        let backend = files_where(&state.overlay, |p, _| p.starts_with(prefix.as_str()));
         // The fork's own core headers stand on the `from` side too, so what the fork itself
         // declares does not look new at `to`.
         let from_overrides = if from == state.commits.pin {
@@ -158,11 +153,15 @@ impl DriftSetup {
 
 /// The overlay's core files with no conflict markers left in.
 fn core_files_of(files: &FileMap, prefix: &str) -> FileMap {
-    files
-        .iter()
-        .filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0)
-        .map(|(p, b)| (p.clone(), b.clone()))
-        .collect()
+    files_where(files, |p, b| {
+        !p.starts_with(prefix) && count_conflicts(b) == 0
+    })
+}
+
+/// The files of `files` that `keep` takes.
+fn files_where(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> FileMap {
+    let kept = files.iter().filter(|(p, b)| keep(p, b));
+    kept.map(|(p, b)| (p.clone(), b.clone())).collect()
 }
 
 /// What `drift build` needs besides the configuration.
@@ -272,15 +271,10 @@ fn export_trees(
         let tree = work.join(short(pin)).join("tree");
         // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
         export_tree(project, cache, pin, &overlay, &tree, true)?;
-        let conflicted: Vec<String> = overlay
-            .iter()
-            .filter(|(_, bytes)| !forkbook_checks::markers::scan(bytes).is_empty())
-            .map(|(path, _)| path.clone())
-            .collect();
+        let in_conflict = |_: &str, bytes: &[u8]| !forkbook_checks::markers::scan(bytes).is_empty();
+        let conflicted = files_where(&overlay, in_conflict).into_keys().collect();
         trees.push((tree, work.join(short(pin)).join("build"), conflicted));
-        for (path, bytes) in overlay.iter().filter(|(p, _)| p.starts_with(prefix)) {
-            backend.insert(path.clone(), bytes.clone());
-        }
+        backend.extend(files_where(&overlay, |p, _| p.starts_with(prefix)));
     }
     Ok((trees, backend))
 }

@@ -17,13 +17,13 @@ pub mod run;
 pub mod stubs;
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::doc::{code, codes, text, words, Doc, Row};
 use crate::error::{Context, Error, Result};
+use crate::tools::find_program_in;
 
 pub use confirm::{confirm, Confirmation, Confirmed};
 pub use differential::{Differential, MissingHeader};
@@ -173,31 +173,18 @@ struct Tools {
 impl Tools {
     fn find(cfg: &BuildConfig, options: &BuildOptions) -> Result<Tools> {
         let (name, compiler, search) = find_compiler(cfg, options)?;
-        let require = |(program, what, note): (&str, &str, &str)| {
-            run::require_in(program, what, note, &search)
-        };
-        let [cmake, nm] = [
-            (
-                cfg.cmake.as_str(),
-                "CMake",
-                "install CMake (for example `apt-get install cmake`)",
-            ),
-            (
-                cfg.nm.as_str(),
-                "nm",
-                "install binutils (for example `apt-get install binutils`)",
-            ),
-        ]
-        .map(require);
-        let (cmake, nm) = (cmake?, nm?);
+        let require =
+            |program: &str, what: &str, note: &str| run::require_in(program, what, note, &search);
+        let cmake_note = "install CMake (for example `apt-get install cmake`)";
+        let cmake = require(&cfg.cmake, "CMake", cmake_note)?;
+        let nm_note = "install binutils (for example `apt-get install binutils`)";
+        let nm = require(&cfg.nm, "nm", nm_note)?;
         if cfg.generator == "Ninja" {
             let note = "install Ninja, or set `generator = \"Unix Makefiles\"` in [build]";
-            require(("ninja", "build tool", note))?;
+            require("ninja", "build tool", note)?;
         }
-        let launcher = cfg
-            .ccache
-            .then(|| crate::tools::find_program_in("ccache", &search))
-            .flatten();
+        let ccache = || find_program_in("ccache", &search);
+        let launcher = cfg.ccache.then(ccache).flatten();
         Ok(Tools {
             name,
             compiler,
@@ -399,29 +386,25 @@ fn write_wrapper(
     cfg: &BuildConfig,
 ) -> Result<PathBuf> {
     let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
-    let mut script = String::from(
+    let dropped: String = (cfg.drop_flags.iter())
+        .map(|flag| match flag.strip_suffix('*') {
+            Some(prefix) => format!("    {}*) ;;\n", quote(prefix)),
+            None => format!("    {}) ;;\n", quote(flag)),
+        })
+        .collect();
+    let programs = launcher.into_iter().chain([compiler]);
+    let run: Vec<String> = programs.map(|p| quote(&p.display().to_string())).collect();
+    let added: String = cfg
+        .add_flags
+        .iter()
+        .map(|f| format!(" {}", quote(f)))
+        .collect();
+    let script = format!(
         "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
          # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
-         n=$((n - 1))\n  case \"$a\" in\n",
+         n=$((n - 1))\n  case \"$a\" in\n{dropped}    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec {} \"$@\"{added}\n",
+        run.join(" ")
     );
-    for flag in &cfg.drop_flags {
-        let pattern = match flag.strip_suffix('*') {
-            Some(prefix) => format!("{}*", quote(prefix)),
-            None => quote(flag),
-        };
-        let _ = writeln!(script, "    {pattern}) ;;");
-    }
-    script.push_str("    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec ");
-    for program in launcher.into_iter().chain([compiler]) {
-        script.push_str(&quote(&program.display().to_string()));
-        script.push(' ');
-    }
-    script.push_str("\"$@\"");
-    for flag in &cfg.add_flags {
-        script.push(' ');
-        script.push_str(&quote(flag));
-    }
-    script.push('\n');
     let name = compiler
         .file_name()
         .map_or_else(|| "cc".to_string(), |n| n.to_string_lossy().into_owned());
@@ -561,22 +544,17 @@ fn dedup(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// The sources (relative to the tree) whose compile failed: those make or ninja name, and
 /// the source files errors are in.
 fn failed_sources(build_log: &str, errors: &[Diagnostic]) -> BTreeSet<String> {
-    let mut sources: BTreeSet<String> = log::failed_objects(build_log)
+    let objects = log::failed_objects(build_log);
+    let sources = objects
         .iter()
-        .filter_map(|object| log::source_of_object(object))
-        .collect();
-    let is_source = |file: &str| {
+        .filter_map(|object| log::source_of_object(object));
+    let is_source = |e: &&Diagnostic| {
         [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"]
             .iter()
-            .any(|ext| file.ends_with(ext))
+            .any(|ext| e.file.ends_with(ext))
     };
-    sources.extend(
-        errors
-            .iter()
-            .filter(|e| is_source(&e.file))
-            .map(|e| e.file.clone()),
-    );
-    sources
+    let in_errors = errors.iter().filter(is_source).map(|e| e.file.clone());
+    sources.chain(in_errors).collect()
 }
 
 /// Runs one `nm -C` over every object and fills the undefined symbols of the report.
@@ -591,20 +569,16 @@ fn read_symbols(
     for chunk in objects.chunks(2000) {
         let args = [vec!["-C".to_string()], chunk.to_vec()].concat();
         let output = run::run_capture(nm_program, &args, &report.build_dir)?;
-        table.extend(nm::parse_nm(
-            &output,
-            (chunk.len() == 1).then(|| chunk[0].as_str()),
-        ));
+        let only = (chunk.len() == 1).then(|| chunk[0].as_str());
+        table.extend(nm::parse_nm(&output, only));
     }
-    let failed_texts: Vec<(&String, String)> = failed
-        .iter()
-        .filter_map(|source| {
-            Some((
-                source,
-                std::fs::read_to_string(report.tree.join(source)).ok()?,
-            ))
-        })
-        .collect();
+    let read = |source| {
+        Some((
+            source,
+            std::fs::read_to_string(report.tree.join(source)).ok()?,
+        ))
+    };
+    let failed_texts: Vec<(&String, String)> = failed.iter().filter_map(read).collect();
     for (symbol, objects) in table.missing_in(&report.namespace) {
         let needed_by = objects
             .iter()
@@ -631,8 +605,7 @@ fn read_symbols(
 /// Object files under the build folder (relative to it), except CMake's own probes.
 fn object_files(build_dir: &Path) -> Result<Vec<String>> {
     let files = crate::fsutil::files_below(build_dir, true, is_cmake_probe_dir)?;
-    let is_object = |f: &String| f.ends_with(".o") || f.ends_with(".obj");
-    Ok(files.into_iter().filter(is_object).collect())
+    Ok(files.into_iter().filter(|f| log::is_object(f)).collect())
 }
 
 /// `CMakeFiles/3.25.1/` (compiler identification) and `CMakeFiles/CMakeScratch/` hold

@@ -12,7 +12,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::LazyLock;
 
+use regex::Regex;
 use serde::Serialize;
 
 use super::{describe, error_row, BuildReport, Diagnostic, UndefinedSymbol};
@@ -343,47 +345,25 @@ fn tree_has(tree: &Path, header: &str) -> bool {
 
 /// What an error is matched by: its file and its message with the places taken out.
 fn error_key(error: &Diagnostic, report: &BuildReport) -> (String, String) {
-    let roots = [
-        report.tree.display().to_string(),
-        report.build_dir.display().to_string(),
-    ];
-    (
-        error.file.clone(),
-        normalize_message(&error.message, &roots),
-    )
+    let roots = [&report.tree, &report.build_dir].map(|root| root.display().to_string());
+    let message = normalize_message(&error.message, &roots);
+    (error.file.clone(), message)
 }
 
 /// `message` without what differs between two builds of the same code: the trees' roots,
 /// temporary paths, and `:LINE[:COLUMN]` numbers.
 pub fn normalize_message(message: &str, roots: &[String]) -> String {
-    let mut text = message.to_string();
-    for root in roots.iter().filter(|r| !r.is_empty()) {
-        text = text.replace(root.as_str(), "<tree>");
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while !rest.is_empty() {
-        if let Some(tail) = rest.strip_prefix("/tmp/") {
-            out.push_str("<tmp>");
-            let end = tail
-                .find(|c: char| c.is_whitespace() || "'\"`:()".contains(c))
-                .unwrap_or(tail.len());
-            rest = &tail[end..];
-            continue;
-        }
-        let mut chars = rest.chars();
-        let c = chars.next().unwrap_or_default();
-        if c == ':' && rest[1..].starts_with(|d: char| d.is_ascii_digit()) {
-            let digits = rest[1..]
-                .find(|d: char| !d.is_ascii_digit())
-                .unwrap_or(rest.len() - 1);
-            rest = &rest[1 + digits..];
-            continue;
-        }
-        out.push(c);
-        rest = chars.as_str();
-    }
-    out
+    static TMP: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"/tmp/[^\s'"`:()]*"#).expect("a valid pattern"));
+    static NUMBER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r":[0-9]+").expect("a valid pattern"));
+    let roots = roots.iter().filter(|r| !r.is_empty());
+    let text = roots.fold(message.to_string(), |text, root| {
+        text.replace(root, "<tree>")
+    });
+    NUMBER
+        .replace_all(&TMP.replace_all(&text, "<tmp>"), "")
+        .into_owned()
 }
 
 #[cfg(test)]

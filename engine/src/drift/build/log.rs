@@ -159,12 +159,9 @@ pub fn parse_cmake_log(log: &str) -> Vec<Diagnostic> {
             in_error = true;
         } else if in_error && (is_context(line) || line.trim().is_empty()) {
             let text = line.trim();
-            if let (Some(error), false) = (errors.last_mut(), text.is_empty()) {
-                if error.message.is_empty() {
-                    error.message = text.to_string();
-                } else if error.context.len() < MAX_CONTEXT {
-                    error.context.push(text.to_string());
-                }
+            match errors.last_mut().filter(|_| !text.is_empty()) {
+                Some(error) if error.message.is_empty() => error.message = text.to_string(),
+                error => push_context(error, text),
             }
         } else {
             in_error = false;
@@ -208,13 +205,17 @@ pub fn failed_objects(log: &str) -> Vec<String> {
         } else {
             None
         };
-        if let Some(object) = candidate.filter(|o| o.ends_with(".o") || o.ends_with(".obj")) {
-            if !objects.iter().any(|known| known == object) {
-                objects.push(object.to_string());
-            }
+        let new = |o: &&str| is_object(o) && !objects.iter().any(|known| known == o);
+        if let Some(object) = candidate.filter(new) {
+            objects.push(object.to_string());
         }
     }
     objects
+}
+
+/// Whether `file` is an object file (`.o`, `.obj`).
+pub fn is_object(file: &str) -> bool {
+    file.ends_with(".o") || file.ends_with(".obj")
 }
 
 /// The source file of a CMake object path, relative to the top of the source tree:

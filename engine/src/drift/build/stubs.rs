@@ -86,20 +86,13 @@ pub fn parse_search_list(output: &str) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     let mut inside = false;
     for line in output.lines() {
-        if line.contains("search starts here:") {
-            inside = true;
-            continue;
-        }
-        if line.trim() == "End of search list." {
-            inside = false;
-            continue;
-        }
-        if inside {
-            // Apple's clang marks frameworks: `/path (framework directory)`.
-            let dir = line.trim().trim_end_matches(" (framework directory)");
-            if !dir.is_empty() {
-                dirs.push(PathBuf::from(dir));
-            }
+        // Apple's clang marks frameworks: `/path (framework directory)`.
+        let dir = line.trim().trim_end_matches(" (framework directory)");
+        match line {
+            _ if line.contains("search starts here:") => inside = true,
+            _ if line.trim() == "End of search list." => inside = false,
+            _ if inside && !dir.is_empty() => dirs.push(PathBuf::from(dir)),
+            _ => {}
         }
     }
     dirs
@@ -121,14 +114,13 @@ pub struct StubInputs<'a> {
 /// Writes a stub into `dir` for each header the backend includes that nothing provides.
 pub fn write_stubs(dir: &Path, inputs: &StubInputs) -> Result<StubsReport> {
     let (missing, refused) = missing_headers(inputs);
-    let mut headers = Vec::new();
-    for (header, included_by) in missing {
+    let stub = |(header, included_by): (String, BTreeSet<String>)| {
         let library = Library::of(&header, inputs.search);
         let names = library.names(inputs.uses);
         let path = dir.join(&header);
         // Someone's own stand-in in the folder is used as it is, and reported as kept.
         let state = write_stub(&path, &render(&header, &library, &names))?;
-        headers.push(StubHeader {
+        Ok(StubHeader {
             header,
             path,
             included_by: included_by.into_iter().collect(),
@@ -136,8 +128,9 @@ pub fn write_stubs(dir: &Path, inputs: &StubInputs) -> Result<StubsReport> {
             types: joined(names.types.keys()),
             constants: joined(names.constants.iter().chain(names.objects.keys())),
             state,
-        });
-    }
+        })
+    };
+    let headers = missing.into_iter().map(stub).collect::<Result<_>>()?;
     let (packages, libraries) = write_cmake_stubs(dir, inputs.cmake_files)?;
     Ok(StubsReport {
         dir: dir.to_path_buf(),
@@ -163,10 +156,8 @@ fn missing_headers(inputs: &StubInputs) -> (BTreeMap<String, BTreeSet<String>>, 
     let mut refused = BTreeSet::new();
     for (file, include) in &inputs.uses.includes {
         let in_tree = tree_files.iter().zip(inputs.trees).any(|(files, tree)| {
-            let beside = file
-                .rsplit_once('/')
-                .map_or(String::new(), |(d, _)| d.to_string());
-            tree.join(&beside).join(include).is_file()
+            let beside = file.rsplit_once('/').map_or("", |(dir, _)| dir);
+            tree.join(beside).join(include).is_file()
                 || files
                     .iter()
                     .any(|f| f == include || f.ends_with(&format!("/{include}")))
@@ -275,22 +266,16 @@ pub struct CmakeNeeds {
 /// Reads `find_package(NAME … REQUIRED … CONFIG)`, `find_library(VAR [NAMES] name …)` and the
 /// `ns::target` names out of CMake text.
 pub fn cmake_needs(files: &[(String, String)]) -> CmakeNeeds {
-    let package = regex::Regex::new(r"(?i)find_package\s*\(\s*([A-Za-z0-9_.+-]+)([^)]*)\)")
-        .expect("a valid pattern");
-    let library = regex::Regex::new(
-        r"(?i)find_library\s*\(\s*([A-Za-z0-9_]+)\s+(?:NAMES\s+)?([A-Za-z0-9_.+-]+)",
-    )
-    .expect("a valid pattern");
-    let target =
-        regex::Regex::new(r"\b([A-Za-z0-9_]+)::([A-Za-z0-9_.+-]+)").expect("a valid pattern");
+    let pattern = |p: &str| regex::Regex::new(p).expect("a valid pattern");
+    let package = pattern(r"(?i)find_package\s*\(\s*([A-Za-z0-9_.+-]+)([^)]*)\)");
+    let library =
+        pattern(r"(?i)find_library\s*\(\s*([A-Za-z0-9_]+)\s+(?:NAMES\s+)?([A-Za-z0-9_.+-]+)");
+    let target = pattern(r"\b([A-Za-z0-9_]+)::([A-Za-z0-9_.+-]+)");
     let mut needs = CmakeNeeds::default();
     let mut targets = BTreeSet::new();
     for (_, text) in files {
-        let text: String = text
-            .lines()
-            .map(|l| l.split('#').next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let lines = text.lines().map(|l| l.split('#').next().unwrap_or(""));
+        let text = lines.collect::<Vec<_>>().join("\n");
         for c in package.captures_iter(&text) {
             let words: Vec<String> = c[2].split_whitespace().map(|w| w.to_uppercase()).collect();
             let has = |w: &str| words.iter().any(|x| x == w);
@@ -298,21 +283,20 @@ pub fn cmake_needs(files: &[(String, String)]) -> CmakeNeeds {
                 needs.packages.entry(c[1].to_string()).or_default();
             }
         }
-        for c in library.captures_iter(&text) {
-            needs.libraries.insert((c[1].to_string(), c[2].to_string()));
-        }
-        for c in target.captures_iter(&text) {
-            targets.insert((c[1].to_string(), c[2].to_string()));
-        }
+        needs.libraries.extend(pairs(&library, &text));
+        targets.extend(pairs(&target, &text));
     }
     for (name, wanted) in needs.packages.iter_mut() {
-        for (ns, target) in &targets {
-            if target.eq_ignore_ascii_case(name) {
-                wanted.insert(format!("{ns}::{target}"));
-            }
-        }
+        let named = targets.iter().filter(|(_, t)| t.eq_ignore_ascii_case(name));
+        wanted.extend(named.map(|(ns, target)| format!("{ns}::{target}")));
     }
     needs
+}
+
+/// The first two groups of each match of `re` in `text`.
+fn pairs<'a>(re: &'a regex::Regex, text: &'a str) -> impl Iterator<Item = (String, String)> + 'a {
+    re.captures_iter(text)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
 }
 
 /// The CMake side of the stubs: for each required package the machine lacks, a package config
@@ -398,9 +382,7 @@ fn package_config(name: &str, targets: &BTreeSet<String>, lib: &str) -> String {
 
 /// Whether the file at `path` is a stub forkbook wrote: its first line is the marker.
 pub fn is_ours(path: &Path) -> bool {
-    let Ok(bytes) = std::fs::read(path) else {
-        return false;
-    };
+    let bytes = std::fs::read(path).unwrap_or_default();
     bytes.starts_with(MARKER.as_bytes()) || bytes.starts_with(CMAKE_MARKER.as_bytes())
 }
 
