@@ -352,16 +352,13 @@ fn build_keeping_going(
 /// `<compiler> -E -x c++ -v /dev/null` prints them.
 pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result<Vec<PathBuf>> {
     let (_, compiler, search) = find_compiler(cfg, options)?;
-    let output = std::process::Command::new(&compiler)
+    let mut command = std::process::Command::new(&compiler);
+    let command = command
         .args(["-E", "-x", "c++", "-v", "/dev/null"])
-        .env("PATH", &search)
-        .env("LC_ALL", "C")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .with_context(|| format!("failed to run `{}`", compiler.display()))?;
+        .env("PATH", &search);
+    let (stdout, stderr) = run::output_of(command)?;
     // The list is on stderr; some drivers print it on stdout.
-    let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stdout));
+    let text = stderr + &stdout;
     let dirs = stubs::parse_search_list(&text);
     if dirs.is_empty() {
         return Err(Error::new(format!(
@@ -489,10 +486,8 @@ fn relative_diagnostics(
     tree: &Path,
     cwd: &Path,
 ) -> Vec<Diagnostic> {
-    for diagnostic in &mut diagnostics {
-        if !diagnostic.file.is_empty() {
-            diagnostic.file = relative_to_tree(&diagnostic.file, tree, cwd);
-        }
+    for diagnostic in diagnostics.iter_mut().filter(|d| !d.file.is_empty()) {
+        diagnostic.file = relative_to_tree(&diagnostic.file, tree, cwd);
     }
     diagnostics
 }
@@ -622,10 +617,7 @@ fn is_cmake_probe_dir(parent: &Path, name: &str) -> bool {
 /// `Owner::member`, or it opens `namespace … Owner` and has `member(`; a free function of the
 /// namespace needs `name(`.
 fn likely_defines(text: &str, qualified: &str, namespace: &str) -> bool {
-    let inner = qualified
-        .strip_prefix(namespace)
-        .and_then(|rest| rest.strip_prefix("::"))
-        .unwrap_or(qualified);
+    let inner = nm::inside(qualified, namespace).unwrap_or(qualified);
     let inner = inner.split('<').next().unwrap_or(inner);
     let parts: Vec<&str> = inner.split("::").filter(|p| !p.is_empty()).collect();
     match parts.as_slice() {
@@ -682,14 +674,14 @@ impl BuildReport {
         }
         problems.extend(self.errors.iter().map(describe));
         problems.extend(self.undefined.iter().map(UndefinedSymbol::problem));
-        if let Some(build) = self.build.as_ref().filter(|b| !b.ok()) {
-            if self.errors.is_empty() && self.undefined.is_empty() {
-                problems.push(format!(
-                    "the build failed ({}) with no error forkbook recognised; see `{}`",
-                    status_text(build),
-                    build.log.display()
-                ));
-            }
+        let unexplained =
+            |b: &&Step| !b.ok() && self.errors.is_empty() && self.undefined.is_empty();
+        if let Some(build) = self.build.as_ref().filter(unexplained) {
+            problems.push(format!(
+                "the build failed ({}) with no error forkbook recognised; see `{}`",
+                status_text(build),
+                build.log.display()
+            ));
         }
         problems
     }
@@ -718,36 +710,32 @@ impl BuildReport {
     /// The compile errors, the undefined symbols, and those that follow from a failed compile.
     fn findings(&self, doc: &mut Doc) {
         let errors: Vec<&Diagnostic> = self.all_errors().collect();
-        let after = &self.undefined_after_errors;
+        let (ns, after) = (&self.namespace, &self.undefined_after_errors);
         let found = !(errors.is_empty() && self.undefined.is_empty() && after.is_empty());
         if self.build.is_some() && !found {
-            let ns = &self.namespace;
             doc.say(format!(
                 "no compile errors and no undefined symbols in `{ns}`"
             ));
             return;
         }
-        doc.say(format!("compile errors: {}", errors.len())).table(
+        doc.say(format!("compile errors: {}", errors.len()));
+        doc.table(
             &["where", "error"],
             errors.into_iter().map(error_row).collect(),
         );
         if self.build.is_some() {
+            let count = self.undefined.len();
+            let rows = self.undefined.iter().map(undefined_row).collect();
             doc.say(format!(
-                "undefined symbols in `{}` that no object defines: {}",
-                self.namespace,
-                self.undefined.len()
+                "undefined symbols in `{ns}` that no object defines: {count}"
             ))
-            .records(
-                &["undefined symbol", "needed by"],
-                self.undefined.iter().map(undefined_row).collect(),
-            );
+            .records(&["undefined symbol", "needed by"], rows);
         }
         if !after.is_empty() {
-            let rows = after.iter().map(|u| {
-                let mut row = undefined_row(u);
-                row.push(u.probably_in.iter().map(code).collect());
-                row
-            });
+            let probably_in = |u: &UndefinedSymbol| vec![u.probably_in.iter().map(code).collect()];
+            let rows = after
+                .iter()
+                .map(|u| [undefined_row(u), probably_in(u)].concat());
             doc.say(format!(
                 "also undefined, probably because their file failed to compile: {}",
                 after.len()

@@ -158,10 +158,7 @@ impl SymbolKey {
 /// `mlx::core::allocator::Buffer::Buffer(void*)` gives `allocator`, `Buffer`, `Buffer`.
 fn components(symbol: &str, namespace: &str) -> Vec<String> {
     let name = strip_templates(qualified_name(symbol));
-    let inner = name
-        .strip_prefix(namespace)
-        .and_then(|rest| rest.strip_prefix("::"))
-        .unwrap_or(&name);
+    let inner = super::nm::inside(&name, namespace).unwrap_or(&name);
     inner
         .split("::")
         .filter(|part| !part.is_empty())

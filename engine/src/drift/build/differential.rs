@@ -18,7 +18,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::{describe, error_row, BuildReport, Diagnostic, UndefinedSymbol};
-use crate::doc::{code, codes, words, Doc, Row};
+use crate::doc::{code, codes, words, Doc};
 
 /// A header the compiler could not find, and no tree holds: the toolchain lacks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -190,12 +190,9 @@ impl Differential {
             vec![words(format!("recorded pin: {}", recorded.summary_line()))],
             vec![words(format!("candidate: {}", c.summary_line()))],
         ])
-        .say(format!(
-            "new at the candidate (drift): {} compile errors, {} undefined symbols",
-            self.new_errors.len(),
-            self.new_undefined.len()
-        ))
-        .table(&["where", "error"], errors(&self.new_errors, &self.new_undefined));
+;
+        let (new, new_undefined) = (&self.new_errors, &self.new_undefined);
+        found(&mut doc, "new at the candidate (drift)", new, new_undefined);
         if let Some(failure) = &self.unexplained_failure {
             doc.say(failure);
         }
@@ -223,15 +220,8 @@ impl Differential {
         } else {
             ""
         };
-        doc.say(format!(
-            "also at the recorded pin (not drift{strict}): {} compile errors, {} undefined symbols",
-            self.known_errors.len(),
-            self.known_undefined.len()
-        ))
-        .table(
-            &["where", "error"],
-            errors(&self.known_errors, &self.known_undefined),
-        );
+        let what = format!("also at the recorded pin (not drift{strict})");
+        found(doc, &what, &self.known_errors, &self.known_undefined);
         for missing in &self.missing_headers {
             let mut line = vec![words("missing header (toolchain): "), code(&missing.header)];
             line.push(words(", included by "));
@@ -291,15 +281,19 @@ fn split_errors(
     )
 }
 
-/// Compile errors and undefined symbols as rows of one table: where, and what.
-fn errors(errors: &[Diagnostic], undefined: &[UndefinedSymbol]) -> Vec<Row> {
+/// `what: N compile errors, M undefined symbols`, and them as rows of one table: where, and
+/// what.
+fn found(doc: &mut Doc, what: &str, errors: &[Diagnostic], undefined: &[UndefinedSymbol]) {
+    let (e, u) = (errors.len(), undefined.len());
     let undefined = undefined.iter().map(|u| {
         vec![
             codes(&u.needed_by),
             vec![words("undefined symbol "), code(&u.symbol)],
         ]
     });
-    errors.iter().map(error_row).chain(undefined).collect()
+    let rows = errors.iter().map(error_row).chain(undefined).collect();
+    doc.say(format!("{what}: {e} compile errors, {u} undefined symbols"))
+        .table(&["where", "error"], rows);
 }
 
 /// Takes the errors in `conflicted` files out of `errors`, counted by file.

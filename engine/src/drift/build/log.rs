@@ -38,16 +38,6 @@ impl Diagnostic {
 /// At most this many context lines are kept per error.
 const MAX_CONTEXT: usize = 16;
 
-/// A `FILE:LINE[:COL]: SEVERITY: MESSAGE` line, split up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Header<'a> {
-    file: &'a str,
-    line: u32,
-    column: Option<u32>,
-    severity: &'a str,
-    message: &'a str,
-}
-
 /// The errors in a compiler log (gcc or clang), in order, not yet deduplicated.
 pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
     let mut errors: Vec<Diagnostic> = Vec::new();
@@ -55,9 +45,9 @@ pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
     let mut attached = false;
     for line in log.lines() {
         if let Some(header) = parse_header(line) {
-            match header.severity {
+            match header.severity.as_str() {
                 "error" | "fatal error" => {
-                    errors.push(diagnostic_from(&header));
+                    errors.push(header);
                     attached = true;
                 }
                 "note" if attached => push_context(errors.last_mut(), line.trim_end()),
@@ -70,17 +60,6 @@ pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
         }
     }
     errors
-}
-
-fn diagnostic_from(header: &Header) -> Diagnostic {
-    Diagnostic {
-        file: header.file.to_string(),
-        line: Some(header.line),
-        column: header.column,
-        severity: header.severity.to_string(),
-        message: header.message.trim().to_string(),
-        ..Diagnostic::default()
-    }
 }
 
 fn push_context(error: Option<&mut Diagnostic>, line: &str) {
@@ -99,7 +78,7 @@ fn is_context(line: &str) -> bool {
 /// Splits `FILE:LINE[:COL]: SEVERITY: MESSAGE`. The file may itself hold colons (a Windows
 /// drive, an odd name), so the line number is searched from the left for the first
 /// `:DIGITS:` that is followed by a known severity.
-fn parse_header(line: &str) -> Option<Header<'_>> {
+fn parse_header(line: &str) -> Option<Diagnostic> {
     let bytes = line.as_bytes();
     let mut search_from = 0;
     while let Some(offset) = line.get(search_from..)?.find(':') {
@@ -116,7 +95,7 @@ fn parse_header(line: &str) -> Option<Header<'_>> {
 }
 
 /// `rest` is what follows `FILE:`: `LINE[:COL]: SEVERITY: MESSAGE`.
-fn header_after_file<'a>(file: &'a str, rest: &'a str) -> Option<Header<'a>> {
+fn header_after_file(file: &str, rest: &str) -> Option<Diagnostic> {
     let (line, rest) = split_number(rest)?;
     let rest = rest.strip_prefix(':')?;
     let (column, rest) = match split_number(rest) {
@@ -129,12 +108,13 @@ fn header_after_file<'a>(file: &'a str, rest: &'a str) -> Option<Header<'a>> {
         "error" | "fatal error" | "warning" | "note" => severity,
         _ => return None,
     };
-    Some(Header {
-        file,
-        line,
+    Some(Diagnostic {
+        file: file.to_string(),
+        line: Some(line),
         column,
-        severity,
-        message,
+        severity: severity.to_string(),
+        message: message.trim().to_string(),
+        ..Diagnostic::default()
     })
 }
 

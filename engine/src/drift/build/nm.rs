@@ -150,9 +150,12 @@ fn outside_templates(text: &str, wanted: char) -> Vec<usize> {
 /// Whether the symbol's qualified name lies in `namespace` (`mlx::core` holds
 /// `mlx::core::gpu::eval` but not `mlx::core_extra::f`).
 pub fn in_namespace(symbol: &str, namespace: &str) -> bool {
-    let name = qualified_name(symbol);
-    name.strip_prefix(namespace)
-        .is_some_and(|rest| rest.starts_with("::"))
+    inside(qualified_name(symbol), namespace).is_some()
+}
+
+/// `name` without its leading `namespace::`, when it is in `namespace`.
+pub fn inside<'a>(name: &'a str, namespace: &str) -> Option<&'a str> {
+    name.strip_prefix(namespace)?.strip_prefix("::")
 }
 
 #[cfg(test)]

@@ -92,15 +92,18 @@ fn last_lines(text: &str, count: usize) -> String {
 /// Runs `program args` in `dir` and returns its stdout (stderr is dropped: `nm` warns there
 /// about objects without symbols).
 pub fn run_capture(program: &Path, args: &[String], dir: &Path) -> Result<String> {
-    let output = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .with_context(|| format!("failed to run `{}`", program.display()))?;
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    let mut command = Command::new(program);
+    Ok(output_of(command.args(args).current_dir(dir).stderr(Stdio::null()))?.0)
+}
+
+/// Runs `command` with the C locale and no input, and returns what it printed on stdout and on
+/// stderr.
+pub fn output_of(command: &mut Command) -> Result<(String, String)> {
+    let program = Path::new(command.get_program()).display().to_string();
+    let output = command.env("LC_ALL", "C").stdin(Stdio::null()).output();
+    let output = output.with_context(|| format!("failed to run `{program}`"))?;
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    Ok((text(&output.stdout), text(&output.stderr)))
 }
 
 fn command_line(program: &Path, args: &[String]) -> String {

@@ -162,13 +162,12 @@ fn missing_headers(inputs: &StubInputs) -> (BTreeMap<String, BTreeSet<String>>, 
                     .iter()
                     .any(|f| f == include || f.ends_with(&format!("/{include}")))
         });
-        if in_tree || inputs.search.iter().any(|d| d.join(include).is_file()) {
-            continue;
-        }
         // A header under a folder of the tree itself (`mlx/…`) is the tree's to have: no
         // library stands behind it, and a stub would declare the tree's own names.
         let first = include.split('/').next().unwrap_or_default();
-        if include.contains('/') && inputs.trees.iter().any(|t| t.join(first).is_dir()) {
+        let trees_own =
+            include.contains('/') && inputs.trees.iter().any(|t| t.join(first).is_dir());
+        if in_tree || trees_own || inputs.search.iter().any(|d| d.join(include).is_file()) {
             continue;
         }
         if !safe_header(include) {
@@ -556,11 +555,8 @@ fn render(header: &str, library: &Library, names: &Names) -> String {
          // pins of a differential build. forkbook rewrites this file while its first line is\n\
          // the marker above; remove that line to keep your own version.\n"
     );
-    let _ = writeln!(
-        out,
-        "#ifndef {}\n#define {}\n",
-        library.guard, library.guard
-    );
+    let guard = &library.guard;
+    let _ = writeln!(out, "#ifndef {guard}\n#define {guard}\n");
     for (scope, decls) in declarations(names) {
         let scope = scope.join("::");
         if !scope.is_empty() {
@@ -574,7 +570,7 @@ fn render(header: &str, library: &Library, names: &Names) -> String {
         }
         out.push('\n');
     }
-    let _ = writeln!(out, "#endif // {}", library.guard);
+    let _ = writeln!(out, "#endif // {guard}");
     out
 }
 
@@ -657,14 +653,10 @@ impl StubsReport {
         ))
         .path_line("stub folder", &self.dir);
         let rows = self.headers.iter().map(|h| {
+            let (f, t, c) = (h.functions.len(), h.types.len(), h.constants.len());
             let what = match h.state {
                 StubState::KeptNotOurs => "kept as it is (not written by forkbook)".to_string(),
-                _ => format!(
-                    "{} functions, {} types, {} constants",
-                    h.functions.len(),
-                    h.types.len(),
-                    h.constants.len()
-                ),
+                _ => format!("{f} functions, {t} types, {c} constants"),
             };
             vec![
                 vec![code(&h.header)],
@@ -684,13 +676,9 @@ impl StubsReport {
                 names(&self.libraries)
             ));
         }
-        let refused = "no stub (not a plain relative header path); it stays missing";
-        doc.list(
-            self.refused
-                .iter()
-                .map(|h| vec![code(h), words(format!(": {refused}"))])
-                .collect(),
-        );
+        let refused = ": no stub (not a plain relative header path); it stays missing";
+        let items = self.refused.iter().map(|h| vec![code(h), words(refused)]);
+        doc.list(items.collect());
         doc
     }
 }
