@@ -650,6 +650,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn files_below_lists_regular_files_sorted_and_skips_what_it_is_told() {
+        let tmp = tempfile::tempdir().unwrap();
+        for file in ["b/x.o", "a.o", "CMakeFiles/3.25/probe.o", "CMakeFiles/y.o"] {
+            write_file(&tmp.path().join(file), b"").unwrap();
+        }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("a.o", tmp.path().join("link.o")).unwrap();
+        let probe = |parent: &Path, name: &str| parent.ends_with("CMakeFiles") && name == "3.25";
+        assert_eq!(
+            files_below(tmp.path(), true, probe).unwrap(),
+            ["CMakeFiles/y.o", "a.o", "b/x.o"]
+        );
+        let missing = tmp.path().join("none");
+        assert!(files_below(&missing, true, |_, _| false).is_err());
+        assert!(files_below(&missing, false, |_, _| false)
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
     fn staged_dir_replaces_the_target_whole() {
         let tmp = tempfile::tempdir().unwrap();
         let target = tmp.path().join("overlay");

@@ -51,9 +51,10 @@ pub fn run_logged_env(
     use crate::process::{run, Output, Spec};
     // Through the one runner: cmake and make in a session of their own, so a timeout of the
     // book step or verify step running `forkbook drift build` stops them too.
-    let spec = (env.iter()).fold(Spec::new(program, dir), |spec, (name, value)| {
-        spec.env(name.as_str(), value.clone())
-    });
+    let mut spec = Spec::new(program, dir);
+    for (name, value) in env {
+        spec = spec.env(name.as_str(), value.clone());
+    }
     let done = run(&spec
         .args(args)
         .env("LC_ALL", "C")

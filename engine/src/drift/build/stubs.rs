@@ -201,17 +201,11 @@ const PREFIXES: &[&str] = &["/usr", "/usr/local", "/opt/rocm"];
 fn library_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     for prefix in PREFIXES.iter().map(Path::new) {
-        dirs.extend([
-            prefix.join("lib"),
-            prefix.join("lib64"),
-            prefix.join("share"),
-        ]);
-        let lib = std::fs::read_dir(prefix.join("lib"))
-            .into_iter()
-            .flatten()
-            .flatten();
-        let multiarch = lib.map(|e| e.path());
-        dirs.extend(multiarch.filter(|p| p.to_string_lossy().ends_with("-linux-gnu")));
+        dirs.extend(["lib", "lib64", "share"].map(|d| prefix.join(d)));
+        if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
+            let multiarch = entries.flatten().map(|e| e.path());
+            dirs.extend(multiarch.filter(|p| p.to_string_lossy().ends_with("-linux-gnu")));
+        }
     }
     dirs
 }
