@@ -543,11 +543,8 @@ fn failed_sources(build_log: &str, errors: &[Diagnostic]) -> BTreeSet<String> {
     let sources = objects
         .iter()
         .filter_map(|object| log::source_of_object(object));
-    let is_source = |e: &&Diagnostic| {
-        [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"]
-            .iter()
-            .any(|ext| e.file.ends_with(ext))
-    };
+    let extensions = [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"];
+    let is_source = |e: &&Diagnostic| extensions.iter().any(|ext| e.file.ends_with(ext));
     let in_errors = errors.iter().filter(is_source).map(|e| e.file.clone());
     sources.chain(in_errors).collect()
 }

@@ -318,9 +318,7 @@ fn set_aside_conflicts(
 /// `X: No such file or directory`.
 pub fn missing_header_name(message: &str) -> Option<String> {
     if let Some(rest) = message.strip_suffix(" file not found") {
-        let name = rest
-            .trim()
-            .trim_matches(|c| c == '\'' || c == '"' || c == '<' || c == '>');
+        let name = rest.trim().trim_matches(['\'', '"', '<', '>']);
         return (!name.is_empty()).then(|| name.to_string());
     }
     let name = message.strip_suffix(": No such file or directory")?.trim();
