@@ -23,7 +23,7 @@ use super::sync;
 use super::FileMap;
 use git2::Oid;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The overlay files a retarget to `pin` would make (the current overlay when `pin` is the pin).
 pub fn overlay_at(
@@ -50,15 +50,13 @@ pub fn api_range(
     from: Option<&str>,
     to: Option<&str>,
 ) -> Result<(Oid, Oid)> {
-    let from = match from {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
-        None => state.commits.base,
-    };
-    let to = match to {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
-        None => state.commits.pin,
-    };
-    Ok((from, to))
+    let from = upstream_or(cache, from, state.commits.base)?;
+    Ok((from, upstream_or(cache, to, state.commits.pin)?))
+}
+
+/// The upstream commit `rev` names, or `default` without one.
+fn upstream_or(cache: &Cache, rev: Option<&str>, default: Oid) -> Result<Oid> {
+    rev.map_or(Ok(default), |rev| cache.commit(rev, Remote::Upstream))
 }
 
 /// Static API drift of the overlay's backend from `from` to `to`.
@@ -98,12 +96,7 @@ impl DriftSetup {
     ) -> Result<DriftSetup> {
         let cfg = api_config(project)?;
         let prefix = project.config.overlay.backend_prefix.clone();
-        let backend: FileMap = state
-            .overlay
-            .iter()
-            .filter(|(p, _)| p.starts_with(prefix.as_str()))
-            .map(|(p, b)| (p.clone(), b.clone()))
-            .collect();
+        let backend = files_where(&state.overlay, |p, _| p.starts_with(prefix.as_str()));
         // The fork's own core headers stand on the `from` side too, so what the fork itself
         // declares does not look new at `to`.
         let from_overrides = if from == state.commits.pin {
@@ -160,11 +153,15 @@ impl DriftSetup {
 
 /// The overlay's core files with no conflict markers left in.
 fn core_files_of(files: &FileMap, prefix: &str) -> FileMap {
-    files
-        .iter()
-        .filter(|(p, b)| !p.starts_with(prefix) && count_conflicts(b) == 0)
-        .map(|(p, b)| (p.clone(), b.clone()))
-        .collect()
+    files_where(files, |p, b| {
+        !p.starts_with(prefix) && count_conflicts(b) == 0
+    })
+}
+
+/// The files of `files` that `keep` takes.
+fn files_where(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> FileMap {
+    let kept = files.iter().filter(|(p, b)| keep(p, b));
+    kept.map(|(p, b)| (p.clone(), b.clone())).collect()
 }
 
 /// What `drift build` needs besides the configuration.
@@ -195,44 +192,13 @@ pub fn drift_build(
     work: &Path,
     request: &BuildRequest,
 ) -> Result<(Vec<BuildReport>, Option<StubsReport>)> {
-    let mut cfg: BuildConfig = Config::section(&project.config.build, "build")?;
-    let in_project = |path: &str| project.root.join(path).display().to_string();
-    cfg.include_dirs = cfg.include_dirs.iter().map(|d| in_project(d)).collect();
-    if !cfg.stubs.is_empty() {
-        cfg.stubs = in_project(&cfg.stubs);
-    }
-    if let Some(dir) = request.stubs {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("failed to create the stub folder `{}`", dir.display()))?;
-        cfg.stubs = dir
-            .canonicalize()
-            .with_context(|| format!("failed to resolve `{}`", dir.display()))?
-            .display()
-            .to_string();
-    }
+    let cfg = build_config(project, request)?;
     // The build writes only the work folder: that is what this run holds alone, for the export
     // and the build. Two builds in one work folder exclude each other.
     std::fs::create_dir_all(work)
         .with_context(|| format!("failed to create the build folder `{}`", work.display()))?;
     let _work_lock = RunLock::acquire(work, "drift build folder")?;
-    let mut trees = Vec::new();
-    let mut backend = FileMap::new();
-    let prefix = project.config.overlay.backend_prefix.as_str();
-    for &pin in pins {
-        let overlay = overlay_at(project, cache, state, pin)?;
-        let tree = work.join(short(pin)).join("tree");
-        // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
-        export_tree(project, cache, pin, &overlay, &tree, true)?;
-        let conflicted: Vec<String> = overlay
-            .iter()
-            .filter(|(_, bytes)| !forkbook_checks::markers::scan(bytes).is_empty())
-            .map(|(path, _)| path.clone())
-            .collect();
-        trees.push((tree, work.join(short(pin)).join("build"), conflicted));
-        for (path, bytes) in overlay.iter().filter(|(p, _)| p.starts_with(prefix)) {
-            backend.insert(path.clone(), bytes.clone());
-        }
-    }
+    let (trees, backend) = export_trees(project, cache, state, pins, work)?;
     // Everything the build needs from the cache is in the exported trees now: the builds
     // (minutes) run without the cache lock, so other projects' commands, writers too, use the
     // cache meanwhile.
@@ -249,14 +215,10 @@ pub fn drift_build(
             project.root.join(&cfg.ccache_dir)
         }),
     };
-    let stubs = match request.stubs {
-        Some(_) => {
-            let exported: Vec<std::path::PathBuf> =
-                trees.iter().map(|(t, _, _)| t.clone()).collect();
-            Some(write_stubs(project, &cfg, &options, &backend, &exported)?)
-        }
-        None => None,
-    };
+    let exported: Vec<PathBuf> = trees.iter().map(|(tree, _, _)| tree.clone()).collect();
+    let stubs = (request.stubs)
+        .map(|_| write_stubs(project, &cfg, &options, &backend, &exported))
+        .transpose()?;
     let reports = trees
         .into_iter()
         .map(|(tree, build_dir, conflicted)| {
@@ -270,6 +232,53 @@ pub fn drift_build(
     Ok((reports, stubs))
 }
 
+/// `[build]` with its folders made absolute, and `--stubs` in place of `[build] stubs`.
+fn build_config(project: &Project, request: &BuildRequest) -> Result<BuildConfig> {
+    let mut cfg: BuildConfig = Config::section(&project.config.build, "build")?;
+    let in_project = |path: &str| project.root.join(path).display().to_string();
+    cfg.include_dirs = cfg.include_dirs.iter().map(|d| in_project(d)).collect();
+    if !cfg.stubs.is_empty() {
+        cfg.stubs = in_project(&cfg.stubs);
+    }
+    if let Some(dir) = request.stubs {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("failed to create the stub folder `{}`", dir.display()))?;
+        cfg.stubs = dir
+            .canonicalize()
+            .with_context(|| format!("failed to resolve `{}`", dir.display()))?
+            .display()
+            .to_string();
+    }
+    Ok(cfg)
+}
+
+/// A tree: where it is, where it is built, and its files in conflict.
+type Tree = (PathBuf, PathBuf, Vec<String>);
+
+/// Exports the tree a retarget to each of `pins` would make into `work/<commit>/tree`; the trees,
+/// and the backend's files of them all.
+fn export_trees(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    pins: &[Oid],
+    work: &Path,
+) -> Result<(Vec<Tree>, FileMap)> {
+    let (mut trees, mut backend) = (Vec::new(), FileMap::new());
+    let prefix = project.config.overlay.backend_prefix.as_str();
+    for &pin in pins {
+        let overlay = overlay_at(project, cache, state, pin)?;
+        let tree = work.join(short(pin)).join("tree");
+        // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
+        export_tree(project, cache, pin, &overlay, &tree, true)?;
+        let in_conflict = |_: &str, bytes: &[u8]| !forkbook_checks::markers::scan(bytes).is_empty();
+        let conflicted = files_where(&overlay, in_conflict).into_keys().collect();
+        trees.push((tree, work.join(short(pin)).join("build"), conflicted));
+        backend.extend(files_where(&overlay, |p, _| p.starts_with(prefix)));
+    }
+    Ok((trees, backend))
+}
+
 /// `--stubs`: the backend's includes that neither the trees, the `[build]` include folders nor
 /// the compiler's search list have, each given a stub in `cfg.stubs`.
 fn write_stubs(
@@ -277,11 +286,11 @@ fn write_stubs(
     cfg: &BuildConfig,
     options: &BuildOptions,
     backend: &FileMap,
-    trees: &[std::path::PathBuf],
+    trees: &[PathBuf],
 ) -> Result<StubsReport> {
     let compiler_search_path = build::compiler_search_path(cfg, options)?;
     let mut search = compiler_search_path.clone();
-    search.extend(cfg.include_dirs.iter().map(std::path::PathBuf::from));
+    search.extend(cfg.include_dirs.iter().map(PathBuf::from));
     let uses = api::backend_uses(backend, &api_config(project)?);
     let cmake_files: Vec<(String, String)> = backend
         .iter()
@@ -393,17 +402,12 @@ pub fn drift_build_report(
 ) -> Result<BuildRun> {
     let differential = to.is_some() || request.baseline.is_some();
     let (from, to) = api_range(cache, state, None, to)?;
-    let api = if with_api {
-        Some(drift_api(project, cache, state, from, to)?)
-    } else {
-        None
-    };
+    let api = (with_api)
+        .then(|| drift_api(project, cache, state, from, to))
+        .transpose()?;
     let default_work = cache.dir().with_file_name("forkbook-drift-build");
     let work = work.unwrap_or(&default_work);
-    let recorded = match request.baseline {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
-        None => state.commits.pin,
-    };
+    let recorded = upstream_or(cache, request.baseline, state.commits.pin)?;
     let pins: Vec<Oid> = if differential && to != recorded {
         vec![recorded, to]
     } else {
@@ -476,7 +480,7 @@ impl CommandReport for BuildRun {
 #[derive(Debug, Clone, Serialize)]
 pub struct Exported {
     pub commit: String,
-    pub dest: std::path::PathBuf,
+    pub dest: PathBuf,
     pub overlay_files: usize,
 }
 
@@ -490,10 +494,7 @@ pub fn export_at(
     dest: &Path,
     force: bool,
 ) -> Result<Exported> {
-    let commit = match at {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
-        None => state.commits.pin,
-    };
+    let commit = upstream_or(cache, at, state.commits.pin)?;
     let overlay = overlay_at(project, cache, state, commit)?;
     let laid = export_tree(project, cache, commit, &overlay, dest, force)?;
     Ok(Exported {

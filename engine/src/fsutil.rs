@@ -102,6 +102,43 @@ pub fn read_regular_file(path: &Path, what: &str) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// Every regular file below `root` (links are not followed), relative to it with `/`, sorted; a
+/// folder for which `skip(parent, name)` holds is not entered. A folder that cannot be read is
+/// an error when `strict`, and passed over otherwise.
+pub fn files_below(
+    root: &Path,
+    strict: bool,
+    skip: impl Fn(&Path, &str) -> bool,
+) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let listed = fs::read_dir(&dir).and_then(|entries| {
+            let entry = |e: fs::DirEntry| Ok((e.path(), e.file_type()?));
+            entries
+                .map(|e| e.and_then(entry))
+                .collect::<std::io::Result<Vec<_>>>()
+        });
+        let entries = match listed {
+            Ok(entries) => entries,
+            Err(_) if !strict => continue,
+            Err(e) => {
+                return Err(Error::from(e).context(format!("failed to read `{}`", dir.display())))
+            }
+        };
+        for (path, kind) in entries {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if kind.is_dir() && !skip(&dir, &name) {
+                pending.push(path);
+            } else if let (true, Ok(relative)) = (kind.is_file(), path.strip_prefix(root)) {
+                files.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// Refuses, with its path, the first entry below `dir` that is neither a regular file, a folder
 /// nor a link (a FIFO, a socket, a device), without opening anything: reading a FIFO blocks
 /// forever. For the commands that read single records by name (`check`, `adopt`) before or
@@ -611,6 +648,26 @@ pub fn refuse_changed_since_read(path: &Path, read: Option<&[u8]>, shown: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_below_lists_regular_files_sorted_and_skips_what_it_is_told() {
+        let tmp = tempfile::tempdir().unwrap();
+        for file in ["b/x.o", "a.o", "CMakeFiles/3.25/probe.o", "CMakeFiles/y.o"] {
+            write_file(&tmp.path().join(file), b"").unwrap();
+        }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("a.o", tmp.path().join("link.o")).unwrap();
+        let probe = |parent: &Path, name: &str| parent.ends_with("CMakeFiles") && name == "3.25";
+        assert_eq!(
+            files_below(tmp.path(), true, probe).unwrap(),
+            ["CMakeFiles/y.o", "a.o", "b/x.o"]
+        );
+        let missing = tmp.path().join("none");
+        assert!(files_below(&missing, true, |_, _| false).is_err());
+        assert!(files_below(&missing, false, |_, _| false)
+            .unwrap()
+            .is_empty());
+    }
 
     #[test]
     fn staged_dir_replaces_the_target_whole() {

@@ -17,13 +17,13 @@ pub mod run;
 pub mod stubs;
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::doc::{code, codes, text, words, Doc, Row};
 use crate::error::{Context, Error, Result};
+use crate::tools::find_program_in;
 
 pub use confirm::{confirm, Confirmation, Confirmed};
 pub use differential::{Differential, MissingHeader};
@@ -113,7 +113,7 @@ pub struct UndefinedSymbol {
 }
 
 /// What the build found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct BuildReport {
     pub tree: PathBuf,
     pub build_dir: PathBuf,
@@ -159,52 +159,88 @@ pub struct BuildOptions {
 
 /// The tools one run needs, found up front so a missing one fails before anything runs.
 struct Tools {
+    /// The compiler as named (`--compiler` or `[build] compiler`), for the report.
+    name: String,
     compiler: PathBuf,
     cmake: PathBuf,
     nm: PathBuf,
     /// ccache, when configured and installed.
     launcher: Option<PathBuf>,
+    /// Where they were looked for (`--tool-path`, or `PATH`): the build's `PATH`.
+    search: std::ffi::OsString,
 }
 
 impl Tools {
-    fn find(cfg: &BuildConfig, compiler: &str, search: &std::ffi::OsStr) -> Result<Tools> {
+    fn find(cfg: &BuildConfig, options: &BuildOptions) -> Result<Tools> {
+        let (name, compiler, search) = find_compiler(cfg, options)?;
         let require =
-            |program: &str, what: &str, note: &str| run::require_in(program, what, note, search);
-        let compiler = require(
-            compiler,
-            "compiler",
-            "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
-             or pass `--compiler c++` to build the host side with another compiler",
-        )?;
-        let cmake = require(
-            &cfg.cmake,
-            "CMake",
-            "install CMake (for example `apt-get install cmake`)",
-        )?;
-        let nm = require(
-            &cfg.nm,
-            "nm",
-            "install binutils (for example `apt-get install binutils`)",
-        )?;
+            |program: &str, what: &str, note: &str| run::require_in(program, what, note, &search);
+        let cmake_note = "install CMake (for example `apt-get install cmake`)";
+        let cmake = require(&cfg.cmake, "CMake", cmake_note)?;
+        let nm_note = "install binutils (for example `apt-get install binutils`)";
+        let nm = require(&cfg.nm, "nm", nm_note)?;
         if cfg.generator == "Ninja" {
-            require(
-                "ninja",
-                "build tool",
-                "install Ninja, or set `generator = \"Unix Makefiles\"` in [build]",
-            )?;
+            let note = "install Ninja, or set `generator = \"Unix Makefiles\"` in [build]";
+            require("ninja", "build tool", note)?;
         }
-        let launcher = if cfg.ccache {
-            crate::tools::find_program_in("ccache", search)
-        } else {
-            None
-        };
+        let ccache = || find_program_in("ccache", &search);
+        let launcher = cfg.ccache.then(ccache).flatten();
         Ok(Tools {
+            name,
             compiler,
             cmake,
             nm,
             launcher,
+            search,
         })
     }
+
+    /// The compiler and the launcher CMake is given: with flags to drop or add, the wrapper,
+    /// which runs ccache itself (so the commands that call the compiler directly are cached
+    /// too), and no launcher.
+    fn for_cmake(&self, cfg: &BuildConfig, build_dir: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
+        if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() {
+            return Ok((self.compiler.clone(), self.launcher.clone()));
+        }
+        let launcher = self.launcher.as_deref();
+        let wrapper = write_wrapper(build_dir, &self.compiler, launcher, cfg)?;
+        Ok((wrapper, None))
+    }
+
+    /// The build's environment: `PATH`, and ccache's folders when ccache is used.
+    fn env(&self, options: &BuildOptions, build_dir: &Path) -> Vec<(String, std::ffi::OsString)> {
+        let mut env = vec![("PATH".to_string(), self.search.clone())];
+        if self.launcher.is_some() {
+            if let Some(base) = &options.ccache_base {
+                env.push(("CCACHE_BASEDIR".into(), base.clone().into_os_string()));
+                // The build folders differ by name; what they hold is alike.
+                env.push(("CCACHE_NOHASHDIR".into(), "true".into()));
+            }
+            let dir = options
+                .ccache_dir
+                .clone()
+                .unwrap_or_else(|| build_dir.join("ccache"));
+            env.push(("CCACHE_DIR".into(), dir.into_os_string()));
+        }
+        env
+    }
+}
+
+/// The compiler `--compiler` or `[build] compiler` names, as named and as found, and where it
+/// was looked for.
+fn find_compiler(
+    cfg: &BuildConfig,
+    options: &BuildOptions,
+) -> Result<(String, PathBuf, std::ffi::OsString)> {
+    let name = options
+        .compiler
+        .clone()
+        .unwrap_or_else(|| cfg.compiler.clone());
+    let search = crate::tools::search_path(options.tool_path.as_deref());
+    let note = "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
+                or pass `--compiler c++` to build the host side with another compiler";
+    let compiler = run::require_in(&name, "compiler", note, &search)?;
+    Ok((name, compiler, search))
 }
 
 /// Configures and builds `tree` in `build_dir` and reports the errors and undefined symbols.
@@ -234,9 +270,46 @@ pub fn drift_build_with(
     cfg: &BuildConfig,
     options: &BuildOptions,
 ) -> Result<BuildReport> {
-    let compiler_name = options.compiler.as_deref().unwrap_or(&cfg.compiler);
-    let search = crate::tools::search_path(options.tool_path.as_deref());
-    let tools = Tools::find(cfg, compiler_name, &search)?;
+    let tools = Tools::find(cfg, options)?;
+    let (tree, build_dir) = prepare(tree, build_dir)?;
+    let jobs = options
+        .jobs
+        .or(cfg.jobs)
+        .unwrap_or_else(default_jobs)
+        .max(1);
+    let (compiler, launcher) = tools.for_cmake(cfg, &build_dir)?;
+    let mut configure = configure_args(cfg, &tree, &build_dir, &compiler, options.arch.as_deref());
+    configure.extend(toolchain_args(cfg, launcher.as_deref()));
+    let env = tools.env(options, &build_dir);
+    let cmake = |args: &[String], log: &str| {
+        run::run_logged_env(&tools.cmake, args, &build_dir, &build_dir.join(log), &env)
+    };
+    let (configure, configure_log) = cmake(&configure, "forkbook-configure.log")?;
+    let mut report = BuildReport {
+        configure_errors: relative_diagnostics(log::parse_cmake_log(&configure_log), &tree, &tree),
+        configure,
+        compiler: tools.name.clone(),
+        generator: cfg.generator.clone(),
+        jobs,
+        namespace: cfg.namespace.clone(),
+        tree,
+        build_dir: build_dir.clone(),
+        ..BuildReport::default()
+    };
+    if !report.configure.ok() {
+        return Ok(report);
+    }
+    let (build, build_log) = build_keeping_going(&cfg.generator, &build_dir, jobs, cmake)?;
+    let errors = log::parse_compiler_log(&build_log);
+    report.errors = dedup(relative_diagnostics(errors, &report.tree, &build_dir));
+    report.build = Some(build);
+    let failed = failed_sources(&build_log, &report.errors);
+    read_symbols(&mut report, &tools.nm, &failed)?;
+    Ok(report)
+}
+
+/// `tree` and `build_dir` made absolute, once `tree` is a CMake project and `build_dir` exists.
+fn prepare(tree: &Path, build_dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if !tree.join("CMakeLists.txt").is_file() {
         return Err(
             Error::new(format!("no `CMakeLists.txt` in `{}`", tree.display()))
@@ -249,119 +322,43 @@ pub fn drift_build_with(
             build_dir.display()
         )
     })?;
-    let tree = absolute(tree)?;
-    let build_dir = absolute(build_dir)?;
-    let jobs = options
-        .jobs
-        .or(cfg.jobs)
-        .unwrap_or_else(default_jobs)
-        .max(1);
+    Ok((absolute(tree)?, absolute(build_dir)?))
+}
 
-    // With flags to drop, CMake gets the wrapper, which runs ccache itself (so the commands
-    // that call the compiler directly are cached too) and no launcher.
-    let (compiler, launcher) = if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() {
-        (tools.compiler.clone(), tools.launcher.clone())
-    } else {
-        let wrapper = write_wrapper(
-            &build_dir,
-            &tools.compiler,
-            tools.launcher.as_deref(),
-            &cfg.drop_flags,
-            &cfg.add_flags,
-        )?;
-        (wrapper, None)
-    };
-    let mut configure_args =
-        configure_args(cfg, &tree, &build_dir, &compiler, options.arch.as_deref());
-    configure_args.extend(toolchain_args(cfg, launcher.as_deref()));
-    let mut env: Vec<(String, std::ffi::OsString)> = vec![("PATH".into(), search.clone())];
-    if tools.launcher.is_some() {
-        if let Some(base) = &options.ccache_base {
-            env.push(("CCACHE_BASEDIR".into(), base.clone().into_os_string()));
-            // The build folders differ by name; what they hold is alike.
-            env.push(("CCACHE_NOHASHDIR".into(), "true".into()));
-        }
-        let dir = options
-            .ccache_dir
-            .clone()
-            .unwrap_or_else(|| build_dir.join("ccache"));
-        env.push(("CCACHE_DIR".into(), dir.into_os_string()));
-    }
-    let cmake = |args: &[String], log: &str| {
-        run::run_logged_env(&tools.cmake, args, &build_dir, &build_dir.join(log), &env)
-    };
-    let (configure, configure_log) = cmake(&configure_args, "forkbook-configure.log")?;
-    let mut report = BuildReport {
-        tree: tree.clone(),
-        build_dir: build_dir.clone(),
-        compiler: compiler_name.to_string(),
-        generator: cfg.generator.clone(),
-        jobs,
-        namespace: cfg.namespace.clone(),
-        configure_errors: relative_diagnostics(log::parse_cmake_log(&configure_log), &tree, &tree),
-        configure,
-        build: None,
-        errors: Vec::new(),
-        undefined: Vec::new(),
-        undefined_after_errors: Vec::new(),
-        objects: 0,
-        conflicted: Vec::new(),
-    };
-    if !report.configure.ok() {
-        return Ok(report);
-    }
-
-    let build_args = build_args(&cfg.generator, &build_dir, jobs);
-    let (mut build, mut build_log) = cmake(&build_args, "forkbook-build.log")?;
-    // `make -k` builds nothing that depends on a target that failed: a library whose one file
-    // does not compile keeps every object of the targets after it from being compiled. A second
-    // pass ignoring errors (`-i`) compiles those; what failed fails again (ccache keeps no
-    // failure), and the errors are counted once. Ninja has no such flag.
-    if !build.ok() && cfg.generator.contains("Makefiles") {
-        let mut again = build_args.clone();
-        again.push("-i".to_string());
+/// `cmake --build` keeping going past errors, and what it printed. `make -k` builds nothing
+/// that depends on a target that failed: a library whose one file does not compile keeps every
+/// object of the targets after it from being compiled. A second pass ignoring errors (`-i`)
+/// compiles those; what failed fails again (ccache keeps no failure), and the errors are counted
+/// once. Ninja has no such flag.
+fn build_keeping_going(
+    generator: &str,
+    build_dir: &Path,
+    jobs: usize,
+    cmake: impl Fn(&[String], &str) -> Result<(Step, String)>,
+) -> Result<(Step, String)> {
+    let args = build_args(generator, build_dir, jobs);
+    let (mut build, mut build_log) = cmake(&args, "forkbook-build.log")?;
+    if !build.ok() && generator.contains("Makefiles") {
+        let again = [args, vec!["-i".to_string()]].concat();
         let (blocked, blocked_log) = cmake(&again, "forkbook-build-blocked.log")?;
         build.seconds += blocked.seconds;
         build_log.push('\n');
         build_log.push_str(&blocked_log);
     }
-    report.build = Some(build);
-    report.errors = dedup(relative_diagnostics(
-        log::parse_compiler_log(&build_log),
-        &tree,
-        &build_dir,
-    ));
-    let failed = failed_sources(&build_log, &report.errors);
-    read_symbols(&mut report, &tools.nm, &failed)?;
-    Ok(report)
+    Ok((build, build_log))
 }
 
 /// The folders the compiler searches for `#include <...>` on its own, as
 /// `<compiler> -E -x c++ -v /dev/null` prints them.
 pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result<Vec<PathBuf>> {
-    let name = options.compiler.as_deref().unwrap_or(&cfg.compiler);
-    let search = crate::tools::search_path(options.tool_path.as_deref());
-    let compiler = run::require_in(
-        name,
-        "compiler",
-        "drift build needs the HIP compiler: install ROCm so that `hipcc` is on PATH, \
-         or pass `--compiler c++` to build the host side with another compiler",
-        &search,
-    )?;
-    let args: Vec<String> = ["-E", "-x", "c++", "-v", "/dev/null"]
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
-    let output = std::process::Command::new(&compiler)
-        .args(&args)
-        .env("PATH", &search)
-        .env("LC_ALL", "C")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .with_context(|| format!("failed to run `{}`", compiler.display()))?;
+    let (_, compiler, search) = find_compiler(cfg, options)?;
+    let mut command = std::process::Command::new(&compiler);
+    let command = command
+        .args(["-E", "-x", "c++", "-v", "/dev/null"])
+        .env("PATH", &search);
+    let (stdout, stderr) = run::output_of(command)?;
     // The list is on stderr; some drivers print it on stdout.
-    let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stdout));
+    let text = stderr + &stdout;
     let dirs = stubs::parse_search_list(&text);
     if dirs.is_empty() {
         return Err(Error::new(format!(
@@ -377,47 +374,38 @@ pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result
 }
 
 /// Writes `build_dir/forkbook-compiler/<compiler's name>`: a POSIX shell script that drops the
-/// arguments `drop` names, adds `add` after the rest, and runs the compiler (through `launcher`
-/// when given).
+/// arguments `[build] drop_flags` names, adds `add_flags` after the rest, and runs the compiler
+/// (through `launcher` when given).
 fn write_wrapper(
     build_dir: &Path,
     compiler: &Path,
     launcher: Option<&Path>,
-    drop: &[String],
-    add: &[String],
+    cfg: &BuildConfig,
 ) -> Result<PathBuf> {
     let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
-    let mut script = String::from(
+    let dropped: String = (cfg.drop_flags.iter())
+        .map(|flag| match flag.strip_suffix('*') {
+            Some(prefix) => format!("    {}*) ;;\n", quote(prefix)),
+            None => format!("    {}) ;;\n", quote(flag)),
+        })
+        .collect();
+    let programs = launcher.into_iter().chain([compiler]);
+    let run: Vec<String> = programs.map(|p| quote(&p.display().to_string())).collect();
+    let added: String = cfg
+        .add_flags
+        .iter()
+        .map(|f| format!(" {}", quote(f)))
+        .collect();
+    let script = format!(
         "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
          # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
-         n=$((n - 1))\n  case \"$a\" in\n",
+         n=$((n - 1))\n  case \"$a\" in\n{dropped}    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec {} \"$@\"{added}\n",
+        run.join(" ")
     );
-    for flag in drop {
-        let pattern = match flag.strip_suffix('*') {
-            Some(prefix) => format!("{}*", quote(prefix)),
-            None => quote(flag),
-        };
-        let _ = writeln!(script, "    {pattern}) ;;");
-    }
-    script.push_str("    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec ");
-    if let Some(launcher) = launcher {
-        script.push_str(&quote(&launcher.display().to_string()));
-        script.push(' ');
-    }
-    script.push_str(&quote(&compiler.display().to_string()));
-    script.push_str(" \"$@\"");
-    for flag in add {
-        script.push(' ');
-        script.push_str(&quote(flag));
-    }
-    script.push('\n');
-    let dir = build_dir.join("forkbook-compiler");
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("failed to create `{}`", dir.display()))?;
     let name = compiler
         .file_name()
         .map_or_else(|| "cc".to_string(), |n| n.to_string_lossy().into_owned());
-    let path = dir.join(name);
+    let path = build_dir.join("forkbook-compiler").join(name);
     crate::fsutil::replace_file(&path, script.as_bytes())?;
     #[cfg(unix)]
     {
@@ -444,71 +432,52 @@ fn configure_args(
     compiler: &Path,
     arch: Option<&str>,
 ) -> Vec<String> {
-    let compiler = compiler.display().to_string();
-    let arch = arch.unwrap_or(&cfg.arch);
-    let mut args = vec![
-        "-S".to_string(),
-        tree.display().to_string(),
-        "-B".to_string(),
-        build_dir.display().to_string(),
-        "-G".to_string(),
-        cfg.generator.clone(),
-    ];
-    args.extend(
-        cfg.cmake_args
-            .iter()
-            .map(|a| a.replace("{compiler}", &compiler).replace("{arch}", arch)),
-    );
-    args
+    let (compiler, arch) = (compiler.display().to_string(), arch.unwrap_or(&cfg.arch));
+    let (tree, build_dir) = (tree.display().to_string(), build_dir.display().to_string());
+    let args = ["-S", &tree, "-B", &build_dir, "-G", &cfg.generator].map(String::from);
+    let expanded =
+        (cfg.cmake_args.iter()).map(|a| a.replace("{compiler}", &compiler).replace("{arch}", arch));
+    args.into_iter().chain(expanded).collect()
 }
 
 /// The toolchain profile's configure arguments: ccache as the compiler launcher, and the extra
 /// include folders (the stub folder last) for C++ and HIP alike.
 fn toolchain_args(cfg: &BuildConfig, launcher: Option<&Path>) -> Vec<String> {
-    let mut args = Vec::new();
-    if let Some(launcher) = launcher {
-        for lang in ["CXX", "HIP"] {
-            args.push(format!(
-                "-DCMAKE_{lang}_COMPILER_LAUNCHER={}",
-                launcher.display()
-            ));
-        }
-    }
+    let for_each_lang = |var: &str, value: String| {
+        ["CXX", "HIP"].map(|lang| format!("-DCMAKE_{lang}_{var}={value}"))
+    };
+    let launcher = launcher.map(|l| for_each_lang("COMPILER_LAUNCHER", l.display().to_string()));
+    let mut args: Vec<String> = launcher.into_iter().flatten().collect();
     let mut includes: Vec<&str> = cfg.include_dirs.iter().map(String::as_str).collect();
     if !cfg.stubs.is_empty() {
         includes.push(&cfg.stubs);
         // The stub packages and libraries `--stubs` wrote, as an initial cache.
         let cache = Path::new(&cfg.stubs).join(stubs::CMAKE_CACHE);
         if cache.is_file() && stubs::is_ours(&cache) {
-            args.push("-C".to_string());
-            args.push(cache.display().to_string());
+            args.extend(["-C".to_string(), cache.display().to_string()]);
         }
     }
     if !includes.is_empty() {
-        for lang in ["CXX", "HIP"] {
-            args.push(format!(
-                "-DCMAKE_{lang}_STANDARD_INCLUDE_DIRECTORIES={}",
-                includes.join(";")
-            ));
-        }
+        args.extend(for_each_lang(
+            "STANDARD_INCLUDE_DIRECTORIES",
+            includes.join(";"),
+        ));
     }
     args
 }
 
 /// `cmake --build` with the generator's keep-going flag, so every error shows in one run.
 fn build_args(generator: &str, build_dir: &Path, jobs: usize) -> Vec<String> {
-    let mut args = vec![
-        "--build".to_string(),
-        build_dir.display().to_string(),
-        "--parallel".to_string(),
-        jobs.to_string(),
-    ];
-    if generator == "Ninja" {
-        args.extend(["--".to_string(), "-k".to_string(), "0".to_string()]);
-    } else if generator.contains("Makefiles") {
-        args.extend(["--".to_string(), "-k".to_string()]);
-    }
-    args
+    let keep_going: &[&str] = match generator {
+        "Ninja" => &["--", "-k", "0"],
+        _ if generator.contains("Makefiles") => &["--", "-k"],
+        _ => &[],
+    };
+    let (dir, jobs) = (build_dir.display().to_string(), jobs.to_string());
+    let args = ["--build", &dir, "--parallel", &jobs].into_iter();
+    args.chain(keep_going.iter().copied())
+        .map(String::from)
+        .collect()
 }
 
 /// Makes every diagnostic's file relative to the tree; relative paths are read from `cwd`.
@@ -517,10 +486,8 @@ fn relative_diagnostics(
     tree: &Path,
     cwd: &Path,
 ) -> Vec<Diagnostic> {
-    for diagnostic in &mut diagnostics {
-        if !diagnostic.file.is_empty() {
-            diagnostic.file = relative_to_tree(&diagnostic.file, tree, cwd);
-        }
+    for diagnostic in diagnostics.iter_mut().filter(|d| !d.file.is_empty()) {
+        diagnostic.file = relative_to_tree(&diagnostic.file, tree, cwd);
     }
     diagnostics
 }
@@ -561,37 +528,25 @@ fn lexical_normalize(path: &Path) -> PathBuf {
 }
 
 /// One entry per (file, line, column, message), sorted.
-fn dedup(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut seen = BTreeSet::new();
-    let mut unique: Vec<Diagnostic> = diagnostics
-        .into_iter()
-        .filter(|d| seen.insert((d.file.clone(), d.line, d.column, d.message.clone())))
-        .collect();
-    unique.sort_by(|a, b| {
-        (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
-    });
-    unique
+fn dedup(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let key = |d: &Diagnostic| (d.file.clone(), d.line, d.column, d.message.clone());
+    // A stable sort: of the same error, the first printed stays.
+    diagnostics.sort_by_key(key);
+    diagnostics.dedup_by_key(|d| key(d));
+    diagnostics
 }
 
 /// The sources (relative to the tree) whose compile failed: those make or ninja name, and
 /// the source files errors are in.
 fn failed_sources(build_log: &str, errors: &[Diagnostic]) -> BTreeSet<String> {
-    let mut sources: BTreeSet<String> = log::failed_objects(build_log)
+    let objects = log::failed_objects(build_log);
+    let sources = objects
         .iter()
-        .filter_map(|object| log::source_of_object(object))
-        .collect();
-    let is_source = |file: &str| {
-        [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"]
-            .iter()
-            .any(|ext| file.ends_with(ext))
-    };
-    sources.extend(
-        errors
-            .iter()
-            .filter(|e| is_source(&e.file))
-            .map(|e| e.file.clone()),
-    );
-    sources
+        .filter_map(|object| log::source_of_object(object));
+    let extensions = [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"];
+    let is_source = |e: &&Diagnostic| extensions.iter().any(|ext| e.file.ends_with(ext));
+    let in_errors = errors.iter().filter(is_source).map(|e| e.file.clone());
+    sources.chain(in_errors).collect()
 }
 
 /// Runs one `nm -C` over every object and fills the undefined symbols of the report.
@@ -604,77 +559,45 @@ fn read_symbols(
     report.objects = objects.len();
     let mut table = nm::SymbolTable::default();
     for chunk in objects.chunks(2000) {
-        let mut args = vec!["-C".to_string()];
-        args.extend(chunk.iter().cloned());
+        let args = [vec!["-C".to_string()], chunk.to_vec()].concat();
         let output = run::run_capture(nm_program, &args, &report.build_dir)?;
-        let part = nm::parse_nm(
-            &output,
-            if chunk.len() == 1 {
-                Some(chunk[0].as_str())
-            } else {
-                None
-            },
-        );
-        table.defined.extend(part.defined);
-        for (symbol, needed_by) in part.undefined {
-            table.undefined.entry(symbol).or_default().extend(needed_by);
-        }
+        let only = (chunk.len() == 1).then(|| chunk[0].as_str());
+        table.extend(nm::parse_nm(&output, only));
     }
-    let failed_texts: Vec<(String, String)> = failed
-        .iter()
-        .filter_map(|source| {
-            Some((
-                source.clone(),
-                std::fs::read_to_string(report.tree.join(source)).ok()?,
-            ))
-        })
-        .collect();
+    let read = |source| {
+        Some((
+            source,
+            std::fs::read_to_string(report.tree.join(source)).ok()?,
+        ))
+    };
+    let failed_texts: Vec<(&String, String)> = failed.iter().filter_map(read).collect();
     for (symbol, objects) in table.missing_in(&report.namespace) {
         let needed_by = objects
             .iter()
             .map(|o| log::source_of_object(o).unwrap_or_else(|| o.clone()))
             .collect();
+        let name = nm::qualified_name(&symbol);
         let probably_in = failed_texts
             .iter()
-            .find(|(_, text)| likely_defines(text, nm::qualified_name(&symbol), &report.namespace))
-            .map(|(source, _)| source.clone());
-        let undefined = UndefinedSymbol {
+            .find(|(_, text)| likely_defines(text, name, &report.namespace))
+            .map(|(source, _)| source.to_string());
+        let list = match probably_in {
+            Some(_) => &mut report.undefined_after_errors,
+            None => &mut report.undefined,
+        };
+        list.push(UndefinedSymbol {
             symbol,
             needed_by,
             probably_in,
-        };
-        if undefined.probably_in.is_some() {
-            report.undefined_after_errors.push(undefined);
-        } else {
-            report.undefined.push(undefined);
-        }
+        });
     }
     Ok(())
 }
 
 /// Object files under the build folder (relative to it), except CMake's own probes.
 fn object_files(build_dir: &Path) -> Result<Vec<String>> {
-    let mut objects = Vec::new();
-    let mut pending = vec![build_dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .with_context(|| format!("failed to read `{}`", dir.display()))?;
-        for entry in entries {
-            let entry = entry?;
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let file_type = entry.file_type()?;
-            if file_type.is_dir() && !is_cmake_probe_dir(&dir, &name) {
-                pending.push(path);
-            } else if file_type.is_file() && (name.ends_with(".o") || name.ends_with(".obj")) {
-                if let Ok(relative) = path.strip_prefix(build_dir) {
-                    objects.push(relative.to_string_lossy().into_owned());
-                }
-            }
-        }
-    }
-    objects.sort();
-    Ok(objects)
+    let files = crate::fsutil::files_below(build_dir, true, is_cmake_probe_dir)?;
+    Ok(files.into_iter().filter(|f| log::is_object(f)).collect())
 }
 
 /// `CMakeFiles/3.25.1/` (compiler identification) and `CMakeFiles/CMakeScratch/` hold
@@ -691,10 +614,7 @@ fn is_cmake_probe_dir(parent: &Path, name: &str) -> bool {
 /// `Owner::member`, or it opens `namespace … Owner` and has `member(`; a free function of the
 /// namespace needs `name(`.
 fn likely_defines(text: &str, qualified: &str, namespace: &str) -> bool {
-    let inner = qualified
-        .strip_prefix(namespace)
-        .and_then(|rest| rest.strip_prefix("::"))
-        .unwrap_or(qualified);
+    let inner = nm::inside(qualified, namespace).unwrap_or(qualified);
     let inner = inner.split('<').next().unwrap_or(inner);
     let parts: Vec<&str> = inner.split("::").filter(|p| !p.is_empty()).collect();
     match parts.as_slice() {
@@ -725,23 +645,17 @@ impl BuildReport {
 
     /// One line: how configure and the build went and what they found.
     pub fn summary_line(&self) -> String {
-        let mut line = format!(
-            "configure {} in {:.1} s",
-            step_result(&self.configure),
-            self.configure.seconds
-        );
-        match &self.build {
-            Some(build) => line.push_str(&format!(
-                "; build {} in {:.1} s, {} objects, {} compile errors, {} undefined symbols",
-                step_result(build),
-                build.seconds,
+        let build = match &self.build {
+            Some(build) => format!(
+                "build {}, {} objects, {} compile errors, {} undefined symbols",
+                took(build),
                 self.objects,
                 self.errors.len() + self.configure_errors.len(),
                 self.undefined.len()
-            )),
-            None => line.push_str("; the build did not run"),
-        }
-        line
+            ),
+            None => "the build did not run".to_string(),
+        };
+        format!("configure {}; {build}", took(&self.configure))
     }
 
     /// Everything that makes `drift build` exit 1, one line each.
@@ -756,19 +670,15 @@ impl BuildReport {
             problems.extend(self.configure_errors.iter().map(describe));
         }
         problems.extend(self.errors.iter().map(describe));
-        problems.extend(
-            self.undefined
-                .iter()
-                .map(|u| format!("undefined symbol `{}`", u.symbol)),
-        );
-        if let Some(build) = self.build.as_ref().filter(|b| !b.ok()) {
-            if self.errors.is_empty() && self.undefined.is_empty() {
-                problems.push(format!(
-                    "the build failed ({}) with no error forkbook recognised; see `{}`",
-                    status_text(build),
-                    build.log.display()
-                ));
-            }
+        problems.extend(self.undefined.iter().map(UndefinedSymbol::problem));
+        let unexplained =
+            |b: &&Step| !b.ok() && self.errors.is_empty() && self.undefined.is_empty();
+        if let Some(build) = self.build.as_ref().filter(unexplained) {
+            problems.push(format!(
+                "the build failed ({}) with no error forkbook recognised; see `{}`",
+                status_text(build),
+                build.log.display()
+            ));
         }
         problems
     }
@@ -781,50 +691,48 @@ impl BuildReport {
             self.compiler, self.generator, self.jobs
         ))
         .path_line("tree", &self.tree);
-        let configure = format!(
-            "configure: {} in {:.1} s",
-            step_result(&self.configure),
-            self.configure.seconds
-        );
         let build = self
             .build
             .as_ref()
             .map_or("build: not run".to_string(), |b| {
-                let (result, objects) = (step_result(b), self.objects);
-                format!("build: {result} in {:.1} s, {objects} objects", b.seconds)
+                format!("build: {}, {} objects", took(b), self.objects)
             });
+        let configure = format!("configure: {}", took(&self.configure));
         doc.list(vec![vec![words(configure)], vec![words(build)]]);
+        self.findings(&mut doc);
+        doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
+        doc
+    }
+
+    /// The compile errors, the undefined symbols, and those that follow from a failed compile.
+    fn findings(&self, doc: &mut Doc) {
         let errors: Vec<&Diagnostic> = self.all_errors().collect();
-        let after = &self.undefined_after_errors;
+        let (ns, after) = (&self.namespace, &self.undefined_after_errors);
         let found = !(errors.is_empty() && self.undefined.is_empty() && after.is_empty());
         if self.build.is_some() && !found {
-            let ns = &self.namespace;
             doc.say(format!(
                 "no compile errors and no undefined symbols in `{ns}`"
             ));
-        } else {
-            doc.say(format!("compile errors: {}", errors.len())).table(
-                &["where", "error"],
-                errors.into_iter().map(error_row).collect(),
-            );
+            return;
         }
-        if self.build.is_some() && found {
+        doc.say(format!("compile errors: {}", errors.len()));
+        doc.table(
+            &["where", "error"],
+            errors.into_iter().map(error_row).collect(),
+        );
+        if self.build.is_some() {
+            let count = self.undefined.len();
+            let rows = self.undefined.iter().map(undefined_row).collect();
             doc.say(format!(
-                "undefined symbols in `{}` that no object defines: {}",
-                self.namespace,
-                self.undefined.len()
+                "undefined symbols in `{ns}` that no object defines: {count}"
             ))
-            .records(
-                &["undefined symbol", "needed by"],
-                self.undefined.iter().map(undefined_row).collect(),
-            );
+            .records(&["undefined symbol", "needed by"], rows);
         }
         if !after.is_empty() {
-            let rows = after.iter().map(|u| {
-                let mut row = undefined_row(u);
-                row.push(u.probably_in.iter().map(code).collect());
-                row
-            });
+            let probably_in = |u: &UndefinedSymbol| vec![u.probably_in.iter().map(code).collect()];
+            let rows = after
+                .iter()
+                .map(|u| [undefined_row(u), probably_in(u)].concat());
             doc.say(format!(
                 "also undefined, probably because their file failed to compile: {}",
                 after.len()
@@ -834,21 +742,21 @@ impl BuildReport {
                 rows.collect(),
             );
         }
-        doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
-        doc
+    }
+}
+
+impl UndefinedSymbol {
+    /// The symbol as a problem: `undefined symbol `name``.
+    pub(crate) fn problem(&self) -> String {
+        format!("undefined symbol `{}`", self.symbol)
     }
 }
 
 /// A compile error as a table's row: where, and what.
 pub(crate) fn error_row(error: &Diagnostic) -> Row {
     let place = error.place();
-    vec![
-        (!place.is_empty())
-            .then(|| code(place))
-            .into_iter()
-            .collect(),
-        vec![text(format!("{}: {}", error.severity, error.message))],
-    ]
+    let place = (!place.is_empty()).then(|| code(place));
+    vec![place.into_iter().collect(), vec![text(what(error))]]
 }
 
 /// An undefined symbol as a table's row: the symbol, and the sources that need it.
@@ -856,12 +764,16 @@ fn undefined_row(symbol: &UndefinedSymbol) -> Row {
     vec![vec![code(&symbol.symbol)], codes(&symbol.needed_by)]
 }
 
+/// `severity: message`.
+fn what(error: &Diagnostic) -> String {
+    format!("{}: {}", error.severity, error.message)
+}
+
+/// `place: severity: message`, or without the place when the tool gave none.
 fn describe(error: &Diagnostic) -> String {
-    let place = error.place();
-    if place.is_empty() {
-        format!("{}: {}", error.severity, error.message)
-    } else {
-        format!("{place}: {}: {}", error.severity, error.message)
+    match error.place() {
+        place if place.is_empty() => what(error),
+        place => format!("{place}: {}", what(error)),
     }
 }
 
@@ -872,12 +784,13 @@ fn status_text(step: &Step) -> String {
     }
 }
 
-fn step_result(step: &Step) -> String {
-    if step.ok() {
-        "ok".to_string()
-    } else {
-        format!("failed, {}", status_text(step))
-    }
+/// `ok in 1.2 s`, `failed, exit 2 in 1.2 s`.
+fn took(step: &Step) -> String {
+    let result = match step.ok() {
+        true => "ok".to_string(),
+        false => format!("failed, {}", status_text(step)),
+    };
+    format!("{result} in {:.1} s", step.seconds)
 }
 
 /// Deterministic junk for the parsers' must-not-panic tests: `len` characters drawn from

@@ -43,41 +43,26 @@ pub fn confirm(report: &BuildReport, static_findings: &[(String, String)]) -> Co
         .collect();
     let mut confirmation = Confirmation::default();
     for ((kind, symbol), key) in static_findings.iter().zip(&keys) {
-        let mut evidence: Vec<String> = report
-            .errors
-            .iter()
-            .filter(|e| key.matches_error(e))
-            .map(describe_error)
+        let errors = report.errors.iter().filter(|e| key.matches_error(e));
+        let undefined = report.undefined.iter().filter(|u| key.matches_undefined(u));
+        let evidence: Vec<String> = (errors.map(describe_error))
+            .chain(undefined.map(|u| u.symbol.clone()))
             .collect();
-        evidence.extend(
-            report
-                .undefined
-                .iter()
-                .filter(|u| key.matches_undefined(u))
-                .map(|u| u.symbol.clone()),
-        );
-        if evidence.is_empty() {
-            confirmation.not_seen.push((kind.clone(), symbol.clone()));
-        } else {
-            confirmation.confirmed.push(Confirmed {
-                kind: kind.clone(),
-                symbol: symbol.clone(),
+        let (kind, symbol) = (kind.clone(), symbol.clone());
+        match evidence.is_empty() {
+            true => confirmation.not_seen.push((kind, symbol)),
+            false => confirmation.confirmed.push(Confirmed {
+                kind,
+                symbol,
                 evidence,
-            });
+            }),
         }
     }
-    confirmation.unpredicted_errors = report
-        .errors
-        .iter()
-        .filter(|e| !keys.iter().any(|k| k.matches_error(e)))
-        .cloned()
-        .collect();
-    confirmation.unpredicted_undefined = report
-        .undefined
-        .iter()
-        .filter(|u| !keys.iter().any(|k| k.matches_undefined(u)))
-        .cloned()
-        .collect();
+    let unpredicted = |e: &&Diagnostic| !keys.iter().any(|k| k.matches_error(e));
+    confirmation.unpredicted_errors = report.errors.iter().filter(unpredicted).cloned().collect();
+    let unpredicted = |u: &&UndefinedSymbol| !keys.iter().any(|k| k.matches_undefined(u));
+    let undefined = report.undefined.iter().filter(unpredicted);
+    confirmation.unpredicted_undefined = undefined.cloned().collect();
     confirmation
 }
 
@@ -129,13 +114,12 @@ impl SymbolKey {
     fn new(symbol: &str, namespace: &str) -> SymbolKey {
         let components = components(symbol, namespace);
         let last = components.last().cloned().unwrap_or_default();
-        let tail = match components.as_slice() {
-            [.., owner, member] => format!("{owner}::{member}"),
-            _ => last.clone(),
-        };
-        let constructor_of = match components.as_slice() {
-            [.., owner, member] if owner == member => Some(owner.clone()),
-            _ => None,
+        let (tail, constructor_of) = match components.as_slice() {
+            [.., owner, member] => (
+                format!("{owner}::{member}"),
+                (owner == member).then(|| owner.clone()),
+            ),
+            _ => (last.clone(), None),
         };
         SymbolKey {
             tail,
@@ -174,10 +158,7 @@ impl SymbolKey {
 /// `mlx::core::allocator::Buffer::Buffer(void*)` gives `allocator`, `Buffer`, `Buffer`.
 fn components(symbol: &str, namespace: &str) -> Vec<String> {
     let name = strip_templates(qualified_name(symbol));
-    let inner = name
-        .strip_prefix(namespace)
-        .and_then(|rest| rest.strip_prefix("::"))
-        .unwrap_or(&name);
+    let inner = super::nm::inside(&name, namespace).unwrap_or(&name);
     inner
         .split("::")
         .filter(|part| !part.is_empty())

@@ -12,11 +12,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::LazyLock;
 
+use regex::Regex;
 use serde::Serialize;
 
 use super::{describe, error_row, BuildReport, Diagnostic, UndefinedSymbol};
-use crate::doc::{code, codes, words, Doc, Row};
+use crate::doc::{code, codes, words, Doc};
 
 /// A header the compiler could not find, and no tree holds: the toolchain lacks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -81,34 +83,10 @@ impl Differential {
         let machine_lacks = |d: &Diagnostic| {
             missing_header_name(&d.message).filter(|h| !trees.iter().any(|t| tree_has(&t.tree, h)))
         };
-        let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for error in candidate.all_errors() {
-            if let Some(header) = machine_lacks(error) {
-                missing
-                    .entry(header)
-                    .or_default()
-                    .insert(error.file.clone());
-            }
-        }
+        let missing_headers = missing_headers(&candidate, machine_lacks);
         // Without a recorded pin's build, the candidate is its own baseline: nothing is new.
         let baseline = recorded.as_ref().unwrap_or(&candidate);
-        let mut at_baseline: BTreeMap<(String, String), usize> = BTreeMap::new();
-        for error in baseline.all_errors().filter(|e| machine_lacks(e).is_none()) {
-            *at_baseline.entry(error_key(error, baseline)).or_default() += 1;
-        }
-        let (mut new_errors, mut known_errors) = (Vec::new(), Vec::new());
-        for error in candidate
-            .all_errors()
-            .filter(|e| machine_lacks(e).is_none())
-        {
-            match at_baseline.get_mut(&error_key(error, &candidate)) {
-                Some(count) if *count > 0 => {
-                    *count -= 1;
-                    known_errors.push(error.clone());
-                }
-                _ => new_errors.push(error.clone()),
-            }
-        }
+        let (new_errors, known_errors) = split_errors(baseline, &candidate, machine_lacks);
         let undefined_at_baseline: BTreeSet<&str> = (baseline.undefined.iter())
             .chain(&baseline.undefined_after_errors)
             .map(|u| u.symbol.as_str())
@@ -116,23 +94,7 @@ impl Differential {
         let (new_undefined, known_undefined) = (candidate.undefined.iter().cloned())
             .partition(|u| !undefined_at_baseline.contains(u.symbol.as_str()));
         let (new_errors, in_conflict) = set_aside_conflicts(new_errors, &candidate.conflicted);
-        let recognised = !(new_errors.is_empty()
-            && in_conflict.is_empty()
-            && known_errors.is_empty()
-            && candidate.undefined.is_empty()
-            && missing.is_empty());
-        let recorded_ok = recorded
-            .as_ref()
-            .is_some_and(|r| r.build.as_ref().is_none_or(|b| b.ok()));
-        let unexplained_failure = (candidate.build.as_ref())
-            .filter(|b| !b.ok() && !recognised && recorded_ok)
-            .map(|b| {
-                format!(
-                    "the candidate's build failed with no error forkbook recognised; see `{}`",
-                    b.log.display()
-                )
-            });
-        Differential {
+        let mut differential = Differential {
             recorded_pin,
             candidate_pin,
             recorded,
@@ -142,16 +104,33 @@ impl Differential {
             new_undefined,
             known_errors,
             known_undefined,
-            missing_headers: missing
-                .into_iter()
-                .map(|(header, by)| MissingHeader {
-                    header,
-                    included_by: by.into_iter().collect(),
-                })
-                .collect(),
-            unexplained_failure,
+            missing_headers,
+            unexplained_failure: None,
             strict,
-        }
+        };
+        differential.unexplained_failure = differential.unexplained_failure();
+        differential
+    }
+
+    /// The candidate's build failed with nothing forkbook recognised where the recorded pin's
+    /// did not: what to say of it.
+    fn unexplained_failure(&self) -> Option<String> {
+        let recognised = !(self.new_errors.is_empty()
+            && self.in_conflict.is_empty()
+            && self.known_errors.is_empty()
+            && self.candidate.undefined.is_empty()
+            && self.missing_headers.is_empty());
+        let recorded_ok =
+            (self.recorded.as_ref()).is_some_and(|r| r.build.as_ref().is_none_or(|b| b.ok()));
+        let build = self.candidate.build.as_ref();
+        build
+            .filter(|b| !b.ok() && !recognised && recorded_ok)
+            .map(|b| {
+                format!(
+                    "the candidate's build failed with no error forkbook recognised; see `{}`",
+                    b.log.display()
+                )
+            })
     }
 
     /// What makes `drift build` exit 1, one line each: what is new at the candidate; with
@@ -164,23 +143,12 @@ impl Differential {
                 c.path, c.errors
             )
         }));
-        problems.extend(
-            self.new_undefined
-                .iter()
-                .map(|u| format!("undefined symbol `{}`", u.symbol)),
-        );
+        problems.extend(self.new_undefined.iter().map(UndefinedSymbol::problem));
         problems.extend(self.unexplained_failure.clone());
         if self.strict {
-            problems.extend(
-                self.known_errors
-                    .iter()
-                    .map(|e| format!("{} (also at the recorded pin)", describe(e))),
-            );
-            problems.extend(
-                self.known_undefined
-                    .iter()
-                    .map(|u| format!("undefined symbol `{}` (also at the recorded pin)", u.symbol)),
-            );
+            let known = (self.known_errors.iter().map(describe))
+                .chain(self.known_undefined.iter().map(UndefinedSymbol::problem));
+            problems.extend(known.map(|p| format!("{p} (also at the recorded pin)")));
             problems.extend(
                 self.missing_headers
                     .iter()
@@ -222,15 +190,21 @@ impl Differential {
             vec![words(format!("recorded pin: {}", recorded.summary_line()))],
             vec![words(format!("candidate: {}", c.summary_line()))],
         ])
-        .say(format!(
-            "new at the candidate (drift): {} compile errors, {} undefined symbols",
-            self.new_errors.len(),
-            self.new_undefined.len()
-        ))
-        .table(&["where", "error"], errors(&self.new_errors, &self.new_undefined));
+;
+        let (new, new_undefined) = (&self.new_errors, &self.new_undefined);
+        found(&mut doc, "new at the candidate (drift)", new, new_undefined);
         if let Some(failure) = &self.unexplained_failure {
             doc.say(failure);
         }
+        self.not_drift(&mut doc);
+        if let Some(build) = &c.build {
+            doc.path_line("log", &build.log);
+        }
+        doc
+    }
+
+    /// The files in conflict, what the recorded pin has too, and the headers the machine lacks.
+    fn not_drift(&self, doc: &mut Doc) {
         if !self.in_conflict.is_empty() {
             doc.say("in conflict at the candidate (the retarget leaves markers; resolve them, then build again):")
             .table(
@@ -246,15 +220,8 @@ impl Differential {
         } else {
             ""
         };
-        doc.say(format!(
-            "also at the recorded pin (not drift{strict}): {} compile errors, {} undefined symbols",
-            self.known_errors.len(),
-            self.known_undefined.len()
-        ))
-        .table(
-            &["where", "error"],
-            errors(&self.known_errors, &self.known_undefined),
-        );
+        let what = format!("also at the recorded pin (not drift{strict})");
+        found(doc, &what, &self.known_errors, &self.known_undefined);
         for missing in &self.missing_headers {
             let mut line = vec![words("missing header (toolchain): "), code(&missing.header)];
             line.push(words(", included by "));
@@ -265,22 +232,68 @@ impl Differential {
             ));
             doc.line(line);
         }
-        if let Some(build) = &c.build {
-            doc.path_line("log", &build.log);
-        }
-        doc
     }
 }
 
-/// Compile errors and undefined symbols as rows of one table: where, and what.
-fn errors(errors: &[Diagnostic], undefined: &[UndefinedSymbol]) -> Vec<Row> {
+/// The headers the candidate's errors name that the machine `lacks`, with the files that
+/// include each.
+fn missing_headers(
+    candidate: &BuildReport,
+    lacks: impl Fn(&Diagnostic) -> Option<String>,
+) -> Vec<MissingHeader> {
+    let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for error in candidate.all_errors() {
+        if let Some(header) = lacks(error) {
+            missing
+                .entry(header)
+                .or_default()
+                .insert(error.file.clone());
+        }
+    }
+    let header = |(header, by): (String, BTreeSet<String>)| MissingHeader {
+        header,
+        included_by: by.into_iter().collect(),
+    };
+    missing.into_iter().map(header).collect()
+}
+
+/// The candidate's errors (but those of a header the machine `lacks`) that `baseline` does not
+/// have, and those it has, matched as a multiset: an error the candidate shows more often than
+/// the baseline is new that many times.
+fn split_errors(
+    baseline: &BuildReport,
+    candidate: &BuildReport,
+    lacks: impl Fn(&Diagnostic) -> Option<String>,
+) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+    let mut at_baseline: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for error in baseline.all_errors().filter(|e| lacks(e).is_none()) {
+        *at_baseline.entry(error_key(error, baseline)).or_default() += 1;
+    }
+    let errors = candidate.all_errors().filter(|e| lacks(e).is_none());
+    errors.cloned().partition(
+        |error| match at_baseline.get_mut(&error_key(error, candidate)) {
+            Some(count) if *count > 0 => {
+                *count -= 1;
+                false
+            }
+            _ => true,
+        },
+    )
+}
+
+/// `what: N compile errors, M undefined symbols`, and them as rows of one table: where, and
+/// what.
+fn found(doc: &mut Doc, what: &str, errors: &[Diagnostic], undefined: &[UndefinedSymbol]) {
+    let (e, u) = (errors.len(), undefined.len());
     let undefined = undefined.iter().map(|u| {
         vec![
             codes(&u.needed_by),
             vec![words("undefined symbol "), code(&u.symbol)],
         ]
     });
-    errors.iter().map(error_row).chain(undefined).collect()
+    let rows = errors.iter().map(error_row).chain(undefined).collect();
+    doc.say(format!("{what}: {e} compile errors, {u} undefined symbols"))
+        .table(&["where", "error"], rows);
 }
 
 /// Takes the errors in `conflicted` files out of `errors`, counted by file.
@@ -288,22 +301,14 @@ fn set_aside_conflicts(
     errors: Vec<Diagnostic>,
     conflicted: &[String],
 ) -> (Vec<Diagnostic>, Vec<ConflictedFile>) {
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    let kept = errors
+    let (in_conflict, kept): (Vec<_>, Vec<_>) = errors
         .into_iter()
-        .filter(|e| match conflicted.iter().find(|c| **c == e.file) {
-            Some(path) => {
-                *counts.entry(path).or_default() += 1;
-                false
-            }
-            None => true,
-        })
-        .collect();
+        .partition(|e| conflicted.contains(&e.file));
     let files = conflicted
         .iter()
         .map(|path| ConflictedFile {
             path: path.clone(),
-            errors: counts.get(path.as_str()).copied().unwrap_or(0),
+            errors: in_conflict.iter().filter(|e| e.file == *path).count(),
         })
         .collect();
     (kept, files)
@@ -313,9 +318,7 @@ fn set_aside_conflicts(
 /// `X: No such file or directory`.
 pub fn missing_header_name(message: &str) -> Option<String> {
     if let Some(rest) = message.strip_suffix(" file not found") {
-        let name = rest
-            .trim()
-            .trim_matches(|c| c == '\'' || c == '"' || c == '<' || c == '>');
+        let name = rest.trim().trim_matches(['\'', '"', '<', '>']);
         return (!name.is_empty()).then(|| name.to_string());
     }
     let name = message.strip_suffix(": No such file or directory")?.trim();
@@ -328,69 +331,31 @@ fn tree_has(tree: &Path, header: &str) -> bool {
     if header.contains("..") || header.starts_with('/') {
         return false;
     }
-    if tree.join(header).is_file() {
-        return true;
-    }
-    let mut pending = vec![tree.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => pending.push(path),
-                Ok(t) if t.is_file() && path.ends_with(header) => return true,
-                _ => {}
-            }
-        }
-    }
-    false
+    let files = || crate::fsutil::files_below(tree, false, |_, _| false).unwrap_or_default();
+    tree.join(header).is_file() || files().iter().any(|f| tree.join(f).ends_with(header))
 }
 
 /// What an error is matched by: its file and its message with the places taken out.
 fn error_key(error: &Diagnostic, report: &BuildReport) -> (String, String) {
-    let roots = [
-        report.tree.display().to_string(),
-        report.build_dir.display().to_string(),
-    ];
-    (
-        error.file.clone(),
-        normalize_message(&error.message, &roots),
-    )
+    let roots = [&report.tree, &report.build_dir].map(|root| root.display().to_string());
+    let message = normalize_message(&error.message, &roots);
+    (error.file.clone(), message)
 }
 
 /// `message` without what differs between two builds of the same code: the trees' roots,
 /// temporary paths, and `:LINE[:COLUMN]` numbers.
 pub fn normalize_message(message: &str, roots: &[String]) -> String {
-    let mut text = message.to_string();
-    for root in roots.iter().filter(|r| !r.is_empty()) {
-        text = text.replace(root.as_str(), "<tree>");
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while !rest.is_empty() {
-        if let Some(tail) = rest.strip_prefix("/tmp/") {
-            out.push_str("<tmp>");
-            let end = tail
-                .find(|c: char| c.is_whitespace() || "'\"`:()".contains(c))
-                .unwrap_or(tail.len());
-            rest = &tail[end..];
-            continue;
-        }
-        let mut chars = rest.chars();
-        let c = chars.next().unwrap_or_default();
-        if c == ':' && rest[1..].starts_with(|d: char| d.is_ascii_digit()) {
-            let digits = rest[1..]
-                .find(|d: char| !d.is_ascii_digit())
-                .unwrap_or(rest.len() - 1);
-            rest = &rest[1 + digits..];
-            continue;
-        }
-        out.push(c);
-        rest = chars.as_str();
-    }
-    out
+    static TMP: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"/tmp/[^\s'"`:()]*"#).expect("a valid pattern"));
+    static NUMBER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r":[0-9]+").expect("a valid pattern"));
+    let roots = roots.iter().filter(|r| !r.is_empty());
+    let text = roots.fold(message.to_string(), |text, root| {
+        text.replace(root, "<tree>")
+    });
+    NUMBER
+        .replace_all(&TMP.replace_all(&text, "<tmp>"), "")
+        .into_owned()
 }
 
 #[cfg(test)]

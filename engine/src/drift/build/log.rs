@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 /// One error from the compiler or CMake.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
     /// As printed (the caller makes it relative to the tree); empty when the tool gave none.
     pub file: String,
@@ -38,16 +38,6 @@ impl Diagnostic {
 /// At most this many context lines are kept per error.
 const MAX_CONTEXT: usize = 16;
 
-/// A `FILE:LINE[:COL]: SEVERITY: MESSAGE` line, split up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Header<'a> {
-    file: &'a str,
-    line: u32,
-    column: Option<u32>,
-    severity: &'a str,
-    message: &'a str,
-}
-
 /// The errors in a compiler log (gcc or clang), in order, not yet deduplicated.
 pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
     let mut errors: Vec<Diagnostic> = Vec::new();
@@ -55,9 +45,9 @@ pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
     let mut attached = false;
     for line in log.lines() {
         if let Some(header) = parse_header(line) {
-            match header.severity {
+            match header.severity.as_str() {
                 "error" | "fatal error" => {
-                    errors.push(diagnostic_from(&header));
+                    errors.push(header);
                     attached = true;
                 }
                 "note" if attached => push_context(errors.last_mut(), line.trim_end()),
@@ -70,17 +60,6 @@ pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
         }
     }
     errors
-}
-
-fn diagnostic_from(header: &Header) -> Diagnostic {
-    Diagnostic {
-        file: header.file.to_string(),
-        line: Some(header.line),
-        column: header.column,
-        severity: header.severity.to_string(),
-        message: header.message.trim().to_string(),
-        context: Vec::new(),
-    }
 }
 
 fn push_context(error: Option<&mut Diagnostic>, line: &str) {
@@ -99,7 +78,7 @@ fn is_context(line: &str) -> bool {
 /// Splits `FILE:LINE[:COL]: SEVERITY: MESSAGE`. The file may itself hold colons (a Windows
 /// drive, an odd name), so the line number is searched from the left for the first
 /// `:DIGITS:` that is followed by a known severity.
-fn parse_header(line: &str) -> Option<Header<'_>> {
+fn parse_header(line: &str) -> Option<Diagnostic> {
     let bytes = line.as_bytes();
     let mut search_from = 0;
     while let Some(offset) = line.get(search_from..)?.find(':') {
@@ -116,7 +95,7 @@ fn parse_header(line: &str) -> Option<Header<'_>> {
 }
 
 /// `rest` is what follows `FILE:`: `LINE[:COL]: SEVERITY: MESSAGE`.
-fn header_after_file<'a>(file: &'a str, rest: &'a str) -> Option<Header<'a>> {
+fn header_after_file(file: &str, rest: &str) -> Option<Diagnostic> {
     let (line, rest) = split_number(rest)?;
     let rest = rest.strip_prefix(':')?;
     let (column, rest) = match split_number(rest) {
@@ -129,12 +108,13 @@ fn header_after_file<'a>(file: &'a str, rest: &'a str) -> Option<Header<'a>> {
         "error" | "fatal error" | "warning" | "note" => severity,
         _ => return None,
     };
-    Some(Header {
-        file,
-        line,
+    Some(Diagnostic {
+        file: file.to_string(),
+        line: Some(line),
         column,
-        severity,
-        message,
+        severity: severity.to_string(),
+        message: message.trim().to_string(),
+        ..Diagnostic::default()
     })
 }
 
@@ -159,12 +139,9 @@ pub fn parse_cmake_log(log: &str) -> Vec<Diagnostic> {
             in_error = true;
         } else if in_error && (is_context(line) || line.trim().is_empty()) {
             let text = line.trim();
-            if let (Some(error), false) = (errors.last_mut(), text.is_empty()) {
-                if error.message.is_empty() {
-                    error.message = text.to_string();
-                } else if error.context.len() < MAX_CONTEXT {
-                    error.context.push(text.to_string());
-                }
+            match errors.last_mut().filter(|_| !text.is_empty()) {
+                Some(error) if error.message.is_empty() => error.message = text.to_string(),
+                error => push_context(error, text),
             }
         } else {
             in_error = false;
@@ -176,12 +153,8 @@ pub fn parse_cmake_log(log: &str) -> Vec<Diagnostic> {
 /// `rest` follows `CMake Error`: ` at FILE:LINE (COMMAND):`, `: MESSAGE` or ` in ...`.
 fn cmake_error(rest: &str) -> Diagnostic {
     let mut error = Diagnostic {
-        file: String::new(),
-        line: None,
-        column: None,
         severity: "CMake Error".to_string(),
-        message: String::new(),
-        context: Vec::new(),
+        ..Diagnostic::default()
     };
     if let Some(message) = rest.strip_prefix(": ") {
         error.message = message.trim().to_string();
@@ -190,16 +163,10 @@ fn cmake_error(rest: &str) -> Diagnostic {
         let place = location
             .rsplit_once(" (")
             .map_or(location, |(place, _command)| place);
-        match place
-            .rsplit_once(':')
-            .and_then(|(file, line)| Some((file, line.parse().ok()?)))
-        {
-            Some((file, line)) => {
-                error.file = file.to_string();
-                error.line = Some(line);
-            }
-            None => error.file = place.to_string(),
-        }
+        let (file, line) = (place.rsplit_once(':'))
+            .and_then(|(file, line)| Some((file, Some(line.parse().ok()?))))
+            .unwrap_or((place, None));
+        (error.file, error.line) = (file.to_string(), line);
     }
     error
 }
@@ -218,13 +185,17 @@ pub fn failed_objects(log: &str) -> Vec<String> {
         } else {
             None
         };
-        if let Some(object) = candidate.filter(|o| o.ends_with(".o") || o.ends_with(".obj")) {
-            if !objects.iter().any(|known| known == object) {
-                objects.push(object.to_string());
-            }
+        let new = |o: &&str| is_object(o) && !objects.iter().any(|known| known == o);
+        if let Some(object) = candidate.filter(new) {
+            objects.push(object.to_string());
         }
     }
     objects
+}
+
+/// Whether `file` is an object file (`.o`, `.obj`).
+pub fn is_object(file: &str) -> bool {
+    file.ends_with(".o") || file.ends_with(".obj")
 }
 
 /// The source file of a CMake object path, relative to the top of the source tree:

@@ -16,6 +16,14 @@ pub struct SymbolTable {
 }
 
 impl SymbolTable {
+    /// Adds what `other` (another `nm` call's table) defines and needs.
+    pub fn extend(&mut self, other: SymbolTable) {
+        self.defined.extend(other.defined);
+        for (symbol, needed_by) in other.undefined {
+            self.undefined.entry(symbol).or_default().extend(needed_by);
+        }
+    }
+
     /// Symbols some object needs and no object defines, whose qualified name is in
     /// `namespace` (for example `mlx::core`), with the objects that need them.
     pub fn missing_in(&self, namespace: &str) -> Vec<(String, Vec<String>)> {
@@ -113,40 +121,41 @@ pub fn qualified_name(symbol: &str) -> &str {
 /// Where the parameter list starts: the first `(` outside template brackets (or any `(`, or
 /// the end, when the brackets do not balance, as in `operator<`).
 fn end_of_head(name: &str) -> usize {
-    let mut depth = 0usize;
-    for (at, c) in name.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => depth = depth.saturating_sub(1),
-            '(' if depth == 0 && !name[..at].ends_with("operator") => return at,
-            _ => {}
-        }
-    }
-    name.find('(').unwrap_or(name.len())
+    let first = outside_templates(name, '(').first().copied();
+    first.unwrap_or_else(|| name.find('(').unwrap_or(name.len()))
 }
 
 /// After the last space outside template brackets, unless that space belongs to a conversion
 /// operator (`operator bool`).
 fn start_after_return_type(head: &str) -> Option<usize> {
+    let last = outside_templates(head, ' ').last().map(|at| at + 1);
+    last.filter(|start| *start < head.len())
+}
+
+/// Where `wanted` stands in `text` outside template brackets, and not right after `operator`.
+fn outside_templates(text: &str, wanted: char) -> Vec<usize> {
     let mut depth = 0usize;
-    let mut start = None;
-    for (at, c) in head.char_indices() {
+    let mut found = Vec::new();
+    for (at, c) in text.char_indices() {
         match c {
             '<' => depth += 1,
             '>' => depth = depth.saturating_sub(1),
-            ' ' if depth == 0 && !head[..at].ends_with("operator") => start = Some(at + 1),
+            c if c == wanted && depth == 0 && !text[..at].ends_with("operator") => found.push(at),
             _ => {}
         }
     }
-    start.filter(|start| *start < head.len())
+    found
 }
 
 /// Whether the symbol's qualified name lies in `namespace` (`mlx::core` holds
 /// `mlx::core::gpu::eval` but not `mlx::core_extra::f`).
 pub fn in_namespace(symbol: &str, namespace: &str) -> bool {
-    let name = qualified_name(symbol);
-    name.strip_prefix(namespace)
-        .is_some_and(|rest| rest.starts_with("::"))
+    inside(qualified_name(symbol), namespace).is_some()
+}
+
+/// `name` without its leading `namespace::`, when it is in `namespace`.
+pub fn inside<'a>(name: &'a str, namespace: &str) -> Option<&'a str> {
+    name.strip_prefix(namespace)?.strip_prefix("::")
 }
 
 #[cfg(test)]

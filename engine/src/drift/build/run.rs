@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::error::{Context, Error, Result};
 
 /// One command that ran: how, how it ended, and where its output is.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Step {
     /// The command line, for people (arguments joined with spaces).
     pub command: String,
@@ -25,14 +25,8 @@ impl Step {
     }
 }
 
-pub use crate::tools::find_program;
-
-/// The path of a tool the build needs, or an error that says how to get it.
-pub fn require(program: &str, what: &str, note: &str) -> Result<PathBuf> {
-    require_in(program, what, note, &crate::tools::search_path(None))
-}
-
-/// [`require`], looked for in `search` (a `PATH`-style list).
+/// The path of a tool the build needs, looked for in `search` (a `PATH`-style list), or an error
+/// that says how to get it.
 pub fn require_in(
     program: &str,
     what: &str,
@@ -45,17 +39,8 @@ pub fn require_in(
 }
 
 /// Runs `program args` in `dir` with the C locale (so messages are English with ASCII
-/// quotes), writing stdout and stderr to `log`, and returns how it went and what it printed.
-pub fn run_logged(
-    program: &Path,
-    args: &[String],
-    dir: &Path,
-    log: &Path,
-) -> Result<(Step, String)> {
-    run_logged_env(program, args, dir, log, &[])
-}
-
-/// [`run_logged`] with these variables set over forkbook's environment.
+/// quotes) and `env` set over forkbook's environment, writing stdout and stderr to `log`, and
+/// returns how it went and what it printed.
 pub fn run_logged_env(
     program: &Path,
     args: &[String],
@@ -108,26 +93,28 @@ fn last_lines(text: &str, count: usize) -> String {
 /// Runs `program args` in `dir` and returns its stdout (stderr is dropped: `nm` warns there
 /// about objects without symbols).
 pub fn run_capture(program: &Path, args: &[String], dir: &Path) -> Result<String> {
-    let output = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .with_context(|| format!("failed to run `{}`", program.display()))?;
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    let mut command = Command::new(program);
+    Ok(output_of(command.args(args).current_dir(dir).stderr(Stdio::null()))?.0)
+}
+
+/// Runs `command` with the C locale and no input, and returns what it printed on stdout and on
+/// stderr.
+pub fn output_of(command: &mut Command) -> Result<(String, String)> {
+    let program = Path::new(command.get_program()).display().to_string();
+    let output = command.env("LC_ALL", "C").stdin(Stdio::null()).output();
+    let output = output.with_context(|| format!("failed to run `{program}`"))?;
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    Ok((text(&output.stdout), text(&output.stderr)))
 }
 
 fn command_line(program: &Path, args: &[String]) -> String {
-    let mut line = program.display().to_string();
-    for arg in args {
-        line.push(' ');
-        if arg.contains(' ') || arg.contains(';') {
-            line.push_str(&format!("'{arg}'"));
-        } else {
-            line.push_str(arg);
-        }
-    }
-    line
+    let shown = |arg: &String| match arg.contains(' ') || arg.contains(';') {
+        true => format!("'{arg}'"),
+        false => arg.clone(),
+    };
+    let args = args.iter().map(shown);
+    std::iter::once(program.display().to_string())
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use crate::doc::{code, codes, words, Doc};
 use crate::drift::api::BackendUses;
-use crate::error::{Context, Result};
+use crate::error::Result;
 
 /// The first line of every stub header forkbook writes; it is followed by the header's path.
 pub const MARKER: &str = "// forkbook-stub:";
@@ -86,20 +86,13 @@ pub fn parse_search_list(output: &str) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     let mut inside = false;
     for line in output.lines() {
-        if line.contains("search starts here:") {
-            inside = true;
-            continue;
-        }
-        if line.trim() == "End of search list." {
-            inside = false;
-            continue;
-        }
-        if inside {
-            // Apple's clang marks frameworks: `/path (framework directory)`.
-            let dir = line.trim().trim_end_matches(" (framework directory)");
-            if !dir.is_empty() {
-                dirs.push(PathBuf::from(dir));
-            }
+        // Apple's clang marks frameworks: `/path (framework directory)`.
+        let dir = line.trim().trim_end_matches(" (framework directory)");
+        match line {
+            _ if line.contains("search starts here:") => inside = true,
+            _ if line.trim() == "End of search list." => inside = false,
+            _ if inside && !dir.is_empty() => dirs.push(PathBuf::from(dir)),
+            _ => {}
         }
     }
     dirs
@@ -120,72 +113,24 @@ pub struct StubInputs<'a> {
 
 /// Writes a stub into `dir` for each header the backend includes that nothing provides.
 pub fn write_stubs(dir: &Path, inputs: &StubInputs) -> Result<StubsReport> {
-    let tree_files: Vec<BTreeSet<String>> = inputs.trees.iter().map(|t| files_of(t)).collect();
-    let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut refused = BTreeSet::new();
-    for (file, include) in &inputs.uses.includes {
-        let in_tree = tree_files.iter().zip(inputs.trees).any(|(files, tree)| {
-            let beside = file
-                .rsplit_once('/')
-                .map_or(String::new(), |(d, _)| d.to_string());
-            tree.join(&beside).join(include).is_file()
-                || files
-                    .iter()
-                    .any(|f| f == include || f.ends_with(&format!("/{include}")))
-        });
-        if in_tree || inputs.search.iter().any(|d| d.join(include).is_file()) {
-            continue;
-        }
-        // A header under a folder of the tree itself (`mlx/…`) is the tree's to have: no
-        // library stands behind it, and a stub would declare the tree's own names.
-        let first = include.split('/').next().unwrap_or_default();
-        if include.contains('/') && inputs.trees.iter().any(|t| t.join(first).is_dir()) {
-            continue;
-        }
-        if !safe_header(include) {
-            refused.insert(include.clone());
-            continue;
-        }
-        // Someone's own stand-in in the folder is used as it is, and reported as kept.
-        missing
-            .entry(include.clone())
-            .or_default()
-            .insert(file.clone());
-    }
-    let mut headers = Vec::new();
-    for (header, included_by) in missing {
+    let (missing, refused) = missing_headers(inputs);
+    let stub = |(header, included_by): (String, BTreeSet<String>)| {
         let library = Library::of(&header, inputs.search);
         let names = library.names(inputs.uses);
         let path = dir.join(&header);
-        let text = render(&header, &library, &names);
-        let state = if path.exists() && !is_ours(&path) {
-            StubState::KeptNotOurs
-        } else if std::fs::read(&path).ok().as_deref() == Some(text.as_bytes()) {
-            StubState::Unchanged
-        } else {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).with_context(|| {
-                    format!("failed to create the stub folder `{}`", parent.display())
-                })?;
-            }
-            crate::fsutil::replace_file(&path, text.as_bytes())?;
-            StubState::Written
-        };
-        headers.push(StubHeader {
+        // Someone's own stand-in in the folder is used as it is, and reported as kept.
+        let state = write_stub(&path, &render(&header, &library, &names))?;
+        Ok(StubHeader {
             header,
             path,
             included_by: included_by.into_iter().collect(),
-            functions: names.functions.iter().map(|n| n.join("::")).collect(),
-            types: names.types.keys().map(|n| n.join("::")).collect(),
-            constants: names
-                .constants
-                .iter()
-                .chain(names.objects.keys())
-                .map(|n| n.join("::"))
-                .collect(),
+            functions: joined(names.functions.iter()),
+            types: joined(names.types.keys()),
+            constants: joined(names.constants.iter().chain(names.objects.keys())),
             state,
-        });
-    }
+        })
+    };
+    let headers = missing.into_iter().map(stub).collect::<Result<_>>()?;
     let (packages, libraries) = write_cmake_stubs(dir, inputs.cmake_files)?;
     Ok(StubsReport {
         dir: dir.to_path_buf(),
@@ -197,24 +142,82 @@ pub fn write_stubs(dir: &Path, inputs: &StubInputs) -> Result<StubsReport> {
     })
 }
 
+/// Qualified names spelled with `::`.
+fn joined<'a>(names: impl Iterator<Item = &'a Vec<String>>) -> Vec<String> {
+    names.map(|n| n.join("::")).collect()
+}
+
+/// The headers the backend includes that neither the trees nor the search folders hold, with
+/// the files including each; and those refused a stub (see [`safe_header`]).
+fn missing_headers(inputs: &StubInputs) -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
+    let files_of = |tree| crate::fsutil::files_below(tree, false, |_, _| false).unwrap_or_default();
+    let tree_files: Vec<Vec<String>> = inputs.trees.iter().map(|t| files_of(t)).collect();
+    let mut missing: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut refused = BTreeSet::new();
+    for (file, include) in &inputs.uses.includes {
+        let in_tree = tree_files.iter().zip(inputs.trees).any(|(files, tree)| {
+            let beside = file.rsplit_once('/').map_or("", |(dir, _)| dir);
+            tree.join(beside).join(include).is_file()
+                || files
+                    .iter()
+                    .any(|f| f == include || f.ends_with(&format!("/{include}")))
+        });
+        // A header under a folder of the tree itself (`mlx/…`) is the tree's to have: no
+        // library stands behind it, and a stub would declare the tree's own names.
+        let first = include.split('/').next().unwrap_or_default();
+        let trees_own =
+            include.contains('/') && inputs.trees.iter().any(|t| t.join(first).is_dir());
+        if in_tree || trees_own || inputs.search.iter().any(|d| d.join(include).is_file()) {
+            continue;
+        }
+        if !safe_header(include) {
+            refused.insert(include.clone());
+            continue;
+        }
+        missing
+            .entry(include.clone())
+            .or_default()
+            .insert(file.clone());
+    }
+    (missing, refused)
+}
+
+/// Writes a stub's `text` at `path`, unless a file forkbook did not write is there.
+fn write_stub(path: &Path, text: &str) -> Result<StubState> {
+    Ok(if path.exists() && !is_ours(path) {
+        StubState::KeptNotOurs
+    } else if std::fs::read(path).ok().as_deref() == Some(text.as_bytes()) {
+        StubState::Unchanged
+    } else {
+        crate::fsutil::replace_file(path, text.as_bytes())?;
+        StubState::Written
+    })
+}
+
 /// Where CMake finds installed packages and libraries on its own (the standard prefixes).
 const PREFIXES: &[&str] = &["/usr", "/usr/local", "/opt/rocm"];
 
-/// The library folders under a prefix: `lib`, `lib64`, `lib/<multiarch>`, `share`.
-fn library_dirs(prefix: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![
-        prefix.join("lib"),
-        prefix.join("lib64"),
-        prefix.join("share"),
-    ];
-    if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
-        for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().ends_with("-linux-gnu") {
-                dirs.push(entry.path());
-            }
+/// The library folders under the standard prefixes: `lib`, `lib64`, `lib/<multiarch>`, `share`.
+fn library_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for prefix in PREFIXES.iter().map(Path::new) {
+        dirs.extend(["lib", "lib64", "share"].map(|d| prefix.join(d)));
+        if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
+            let multiarch = entries.flatten().map(|e| e.path());
+            dirs.extend(multiarch.filter(|p| p.to_string_lossy().ends_with("-linux-gnu")));
         }
     }
     dirs
+}
+
+/// Whether some entry of `dir` (none when it cannot be read) is `found`.
+fn any_entry(dir: &Path, found: impl Fn(&std::fs::DirEntry) -> bool) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().any(|e| found(&e)))
+}
+
+/// The name of `entry`, lowercased.
+fn lower_name(entry: &std::fs::DirEntry) -> String {
+    entry.file_name().to_string_lossy().to_ascii_lowercase()
 }
 
 /// Whether a config file for package `name` (`<name>-config.cmake` or `<Name>Config.cmake`,
@@ -225,21 +228,10 @@ fn package_installed(name: &str) -> bool {
         format!("{lower}-config.cmake"),
         format!("{lower}config.cmake"),
     ];
-    PREFIXES.iter().any(|prefix| {
-        library_dirs(Path::new(prefix)).iter().any(|dir| {
-            let Ok(entries) = std::fs::read_dir(dir.join("cmake")) else {
-                return false;
-            };
-            entries.flatten().any(|entry| {
-                let folder = entry.file_name().to_string_lossy().to_ascii_lowercase();
-                folder.starts_with(&lower)
-                    && std::fs::read_dir(entry.path()).is_ok_and(|files| {
-                        files.flatten().any(|f| {
-                            let file = f.file_name().to_string_lossy().to_ascii_lowercase();
-                            wanted.contains(&file)
-                        })
-                    })
-            })
+    library_dirs().iter().any(|dir| {
+        any_entry(&dir.join("cmake"), |entry| {
+            lower_name(entry).starts_with(&lower)
+                && any_entry(&entry.path(), |f| wanted.contains(&lower_name(f)))
         })
     })
 }
@@ -247,14 +239,10 @@ fn package_installed(name: &str) -> bool {
 /// Whether `lib<name>.so`, `.so.N` or `.a` is in a standard library folder.
 fn library_installed(name: &str) -> bool {
     let (shared, archive) = (format!("lib{name}.so"), format!("lib{name}.a"));
-    PREFIXES.iter().any(|prefix| {
-        library_dirs(Path::new(prefix)).iter().any(|dir| {
-            std::fs::read_dir(dir).is_ok_and(|files| {
-                files.flatten().any(|f| {
-                    let file = f.file_name().to_string_lossy().into_owned();
-                    file == archive || file == shared || file.starts_with(&format!("{shared}."))
-                })
-            })
+    library_dirs().iter().any(|dir| {
+        any_entry(dir, |f| {
+            let file = f.file_name().to_string_lossy().into_owned();
+            file == archive || file == shared || file.starts_with(&format!("{shared}."))
         })
     })
 }
@@ -271,22 +259,16 @@ pub struct CmakeNeeds {
 /// Reads `find_package(NAME … REQUIRED … CONFIG)`, `find_library(VAR [NAMES] name …)` and the
 /// `ns::target` names out of CMake text.
 pub fn cmake_needs(files: &[(String, String)]) -> CmakeNeeds {
-    let package = regex::Regex::new(r"(?i)find_package\s*\(\s*([A-Za-z0-9_.+-]+)([^)]*)\)")
-        .expect("a valid pattern");
-    let library = regex::Regex::new(
-        r"(?i)find_library\s*\(\s*([A-Za-z0-9_]+)\s+(?:NAMES\s+)?([A-Za-z0-9_.+-]+)",
-    )
-    .expect("a valid pattern");
-    let target =
-        regex::Regex::new(r"\b([A-Za-z0-9_]+)::([A-Za-z0-9_.+-]+)").expect("a valid pattern");
+    let pattern = |p: &str| regex::Regex::new(p).expect("a valid pattern");
+    let package = pattern(r"(?i)find_package\s*\(\s*([A-Za-z0-9_.+-]+)([^)]*)\)");
+    let library =
+        pattern(r"(?i)find_library\s*\(\s*([A-Za-z0-9_]+)\s+(?:NAMES\s+)?([A-Za-z0-9_.+-]+)");
+    let target = pattern(r"\b([A-Za-z0-9_]+)::([A-Za-z0-9_.+-]+)");
     let mut needs = CmakeNeeds::default();
     let mut targets = BTreeSet::new();
     for (_, text) in files {
-        let text: String = text
-            .lines()
-            .map(|l| l.split('#').next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let lines = text.lines().map(|l| l.split('#').next().unwrap_or(""));
+        let text = lines.collect::<Vec<_>>().join("\n");
         for c in package.captures_iter(&text) {
             let words: Vec<String> = c[2].split_whitespace().map(|w| w.to_uppercase()).collect();
             let has = |w: &str| words.iter().any(|x| x == w);
@@ -294,21 +276,20 @@ pub fn cmake_needs(files: &[(String, String)]) -> CmakeNeeds {
                 needs.packages.entry(c[1].to_string()).or_default();
             }
         }
-        for c in library.captures_iter(&text) {
-            needs.libraries.insert((c[1].to_string(), c[2].to_string()));
-        }
-        for c in target.captures_iter(&text) {
-            targets.insert((c[1].to_string(), c[2].to_string()));
-        }
+        needs.libraries.extend(pairs(&library, &text));
+        targets.extend(pairs(&target, &text));
     }
     for (name, wanted) in needs.packages.iter_mut() {
-        for (ns, target) in &targets {
-            if target.eq_ignore_ascii_case(name) {
-                wanted.insert(format!("{ns}::{target}"));
-            }
-        }
+        let named = targets.iter().filter(|(_, t)| t.eq_ignore_ascii_case(name));
+        wanted.extend(named.map(|(ns, target)| format!("{ns}::{target}")));
     }
     needs
+}
+
+/// The first two groups of each match of `re` in `text`.
+fn pairs<'a>(re: &'a regex::Regex, text: &'a str) -> impl Iterator<Item = (String, String)> + 'a {
+    re.captures_iter(text)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
 }
 
 /// The CMake side of the stubs: for each required package the machine lacks, a package config
@@ -326,51 +307,14 @@ fn write_cmake_stubs(
          # Written by forkbook (`forkbook drift build --stubs`) for packages and libraries this\n\
          # machine lacks; forkbook passes it to `cmake -C`. Nothing here links to anything.\n"
     );
-    let mut packages = Vec::new();
-    let mut libraries = Vec::new();
-    let lib_dir = dir.join("cmake/lib");
-    let archive = |name: &str| -> Result<String> {
-        std::fs::create_dir_all(&lib_dir)
-            .with_context(|| format!("failed to create `{}`", lib_dir.display()))?;
-        let file = lib_dir.join(format!("libforkbook-stub-{name}.a"));
-        if !file.exists() {
-            // An archive with no members: it links, and resolves nothing.
-            crate::fsutil::replace_file(&file, b"!<arch>\n")?;
-        }
-        Ok(format!("libforkbook-stub-{name}.a"))
-    };
+    let (mut packages, mut libraries) = (Vec::new(), Vec::new());
     for (name, targets) in &needs.packages {
-        if package_installed(name) {
+        let config = dir.join(format!("cmake/{name}/{name}-config.cmake"));
+        if package_installed(name) || (config.exists() && !is_ours(&config)) {
             continue;
         }
-        let folder = dir.join("cmake").join(name);
-        let config = folder.join(format!("{name}-config.cmake"));
-        if config.exists() && !is_ours(&config) {
-            continue;
-        }
-        let lib = archive(name)?;
-        let mut text = format!(
-            "{CMAKE_MARKER} cmake package {name}\n\
-             # A stub package config written by forkbook (`forkbook drift build --stubs`): the\n\
-             # machine has no `{name}` package; this defines the targets the backend's CMake\n\
-             # files name, with an empty library and the stub headers, so configuring goes on.\n\
-             get_filename_component(_forkbook_stubs \"${{CMAKE_CURRENT_LIST_DIR}}/../..\" ABSOLUTE)\n\
-             set({name}_FOUND TRUE)\n"
-        );
-        for target in targets {
-            let _ = write!(
-                text,
-                "if(NOT TARGET {target})\n  add_library({target} STATIC IMPORTED)\n  \
-                 set_target_properties({target} PROPERTIES\n    \
-                 IMPORTED_LOCATION \"${{_forkbook_stubs}}/cmake/lib/{lib}\"\n    \
-                 INTERFACE_INCLUDE_DIRECTORIES \"${{_forkbook_stubs}}\")\nendif()\n"
-            );
-        }
-        std::fs::create_dir_all(&folder)
-            .with_context(|| format!("failed to create `{}`", folder.display()))?;
-        if std::fs::read(&config).ok().as_deref() != Some(text.as_bytes()) {
-            crate::fsutil::replace_file(&config, text.as_bytes())?;
-        }
+        let lib = write_archive(dir, name)?;
+        write_stub(&config, &package_config(name, targets, &lib))?;
         let _ = writeln!(
             cache,
             "set({name}_DIR \"${{CMAKE_CURRENT_LIST_DIR}}/{name}\" CACHE PATH \"forkbook stub\")"
@@ -381,35 +325,57 @@ fn write_cmake_stubs(
         if library_installed(name) {
             continue;
         }
-        let lib = archive(name)?;
+        let lib = write_archive(dir, name)?;
         let _ = writeln!(
             cache,
             "set({variable} \"${{CMAKE_CURRENT_LIST_DIR}}/lib/{lib}\" CACHE FILEPATH \"forkbook stub\")"
         );
         libraries.push(format!("{variable}={name}"));
     }
-    let cache_file = dir.join(CMAKE_CACHE);
-    if packages.is_empty() && libraries.is_empty() {
-        return Ok((packages, libraries));
-    }
-    if cache_file.exists() && !is_ours(&cache_file) {
-        return Ok((packages, libraries));
-    }
-    if let Some(parent) = cache_file.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("failed to create `{}`", parent.display()))?;
-    }
-    if std::fs::read(&cache_file).ok().as_deref() != Some(cache.as_bytes()) {
-        crate::fsutil::replace_file(&cache_file, cache.as_bytes())?;
+    if !packages.is_empty() || !libraries.is_empty() {
+        write_stub(&dir.join(CMAKE_CACHE), &cache)?;
     }
     Ok((packages, libraries))
 }
 
+/// The empty archive standing in for library `name` under `DIR/cmake/lib/`, written unless it
+/// is there; its file name.
+fn write_archive(dir: &Path, name: &str) -> Result<String> {
+    let lib = format!("libforkbook-stub-{name}.a");
+    let file = dir.join("cmake/lib").join(&lib);
+    if !file.exists() {
+        // An archive with no members: it links, and resolves nothing.
+        crate::fsutil::replace_file(&file, b"!<arch>\n")?;
+    }
+    Ok(lib)
+}
+
+/// The stub package config of `name`: its `targets`, each the archive `lib` with the stub
+/// headers.
+fn package_config(name: &str, targets: &BTreeSet<String>, lib: &str) -> String {
+    let mut text = format!(
+        "{CMAKE_MARKER} cmake package {name}\n\
+         # A stub package config written by forkbook (`forkbook drift build --stubs`): the\n\
+         # machine has no `{name}` package; this defines the targets the backend's CMake\n\
+         # files name, with an empty library and the stub headers, so configuring goes on.\n\
+         get_filename_component(_forkbook_stubs \"${{CMAKE_CURRENT_LIST_DIR}}/../..\" ABSOLUTE)\n\
+         set({name}_FOUND TRUE)\n"
+    );
+    for target in targets {
+        let _ = write!(
+            text,
+            "if(NOT TARGET {target})\n  add_library({target} STATIC IMPORTED)\n  \
+             set_target_properties({target} PROPERTIES\n    \
+             IMPORTED_LOCATION \"${{_forkbook_stubs}}/cmake/lib/{lib}\"\n    \
+             INTERFACE_INCLUDE_DIRECTORIES \"${{_forkbook_stubs}}\")\nendif()\n"
+        );
+    }
+    text
+}
+
 /// Whether the file at `path` is a stub forkbook wrote: its first line is the marker.
 pub fn is_ours(path: &Path) -> bool {
-    let Ok(bytes) = std::fs::read(path) else {
-        return false;
-    };
+    let bytes = std::fs::read(path).unwrap_or_default();
     bytes.starts_with(MARKER.as_bytes()) || bytes.starts_with(CMAKE_MARKER.as_bytes())
 }
 
@@ -426,30 +392,6 @@ fn safe_header(header: &str) -> bool {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
         })
-}
-
-/// Every file of `tree`, relative, with `/`.
-fn files_of(tree: &Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut pending = vec![tree.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => pending.push(path),
-                Ok(t) if t.is_file() => {
-                    if let Ok(relative) = path.strip_prefix(tree) {
-                        out.insert(relative.to_string_lossy().replace('\\', "/"));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
 }
 
 /// Which of the backend's names a missing header stands for.
@@ -480,16 +422,9 @@ impl Library {
         if let Some(base) = prefixes[0].strip_suffix("lt").filter(|b| b.len() > 2) {
             prefixes.push(base.to_string());
         }
-        let guard: String = header
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_uppercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let guard = header
+            .to_ascii_uppercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
         Library {
             prefixes,
             namespace: namespace.filter(|n| is_identifier(n)),
@@ -518,22 +453,17 @@ impl Library {
     }
 
     fn names(&self, uses: &BackendUses) -> Names {
-        let mut names = Names::default();
-        let mut spelled: Vec<(&String, &crate::drift::api::Spelled)> =
-            uses.uses.spelled.iter().collect();
-        spelled.sort_by(|a, b| a.0.cmp(b.0));
-        let called: BTreeSet<String> = uses
-            .uses
-            .calls
-            .iter()
+        let (mut names, calls) = (Names::default(), &uses.uses.calls);
+        let called: BTreeSet<String> = (calls.iter())
             .filter(|c| !c.member)
             .map(|c| {
-                let mut path = c.qualifier.clone();
-                path.push(c.name.clone());
-                path.join("::")
+                [c.qualifier.as_slice(), std::slice::from_ref(&c.name)]
+                    .concat()
+                    .join("::")
             })
             .collect();
-        for (key, used) in &spelled {
+        // Each name once: their order does not matter.
+        for (key, used) in &uses.uses.spelled {
             let path: Vec<String> = key.split("::").map(str::to_string).collect();
             let last = path.last().map(String::as_str).unwrap_or_default();
             if !path.iter().all(|p| is_identifier(p)) || !self.owns(&path) || used.as_field {
@@ -551,10 +481,7 @@ impl Library {
             } else if used.as_value && path.len() > 1 {
                 // `thrust::hip::par.on(stream)`: an object whose members are those called on
                 // the line it is first used on.
-                let members: BTreeSet<String> = uses
-                    .uses
-                    .calls
-                    .iter()
+                let members: BTreeSet<String> = (calls.iter())
                     .filter(|c| c.member && c.loc == used.loc && is_identifier(&c.name))
                     .map(|c| c.name.clone())
                     .collect();
@@ -622,86 +549,88 @@ fn render(header: &str, library: &Library, names: &Names) -> String {
          // pins of a differential build. forkbook rewrites this file while its first line is\n\
          // the marker above; remove that line to keep your own version.\n"
     );
-    let _ = writeln!(
-        out,
-        "#ifndef {}\n#define {}\n",
-        library.guard, library.guard
-    );
-    // Grouped by namespace: (namespace path) -> declarations.
-    let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
-    let split = |path: &Vec<String>| -> (Vec<String>, String) {
-        let mut scope = path.clone();
-        let name = scope.pop().unwrap_or_default();
-        (scope, name)
-    };
-    for (path, template) in &names.types {
-        let (scope, name) = split(path);
-        let decl = if *template {
-            format!(
-                "template <typename...> struct {name} {{\n  template <typename... A> {name}(A&&...) {{}}\n}};"
-            )
-        } else if is_handle(&name) {
-            format!("typedef struct forkbook_stub_{name}* {name};")
-        } else {
-            format!("typedef int {name};")
-        };
-        groups.entry(scope).or_default().push(decl);
+    let guard = &library.guard;
+    let _ = writeln!(out, "#ifndef {guard}\n#define {guard}\n");
+    for (scope, decls) in declarations(names) {
+        let scope = scope.join("::");
+        if !scope.is_empty() {
+            let _ = writeln!(out, "namespace {scope} {{");
+        }
+        for decl in decls {
+            let _ = writeln!(out, "{decl}");
+        }
+        if !scope.is_empty() {
+            let _ = writeln!(out, "}} // namespace {scope}");
+        }
+        out.push('\n');
     }
+    let _ = writeln!(out, "#endif // {guard}");
+    out
+}
+
+/// The declarations of `names` by the namespace they are in (as a path): the types, the
+/// constants (distinct numbers, a `…success…` one 0), the objects, then the functions.
+fn declarations(names: &Names) -> BTreeMap<Vec<String>, Vec<String>> {
+    let last = |path: &Vec<String>| path.last().cloned().unwrap_or_default();
+    let types =
+        (names.types.iter()).map(|(path, template)| (path, type_decl(&last(path), *template)));
     let mut value = 0usize;
-    for path in &names.constants {
-        let (scope, name) = split(path);
+    let constants = names.constants.iter().map(|path| {
+        let name = last(path);
         let number = if name.to_ascii_lowercase().contains("success") {
             0
         } else {
             value += 1;
             value
         };
-        groups
-            .entry(scope)
-            .or_default()
-            .push(format!("constexpr int {name} = {number};"));
-    }
-    for (path, members) in &names.objects {
-        let (scope, name) = split(path);
-        let ty = format!("forkbook_stub_{name}_t");
-        let mut decl = format!("struct {ty} {{\n");
-        for member in members {
-            let _ = writeln!(
-                decl,
-                "  template <typename... A> const {ty}& {member}(A&&...) const {{ return *this; }}"
-            );
-        }
-        let _ = write!(decl, "}};\ninline constexpr {ty} {name}{{}};");
+        (path, format!("constexpr int {name} = {number};"))
+    });
+    let objects =
+        (names.objects.iter()).map(|(path, members)| (path, object_decl(&last(path), members)));
+    let functions = names.functions.iter().map(|path| {
+        let name = last(path);
+        let (ret, body) = match name.to_ascii_lowercase().contains("string") {
+            true => ("const char*", "\"\""),
+            false => ("int", "0"),
+        };
+        let decl = format!(
+            "template <typename... T, typename... A> inline {ret} {name}(A&&...) {{ return {body}; }}"
+        );
+        (path, decl)
+    });
+    let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    for (path, decl) in types.chain(constants).chain(objects).chain(functions) {
+        let scope = path[..path.len().saturating_sub(1)].to_vec();
         groups.entry(scope).or_default().push(decl);
     }
-    for path in &names.functions {
-        let (scope, name) = split(path);
-        let ret = if name.to_ascii_lowercase().contains("string") {
-            "const char*"
-        } else {
-            "int"
-        };
-        let body = if ret == "int" { "0" } else { "\"\"" };
-        groups.entry(scope).or_default().push(format!(
-            "template <typename... T, typename... A> inline {ret} {name}(A&&...) {{ return {body}; }}"
-        ));
+    groups
+}
+
+/// A type: a template taking anything, an opaque pointer for a handle, `int` otherwise.
+fn type_decl(name: &str, template: bool) -> String {
+    if template {
+        format!(
+            "template <typename...> struct {name} {{\n  template <typename... A> {name}(A&&...) {{}}\n}};"
+        )
+    } else if is_handle(name) {
+        format!("typedef struct forkbook_stub_{name}* {name};")
+    } else {
+        format!("typedef int {name};")
     }
-    for (scope, decls) in &groups {
-        if scope.is_empty() {
-            for decl in decls {
-                let _ = writeln!(out, "{decl}");
-            }
-        } else {
-            let _ = writeln!(out, "namespace {} {{", scope.join("::"));
-            for decl in decls {
-                let _ = writeln!(out, "{decl}");
-            }
-            let _ = writeln!(out, "}} // namespace {}", scope.join("::"));
-        }
-        out.push('\n');
+}
+
+/// A namespaced object whose `members` take anything and return it.
+fn object_decl(name: &str, members: &BTreeSet<String>) -> String {
+    let ty = format!("forkbook_stub_{name}_t");
+    let mut decl = format!("struct {ty} {{\n");
+    for member in members {
+        let _ = writeln!(
+            decl,
+            "  template <typename... A> const {ty}& {member}(A&&...) const {{ return *this; }}"
+        );
     }
-    let _ = writeln!(out, "#endif // {}", library.guard);
-    out
+    let _ = write!(decl, "}};\ninline constexpr {ty} {name}{{}};");
+    decl
 }
 
 impl StubsReport {
@@ -718,14 +647,10 @@ impl StubsReport {
         ))
         .path_line("stub folder", &self.dir);
         let rows = self.headers.iter().map(|h| {
+            let (f, t, c) = (h.functions.len(), h.types.len(), h.constants.len());
             let what = match h.state {
                 StubState::KeptNotOurs => "kept as it is (not written by forkbook)".to_string(),
-                _ => format!(
-                    "{} functions, {} types, {} constants",
-                    h.functions.len(),
-                    h.types.len(),
-                    h.constants.len()
-                ),
+                _ => format!("{f} functions, {t} types, {c} constants"),
             };
             vec![
                 vec![code(&h.header)],
@@ -745,13 +670,9 @@ impl StubsReport {
                 names(&self.libraries)
             ));
         }
-        let refused = "no stub (not a plain relative header path); it stays missing";
-        doc.list(
-            self.refused
-                .iter()
-                .map(|h| vec![code(h), words(format!(": {refused}"))])
-                .collect(),
-        );
+        let refused = ": no stub (not a plain relative header path); it stays missing";
+        let items = self.refused.iter().map(|h| vec![code(h), words(refused)]);
+        doc.list(items.collect());
         doc
     }
 }
