@@ -32,28 +32,17 @@ use serde::Serialize;
 /// A draft (or what a step towards one finds), or why there is none.
 type Drafting<T = Draft> = std::result::Result<T, String>;
 
-/// What a draft does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Remedy {
-    /// The backend's stub macro for a new primitive.
-    Stub,
-    /// A definition shaped like the other backends', its body a stub.
-    StubDefinition,
-    /// A definition's parameter list brought to the new declaration.
-    ParameterList,
-    /// A structured binding widened to the tuple's new size.
-    WidenedBinding,
-}
-
-impl Remedy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Remedy::Stub => "stub",
-            Remedy::StubDefinition => "stub-definition",
-            Remedy::ParameterList => "parameter-list",
-            Remedy::WidenedBinding => "widened-binding",
-        }
+crate::drift::api::kind::named_enum! {
+    /// What a draft does.
+    pub enum Remedy {
+        /// The backend's stub macro for a new primitive.
+        Stub = "stub",
+        /// A definition shaped like the other backends', its body a stub.
+        StubDefinition = "stub-definition",
+        /// A definition's parameter list brought to the new declaration.
+        ParameterList = "parameter-list",
+        /// A structured binding widened to the tuple's new size.
+        WidenedBinding = "widened-binding",
     }
 }
 

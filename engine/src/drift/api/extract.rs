@@ -190,11 +190,12 @@ fn enumerators(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
 
 /// A declaration with only its place filled in.
 fn base_decl(src: &Source, node: Node) -> Decl {
-    Decl::function_at(
-        src.path.to_string(),
-        (line_of(node), node.end_position().row + 1),
-        String::from_utf8_lossy(&src.original[node.byte_range()]).into_owned(),
-    )
+    Decl {
+        path: src.path.to_string(),
+        lines: (line_of(node), node.end_position().row + 1),
+        text: String::from_utf8_lossy(&src.original[node.byte_range()]).into_owned(),
+        ..Decl::default()
+    }
 }
 
 /// A function, member or constructor declared or defined by `node`, if it declares one.

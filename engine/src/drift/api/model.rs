@@ -19,9 +19,10 @@ impl std::fmt::Display for Loc {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum DeclKind {
     /// A free function (namespace scope).
+    #[default]
     Function,
     /// A member function, static or not.
     Method,
@@ -38,8 +39,9 @@ pub struct Param {
     pub has_default: bool,
 }
 
-/// One declaration or definition found in a C++ file.
-#[derive(Debug, Clone)]
+/// One declaration or definition found in a C++ file (by default a free function with nothing
+/// known yet: no scope, name, return type or parameters, no qualifier, no place).
+#[derive(Debug, Clone, Default)]
 pub struct Decl {
     pub kind: DeclKind,
     /// Enclosing namespaces and classes, outermost first (`["mlx", "core", "Event"]`).
@@ -66,27 +68,6 @@ pub struct Decl {
 }
 
 impl Decl {
-    /// A free function at `lines` of `path` with nothing else known yet: no scope, name, return
-    /// type or parameters, no qualifier.
-    pub fn function_at(path: String, lines: (usize, usize), text: String) -> Decl {
-        Decl {
-            kind: DeclKind::Function,
-            scope: Vec::new(),
-            name: String::new(),
-            ret: String::new(),
-            params: Vec::new(),
-            variadic: false,
-            is_const: false,
-            has_body: false,
-            is_pure: false,
-            is_template: false,
-            qualified_name: false,
-            path,
-            lines,
-            text,
-        }
-    }
-
     /// `mlx::core::Event::wait`.
     pub fn key(&self) -> String {
         qualify(&self.scope, &self.name)
@@ -247,7 +228,9 @@ mod tests {
                     has_default: *d,
                 })
                 .collect(),
-            ..Decl::function_at("a.h".into(), (1, 1), String::new())
+            path: "a.h".into(),
+            lines: (1, 1),
+            ..Decl::default()
         }
     }
 

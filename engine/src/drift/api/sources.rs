@@ -70,16 +70,17 @@ pub struct Prep {
 
 impl Prep {
     pub fn new(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-        let mut defs = Vec::new();
-        for files in upstream {
-            for (_, bytes) in files.iter().filter(|(p, _)| is_upstream_input(p, cfg)) {
-                defs.extend(macros::definitions(bytes));
-            }
-        }
-        let mut backend_defs = Vec::new();
-        for (_, bytes) in backend.iter().filter(|(p, _)| is_cpp(p)) {
-            backend_defs.extend(macros::definitions(bytes));
-        }
+        let read = |inputs: Vec<(&str, &[u8])>| -> Vec<macros::MacroDef> {
+            inputs
+                .into_iter()
+                .flat_map(|(_, b)| macros::definitions(b))
+                .collect()
+        };
+        let upstream_inputs = upstream
+            .iter()
+            .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
+        let mut defs = read(upstream_inputs.collect());
+        let backend_defs = read(cpp_inputs(backend, |_, _| true));
         let mut stubs = macros::definers(&backend_defs);
         for (name, members) in &cfg.stub_macros {
             stubs.insert(name.clone(), members.clone());
@@ -303,14 +304,6 @@ impl Side {
             .filter(|d| d.has_body)
     }
 
-    pub fn error_nodes(&self) -> usize {
-        self.visible
-            .iter()
-            .filter_map(|p| self.files.get(p))
-            .map(|f| f.errors)
-            .sum()
-    }
-
     /// Visible headers that kept ERROR nodes, with their count.
     pub fn error_files(&self) -> Vec<(String, usize)> {
         let counts = self
@@ -435,12 +428,11 @@ fn normalize(path: &str) -> String {
 pub struct Backend {
     pub decls: Vec<Decl>,
     pub uses: Uses,
-    /// Stub macro invocations with the file they are in.
-    pub stubs: Vec<(String, StubUse)>,
+    /// Stub macro invocations with their place.
+    pub stubs: Vec<(Loc, StubUse)>,
     /// `(including file, include as written)`.
     pub includes: Vec<(String, String)>,
     pub files: usize,
-    pub error_nodes: usize,
     /// Files that kept ERROR nodes, with their count.
     pub error_files: Vec<(String, usize)>,
 }
@@ -456,25 +448,30 @@ impl Backend {
     }
 }
 
+/// The C++ files of `files` that `keep` wants, as parse inputs.
+fn cpp_inputs(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> Vec<(&str, &[u8])> {
+    let inputs = files.iter().map(|(p, b)| (p.as_str(), b.as_slice()));
+    inputs.filter(|(p, b)| is_cpp(p) && keep(p, b)).collect()
+}
+
 pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
-    let inputs: Vec<(&str, &[u8])> = files
-        .iter()
-        .filter(|(p, _)| is_cpp(p))
-        .map(|(p, b)| (p.as_str(), b.as_slice()))
-        .collect();
+    let inputs = cpp_inputs(files, |_, _| true);
     let mut model = Backend::default();
     let parsed = on_all_cores(&inputs, |path, bytes| read_kept(path, bytes, prep, true));
     for ((path, _), (facts, uses)) in inputs.iter().zip(parsed) {
         model.uses.merge(uses);
         model.decls.extend(facts.decls);
+        let at = |s: &StubUse| Loc {
+            path: path.to_string(),
+            line: s.line,
+        };
         model
             .stubs
-            .extend(facts.stubs.into_iter().map(|s| (path.to_string(), s)));
+            .extend(facts.stubs.into_iter().map(|s| (at(&s), s)));
         model
             .includes
             .extend(facts.includes.into_iter().map(|i| (path.to_string(), i)));
         model.files += 1;
-        model.error_nodes += facts.errors;
         if facts.errors > 0 {
             model.error_files.push((path.to_string(), facts.errors));
         }
@@ -493,11 +490,7 @@ pub fn reference_definitions(
 ) -> HashMap<(String, String), Loc> {
     let needles: Vec<String> = wanted.iter().map(|d| definition_needle(d)).collect();
     let mentions = |bytes: &[u8]| needles.iter().any(|n| contains(bytes, n.as_bytes()));
-    let todo: Vec<(&str, &[u8])> = files
-        .iter()
-        .filter(|(p, b)| is_cpp(p) && is_reference(p, cfg) && mentions(b))
-        .map(|(p, b)| (p.as_str(), b.as_slice()))
-        .collect();
+    let todo = cpp_inputs(files, |p, b| is_reference(p, cfg) && mentions(b));
     let keys: HashSet<(String, String)> = wanted
         .iter()
         .map(|d| (d.key(), d.definition_form()))

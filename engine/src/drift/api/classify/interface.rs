@@ -7,7 +7,7 @@
 //! no header or shared backend source defines, and that another backend does define. The
 //! last condition is the evidence: it keeps out functions that core code defines.
 
-use super::{finding, Rules, Sites};
+use super::{finding, Rules};
 use crate::drift::api::model::{qualify, Decl, DeclKind, Loc};
 use crate::drift::api::report::Kind;
 use crate::drift::api::sources::reference_definitions;
@@ -17,16 +17,12 @@ impl<'a> Rules<'a> {
     /// The members the backend's stub macros define, by qualified name.
     fn stubbed(&self) -> BTreeMap<String, Loc> {
         let mut out = BTreeMap::new();
-        for (path, stub) in &self.inputs.backend.stubs {
+        for (at, stub) in &self.inputs.backend.stubs {
             let members = self.inputs.prep.stubs.get(&stub.macro_name);
             for class in self.to.classes(&[], &stub.argument) {
                 for member in members.into_iter().flatten() {
-                    let loc = Loc {
-                        path: path.clone(),
-                        line: stub.line,
-                    };
                     out.entry(qualify(&class.scope, &format!("{}::{member}", class.name)))
-                        .or_insert(loc);
+                        .or_insert_with(|| at.clone());
                 }
             }
         }
@@ -72,22 +68,19 @@ impl<'a> Rules<'a> {
                 stubs.join(", ")
             );
             // Where the backend stubs the primitives it does not implement: where a stub goes.
-            let stub_list = self
-                .inputs
-                .backend
-                .stubs
-                .iter()
-                .find(|(_, s)| configured.contains_key(&s.macro_name));
-            let backend = stub_list.map(|(path, stub)| Loc {
-                path: path.clone(),
-                line: stub.line,
-            });
-            let sites = Sites {
-                from: None,
-                to: Some(eval),
+            let stub_list = self.inputs.backend.stubs.iter();
+            let backend = stub_list
+                .filter(|(_, s)| configured.contains_key(&s.macro_name))
+                .map(|(at, _)| at.clone())
+                .next();
+            let mut found = finding(
+                Kind::MissingEvalGpu,
+                key,
+                message,
+                None,
+                Some(eval),
                 backend,
-            };
-            let mut found = finding(Kind::MissingEvalGpu, key, message, sites);
+            );
             // `void eval_gpu(..) override;` reads the same in every primitive; the class does not.
             found.evidence.to_text = Some((class.path.clone(), class.text.clone()));
             self.push(found);
@@ -141,12 +134,8 @@ impl<'a> Rules<'a> {
                 decl.describe(),
             );
             let backend = scopes.get(&decl.scope.join("::")).cloned();
-            let sites = Sites {
-                from: None,
-                to: Some(decl),
-                backend,
-            };
-            self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
+            let kind = Kind::MissingBackendDefinition;
+            self.push(finding(kind, key, message, None, Some(decl), backend));
         }
     }
 
