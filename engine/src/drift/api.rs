@@ -33,6 +33,7 @@ pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use sources::ParseMemo;
 pub use suppress::Suppression;
+pub(crate) use syntax::comment_end;
 pub use syntax::squeeze;
 pub use uses::{Spelled, Uses};
 

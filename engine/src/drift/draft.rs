@@ -124,16 +124,11 @@ fn draft_one(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Dra
         Kind::MissingEvalGpu => stub_eval_gpu(finding, files, upstream),
         Kind::MissingBackendDefinition => stub_definition(finding, files, upstream),
         Kind::ChangedSignature => {
-            let loc = finding
-                .backend
-                .as_ref()
-                .ok_or("the finding names no backend place")?;
-            let text = text_of(files, &loc.path)?;
-            let name = last_name(&finding.symbol);
-            if is_definition_at(&text, loc.line, name) {
-                parameter_list(finding, files)
+            let (loc, text) = backend_file(finding, files, "the finding names no backend place")?;
+            if is_definition_at(&text, loc.line, last_name(&finding.symbol)) {
+                parameter_list(finding, loc, &text)
             } else {
-                widen_binding(finding, files)
+                widen_binding(finding, loc, &text)
             }
         }
         Kind::ConstructorChanged => Err(
@@ -148,6 +143,17 @@ fn draft_one(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Dra
                 .into(),
         ),
     }
+}
+
+/// The backend place `finding` names and its file's text; `missing` says why there is no draft
+/// when it names none.
+fn backend_file<'f>(
+    finding: &'f Finding,
+    files: &FileMap,
+    missing: &str,
+) -> Drafting<(&'f Loc, String)> {
+    let loc = finding.backend.as_ref().ok_or(missing)?;
+    Ok((loc, text_of(files, &loc.path)?))
 }
 
 fn text_of(files: &FileMap, path: &str) -> Drafting<String> {
@@ -183,14 +189,10 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Whether the statement at `line` defines `name` (its parameter list is followed by a body).
 fn is_definition_at(text: &str, line: usize, name: &str) -> bool {
-    let start = line_start(text, line);
-    let Some(span) = cpp::param_span(text, name, start) else {
-        return false;
-    };
-    if line_of(text, span.start) > line + 1 {
-        return false;
-    }
-    body_open(text, span.end + 1).is_some()
+    let span = cpp::param_span(text, name, line_start(text, line));
+    span.is_some_and(|span| {
+        line_of(text, span.start) <= line + 1 && body_open(text, span.end + 1).is_some()
+    })
 }
 
 /// The `{` that opens a body at or after byte `from`, when a `{` comes before any `;`.
@@ -206,6 +208,12 @@ fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
         *offset += line.len();
         Some((here, line))
     })
+}
+
+/// The lines of `text` that start at the first column with code, where an out-of-line
+/// definition starts, with their offsets.
+fn first_column_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    lines_at(text).filter(|(_, line)| !line.starts_with([' ', '\t', '/', '#', '}']))
 }
 
 /// Lines indented like the line at byte `at`.
@@ -229,53 +237,41 @@ struct StubLine {
 }
 
 fn stub_lines(text: &str) -> Vec<StubLine> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        let Some(open) = t.find('(') else { continue };
-        let macro_name = &t[..open];
-        if !macro_name.starts_with("NO_GPU")
-            || !macro_name
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c == '_')
-        {
-            continue;
-        }
-        let Some(close) = t.find(')') else { continue };
-        let class = t[open + 1..close].trim();
-        if !class.is_empty() && class.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            out.push(StubLine {
-                macro_name: macro_name.to_string(),
-                class: class.to_string(),
-                line: i,
-            });
-        }
-    }
-    out
+    let all = |s: &str, ok: fn(&char) -> bool| s.chars().all(|c| ok(&c) || c == '_');
+    let stub = |(line, text): (usize, &str)| {
+        let (macro_name, rest) = text.trim().split_once('(')?;
+        let class = rest[..rest.find(')')?].trim();
+        let ok = macro_name.starts_with("NO_GPU")
+            && all(macro_name, char::is_ascii_uppercase)
+            && !class.is_empty()
+            && all(class, char::is_ascii_alphanumeric);
+        ok.then(|| StubLine {
+            macro_name: macro_name.to_string(),
+            class: class.to_string(),
+            line,
+        })
+    };
+    text.lines().enumerate().filter_map(stub).collect()
 }
 
 /// The `#define` of `macro_name` in `text`, continuation lines joined.
 fn macro_definition(text: &str, macro_name: &str) -> Option<String> {
     let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let t = line.trim_start();
-        let Some(rest) = t.strip_prefix("#define") else {
-            continue;
-        };
-        if !rest.trim_start().starts_with(&format!("{macro_name}(")) {
-            continue;
-        }
-        let mut body = line.trim_end_matches('\\').to_string();
-        let mut continued = line.trim_end().ends_with('\\');
-        while continued {
-            let Some(next) = lines.next() else { break };
-            continued = next.trim_end().ends_with('\\');
-            body.push(' ');
-            body.push_str(next.trim_end().trim_end_matches('\\'));
-        }
-        return Some(body);
+    let defines = |rest: &str| rest.trim_start().starts_with(&format!("{macro_name}("));
+    let first = (lines.by_ref()).find(|line| {
+        line.trim_start()
+            .strip_prefix("#define")
+            .is_some_and(defines)
+    })?;
+    let mut body = first.trim_end_matches('\\').to_string();
+    let mut continued = first.trim_end().ends_with('\\');
+    while continued {
+        let Some(next) = lines.next() else { break };
+        continued = next.trim_end().ends_with('\\');
+        body.push(' ');
+        body.push_str(next.trim_end().trim_end_matches('\\'));
     }
-    None
+    Some(body)
 }
 
 /// The parameter types of the first `eval_gpu(..)` in `text`.
@@ -308,11 +304,8 @@ fn draft_of(finding: &Finding, remedy: Remedy, path: &str, content: String) -> D
 
 fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
     let class = owner_name(&finding.symbol).to_string();
-    let loc = finding
-        .backend
-        .as_ref()
-        .ok_or("no draft: the backend has no stub list to put a stub in")?;
-    let text = text_of(files, &loc.path)?;
+    let missing = "no draft: the backend has no stub list to put a stub in";
+    let (loc, text) = backend_file(finding, files, missing)?;
     let (_, class_text) = finding
         .evidence
         .to_text
@@ -447,11 +440,7 @@ fn reference_definition(
     for prefix in REFERENCE_BACKENDS {
         for (path, bytes) in upstream.files_under(prefix) {
             let text = String::from_utf8_lossy(&bytes).into_owned();
-            for (here, line) in lines_at(&text) {
-                // Out-of-line definitions start at the first column.
-                if line.starts_with([' ', '\t', '/', '#', '}']) {
-                    continue;
-                }
+            for (here, line) in first_column_lines(&text) {
                 let Some(at) = line.find(&format!("{qualified}(")) else {
                     continue;
                 };
@@ -526,8 +515,8 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) 
 /// line that closes its body), where a new member's definition goes.
 fn after_last_member(text: &str, owner: &str) -> Option<usize> {
     let mut insert_at = None;
-    for (here, line) in lines_at(text) {
-        if line.starts_with([' ', '\t', '/', '#', '}']) || !line.contains(&format!("{owner}::")) {
+    for (here, line) in first_column_lines(text) {
+        if !line.contains(&format!("{owner}::")) {
             continue;
         }
         let Some(open) = body_open(text, here) else {
@@ -601,30 +590,25 @@ fn ambiguous(old: &[String], new: &[String]) -> bool {
     forward != backward
 }
 
-/// What a draft over a changed declaration starts from: the backend place, the symbol's last
-/// name, and upstream's declaration text at both commits.
-type DeclarationChange<'a> = (&'a Loc, &'a str, &'a str, &'a str);
-
-fn declaration_change(finding: &Finding) -> Drafting<DeclarationChange<'_>> {
-    let loc = finding
-        .backend
-        .as_ref()
-        .ok_or("no draft: no backend place")?;
+/// What a draft over a changed declaration starts from: the symbol's last name, and upstream's
+/// declaration text at both commits.
+fn declaration_change(finding: &Finding) -> Drafting<(&str, &str, &str)> {
     let (Some((_, old_decl)), Some((_, new_decl))) =
         (&finding.evidence.from_text, &finding.evidence.to_text)
     else {
         return Err("no draft: upstream's declarations at both commits were not kept".into());
     };
-    Ok((loc, last_name(&finding.symbol), old_decl, new_decl))
+    Ok((last_name(&finding.symbol), old_decl, new_decl))
 }
 
-fn parameter_list(finding: &Finding, files: &FileMap) -> Drafting {
-    let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
+/// The definition at `loc` of the backend file `text` brought to its declaration's new
+/// parameters.
+fn parameter_list(finding: &Finding, loc: &Loc, text: &str) -> Drafting {
+    let (name, old_decl, new_decl) = declaration_change(finding)?;
     let (old, new) = changed_parameters(name, old_decl, new_decl)?;
     let (old_types, new_types) = (parameter_types(&old), parameter_types(&new));
-    let text = text_of(files, &loc.path)?;
-    let start = line_start(&text, loc.line);
-    let span = cpp::param_span(&text, name, start)
+    let start = line_start(text, loc.line);
+    let span = cpp::param_span(text, name, start)
         .ok_or_else(|| format!("no draft: the definition at {loc} was not found"))?;
     let defined = cpp::split_top_level(&text[span.clone()]);
     if parameter_types(&defined) != old_types {
@@ -641,7 +625,7 @@ fn parameter_list(finding: &Finding, files: &FileMap) -> Drafting {
             None => cpp::strip_default(p),
         })
         .collect();
-    let list = parameter_text(&text, span.clone(), &written);
+    let list = parameter_text(text, span.clone(), &written);
     let content = format!("{}{list}{}", &text[..span.start], &text[span.end..]);
     let added: Vec<String> = new
         .iter()
@@ -747,11 +731,11 @@ fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[String]) 
 // A structured binding of a tuple that grew: widened with an unused name.
 // ---------------------------------------------------------------------------------------------
 
-fn widen_binding(finding: &Finding, files: &FileMap) -> Drafting {
-    let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
+/// The structured binding at `loc` of the backend file `text` widened to the tuple's new size.
+fn widen_binding(finding: &Finding, loc: &Loc, text: &str) -> Drafting {
+    let (name, old_decl, new_decl) = declaration_change(finding)?;
     let (old, new, kept) = grown_tuple(name, old_decl, new_decl)?;
-    let text = text_of(files, &loc.path)?;
-    let (open, close, names) = binding_at(&text, loc, name, old.len())?;
+    let (open, close, names) = binding_at(text, loc, name, old.len())?;
     let mut fresh = Vec::new();
     let widened = kept
         .iter()

@@ -6,7 +6,7 @@
 //! whole header.
 
 use super::model::{Decl, DeclKind, Param};
-use super::syntax::{children, line_of, named_children, squeeze, text};
+use super::syntax::{children, line_of, named_children, reached, squeeze, text};
 use tree_sitter::Node;
 
 /// The file being read: blanked text (what tree-sitter parsed) and the original bytes.
@@ -53,27 +53,17 @@ pub fn declarations(src: &Source, root: Node) -> Vec<Decl> {
 
 /// The paths of `#include` directives, as written.
 pub fn includes(src: &Source, root: Node) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        match node.kind() {
-            "preproc_include" => {
-                if let Some(path) = node.child_by_field_name("path") {
-                    let raw = text(path, src.parsed);
-                    out.push(
-                        raw.trim_matches(|c| c == '"' || c == '<' || c == '>')
-                            .to_string(),
-                    );
-                }
-            }
-            // Includes sit at file scope or in conditional branches and namespaces.
-            kind if kind == "namespace_definition" || CONTAINERS.contains(&kind) => {
-                stack.extend(named_children(node))
-            }
-            _ => {}
-        }
-    }
-    out
+    // Includes sit at file scope or in conditional branches and namespaces.
+    let scope = |n: Node| n.kind() == "namespace_definition" || CONTAINERS.contains(&n.kind());
+    let reached = reached(root, scope).into_iter();
+    let paths = reached.filter(|n| n.kind() == "preproc_include");
+    let paths = paths.filter_map(|n| n.child_by_field_name("path"));
+    let unquoted = |path| {
+        text(path, src.parsed)
+            .trim_matches(['"', '<', '>'])
+            .to_string()
+    };
+    paths.map(unquoted).collect()
 }
 
 fn walk(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
@@ -92,16 +82,11 @@ fn walk(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
 fn visit(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
     match node.kind() {
         "namespace_definition" => {
-            let mut inner = Scope {
-                names: scope.names.clone(),
-                class: None,
-                template: false,
+            let inner = Scope {
+                names: namespace_names(node, src.parsed, &scope.names),
                 depth: scope.depth,
+                ..Scope::default()
             };
-            match node.child_by_field_name("name") {
-                Some(name) => inner.names.extend(split_path(text(name, src.parsed))),
-                None => inner.names.push("(anonymous)".to_string()),
-            }
             if let Some(body) = node.child_by_field_name("body") {
                 walk(src, body, &inner, out);
             }
@@ -156,8 +141,8 @@ fn class(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
     let inner = Scope {
         names,
         class: Some(last.clone()),
-        template: false,
         depth: scope.depth,
+        ..Scope::default()
     };
     walk(src, body, &inner, out);
 }
@@ -363,6 +348,17 @@ fn parameter_name(node: Node) -> Option<Node> {
         }
         _ => None,
     }
+}
+
+/// The scope inside a namespace definition: `outer` and the namespace's name (`(anonymous)`
+/// when it has none).
+pub fn namespace_names(node: Node, parsed: &[u8], outer: &[String]) -> Vec<String> {
+    let mut names = outer.to_vec();
+    match node.child_by_field_name("name") {
+        Some(name) => names.extend(split_path(text(name, parsed))),
+        None => names.push("(anonymous)".to_string()),
+    }
+    names
 }
 
 /// `a::b::c` into its parts.

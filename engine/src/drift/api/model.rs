@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 /// A place in a file: repository-relative path and 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct Loc {
     pub path: String,
     pub line: usize,

@@ -89,10 +89,11 @@ pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
 /// comment, a quoted literal, a kernel launch configuration or a brace-initialized default
 /// argument (`in_parens`), the last two blanked in `out`; else the byte itself.
 fn token_end(src: &[u8], out: &mut [u8], i: usize, line_start: bool, in_parens: bool) -> usize {
+    if let Some(end) = comment_end(src, i) {
+        return end;
+    }
     match src[i] {
         b'#' if line_start => directive_end(src, i),
-        b'/' if src.get(i + 1) == Some(&b'/') => skip_line_comment(src, i),
-        b'/' if src.get(i + 1) == Some(&b'*') => skip_block_comment(src, i),
         b'"' | b'\'' => skip_quoted(src, i),
         b'<' if src[i..].starts_with(b"<<<") => blank_launch_config(src, out, i),
         b'=' if in_parens && is_plain_assign(src, i) => blank_braced_default(src, out, i),
@@ -164,18 +165,18 @@ pub(super) fn ident_end(src: &[u8], start: usize) -> usize {
     end
 }
 
-fn skip_line_comment(src: &[u8], start: usize) -> usize {
-    src[start..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(src.len(), |p| start + p)
-}
-
-fn skip_block_comment(src: &[u8], start: usize) -> usize {
-    src[start + 2..]
-        .windows(2)
-        .position(|w| w == b"*/")
-        .map_or(src.len(), |p| start + 2 + p + 2)
+/// Where the comment that starts at byte `i` ends, when one starts there: at the line break that
+/// ends a `//` comment, just after the `*/` of a `/* */` one (the text's end when none).
+pub fn comment_end(src: &[u8], i: usize) -> Option<usize> {
+    let rest = &src[i..];
+    let end = if rest.starts_with(b"//") {
+        rest.iter().position(|&b| b == b'\n')
+    } else if rest.starts_with(b"/*") {
+        rest[2..].windows(2).position(|w| w == b"*/").map(|p| p + 4)
+    } else {
+        return None;
+    };
+    Some(end.map_or(src.len(), |p| i + p))
 }
 
 /// The end of a string or character literal starting at `start` (its quote), escapes honoured.
@@ -318,19 +319,28 @@ pub fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// Counts ERROR and MISSING nodes: how badly a file parsed.
-pub fn error_count(root: Node) -> usize {
-    let mut count = 0;
+/// The nodes a walk from `root` reaches when it enters the children of the nodes `enter`
+/// accepts, `root` first; without recursion (files nest as deep as they want), the children of
+/// each node last first.
+pub fn reached<'t>(root: Node<'t>, enter: impl Fn(Node) -> bool) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            count += 1;
-        }
-        if node.has_error() {
+        if enter(node) {
             stack.extend(children(node));
         }
+        out.push(node);
     }
-    count
+    out
+}
+
+/// Counts ERROR and MISSING nodes: how badly a file parsed.
+pub fn error_count(root: Node) -> usize {
+    let reached = reached(root, |n| n.has_error());
+    reached
+        .iter()
+        .filter(|n| n.is_error() || n.is_missing())
+        .count()
 }
 
 /// C++ text with whitespace collapsed the way a type or name is compared: single spaces only

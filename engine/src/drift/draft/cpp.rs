@@ -41,21 +41,9 @@ pub fn matching(text: &str, open: usize) -> Option<usize> {
     None
 }
 
-/// Where the comment that starts at byte `i` ends, when one starts there: at the line break
-/// that ends a `//` comment, just after the `*/` of a `/* */` one (the text's end when none).
+/// Where the comment that starts at byte `i` of `text` ends, when one starts there.
 fn comment_end(text: &str, i: usize) -> Option<usize> {
-    let rest = &text.as_bytes()[i..];
-    if rest.starts_with(b"//") {
-        Some(text[i..].find('\n').map_or(text.len(), |n| i + n))
-    } else if rest.starts_with(b"/*") {
-        Some(
-            text[i + 2..]
-                .find("*/")
-                .map_or(text.len(), |n| i + 2 + n + 2),
-        )
-    } else {
-        None
-    }
+    crate::drift::api::comment_end(text.as_bytes(), i)
 }
 
 /// Splits at commas outside brackets and comments: `a, std::pair<b, c> d` is two items.
@@ -104,28 +92,18 @@ pub fn strip_default(param: &str) -> String {
 
 /// Removes `/* .. */` and `// ..` comments.
 pub fn strip_comments(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    loop {
-        let block = rest.find("/*");
-        let line = rest.find("//");
-        match (block, line) {
-            (Some(b), l) if l.is_none_or(|l| b < l) => {
-                out.push_str(&rest[..b]);
-                rest = rest[b + 2..]
-                    .find("*/")
-                    .map_or("", |e| &rest[b + 2 + e + 2..]);
-            }
-            (_, Some(l)) => {
-                out.push_str(&rest[..l]);
-                rest = rest[l..].find('\n').map_or("", |e| &rest[l + e..]);
-            }
-            _ => {
-                out.push_str(rest);
-                return out;
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        match comment_end(text, i) {
+            Some(end) => i = end,
+            None => {
+                out.push(c);
+                i += c.len_utf8();
             }
         }
     }
+    out
 }
 
 /// The one C++ text normalizer, shared with `drift api`: a drafted type compares equal to the

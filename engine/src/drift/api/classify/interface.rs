@@ -91,27 +91,14 @@ impl<'a> Rules<'a> {
     /// declared at the old commit: the interfaces this backend implements. The value is one
     /// such definition, to show where the missing one belongs.
     fn implemented_scopes(&self, stubbed: &BTreeMap<String, Loc>) -> BTreeMap<String, Loc> {
+        let backend = self.inputs.backend.decls.iter();
+        let defined = backend.filter(|d| d.has_body && d.is_callable());
+        let defined = defined.map(|d| (d.key(), d.loc()));
         let mut scopes = BTreeMap::new();
-        for def in self
-            .inputs
-            .backend
-            .decls
-            .iter()
-            .filter(|d| d.has_body && d.is_callable())
-        {
-            if !self.from.callables(&def.key()).is_empty() {
-                scopes
-                    .entry(def.scope.join("::"))
-                    .or_insert_with(|| def.loc());
-            }
-        }
-        for (key, loc) in stubbed {
-            if let Some((scope, _)) = key.rsplit_once("::") {
-                if !self.from.callables(key).is_empty() {
-                    scopes
-                        .entry(scope.to_string())
-                        .or_insert_with(|| loc.clone());
-                }
+        for (key, loc) in defined.chain(stubbed.iter().map(|(k, l)| (k.clone(), l.clone()))) {
+            if !self.from.callables(&key).is_empty() {
+                let scope = key.rsplit_once("::").map_or("", |(scope, _)| scope);
+                scopes.entry(scope.to_string()).or_insert(loc);
             }
         }
         scopes
