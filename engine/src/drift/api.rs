@@ -29,12 +29,13 @@ mod tests;
 pub use config::ApiConfig;
 pub use extract::strip_template_args;
 pub use history::introduced_by;
+pub(crate) use model::tuple_elements;
 pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use sources::ParseMemo;
 pub use suppress::Suppression;
-pub(crate) use syntax::comment_end;
 pub use syntax::squeeze;
+pub(crate) use syntax::{comment_end, split_top_level};
 pub use uses::{Spelled, Uses};
 
 use crate::error::{Context, Result};

@@ -4,6 +4,7 @@
 //! notice `const Shape&` becoming `Shape` (call form), but an out-of-line definition must repeat
 //! its declaration's parameter types exactly (definition form).
 
+use super::syntax::{split_top_level, squeeze};
 use serde::Serialize;
 
 /// A place in a file: repository-relative path and 1-based line.
@@ -177,29 +178,20 @@ pub fn call_form(ty: &str) -> &str {
 /// reference to one) takes; `None` for any other type, whose binding rules (public members,
 /// `std::array`, user tuple-likes) are not modelled.
 pub fn tuple_arity(ty: &str) -> Option<usize> {
-    let ty = call_form(ty.trim());
+    tuple_elements(call_form(ty.trim())).map(|elements| elements.len())
+}
+
+/// The element types of `std::tuple<..>` / `std::pair<..>` (or a reference to one).
+pub fn tuple_elements(ty: &str) -> Option<Vec<String>> {
+    let ty = squeeze(ty);
+    let ty = ty.trim_end_matches('&').trim();
+    let ty = ty.strip_prefix("const ").unwrap_or(ty);
     let ty = ty.strip_prefix("std::").unwrap_or(ty);
-    let args = ty
+    let inner = ty
         .strip_prefix("tuple<")
         .or_else(|| ty.strip_prefix("pair<"))?
         .strip_suffix('>')?;
-    if args.trim().is_empty() {
-        return Some(0);
-    }
-    let mut depth = 0i32;
-    let mut count = 1;
-    for c in args.chars() {
-        match c {
-            '<' | '(' | '[' | '{' => depth += 1,
-            '>' | ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => count += 1,
-            _ => {}
-        }
-        if depth < 0 {
-            return None; // `tuple<A> > ..`: not one template type
-        }
-    }
-    (depth == 0).then_some(count)
+    Some(split_top_level(inner).iter().map(|t| squeeze(t)).collect())
 }
 
 /// A parameter type as a definition must repeat it: top-level `const` on a by-value

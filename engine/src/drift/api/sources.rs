@@ -6,7 +6,7 @@ use super::extract::{self, Source};
 use super::macros;
 use super::model::Loc;
 use super::model::{Decl, DeclKind};
-use super::syntax::{self, Blanking, StubUse};
+use super::syntax::{self, StubUse};
 use super::uses::{self, Uses};
 use crate::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -61,10 +61,12 @@ fn under(path: &str, prefixes: &[String]) -> bool {
 pub struct Prep {
     /// A digest of everything below: parses kept by [`ParseMemo`] are kept per preparation.
     pub fingerprint: u64,
+    /// Blanked anywhere, with their argument list when one follows.
     pub blank: BTreeSet<String>,
     /// Function-like macros defined anywhere in the input, blanked in statement position.
     pub statement: BTreeSet<String>,
-    /// Stub and definer macros with the members each defines for its argument.
+    /// Stub and definer macros with the members each defines for its argument (recorded where
+    /// used, then blanked).
     pub stubs: BTreeMap<String, Vec<String>>,
 }
 
@@ -192,12 +194,7 @@ pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> F
             ..FileFacts::default()
         };
     }
-    let blanking = Blanking {
-        blank: &prep.blank,
-        statement: &prep.statement,
-        stubs: &prep.stubs,
-    };
-    let prepared = syntax::prepare(bytes, &blanking);
+    let prepared = syntax::prepare(bytes, prep);
     let Some(tree) = syntax::parse(&prepared.text) else {
         return FileFacts::default();
     };

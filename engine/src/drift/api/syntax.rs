@@ -8,7 +8,7 @@
 //! records the backend's stub-macro invocations (`NO_GPU(Abs)`) and blanks them too, and blanks
 //! kernel launch configurations (`<<<grid, block>>>`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use super::sources::Prep;
 use tree_sitter::{Node, Parser, Tree};
 
 /// One invocation of a stub macro, `NO_GPU(Abs)`: the macro, its argument, the 1-based line.
@@ -25,19 +25,13 @@ pub struct Prepared {
     pub stubs: Vec<StubUse>,
 }
 
-/// Which identifiers [`prepare`] blanks: `blank` macros (with their argument list when one
-/// follows) anywhere, `statement` macros only where a statement or declaration starts
-/// (`half_binop(+, operator+);`, `DISPATCH(float);`), and `stubs` macros (recorded, then
-/// blanked).
-pub struct Blanking<'a> {
-    pub blank: &'a BTreeSet<String>,
-    pub statement: &'a BTreeSet<String>,
-    pub stubs: &'a BTreeMap<String, Vec<String>>,
-}
-
 /// Blanks macros, brace-initialized default arguments and kernel launch configurations,
-/// keeping every byte offset. Preprocessor directives are left alone.
-pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
+/// keeping every byte offset. Preprocessor directives are left alone. Which identifiers are
+/// blanked: `blanking.blank` macros (with their argument list when one follows) anywhere,
+/// `blanking.statement` macros only where a statement or declaration starts
+/// (`half_binop(+, operator+);`, `DISPATCH(float);`), and `blanking.stubs` macros (recorded,
+/// then blanked).
+pub fn prepare(src: &[u8], blanking: &Prep) -> Prepared {
     let mut out = src.to_vec();
     let mut stubs = Vec::new();
     let mut brackets: Vec<u8> = Vec::new();
@@ -109,7 +103,7 @@ fn macro_at(
     start: usize,
     end: usize,
     last: [u8; 2],
-    blanking: &Blanking,
+    blanking: &Prep,
     line: usize,
 ) -> Option<(usize, Option<StubUse>)> {
     let word = std::str::from_utf8(&src[start..end]).unwrap_or("");
@@ -177,6 +171,36 @@ pub fn comment_end(src: &[u8], i: usize) -> Option<usize> {
         return None;
     };
     Some(end.map_or(src.len(), |p| i + p))
+}
+
+/// Splits at commas outside brackets and comments: `a, std::pair<b, c> d` is two items.
+pub fn split_top_level(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(end) = comment_end(bytes, i) {
+            i = end;
+            continue;
+        }
+        match bytes[i] {
+            b'(' | b'<' | b'[' | b'{' => depth += 1,
+            b')' | b'>' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                items.push(text[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let last = text[start..].trim();
+    if !last.is_empty() || !items.is_empty() {
+        items.push(last.to_string());
+    }
+    items
 }
 
 /// The end of a string or character literal starting at `start` (its quote), escapes honoured.
@@ -368,6 +392,7 @@ pub fn squeeze(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
 
     fn blank_set(names: &[&str]) -> BTreeSet<String> {
         names.iter().map(|s| s.to_string()).collect()
@@ -381,10 +406,11 @@ mod tests {
         let statement = blank_set(&[]);
         let prepared = prepare(
             src,
-            &Blanking {
-                blank: &blank,
-                statement: &statement,
-                stubs: &stubs,
+            &Prep {
+                blank: blank.clone(),
+                statement: statement.clone(),
+                stubs,
+                ..Prep::default()
             },
         );
         let text = String::from_utf8(prepared.text).unwrap();
@@ -410,10 +436,11 @@ mod tests {
         let src = b"bool f(int a) { return g(a == 1, b <= 2); std::vector<int> v = {1}; }";
         let prepared = prepare(
             src,
-            &Blanking {
-                blank: &blank,
-                statement: &blank,
-                stubs: &stubs,
+            &Prep {
+                blank: blank.clone(),
+                statement: blank.clone(),
+                stubs,
+                ..Prep::default()
             },
         );
         assert_eq!(prepared.text, src.to_vec());
@@ -425,10 +452,11 @@ mod tests {
         let statement = blank_set(&["half_binop", "LIKELY", "NO_GPU"]);
         let stubs = [("NO_GPU".to_string(), vec!["eval_gpu".to_string()])].into();
         let src = b"#define NO_GPU(f) void f::eval_gpu() {}\n#define MLX_API\nhalf_binop(+, operator+);\nint f(int x) { if (LIKELY(x)) { return 1; } LIKELY(x); return ns::LIKELY(x); }\n";
-        let blanking = Blanking {
-            blank: &none,
-            statement: &statement,
-            stubs: &stubs,
+        let blanking = Prep {
+            blank: none.clone(),
+            statement: statement.clone(),
+            stubs,
+            ..Prep::default()
         };
         let prepared = prepare(src, &blanking);
         let text = String::from_utf8(prepared.text).unwrap();
@@ -450,10 +478,11 @@ mod tests {
         let src = b"void f() { kernel<<<grid,\n block>>>(a, b); }";
         let prepared = prepare(
             src,
-            &Blanking {
-                blank: &none,
-                statement: &none,
-                stubs: &stubs,
+            &Prep {
+                blank: none.clone(),
+                statement: none.clone(),
+                stubs,
+                ..Prep::default()
             },
         );
         let expected = format!(

@@ -46,36 +46,6 @@ fn comment_end(text: &str, i: usize) -> Option<usize> {
     crate::drift::api::comment_end(text.as_bytes(), i)
 }
 
-/// Splits at commas outside brackets and comments: `a, std::pair<b, c> d` is two items.
-pub fn split_top_level(text: &str) -> Vec<String> {
-    let mut items = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(end) = comment_end(text, i) {
-            i = end;
-            continue;
-        }
-        match bytes[i] {
-            b'(' | b'<' | b'[' | b'{' => depth += 1,
-            b')' | b'>' | b']' | b'}' => depth -= 1,
-            b',' if depth == 0 => {
-                items.push(text[start..i].trim().to_string());
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let last = text[start..].trim();
-    if !last.is_empty() || !items.is_empty() {
-        items.push(last.to_string());
-    }
-    items
-}
-
 /// A parameter without its default argument (`int x = 0` -> `int x`).
 pub fn strip_default(param: &str) -> String {
     let mut depth = 0i32;
@@ -106,9 +76,9 @@ pub fn strip_comments(text: &str) -> String {
     out
 }
 
-/// The one C++ text normalizer, shared with `drift api`: a drafted type compares equal to the
-/// type the API model recorded.
-pub use crate::drift::api::squeeze;
+/// The one C++ text normalizer, splitter and tuple reader, shared with `drift api`: a drafted
+/// type compares equal to the type the API model recorded.
+pub(crate) use crate::drift::api::{split_top_level, squeeze, tuple_elements};
 
 /// `text` as `//` comment lines, each starting with `prefix` (`"//   "`), that nothing in it can
 /// end: every line terminator a compiler or editor knows (LF, CR, CRLF, VT, FF, NEL, U+2028,
@@ -206,19 +176,6 @@ pub fn param_span(text: &str, name: &str, from: usize) -> Option<std::ops::Range
     None
 }
 
-/// The element types of `std::tuple<..>` / `std::pair<..>` (or a reference to one).
-pub fn tuple_elements(ty: &str) -> Option<Vec<String>> {
-    let ty = squeeze(ty);
-    let ty = ty.trim_end_matches('&').trim();
-    let ty = ty.strip_prefix("const ").unwrap_or(ty);
-    let ty = ty.strip_prefix("std::").unwrap_or(ty);
-    let inner = ty
-        .strip_prefix("tuple<")
-        .or_else(|| ty.strip_prefix("pair<"))?
-        .strip_suffix('>')?;
-    Some(split_top_level(inner).iter().map(|t| squeeze(t)).collect())
-}
-
 /// The return type written before `name(` in a declaration's text, without specifiers.
 pub fn return_type(decl_text: &str, name: &str) -> Option<String> {
     let span = param_span(decl_text, name, 0)?;
@@ -231,26 +188,19 @@ pub fn return_type(decl_text: &str, name: &str) -> Option<String> {
         let close = matching(rest, open)?;
         words = rest[close + 1..].trim();
     }
-    loop {
-        let mut stripped = false;
-        for spec in [
-            "MLX_API",
-            "inline",
-            "static",
-            "extern",
-            "constexpr",
-            "virtual",
-        ] {
-            if let Some(rest) = words.strip_prefix(spec) {
-                if rest.starts_with(char::is_whitespace) {
-                    words = rest.trim_start();
-                    stripped = true;
-                }
-            }
-        }
-        if !stripped {
-            break;
-        }
+    const SPECIFIERS: [&str; 6] = [
+        "MLX_API",
+        "inline",
+        "static",
+        "extern",
+        "constexpr",
+        "virtual",
+    ];
+    let spaced = |rest: &&str| rest.starts_with(char::is_whitespace);
+    while let Some(rest) =
+        (SPECIFIERS.iter()).find_map(|spec| words.strip_prefix(spec).filter(spaced))
+    {
+        words = rest.trim_start();
     }
     Some(squeeze(words))
 }
