@@ -249,22 +249,11 @@ impl<'a> Rules<'a> {
                 .into_iter()
                 .filter(|d| d.fits(call.args))
                 .collect();
-            if fitting.is_empty() {
-                continue;
+            let news = |old: &Decl| self.to.callables(&old.key());
+            let broke = |old: &&Decl| !news(old).iter().any(|new| still_compiles(old, new, call));
+            if let Some(&old) = fitting.first().filter(|_| fitting.iter().all(broke)) {
+                self.report_call(old, &news(old), call);
             }
-            let mut broken = Vec::new();
-            for old in &fitting {
-                let news = self.to.callables(&old.key());
-                if news.iter().any(|new| still_compiles(old, new, call)) {
-                    break;
-                }
-                broken.push((*old, news));
-            }
-            if broken.len() < fitting.len() {
-                continue;
-            }
-            let (old, news) = &broken[0];
-            self.report_call(old, news, call);
         }
     }
 

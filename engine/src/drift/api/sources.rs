@@ -72,21 +72,17 @@ pub struct Prep {
 
 impl Prep {
     pub fn new(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-        let read = |inputs: Vec<(&str, &[u8])>| -> Vec<macros::MacroDef> {
-            inputs
-                .into_iter()
-                .flat_map(|(_, b)| macros::definitions(b))
-                .collect()
-        };
+        let defined = |(_, bytes): (&str, &[u8])| macros::definitions(bytes);
         let upstream_inputs = upstream
             .iter()
             .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
-        let mut defs = read(upstream_inputs.collect());
-        let backend_defs = read(cpp_inputs(backend, |_, _| true));
+        let mut defs: Vec<_> = upstream_inputs.flat_map(defined).collect();
+        let backend_defs: Vec<_> = cpp_inputs(backend, |_, _| true)
+            .into_iter()
+            .flat_map(defined)
+            .collect();
         let mut stubs = macros::definers(&backend_defs);
-        for (name, members) in &cfg.stub_macros {
-            stubs.insert(name.clone(), members.clone());
-        }
+        stubs.extend(cfg.stub_macros.clone());
         defs.extend(backend_defs);
         let mut blank = cfg.blank_set();
         blank.extend(
@@ -240,21 +236,15 @@ fn on_all_cores<T: Default + Send>(
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let take = || order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let work = || {
+        let taken = std::iter::from_fn(take);
+        taken
+            .map(|&i| (i, read(files[i].0, files[i].1)))
+            .collect::<Vec<_>>()
+    };
     let parsed: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&i) = order.get(at) else { break };
-                        let (path, bytes) = files[i];
-                        mine.push((i, read(path, bytes)));
-                    }
-                    mine
-                })
-            })
-            .collect();
+        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
         handles
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
