@@ -122,25 +122,21 @@ fn class(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
     ) else {
         return;
     };
-    let name = strip_template_args(text(name, src.parsed));
-    let parts = split_path(&name);
-    let Some((last, qualifier)) = parts.split_last() else {
+    let parts = split_path(&strip_template_args(text(name, src.parsed)));
+    let Some(last) = parts.last().cloned() else {
         return;
     };
-    let mut outer = scope.names.clone();
-    outer.extend(qualifier.iter().cloned());
+    let names = [scope.names.clone(), parts].concat();
     out.push(Decl {
         kind: DeclKind::Class,
-        scope: outer.clone(),
+        scope: names[..names.len() - 1].to_vec(),
         name: last.clone(),
         is_template: scope.template,
         ..base_decl(src, node)
     });
-    let mut names = outer;
-    names.push(last.clone());
     let inner = Scope {
         names,
-        class: Some(last.clone()),
+        class: Some(last),
         depth: scope.depth,
         ..Scope::default()
     };

@@ -362,11 +362,8 @@ fn parse_wave(
         let Some(bytes) = files.get(path) else {
             continue;
         };
-        let same = reuse.and_then(|(other, parsed)| {
-            (other.get(path) == Some(bytes))
-                .then(|| parsed.files.get(path))
-                .flatten()
-        });
+        let unchanged = reuse.filter(|(other, _)| other.get(path) == Some(bytes));
+        let same = unchanged.and_then(|(_, parsed)| parsed.files.get(path));
         match same {
             Some(facts) => {
                 side.files.insert(path.clone(), facts.clone());
