@@ -491,11 +491,8 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) 
     let definition = format!(
         "\n// Drafted by forkbook (drift api: missing-backend-definition): a stub. The other\n{source}\n{quoted}\n{signature} {{\n  throw std::runtime_error({message});\n}}\n"
     );
-    let mut content = String::with_capacity(text.len() + definition.len() + 32);
-    content.push_str(&text[..insert_at]);
-    content.push_str(&definition);
-    content.push_str(&text[insert_at..]);
-    let content = with_include(&content, "stdexcept");
+    let (before, after) = text.split_at(insert_at);
+    let content = with_include(&format!("{before}{definition}{after}"), "stdexcept");
     let line = line_of(&content, content.find(&signature).unwrap_or(0));
     Ok(Draft {
         line,
@@ -514,22 +511,15 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) 
 /// The offset just after the last out-of-line definition of a member of `owner` in `text` (the
 /// line that closes its body), where a new member's definition goes.
 fn after_last_member(text: &str, owner: &str) -> Option<usize> {
-    let mut insert_at = None;
-    for (here, line) in first_column_lines(text) {
-        if !line.contains(&format!("{owner}::")) {
-            continue;
-        }
-        let Some(open) = body_open(text, here) else {
-            continue;
-        };
-        if let Some(close) = cpp::matching(text, open) {
-            let end = text[close..]
-                .find('\n')
-                .map_or(text.len(), |n| close + n + 1);
-            insert_at = Some(end);
-        }
-    }
-    insert_at
+    let member = format!("{owner}::");
+    let members = first_column_lines(text).filter(|(_, line)| line.contains(&member));
+    let closes = members.filter_map(|(here, _)| cpp::matching(text, body_open(text, here)?));
+    let line_end = |close: usize| {
+        text[close..]
+            .find('\n')
+            .map_or(text.len(), |n| close + n + 1)
+    };
+    closes.map(line_end).last()
 }
 
 /// `text` with `#include <header>` after its last `#include` unless it includes it already.

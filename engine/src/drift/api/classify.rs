@@ -349,19 +349,9 @@ impl<'a> Rules<'a> {
     /// covered by the call rules).
     fn removed_names(&mut self) {
         let inputs = self.inputs;
-        let to_names: BTreeSet<(&str, DeclKind)> = self
-            .to
-            .by_name
-            .values()
-            .flatten()
-            .map(|d| (d.name.as_str(), d.kind))
-            .collect();
-        let mut gone: Vec<&Decl> = self
-            .from
-            .by_name
-            .values()
-            .flatten()
-            .copied()
+        let to_names: BTreeSet<(&str, DeclKind)> =
+            self.to.decls().map(|d| (d.name.as_str(), d.kind)).collect();
+        let mut gone: Vec<&Decl> = (self.from.decls())
             .filter(|d| matches!(d.kind, DeclKind::Class | DeclKind::Enumerator))
             .filter(|d| !to_names.contains(&(d.name.as_str(), d.kind)))
             .collect();

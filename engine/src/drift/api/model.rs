@@ -126,24 +126,13 @@ impl Decl {
 
     /// Human form: `(const Shape&, int64_t = ...) -> std::pair<Shape, Strides>`.
     pub fn describe(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|p| {
-                if p.has_default {
-                    format!("{} = ...", p.ty)
-                } else {
-                    p.ty.clone()
-                }
-            })
+        let default = |p: &Param| if p.has_default { " = ..." } else { "" };
+        let params: Vec<String> = (self.params.iter())
+            .map(|p| format!("{}{}", p.ty, default(p)))
             .collect();
         let constness = if self.is_const { " const" } else { "" };
-        let ret = if self.ret.is_empty() {
-            String::new()
-        } else {
-            format!(" -> {}", self.ret)
-        };
-        format!("({}){constness}{ret}", params.join(", "))
+        let arrow = if self.ret.is_empty() { "" } else { " -> " };
+        format!("({}){constness}{arrow}{}", params.join(", "), self.ret)
     }
 }
 

@@ -43,10 +43,7 @@ impl<'a> Rules<'a> {
         let stubbed = self.stubbed();
         let mut classes: Vec<&Decl> = self
             .to
-            .by_name
-            .values()
-            .flatten()
-            .copied()
+            .decls()
             .filter(|d| d.kind == DeclKind::Class)
             .collect();
         classes.sort_by_key(|d| d.key());
@@ -73,14 +70,8 @@ impl<'a> Rules<'a> {
                 .filter(|(_, s)| configured.contains_key(&s.macro_name))
                 .map(|(at, _)| at.clone())
                 .next();
-            let mut found = finding(
-                Kind::MissingEvalGpu,
-                key,
-                message,
-                None,
-                Some(eval),
-                backend,
-            );
+            let kind = Kind::MissingEvalGpu;
+            let mut found = finding(kind, key, message, None, Some(eval), backend);
             // `void eval_gpu(..) override;` reads the same in every primitive; the class does not.
             found.evidence.to_text = Some((class.path.clone(), class.text.clone()));
             self.push(found);
@@ -133,12 +124,7 @@ impl<'a> Rules<'a> {
         scopes: &BTreeMap<String, Loc>,
         stubbed: &BTreeMap<String, Loc>,
     ) -> Vec<&'a Decl> {
-        let mut candidates: Vec<&Decl> = self
-            .to
-            .by_key
-            .values()
-            .flatten()
-            .copied()
+        let mut candidates: Vec<&Decl> = (self.to.decls())
             .filter(|d| {
                 d.is_callable()
                     && !d.has_body
