@@ -156,7 +156,8 @@ pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
 
 /// Every side's files that kept ERROR nodes, by side and path.
 fn error_files(sides: [(&'static str, Vec<(String, usize)>); 3]) -> Vec<FileErrors> {
-    let mut out: Vec<FileErrors> = (sides.into_iter())
+    let mut out: Vec<FileErrors> = sides
+        .into_iter()
         .flat_map(|(side, list)| {
             let file = move |(path, error_nodes)| FileErrors {
                 side,

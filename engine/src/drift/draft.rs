@@ -258,7 +258,7 @@ fn stub_lines(text: &str) -> Vec<StubLine> {
 fn macro_definition(text: &str, macro_name: &str) -> Option<String> {
     let mut lines = text.lines();
     let defines = |rest: &str| rest.trim_start().starts_with(&format!("{macro_name}("));
-    let first = (lines.by_ref()).find(|line| {
+    let first = lines.by_ref().find(|line| {
         line.trim_start()
             .strip_prefix("#define")
             .is_some_and(defines)

@@ -351,7 +351,9 @@ impl<'a> Rules<'a> {
         let inputs = self.inputs;
         let to_names: BTreeSet<(&str, DeclKind)> =
             self.to.decls().map(|d| (d.name.as_str(), d.kind)).collect();
-        let mut gone: Vec<&Decl> = (self.from.decls())
+        let mut gone: Vec<&Decl> = self
+            .from
+            .decls()
             .filter(|d| matches!(d.kind, DeclKind::Class | DeclKind::Enumerator))
             .filter(|d| !to_names.contains(&(d.name.as_str(), d.kind)))
             .collect();

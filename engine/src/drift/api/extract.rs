@@ -185,17 +185,11 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
     let (func, modifiers) = function_declarator(declarator, src)?;
     let name_node = func.child_by_field_name("declarator")?;
     let (qualifier, name) = declarator_name(name_node, src)?;
-    let mut full_scope = scope.names.clone();
-    full_scope.extend(qualifier.iter().cloned());
     let ty = node.child_by_field_name("type");
-    let class_name = if qualifier.is_empty() {
-        scope.class.clone()
-    } else {
-        qualifier.last().cloned()
-    };
-    let kind = if ty.is_none() && class_name.as_deref() == Some(name.as_str()) {
+    let class_name = qualifier.last().or(scope.class.as_ref());
+    let kind = if ty.is_none() && class_name == Some(&name) {
         DeclKind::Constructor
-    } else if scope.class.is_some() || (!qualifier.is_empty() && starts_upper(&qualifier)) {
+    } else if scope.class.is_some() || starts_upper(&qualifier) {
         DeclKind::Method
     } else {
         DeclKind::Function
@@ -206,7 +200,7 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
     let (params, variadic) = parameters(func, src);
     Some(Decl {
         kind,
-        scope: full_scope,
+        scope: [scope.names.as_slice(), &qualifier].concat(),
         name,
         ret: return_type(node, func, ty, &modifiers, src),
         params,
@@ -225,10 +219,8 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
 /// A member defined out of line is qualified by its class; by convention classes start with
 /// an upper-case letter and namespaces do not (`Event::wait` against `gpu::eval`).
 fn starts_upper(qualifier: &[String]) -> bool {
-    qualifier
-        .last()
-        .and_then(|q| q.chars().next())
-        .is_some_and(|c| c.is_ascii_uppercase())
+    let first = qualifier.last().and_then(|q| q.chars().next());
+    first.is_some_and(|c| c.is_ascii_uppercase())
 }
 
 /// Walks pointer and reference declarators down to the function declarator, collecting the

@@ -127,7 +127,9 @@ impl Decl {
     /// Human form: `(const Shape&, int64_t = ...) -> std::pair<Shape, Strides>`.
     pub fn describe(&self) -> String {
         let default = |p: &Param| if p.has_default { " = ..." } else { "" };
-        let params: Vec<String> = (self.params.iter())
+        let params: Vec<String> = self
+            .params
+            .iter()
             .map(|p| format!("{}{}", p.ty, default(p)))
             .collect();
         let constness = if self.is_const { " const" } else { "" };

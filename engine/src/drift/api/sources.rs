@@ -84,12 +84,9 @@ impl Prep {
         let mut stubs = macros::definers(&backend_defs);
         stubs.extend(cfg.stub_macros.clone());
         defs.extend(backend_defs);
-        let mut blank = cfg.blank_set();
-        blank.extend(
-            defs.iter()
-                .filter(|d| macros::is_attribute_like(d))
-                .map(|d| d.name.clone()),
-        );
+        let attributes = defs.iter().filter(|d| macros::is_attribute_like(d));
+        let blank = cfg.blank_macros.iter().chain(attributes.map(|d| &d.name));
+        let blank: BTreeSet<String> = blank.cloned().collect();
         let statement = defs
             .into_iter()
             .filter(|d| d.function_like)

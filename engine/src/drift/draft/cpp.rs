@@ -197,8 +197,9 @@ pub fn return_type(decl_text: &str, name: &str) -> Option<String> {
         "virtual",
     ];
     let spaced = |rest: &&str| rest.starts_with(char::is_whitespace);
-    while let Some(rest) =
-        (SPECIFIERS.iter()).find_map(|spec| words.strip_prefix(spec).filter(spaced))
+    while let Some(rest) = SPECIFIERS
+        .iter()
+        .find_map(|spec| words.strip_prefix(spec).filter(spaced))
     {
         words = rest.trim_start();
     }

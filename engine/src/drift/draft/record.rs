@@ -233,10 +233,7 @@ impl CommandReport for Drafted {
 
     /// Drafts waiting for a person are problems, as are breaks left.
     fn verdict(&self) -> Verdict {
-        let left = match &self.after {
-            Some(after) => after.breaks(),
-            None => self.before.breaks(),
-        };
+        let left = self.after.as_ref().unwrap_or(&self.before).breaks();
         Verdict::problems_if(left > 0 || !self.written.is_empty())
     }
 }
@@ -348,7 +345,9 @@ pub fn answers(
         [DRAFT_KEY, CONFIRMED_KEY].iter().any(mark)
     };
     // A draft (confirmed or not) names the finding it answers.
-    let named: Vec<&FixStep> = (state.steps.iter())
+    let named: Vec<&FixStep> = state
+        .steps
+        .iter()
         .filter(|s| parsed.entry(s.number() as u32).is_some_and(names))
         .collect();
     let chosen = if named.is_empty() {
@@ -380,7 +379,9 @@ fn touching_answers<'s>(
     let Some(loc) = &finding.backend else {
         return Vec::new();
     };
-    let touching: Vec<&FixStep> = (state.steps.iter())
+    let touching: Vec<&FixStep> = state
+        .steps
+        .iter()
         .filter(|s| s.changed_paths().contains(&loc.path.as_str()))
         .filter(|s| s.number() > earlier && answer_of(parsed, s.number()) == Answer::HandWritten)
         .collect();

@@ -124,7 +124,9 @@ impl<'a> Rules<'a> {
         scopes: &BTreeMap<String, Loc>,
         stubbed: &BTreeMap<String, Loc>,
     ) -> Vec<&'a Decl> {
-        let mut candidates: Vec<&Decl> = (self.to.decls())
+        let mut candidates: Vec<&Decl> = self
+            .to
+            .decls()
             .filter(|d| {
                 d.is_callable()
                     && !d.has_body
