@@ -693,28 +693,18 @@ fn changed_parameters(
 /// on one line.
 fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[String]) -> String {
     let inner = &text[span.clone()];
-    if inner.contains('\n') {
-        let indent = indent_at(
-            text,
-            span.start + inner.find(|c: char| !c.is_whitespace()).unwrap_or(0),
-        );
-        let closing = inner
-            .rsplit('\n')
-            .next()
-            .filter(|l| l.trim().is_empty())
-            .unwrap_or("");
-        format!(
-            "\n{indent}{}{}",
-            written.join(&format!(",\n{indent}")),
-            if closing.is_empty() {
-                String::new()
-            } else {
-                format!("\n{closing}")
-            }
-        )
-    } else {
-        written.join(", ")
+    if !inner.contains('\n') {
+        return written.join(", ");
     }
+    let first = span.start + inner.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+    let indent = indent_at(text, first);
+    let last = inner.rsplit('\n').next();
+    let closing = last.filter(|l| !l.is_empty() && l.trim().is_empty());
+    let closing = closing.map_or(String::new(), |l| format!("\n{l}"));
+    format!(
+        "\n{indent}{}{closing}",
+        written.join(&format!(",\n{indent}"))
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -282,19 +282,12 @@ fn parameters(func: Node, src: &Source) -> (Vec<Param>, bool) {
     let Some(list) = func.child_by_field_name("parameters") else {
         return (Vec::new(), false);
     };
-    let mut params = Vec::new();
-    let mut variadic = false;
-    for item in children(list) {
-        match item.kind() {
-            "..." | "variadic_parameter_declaration" => variadic = true,
-            "parameter_declaration" | "optional_parameter_declaration" => {
-                if let Some(param) = parameter(item, src) {
-                    params.push(param);
-                }
-            }
-            _ => {}
-        }
-    }
+    const VARIADIC: [&str; 2] = ["...", "variadic_parameter_declaration"];
+    const DECLARED: [&str; 2] = ["parameter_declaration", "optional_parameter_declaration"];
+    let items = children(list);
+    let variadic = items.iter().any(|i| VARIADIC.contains(&i.kind()));
+    let declared = items.into_iter().filter(|i| DECLARED.contains(&i.kind()));
+    let mut params: Vec<Param> = declared.map(|item| parameter(item, src)).collect();
     // `f(void)` takes no arguments.
     if params.len() == 1 && params[0].ty == "void" {
         params.clear();
@@ -302,29 +295,20 @@ fn parameters(func: Node, src: &Source) -> (Vec<Param>, bool) {
     (params, variadic)
 }
 
-fn parameter(node: Node, src: &Source) -> Option<Param> {
+fn parameter(node: Node, src: &Source) -> Param {
     let default = node.child_by_field_name("default_value");
     let end = default.map_or(node.end_byte(), |d| d.start_byte());
     let mut bytes = src.parsed[node.start_byte()..end].to_vec();
-    if let Some(name) = node
-        .child_by_field_name("declarator")
-        .and_then(parameter_name)
-    {
-        for b in
-            &mut bytes[name.start_byte() - node.start_byte()..name.end_byte() - node.start_byte()]
-        {
-            *b = b' ';
-        }
+    let declarator = node.child_by_field_name("declarator");
+    if let Some(name) = declarator.and_then(parameter_name) {
+        let start = node.start_byte();
+        bytes[name.start_byte() - start..name.end_byte() - start].fill(b' ');
     }
-    let ty = squeeze(
-        String::from_utf8_lossy(&bytes)
-            .trim_end()
-            .trim_end_matches('='),
-    );
-    Some(Param {
-        ty,
+    let ty = String::from_utf8_lossy(&bytes);
+    Param {
+        ty: squeeze(ty.trim_end().trim_end_matches('=')),
         has_default: default.is_some(),
-    })
+    }
 }
 
 /// The identifier naming a parameter, under its pointer, reference and array declarators.

@@ -117,6 +117,7 @@ pub struct ParseMemo {
     _private: (),
 }
 
+/// Path, blob id and the preparation's fingerprint.
 type MemoKey = (String, git2::Oid, u64);
 
 #[derive(Default)]
@@ -139,25 +140,16 @@ impl ParseMemo {
         tables.get_or_insert_with(MemoTables::default).scopes += 1;
         ParseMemo { _private: () }
     }
-
-    fn key(path: &str, bytes: &[u8], prep: &Prep) -> Option<MemoKey> {
-        if memo_tables().is_none() {
-            return None;
-        }
-        let id = git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok()?;
-        Some((path.to_string(), id, prep.fingerprint))
-    }
 }
 
 impl Drop for ParseMemo {
     fn drop(&mut self) {
         let mut tables = memo_tables();
-        let last = tables.as_mut().is_some_and(|t| {
+        if let Some(t) = tables.as_mut() {
             t.scopes -= 1;
-            t.scopes == 0
-        });
-        if last {
-            *tables = None;
+            if t.scopes == 0 {
+                *tables = None;
+            }
         }
     }
 }
@@ -165,7 +157,9 @@ impl Drop for ParseMemo {
 /// [`read`] through the memo when a scope is alive, with the file's own uses when `with_uses`
 /// (else empty ones).
 fn read_kept(path: &str, bytes: &[u8], prep: &Prep, with_uses: bool) -> (FileFacts, Uses) {
-    let key = ParseMemo::key(path, bytes, prep).map(|key| (key, with_uses));
+    let id = || git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok();
+    let id = memo_tables().is_some().then(id).flatten();
+    let key = id.map(|id| ((path.to_string(), id, prep.fingerprint), with_uses));
     let kept = |key: &_| memo_tables().as_ref()?.kept.get(key).cloned();
     if let Some(kept) = key.as_ref().and_then(kept) {
         return kept;
