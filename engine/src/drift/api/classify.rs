@@ -138,11 +138,7 @@ impl<'a> Rules<'a> {
         message: impl FnOnce(&str, Option<&Decl>) -> String,
     ) {
         let (key, to) = (old.key(), closest(old, news));
-        let kind = if to.is_some() {
-            kind
-        } else {
-            Kind::RemovedDeclaration
-        };
+        let kind = to.map_or(Kind::RemovedDeclaration, |_| kind);
         let message = message(&key, to);
         self.push(finding(kind, key, message, Some(old), to, Some(at.clone())));
     }
@@ -170,10 +166,9 @@ impl<'a> Rules<'a> {
             if unused || news.iter().any(|new| same_definition(old, new)) {
                 continue;
             }
-            let kind = if def.kind == DeclKind::Constructor {
-                Kind::ConstructorChanged
-            } else {
-                Kind::ChangedSignature
+            let kind = match def.kind {
+                DeclKind::Constructor => Kind::ConstructorChanged,
+                _ => Kind::ChangedSignature,
             };
             self.broke(kind, old, &news, &def.loc(), |key, new| match new {
                 None => format!("the backend defines `{key}`, which upstream no longer declares"),
@@ -362,10 +357,9 @@ impl<'a> Rules<'a> {
             let Some(used) = inputs.backend.uses.names.get(&decl.name) else {
                 continue;
             };
-            let what = if decl.kind == DeclKind::Class {
-                "class"
-            } else {
-                "enumerator"
+            let what = match decl.kind {
+                DeclKind::Class => "class",
+                _ => "enumerator",
             };
             let message = format!(
                 "the backend names `{}`, a {what} upstream removed",

@@ -58,11 +58,9 @@ impl<'a> Rules<'a> {
             }
             let configured = &self.inputs.cfg.stub_macros;
             let stubs: Vec<&str> = configured.keys().map(String::as_str).collect();
+            let (name, stubs) = (&class.name, stubs.join(", "));
             let message = format!(
-                "new primitive `{}` declares `eval_gpu`; the backend neither defines `{}::eval_gpu` nor stubs it ({})",
-                class.name,
-                class.name,
-                stubs.join(", ")
+                "new primitive `{name}` declares `eval_gpu`; the backend neither defines `{name}::eval_gpu` nor stubs it ({stubs})"
             );
             // Where the backend stubs the primitives it does not implement: where a stub goes.
             let stub_list = self.inputs.backend.stubs.iter();
