@@ -13,7 +13,7 @@ pub mod config;
 mod extract;
 pub mod history;
 mod index;
-mod kind;
+pub(crate) mod kind;
 mod macros;
 mod model;
 pub mod report;
@@ -29,24 +29,22 @@ mod tests;
 pub use config::ApiConfig;
 pub use extract::strip_template_args;
 pub use history::introduced_by;
+pub(crate) use model::tuple_elements;
 pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use sources::ParseMemo;
 pub use suppress::Suppression;
 pub use syntax::squeeze;
+pub(crate) use syntax::{comment_end, split_top_level};
 pub use uses::{Spelled, Uses};
 
 use crate::error::{Context, Result};
 use crate::FileMap;
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 
-/// The upstream files the analysis reads at a commit: headers under the header root (minus
-/// the skipped folders), shared backend sources, and reference backends.
-pub fn collect_upstream(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<FileMap> {
-    read_blobs(repo, commit, upstream_ids(repo, commit, cfg)?)
-}
-
-/// The blob ids of [`collect_upstream`]'s files, read from the trees alone (no file contents).
+/// The blob ids of the upstream files the analysis reads at a commit (headers under the header
+/// root minus the skipped folders, shared backend sources, and reference backends), read from
+/// the trees alone (no file contents).
 pub fn upstream_ids(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<store::BlobIds> {
     let tree = repo
         .find_commit(commit)
@@ -104,6 +102,8 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
         prep: &prep,
     };
     let findings = classify::classify(&inputs);
+    let (from_errors, to_errors) = (from_side.error_files(), to_side.error_files());
+    let nodes = |list: &[(String, usize)]| list.iter().map(|(_, n)| n).sum();
     ApiReport {
         from: String::new(),
         to: String::new(),
@@ -111,12 +111,16 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
         unused_suppressions: Vec::new(),
         parse: ParseStats {
             from_headers: from_side.visible.len(),
-            from_error_nodes: from_side.error_nodes(),
+            from_error_nodes: nodes(&from_errors),
             to_headers: to_side.visible.len(),
-            to_error_nodes: to_side.error_nodes(),
+            to_error_nodes: nodes(&to_errors),
             backend_files: backend_model.files,
-            backend_error_nodes: backend_model.error_nodes,
-            error_files: error_files(&from_side, &to_side, &backend_model),
+            backend_error_nodes: nodes(&backend_model.error_files),
+            error_files: error_files([
+                ("from", from_errors),
+                ("to", to_errors),
+                ("backend", backend_model.error_files),
+            ]),
         },
     }
 }
@@ -150,21 +154,18 @@ pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
     }
 }
 
-fn error_files(
-    from: &sources::Side,
-    to: &sources::Side,
-    backend: &sources::Backend,
-) -> Vec<FileErrors> {
-    let label = |side: &'static str, list: Vec<(String, usize)>| {
-        list.into_iter().map(move |(path, error_nodes)| FileErrors {
-            side,
-            path,
-            error_nodes,
+/// Every side's files that kept ERROR nodes, by side and path.
+fn error_files(sides: [(&'static str, Vec<(String, usize)>); 3]) -> Vec<FileErrors> {
+    let mut out: Vec<FileErrors> = sides
+        .into_iter()
+        .flat_map(|(side, list)| {
+            let file = move |(path, error_nodes)| FileErrors {
+                side,
+                path,
+                error_nodes,
+            };
+            list.into_iter().map(file)
         })
-    };
-    let mut out: Vec<FileErrors> = label("from", from.error_files())
-        .chain(label("to", to.error_files()))
-        .chain(label("backend", backend.error_files.clone()))
         .collect();
     out.sort_by(|a, b| (a.side, &a.path).cmp(&(b.side, &b.path)));
     out
@@ -203,14 +204,18 @@ pub fn drift_api_stored(
     cfg: &ApiConfig,
     store: Option<&forkbook_records::cache_entry::Store>,
 ) -> Result<ApiReport> {
-    let mut from_ids = upstream_ids(repo, from, cfg)?;
-    let mut to_ids = upstream_ids(repo, to, cfg)?;
+    let (from_ids, to_ids) = (upstream_ids(repo, from, cfg)?, upstream_ids(repo, to, cfg)?);
     let key = match store {
         Some(kept) => {
-            let mut from_key = from_ids.clone();
-            let mut to_key = to_ids.clone();
-            overlay_ids(&mut from_key, inputs.from_overrides, cfg)?;
-            overlay_ids(&mut to_key, inputs.to_overrides, cfg)?;
+            // The ids of what the analysis will parse, overrides included.
+            let keyed = |mut ids: store::BlobIds, overrides| -> Result<store::BlobIds> {
+                for (path, bytes) in upstream_inputs(overrides, cfg) {
+                    ids.insert(path.clone(), store::blob_id(bytes)?);
+                }
+                Ok(ids)
+            };
+            let from_key = keyed(from_ids.clone(), inputs.from_overrides)?;
+            let to_key = keyed(to_ids.clone(), inputs.to_overrides)?;
             let key = store::key(from, to, &from_key, &to_key, inputs.backend, cfg)?;
             if let Some(mut report) = store::load(kept, &key) {
                 report::apply_suppressions(&mut report, inputs.suppressions);
@@ -221,15 +226,14 @@ pub fn drift_api_stored(
         None => None,
     };
     // Overridden files are not read from the repository at all.
-    let overridden = |ids: &mut store::BlobIds, overrides: &FileMap| {
+    let read = |commit, mut ids: store::BlobIds, overrides: &FileMap| -> Result<FileMap> {
         ids.retain(|path, _| !overrides.contains_key(path));
+        let mut files = read_blobs(repo, commit, ids)?;
+        files.extend(upstream_inputs(overrides, cfg).map(|(p, b)| (p.clone(), b.clone())));
+        Ok(files)
     };
-    overridden(&mut from_ids, inputs.from_overrides);
-    overridden(&mut to_ids, inputs.to_overrides);
-    let mut from_files = read_blobs(repo, from, from_ids)?;
-    let mut to_files = read_blobs(repo, to, to_ids)?;
-    overlay(&mut from_files, inputs.from_overrides, cfg);
-    overlay(&mut to_files, inputs.to_overrides, cfg);
+    let from_files = read(from, from_ids, inputs.from_overrides)?;
+    let to_files = read(to, to_ids, inputs.to_overrides)?;
     let mut report = analyze(&from_files, &to_files, inputs.backend, cfg);
     report.from = from.to_string();
     report.to = to.to_string();
@@ -242,36 +246,25 @@ pub fn drift_api_stored(
     Ok(report)
 }
 
-fn overlay(files: &mut FileMap, overrides: &FileMap, cfg: &ApiConfig) {
-    for (path, bytes) in overrides {
-        if sources::is_upstream_input(path, cfg) {
-            files.insert(path.clone(), bytes.clone());
-        }
-    }
-}
-
-/// [`overlay`] on blob ids: what the analysis will parse, by id.
-fn overlay_ids(ids: &mut store::BlobIds, overrides: &FileMap, cfg: &ApiConfig) -> Result<()> {
-    for (path, bytes) in overrides {
-        if sources::is_upstream_input(path, cfg) {
-            ids.insert(path.clone(), store::blob_id(bytes)?);
-        }
-    }
-    Ok(())
+/// The overrides that replace an upstream file the analysis reads.
+fn upstream_inputs<'o>(
+    overrides: &'o FileMap,
+    cfg: &'o ApiConfig,
+) -> impl Iterator<Item = (&'o String, &'o crate::Bytes)> {
+    let inputs = overrides.iter();
+    inputs.filter(|(path, _)| sources::is_upstream_input(path, cfg))
 }
 
 fn fill_history(repo: &Repository, from: Oid, to: Oid, report: &mut ApiReport) -> Result<()> {
     let mut history = history::History::new(repo, from, to)?;
     for finding in &mut report.findings {
-        let evidence = finding.evidence.clone();
+        let (to, from) = (&finding.evidence.to_text, &finding.evidence.from_text);
         let mut found = None;
-        if let Some((path, text)) = &evidence.to_text {
+        if let Some((path, text)) = to {
             found = history.introduced(path, text)?;
         }
-        if found.is_none() {
-            if let Some((path, text)) = &evidence.from_text {
-                found = history.removed(path, text)?;
-            }
+        if let (None, Some((path, text))) = (&found, from) {
+            found = history.removed(path, text)?;
         }
         finding.introduced_by = found;
     }

@@ -32,28 +32,17 @@ use serde::Serialize;
 /// A draft (or what a step towards one finds), or why there is none.
 type Drafting<T = Draft> = std::result::Result<T, String>;
 
-/// What a draft does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Remedy {
-    /// The backend's stub macro for a new primitive.
-    Stub,
-    /// A definition shaped like the other backends', its body a stub.
-    StubDefinition,
-    /// A definition's parameter list brought to the new declaration.
-    ParameterList,
-    /// A structured binding widened to the tuple's new size.
-    WidenedBinding,
-}
-
-impl Remedy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Remedy::Stub => "stub",
-            Remedy::StubDefinition => "stub-definition",
-            Remedy::ParameterList => "parameter-list",
-            Remedy::WidenedBinding => "widened-binding",
-        }
+crate::drift::api::kind::named_enum! {
+    /// What a draft does.
+    pub enum Remedy {
+        /// The backend's stub macro for a new primitive.
+        Stub = "stub",
+        /// A definition shaped like the other backends', its body a stub.
+        StubDefinition = "stub-definition",
+        /// A definition's parameter list brought to the new declaration.
+        ParameterList = "parameter-list",
+        /// A structured binding widened to the tuple's new size.
+        WidenedBinding = "widened-binding",
     }
 }
 
@@ -135,16 +124,11 @@ fn draft_one(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Dra
         Kind::MissingEvalGpu => stub_eval_gpu(finding, files, upstream),
         Kind::MissingBackendDefinition => stub_definition(finding, files, upstream),
         Kind::ChangedSignature => {
-            let loc = finding
-                .backend
-                .as_ref()
-                .ok_or("the finding names no backend place")?;
-            let text = text_of(files, &loc.path)?;
-            let name = last_name(&finding.symbol);
-            if is_definition_at(&text, loc.line, name) {
-                parameter_list(finding, files)
+            let (loc, text) = backend_file(finding, files, "the finding names no backend place")?;
+            if is_definition_at(&text, loc.line, last_name(&finding.symbol)) {
+                parameter_list(finding, loc, &text)
             } else {
-                widen_binding(finding, files)
+                widen_binding(finding, loc, &text)
             }
         }
         Kind::ConstructorChanged => Err(
@@ -159,6 +143,17 @@ fn draft_one(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Dra
                 .into(),
         ),
     }
+}
+
+/// The backend place `finding` names and its file's text; `missing` says why there is no draft
+/// when it names none.
+fn backend_file<'f>(
+    finding: &'f Finding,
+    files: &FileMap,
+    missing: &str,
+) -> Drafting<(&'f Loc, String)> {
+    let loc = finding.backend.as_ref().ok_or(missing)?;
+    Ok((loc, text_of(files, &loc.path)?))
 }
 
 fn text_of(files: &FileMap, path: &str) -> Drafting<String> {
@@ -194,14 +189,10 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Whether the statement at `line` defines `name` (its parameter list is followed by a body).
 fn is_definition_at(text: &str, line: usize, name: &str) -> bool {
-    let start = line_start(text, line);
-    let Some(span) = cpp::param_span(text, name, start) else {
-        return false;
-    };
-    if line_of(text, span.start) > line + 1 {
-        return false;
-    }
-    body_open(text, span.end + 1).is_some()
+    let span = cpp::param_span(text, name, line_start(text, line));
+    span.is_some_and(|span| {
+        line_of(text, span.start) <= line + 1 && body_open(text, span.end + 1).is_some()
+    })
 }
 
 /// The `{` that opens a body at or after byte `from`, when a `{` comes before any `;`.
@@ -217,6 +208,12 @@ fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
         *offset += line.len();
         Some((here, line))
     })
+}
+
+/// The lines of `text` that start at the first column with code, where an out-of-line
+/// definition starts, with their offsets.
+fn first_column_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    lines_at(text).filter(|(_, line)| !line.starts_with([' ', '\t', '/', '#', '}']))
 }
 
 /// Lines indented like the line at byte `at`.
@@ -240,53 +237,41 @@ struct StubLine {
 }
 
 fn stub_lines(text: &str) -> Vec<StubLine> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        let Some(open) = t.find('(') else { continue };
-        let macro_name = &t[..open];
-        if !macro_name.starts_with("NO_GPU")
-            || !macro_name
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c == '_')
-        {
-            continue;
-        }
-        let Some(close) = t.find(')') else { continue };
-        let class = t[open + 1..close].trim();
-        if !class.is_empty() && class.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            out.push(StubLine {
-                macro_name: macro_name.to_string(),
-                class: class.to_string(),
-                line: i,
-            });
-        }
-    }
-    out
+    let all = |s: &str, ok: fn(&char) -> bool| s.chars().all(|c| ok(&c) || c == '_');
+    let stub = |(line, text): (usize, &str)| {
+        let (macro_name, rest) = text.trim().split_once('(')?;
+        let class = rest[..rest.find(')')?].trim();
+        let ok = macro_name.starts_with("NO_GPU")
+            && all(macro_name, char::is_ascii_uppercase)
+            && !class.is_empty()
+            && all(class, char::is_ascii_alphanumeric);
+        ok.then(|| StubLine {
+            macro_name: macro_name.to_string(),
+            class: class.to_string(),
+            line,
+        })
+    };
+    text.lines().enumerate().filter_map(stub).collect()
 }
 
 /// The `#define` of `macro_name` in `text`, continuation lines joined.
 fn macro_definition(text: &str, macro_name: &str) -> Option<String> {
     let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let t = line.trim_start();
-        let Some(rest) = t.strip_prefix("#define") else {
-            continue;
-        };
-        if !rest.trim_start().starts_with(&format!("{macro_name}(")) {
-            continue;
-        }
-        let mut body = line.trim_end_matches('\\').to_string();
-        let mut continued = line.trim_end().ends_with('\\');
-        while continued {
-            let Some(next) = lines.next() else { break };
-            continued = next.trim_end().ends_with('\\');
-            body.push(' ');
-            body.push_str(next.trim_end().trim_end_matches('\\'));
-        }
-        return Some(body);
+    let defines = |rest: &str| rest.trim_start().starts_with(&format!("{macro_name}("));
+    let first = lines.by_ref().find(|line| {
+        line.trim_start()
+            .strip_prefix("#define")
+            .is_some_and(defines)
+    })?;
+    let mut body = first.trim_end_matches('\\').to_string();
+    let mut continued = first.trim_end().ends_with('\\');
+    while continued {
+        let Some(next) = lines.next() else { break };
+        continued = next.trim_end().ends_with('\\');
+        body.push(' ');
+        body.push_str(next.trim_end().trim_end_matches('\\'));
     }
-    None
+    Some(body)
 }
 
 /// The parameter types of the first `eval_gpu(..)` in `text`.
@@ -319,11 +304,8 @@ fn draft_of(finding: &Finding, remedy: Remedy, path: &str, content: String) -> D
 
 fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
     let class = owner_name(&finding.symbol).to_string();
-    let loc = finding
-        .backend
-        .as_ref()
-        .ok_or("no draft: the backend has no stub list to put a stub in")?;
-    let text = text_of(files, &loc.path)?;
+    let missing = "no draft: the backend has no stub list to put a stub in";
+    let (loc, text) = backend_file(finding, files, missing)?;
     let (_, class_text) = finding
         .evidence
         .to_text
@@ -458,11 +440,7 @@ fn reference_definition(
     for prefix in REFERENCE_BACKENDS {
         for (path, bytes) in upstream.files_under(prefix) {
             let text = String::from_utf8_lossy(&bytes).into_owned();
-            for (here, line) in lines_at(&text) {
-                // Out-of-line definitions start at the first column.
-                if line.starts_with([' ', '\t', '/', '#', '}']) {
-                    continue;
-                }
+            for (here, line) in first_column_lines(&text) {
                 let Some(at) = line.find(&format!("{qualified}(")) else {
                     continue;
                 };
@@ -513,11 +491,8 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) 
     let definition = format!(
         "\n// Drafted by forkbook (drift api: missing-backend-definition): a stub. The other\n{source}\n{quoted}\n{signature} {{\n  throw std::runtime_error({message});\n}}\n"
     );
-    let mut content = String::with_capacity(text.len() + definition.len() + 32);
-    content.push_str(&text[..insert_at]);
-    content.push_str(&definition);
-    content.push_str(&text[insert_at..]);
-    let content = with_include(&content, "stdexcept");
+    let (before, after) = text.split_at(insert_at);
+    let content = with_include(&format!("{before}{definition}{after}"), "stdexcept");
     let line = line_of(&content, content.find(&signature).unwrap_or(0));
     Ok(Draft {
         line,
@@ -536,22 +511,15 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) 
 /// The offset just after the last out-of-line definition of a member of `owner` in `text` (the
 /// line that closes its body), where a new member's definition goes.
 fn after_last_member(text: &str, owner: &str) -> Option<usize> {
-    let mut insert_at = None;
-    for (here, line) in lines_at(text) {
-        if line.starts_with([' ', '\t', '/', '#', '}']) || !line.contains(&format!("{owner}::")) {
-            continue;
-        }
-        let Some(open) = body_open(text, here) else {
-            continue;
-        };
-        if let Some(close) = cpp::matching(text, open) {
-            let end = text[close..]
-                .find('\n')
-                .map_or(text.len(), |n| close + n + 1);
-            insert_at = Some(end);
-        }
-    }
-    insert_at
+    let member = format!("{owner}::");
+    let members = first_column_lines(text).filter(|(_, line)| line.contains(&member));
+    let closes = members.filter_map(|(here, _)| cpp::matching(text, body_open(text, here)?));
+    let line_end = |close: usize| {
+        text[close..]
+            .find('\n')
+            .map_or(text.len(), |n| close + n + 1)
+    };
+    closes.map(line_end).last()
 }
 
 /// `text` with `#include <header>` after its last `#include` unless it includes it already.
@@ -612,30 +580,25 @@ fn ambiguous(old: &[String], new: &[String]) -> bool {
     forward != backward
 }
 
-/// What a draft over a changed declaration starts from: the backend place, the symbol's last
-/// name, and upstream's declaration text at both commits.
-type DeclarationChange<'a> = (&'a Loc, &'a str, &'a str, &'a str);
-
-fn declaration_change(finding: &Finding) -> Drafting<DeclarationChange<'_>> {
-    let loc = finding
-        .backend
-        .as_ref()
-        .ok_or("no draft: no backend place")?;
+/// What a draft over a changed declaration starts from: the symbol's last name, and upstream's
+/// declaration text at both commits.
+fn declaration_change(finding: &Finding) -> Drafting<(&str, &str, &str)> {
     let (Some((_, old_decl)), Some((_, new_decl))) =
         (&finding.evidence.from_text, &finding.evidence.to_text)
     else {
         return Err("no draft: upstream's declarations at both commits were not kept".into());
     };
-    Ok((loc, last_name(&finding.symbol), old_decl, new_decl))
+    Ok((last_name(&finding.symbol), old_decl, new_decl))
 }
 
-fn parameter_list(finding: &Finding, files: &FileMap) -> Drafting {
-    let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
+/// The definition at `loc` of the backend file `text` brought to its declaration's new
+/// parameters.
+fn parameter_list(finding: &Finding, loc: &Loc, text: &str) -> Drafting {
+    let (name, old_decl, new_decl) = declaration_change(finding)?;
     let (old, new) = changed_parameters(name, old_decl, new_decl)?;
     let (old_types, new_types) = (parameter_types(&old), parameter_types(&new));
-    let text = text_of(files, &loc.path)?;
-    let start = line_start(&text, loc.line);
-    let span = cpp::param_span(&text, name, start)
+    let start = line_start(text, loc.line);
+    let span = cpp::param_span(text, name, start)
         .ok_or_else(|| format!("no draft: the definition at {loc} was not found"))?;
     let defined = cpp::split_top_level(&text[span.clone()]);
     if parameter_types(&defined) != old_types {
@@ -652,7 +615,7 @@ fn parameter_list(finding: &Finding, files: &FileMap) -> Drafting {
             None => cpp::strip_default(p),
         })
         .collect();
-    let list = parameter_text(&text, span.clone(), &written);
+    let list = parameter_text(text, span.clone(), &written);
     let content = format!("{}{list}{}", &text[..span.start], &text[span.end..]);
     let added: Vec<String> = new
         .iter()
@@ -730,39 +693,29 @@ fn changed_parameters(
 /// on one line.
 fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[String]) -> String {
     let inner = &text[span.clone()];
-    if inner.contains('\n') {
-        let indent = indent_at(
-            text,
-            span.start + inner.find(|c: char| !c.is_whitespace()).unwrap_or(0),
-        );
-        let closing = inner
-            .rsplit('\n')
-            .next()
-            .filter(|l| l.trim().is_empty())
-            .unwrap_or("");
-        format!(
-            "\n{indent}{}{}",
-            written.join(&format!(",\n{indent}")),
-            if closing.is_empty() {
-                String::new()
-            } else {
-                format!("\n{closing}")
-            }
-        )
-    } else {
-        written.join(", ")
+    if !inner.contains('\n') {
+        return written.join(", ");
     }
+    let first = span.start + inner.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+    let indent = indent_at(text, first);
+    let last = inner.rsplit('\n').next();
+    let closing = last.filter(|l| !l.is_empty() && l.trim().is_empty());
+    let closing = closing.map_or(String::new(), |l| format!("\n{l}"));
+    format!(
+        "\n{indent}{}{closing}",
+        written.join(&format!(",\n{indent}"))
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
 // A structured binding of a tuple that grew: widened with an unused name.
 // ---------------------------------------------------------------------------------------------
 
-fn widen_binding(finding: &Finding, files: &FileMap) -> Drafting {
-    let (loc, name, old_decl, new_decl) = declaration_change(finding)?;
+/// The structured binding at `loc` of the backend file `text` widened to the tuple's new size.
+fn widen_binding(finding: &Finding, loc: &Loc, text: &str) -> Drafting {
+    let (name, old_decl, new_decl) = declaration_change(finding)?;
     let (old, new, kept) = grown_tuple(name, old_decl, new_decl)?;
-    let text = text_of(files, &loc.path)?;
-    let (open, close, names) = binding_at(&text, loc, name, old.len())?;
+    let (open, close, names) = binding_at(text, loc, name, old.len())?;
     let mut fresh = Vec::new();
     let widened = kept
         .iter()

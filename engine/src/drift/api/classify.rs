@@ -24,6 +24,7 @@ use super::model::{call_form, tuple_arity};
 use super::model::{qualify, Decl, DeclKind, Loc};
 use super::report::{Evidence, Finding, Kind};
 use super::sources::{Backend, Prep, Side};
+use super::syntax::StubUse;
 use super::uses::{Call, ResultUse};
 use crate::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -79,30 +80,30 @@ pub fn classify(inputs: &Inputs) -> Vec<Finding> {
     rules.findings.into_values().collect()
 }
 
-/// A finding before history and suppressions.
-pub fn finding(kind: Kind, symbol: String, message: String, sites: Sites) -> Finding {
+/// A finding before history and suppressions: the declarations at both commits and the backend
+/// place it points at.
+pub fn finding(
+    kind: Kind,
+    symbol: String,
+    message: String,
+    from: Option<&Decl>,
+    to: Option<&Decl>,
+    backend: Option<Loc>,
+) -> Finding {
     Finding {
         kind,
         symbol,
         message,
-        from: sites.from.map(Decl::loc),
-        to: sites.to.map(Decl::loc),
-        backend: sites.backend,
+        from: from.map(Decl::loc),
+        to: to.map(Decl::loc),
+        backend,
         introduced_by: None,
         suppressed: None,
         evidence: Evidence {
-            to_text: sites.to.map(|d| (d.path.clone(), d.text.clone())),
-            from_text: sites.from.map(|d| (d.path.clone(), d.text.clone())),
+            to_text: to.map(|d| (d.path.clone(), d.text.clone())),
+            from_text: from.map(|d| (d.path.clone(), d.text.clone())),
         },
     }
-}
-
-/// The declarations and the backend place a finding points at.
-#[derive(Default)]
-pub struct Sites<'d> {
-    pub from: Option<&'d Decl>,
-    pub to: Option<&'d Decl>,
-    pub backend: Option<Loc>,
 }
 
 impl<'a> Rules<'a> {
@@ -114,17 +115,32 @@ impl<'a> Rules<'a> {
 
     /// The backend uses `decl` at `at` and upstream removed it: a removed-declaration finding.
     fn removed(&mut self, decl: &Decl, at: Loc, message: String) {
-        let sites = Sites {
-            from: Some(decl),
-            to: None,
-            backend: Some(at),
-        };
+        let kind = Kind::RemovedDeclaration;
         self.push(finding(
-            Kind::RemovedDeclaration,
+            kind,
             decl.key(),
             message,
-            sites,
+            Some(decl),
+            None,
+            Some(at),
         ));
+    }
+
+    /// `old`, which the backend uses or defines at `at`, broke: a `kind` finding against the
+    /// closest of `news`, or a removed-declaration one when there are none. `message` says how,
+    /// from the symbol and that closest overload.
+    fn broke(
+        &mut self,
+        kind: Kind,
+        old: &'a Decl,
+        news: &[&'a Decl],
+        at: &Loc,
+        message: impl FnOnce(&str, Option<&Decl>) -> String,
+    ) {
+        let (key, to) = (old.key(), closest(old, news));
+        let kind = to.map_or(Kind::RemovedDeclaration, |_| kind);
+        let message = message(&key, to);
+        self.push(finding(kind, key, message, Some(old), to, Some(at.clone())));
     }
 
     fn has_finding(&self, kind: Kind, symbol: &str) -> bool {
@@ -139,42 +155,30 @@ impl<'a> Rules<'a> {
             .iter()
             .filter(|d| d.has_body && d.is_callable())
         {
-            let key = def.key();
-            let olds = self.from.callables(&key);
+            let olds = self.from.callables(&def.key());
             let Some(old) = matching_declaration(def, &olds) else {
                 continue;
             };
-            let news = self.to.callables(&key);
-            if news.iter().any(|new| same_definition(old, new)) {
+            let news = self.to.callables(&def.key());
+            // A definition inside `namespace x { .. }` of a function no longer declared is
+            // merely unused; a qualified one (`void Event::wait()`) no longer compiles.
+            let unused = news.is_empty() && !def.qualified_name;
+            if unused || news.iter().any(|new| same_definition(old, new)) {
                 continue;
             }
-            let sites = Sites {
-                from: Some(old),
-                to: closest(old, &news),
-                backend: Some(def.loc()),
+            let kind = match def.kind {
+                DeclKind::Constructor => Kind::ConstructorChanged,
+                _ => Kind::ChangedSignature,
             };
-            if news.is_empty() {
-                // A definition inside `namespace x { .. }` of a function no longer declared is
-                // merely unused; a qualified one (`void Event::wait()`) no longer compiles.
-                if def.qualified_name {
-                    let message =
-                        format!("the backend defines `{key}`, which upstream no longer declares");
-                    self.push(finding(Kind::RemovedDeclaration, key, message, sites));
-                }
-                continue;
-            }
-            let kind = if def.kind == DeclKind::Constructor {
-                Kind::ConstructorChanged
-            } else {
-                Kind::ChangedSignature
-            };
-            let message = format!(
-                "the backend defines `{}{}`; upstream now declares `{}`",
-                def.name,
-                old.describe(),
-                sites.to.map_or(String::new(), |n| n.describe())
-            );
-            self.push(finding(kind, key, message, sites));
+            self.broke(kind, old, &news, &def.loc(), |key, new| match new {
+                None => format!("the backend defines `{key}`, which upstream no longer declares"),
+                Some(new) => format!(
+                    "the backend defines `{}{}`; upstream now declares `{}`",
+                    def.name,
+                    old.describe(),
+                    new.describe()
+                ),
+            });
         }
     }
 
@@ -182,17 +186,8 @@ impl<'a> Rules<'a> {
     /// with the signature the macro writes.
     fn stubs(&mut self) {
         let inputs = self.inputs;
-        for (path, stub) in &inputs.backend.stubs {
-            let members = inputs
-                .prep
-                .stubs
-                .get(&stub.macro_name)
-                .cloned()
-                .unwrap_or_default();
-            let backend = Loc {
-                path: path.clone(),
-                line: stub.line,
-            };
+        for (at, stub) in &inputs.backend.stubs {
+            let members = inputs.prep.stubs.get(&stub.macro_name);
             for class in self.from.classes(&[], &stub.argument) {
                 let class_key = class.key();
                 if !self.to.has_class(&class_key) {
@@ -200,58 +195,36 @@ impl<'a> Rules<'a> {
                         "the backend stubs `{}` with `{}`, a class upstream removed",
                         stub.argument, stub.macro_name
                     );
-                    self.removed(class, backend.clone(), message);
+                    self.removed(class, at.clone(), message);
                     continue;
                 }
-                for member in &members {
-                    self.stubbed_member(&class_key, member, stub, &backend);
+                for member in members.into_iter().flatten() {
+                    self.stubbed_member(&class_key, member, stub, at);
                 }
             }
         }
     }
 
-    fn stubbed_member(
-        &mut self,
-        class_key: &str,
-        member: &str,
-        stub: &super::syntax::StubUse,
-        backend: &Loc,
-    ) {
+    fn stubbed_member(&mut self, class_key: &str, member: &str, stub: &StubUse, at: &Loc) {
         let key = format!("{class_key}::{member}");
-        let olds = self.from.callables(&key);
         let news = self.to.callables(&key);
+        let olds = self.from.callables(&key);
         let Some(broken) = olds
             .iter()
             .find(|old| !news.iter().any(|new| same_definition(old, new)))
         else {
             return;
         };
-        let sites = Sites {
-            from: Some(broken),
-            to: closest(broken, &news),
-            backend: Some(backend.clone()),
+        let used = format!("{}({})", stub.macro_name, stub.argument);
+        let message = |key: &str, new: Option<&Decl>| match new {
+            None => format!("`{used}` defines `{key}`, which upstream no longer declares"),
+            Some(new) => format!(
+                "`{used}` defines `{member}{}`; upstream now declares `{}`",
+                broken.describe(),
+                new.describe()
+            ),
         };
-        let (kind, message) = if news.is_empty() {
-            (
-                Kind::RemovedDeclaration,
-                format!(
-                    "`{}({})` defines `{key}`, which upstream no longer declares",
-                    stub.macro_name, stub.argument
-                ),
-            )
-        } else {
-            let now = sites.to.map_or(String::new(), |n| n.describe());
-            (
-                Kind::ChangedSignature,
-                format!(
-                    "`{}({})` defines `{member}{}`; upstream now declares `{now}`",
-                    stub.macro_name,
-                    stub.argument,
-                    broken.describe()
-                ),
-            )
-        };
-        self.push(finding(kind, key, message, sites));
+        self.broke(Kind::ChangedSignature, broken, &news, at, message);
     }
 
     /// Calls of upstream functions and members whose every reachable overload broke: the
@@ -271,46 +244,33 @@ impl<'a> Rules<'a> {
                 .into_iter()
                 .filter(|d| d.fits(call.args))
                 .collect();
-            if fitting.is_empty() {
-                continue;
+            let news = |old: &Decl| self.to.callables(&old.key());
+            let broke = |old: &&Decl| !news(old).iter().any(|new| still_compiles(old, new, call));
+            if let Some(&old) = fitting.first().filter(|_| fitting.iter().all(broke)) {
+                self.report_call(old, &news(old), call);
             }
-            let mut broken = Vec::new();
-            for old in &fitting {
-                let news = self.to.callables(&old.key());
-                if news.iter().any(|new| still_compiles(old, new, call)) {
-                    break;
-                }
-                broken.push((*old, news));
-            }
-            if broken.len() < fitting.len() {
-                continue;
-            }
-            let (old, news) = &broken[0];
-            self.report_call(old, news, call);
         }
     }
 
     fn report_call(&mut self, old: &'a Decl, news: &[&'a Decl], call: &Call) {
-        let key = old.key();
-        let spelled = qualify(&call.qualifier, &call.name);
-        let how = if call.member {
-            format!("`.{spelled}(..)`")
-        } else {
-            format!("`{spelled}(..)`")
-        };
-        let sites = Sites {
-            from: Some(old),
-            to: closest(old, news),
-            backend: Some(call.loc.clone()),
-        };
-        let (kind, message) = match sites.to {
-            None => (Kind::RemovedDeclaration, format!("the backend calls {how} with {} argument(s); upstream no longer declares `{key}`", call.args)),
-            Some(new) => (
-                Kind::ChangedSignature,
-                format!("the backend calls {how} with {} argument(s){}: `{}{}` became `{}{}`", call.args, binding_note(old, new, call), old.name, old.describe(), new.name, new.describe()),
+        let dot = if call.member { "." } else { "" };
+        let how = format!(
+            "`{dot}{}(..)` with {} argument(s)",
+            qualify(&call.qualifier, &call.name),
+            call.args
+        );
+        let message = |key: &str, new: Option<&Decl>| match new {
+            None => format!("the backend calls {how}; upstream no longer declares `{key}`"),
+            Some(new) => format!(
+                "the backend calls {how}{}: `{}{}` became `{}{}`",
+                binding_note(old, new, call),
+                old.name,
+                old.describe(),
+                new.name,
+                new.describe()
             ),
         };
-        self.push(finding(kind, key, message, sites));
+        self.broke(Kind::ChangedSignature, old, news, &call.loc, message);
     }
 
     /// Objects the backend builds (`Buffer b(p)`, `new Buffer(p)`, `make_shared<Buffer>(p)`).
@@ -322,42 +282,38 @@ impl<'a> Rules<'a> {
         }
     }
 
+    /// Each class the backend constructs with `args` arguments: one finding where upstream
+    /// removed it, or where no new constructor takes what an old one that fits did.
     fn construct(&mut self, classes: &[&'a Decl], args: usize, at: &Loc) {
         for class in classes {
-            self.construct_class(class, args, at);
+            let key = class.key();
+            let olds = self.from.constructors(&key);
+            let fitting: Vec<&Decl> = olds.iter().copied().filter(|c| c.fits(args)).collect();
+            if fitting.is_empty() {
+                continue; // implicit constructors, or not this class
+            }
+            if !self.to.has_class(&key) {
+                let name = &class.name;
+                let message = format!("the backend constructs `{name}`, a class upstream removed");
+                self.removed(class, at.clone(), message);
+                continue;
+            }
+            let news = self.to.constructors(&key);
+            let compatible = |old: &&Decl| news.iter().any(|new| old.call_compatible(new, args));
+            if !fitting.iter().any(compatible) {
+                self.constructor_changed(class, fitting[0], &news, args, at);
+            }
         }
     }
 
-    /// One class the backend constructs with `args` arguments: one finding where upstream
-    /// removed it, or where no new constructor takes what an old one that fits did.
-    fn construct_class(&mut self, class: &'a Decl, args: usize, at: &Loc) {
-        let key = class.key();
-        let olds = self.from.constructors(&key);
-        let fitting: Vec<&Decl> = olds.iter().copied().filter(|c| c.fits(args)).collect();
-        if fitting.is_empty() {
-            return; // implicit constructors, or not this class
-        }
-        if !self.to.has_class(&key) {
-            let message = format!(
-                "the backend constructs `{}`, a class upstream removed",
-                class.name
-            );
-            self.removed(class, at.clone(), message);
-            return;
-        }
-        let news = self.to.constructors(&key);
-        if fitting
-            .iter()
-            .any(|old| news.iter().any(|new| old.call_compatible(new, args)))
-        {
-            return;
-        }
-        let old = fitting[0];
-        let sites = Sites {
-            from: Some(old),
-            to: closest(old, &news),
-            backend: Some(at.clone()),
-        };
+    fn constructor_changed(
+        &mut self,
+        class: &Decl,
+        old: &Decl,
+        news: &[&Decl],
+        args: usize,
+        at: &Loc,
+    ) {
         let now: Vec<String> = news
             .iter()
             .map(|n| format!("`{}{}`", n.name, n.describe()))
@@ -367,30 +323,32 @@ impl<'a> Rules<'a> {
         } else {
             now.join(" or ")
         };
-        let (class, old_form) = (&class.name, format!("{}{}", old.name, old.describe()));
         let message = format!(
-            "the backend constructs `{class}` with {args} argument(s): `{old_form}` became {now}"
+            "the backend constructs `{}` with {args} argument(s): `{}{}` became {now}",
+            class.name,
+            old.name,
+            old.describe()
         );
-        self.push(finding(Kind::ConstructorChanged, old.key(), message, sites));
+        let (kind, to) = (Kind::ConstructorChanged, closest(old, news));
+        self.push(finding(
+            kind,
+            old.key(),
+            message,
+            Some(old),
+            to,
+            Some(at.clone()),
+        ));
     }
 
     /// Upstream classes and enumerators the backend names that are gone (functions are
     /// covered by the call rules).
     fn removed_names(&mut self) {
         let inputs = self.inputs;
-        let to_names: BTreeSet<(&str, DeclKind)> = self
-            .to
-            .by_name
-            .values()
-            .flatten()
-            .map(|d| (d.name.as_str(), d.kind))
-            .collect();
+        let to_names: BTreeSet<(&str, DeclKind)> =
+            self.to.decls().map(|d| (d.name.as_str(), d.kind)).collect();
         let mut gone: Vec<&Decl> = self
             .from
-            .by_name
-            .values()
-            .flatten()
-            .copied()
+            .decls()
             .filter(|d| matches!(d.kind, DeclKind::Class | DeclKind::Enumerator))
             .filter(|d| !to_names.contains(&(d.name.as_str(), d.kind)))
             .collect();
@@ -399,10 +357,9 @@ impl<'a> Rules<'a> {
             let Some(used) = inputs.backend.uses.names.get(&decl.name) else {
                 continue;
             };
-            let what = if decl.kind == DeclKind::Class {
-                "class"
-            } else {
-                "enumerator"
+            let what = match decl.kind {
+                DeclKind::Class => "class",
+                _ => "enumerator",
             };
             let message = format!(
                 "the backend names `{}`, a {what} upstream removed",

@@ -2,7 +2,7 @@
 //! macros are the backend's stubs. The defaults fit MLX and its GPU backends.
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -83,10 +83,6 @@ impl Default for ApiConfig {
 }
 
 impl ApiConfig {
-    pub fn blank_set(&self) -> BTreeSet<String> {
-        self.blank_macros.iter().cloned().collect()
-    }
-
     /// The namespace as path segments.
     pub fn namespace_path(&self) -> Vec<String> {
         self.namespace

@@ -6,7 +6,7 @@
 //! whole header.
 
 use super::model::{Decl, DeclKind, Param};
-use super::syntax::{children, line_of, named_children, squeeze, text};
+use super::syntax::{children, line_of, named_children, reached, squeeze, text};
 use tree_sitter::Node;
 
 /// The file being read: blanked text (what tree-sitter parsed) and the original bytes.
@@ -53,27 +53,17 @@ pub fn declarations(src: &Source, root: Node) -> Vec<Decl> {
 
 /// The paths of `#include` directives, as written.
 pub fn includes(src: &Source, root: Node) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        match node.kind() {
-            "preproc_include" => {
-                if let Some(path) = node.child_by_field_name("path") {
-                    let raw = text(path, src.parsed);
-                    out.push(
-                        raw.trim_matches(|c| c == '"' || c == '<' || c == '>')
-                            .to_string(),
-                    );
-                }
-            }
-            // Includes sit at file scope or in conditional branches and namespaces.
-            kind if kind == "namespace_definition" || CONTAINERS.contains(&kind) => {
-                stack.extend(named_children(node))
-            }
-            _ => {}
-        }
-    }
-    out
+    // Includes sit at file scope or in conditional branches and namespaces.
+    let scope = |n: Node| n.kind() == "namespace_definition" || CONTAINERS.contains(&n.kind());
+    let reached = reached(root, scope).into_iter();
+    let paths = reached.filter(|n| n.kind() == "preproc_include");
+    let paths = paths.filter_map(|n| n.child_by_field_name("path"));
+    let unquoted = |path| {
+        text(path, src.parsed)
+            .trim_matches(['"', '<', '>'])
+            .to_string()
+    };
+    paths.map(unquoted).collect()
 }
 
 fn walk(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
@@ -92,16 +82,11 @@ fn walk(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
 fn visit(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
     match node.kind() {
         "namespace_definition" => {
-            let mut inner = Scope {
-                names: scope.names.clone(),
-                class: None,
-                template: false,
+            let inner = Scope {
+                names: namespace_names(node, src.parsed, &scope.names),
                 depth: scope.depth,
+                ..Scope::default()
             };
-            match node.child_by_field_name("name") {
-                Some(name) => inner.names.extend(split_path(text(name, src.parsed))),
-                None => inner.names.push("(anonymous)".to_string()),
-            }
             if let Some(body) = node.child_by_field_name("body") {
                 walk(src, body, &inner, out);
             }
@@ -137,27 +122,23 @@ fn class(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
     ) else {
         return;
     };
-    let name = strip_template_args(text(name, src.parsed));
-    let parts = split_path(&name);
-    let Some((last, qualifier)) = parts.split_last() else {
+    let parts = split_path(&strip_template_args(text(name, src.parsed)));
+    let Some(last) = parts.last().cloned() else {
         return;
     };
-    let mut outer = scope.names.clone();
-    outer.extend(qualifier.iter().cloned());
+    let names = [scope.names.clone(), parts].concat();
     out.push(Decl {
         kind: DeclKind::Class,
-        scope: outer.clone(),
+        scope: names[..names.len() - 1].to_vec(),
         name: last.clone(),
         is_template: scope.template,
         ..base_decl(src, node)
     });
-    let mut names = outer;
-    names.push(last.clone());
     let inner = Scope {
         names,
-        class: Some(last.clone()),
-        template: false,
+        class: Some(last),
         depth: scope.depth,
+        ..Scope::default()
     };
     walk(src, body, &inner, out);
 }
@@ -190,11 +171,12 @@ fn enumerators(src: &Source, node: Node, scope: &Scope, out: &mut Vec<Decl>) {
 
 /// A declaration with only its place filled in.
 fn base_decl(src: &Source, node: Node) -> Decl {
-    Decl::function_at(
-        src.path.to_string(),
-        (line_of(node), node.end_position().row + 1),
-        String::from_utf8_lossy(&src.original[node.byte_range()]).into_owned(),
-    )
+    Decl {
+        path: src.path.to_string(),
+        lines: (line_of(node), node.end_position().row + 1),
+        text: String::from_utf8_lossy(&src.original[node.byte_range()]).into_owned(),
+        ..Decl::default()
+    }
 }
 
 /// A function, member or constructor declared or defined by `node`, if it declares one.
@@ -203,17 +185,11 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
     let (func, modifiers) = function_declarator(declarator, src)?;
     let name_node = func.child_by_field_name("declarator")?;
     let (qualifier, name) = declarator_name(name_node, src)?;
-    let mut full_scope = scope.names.clone();
-    full_scope.extend(qualifier.iter().cloned());
     let ty = node.child_by_field_name("type");
-    let class_name = if qualifier.is_empty() {
-        scope.class.clone()
-    } else {
-        qualifier.last().cloned()
-    };
-    let kind = if ty.is_none() && class_name.as_deref() == Some(name.as_str()) {
+    let class_name = qualifier.last().or(scope.class.as_ref());
+    let kind = if ty.is_none() && class_name == Some(&name) {
         DeclKind::Constructor
-    } else if scope.class.is_some() || (!qualifier.is_empty() && starts_upper(&qualifier)) {
+    } else if scope.class.is_some() || starts_upper(&qualifier) {
         DeclKind::Method
     } else {
         DeclKind::Function
@@ -224,7 +200,7 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
     let (params, variadic) = parameters(func, src);
     Some(Decl {
         kind,
-        scope: full_scope,
+        scope: [scope.names.as_slice(), &qualifier].concat(),
         name,
         ret: return_type(node, func, ty, &modifiers, src),
         params,
@@ -243,10 +219,8 @@ fn function(src: &Source, node: Node, scope: &Scope) -> Option<Decl> {
 /// A member defined out of line is qualified by its class; by convention classes start with
 /// an upper-case letter and namespaces do not (`Event::wait` against `gpu::eval`).
 fn starts_upper(qualifier: &[String]) -> bool {
-    qualifier
-        .last()
-        .and_then(|q| q.chars().next())
-        .is_some_and(|c| c.is_ascii_uppercase())
+    let first = qualifier.last().and_then(|q| q.chars().next());
+    first.is_some_and(|c| c.is_ascii_uppercase())
 }
 
 /// Walks pointer and reference declarators down to the function declarator, collecting the
@@ -308,19 +282,12 @@ fn parameters(func: Node, src: &Source) -> (Vec<Param>, bool) {
     let Some(list) = func.child_by_field_name("parameters") else {
         return (Vec::new(), false);
     };
-    let mut params = Vec::new();
-    let mut variadic = false;
-    for item in children(list) {
-        match item.kind() {
-            "..." | "variadic_parameter_declaration" => variadic = true,
-            "parameter_declaration" | "optional_parameter_declaration" => {
-                if let Some(param) = parameter(item, src) {
-                    params.push(param);
-                }
-            }
-            _ => {}
-        }
-    }
+    const VARIADIC: [&str; 2] = ["...", "variadic_parameter_declaration"];
+    const DECLARED: [&str; 2] = ["parameter_declaration", "optional_parameter_declaration"];
+    let items = children(list);
+    let variadic = items.iter().any(|i| VARIADIC.contains(&i.kind()));
+    let declared = items.into_iter().filter(|i| DECLARED.contains(&i.kind()));
+    let mut params: Vec<Param> = declared.map(|item| parameter(item, src)).collect();
     // `f(void)` takes no arguments.
     if params.len() == 1 && params[0].ty == "void" {
         params.clear();
@@ -328,29 +295,20 @@ fn parameters(func: Node, src: &Source) -> (Vec<Param>, bool) {
     (params, variadic)
 }
 
-fn parameter(node: Node, src: &Source) -> Option<Param> {
+fn parameter(node: Node, src: &Source) -> Param {
     let default = node.child_by_field_name("default_value");
     let end = default.map_or(node.end_byte(), |d| d.start_byte());
     let mut bytes = src.parsed[node.start_byte()..end].to_vec();
-    if let Some(name) = node
-        .child_by_field_name("declarator")
-        .and_then(parameter_name)
-    {
-        for b in
-            &mut bytes[name.start_byte() - node.start_byte()..name.end_byte() - node.start_byte()]
-        {
-            *b = b' ';
-        }
+    let declarator = node.child_by_field_name("declarator");
+    if let Some(name) = declarator.and_then(parameter_name) {
+        let start = node.start_byte();
+        bytes[name.start_byte() - start..name.end_byte() - start].fill(b' ');
     }
-    let ty = squeeze(
-        String::from_utf8_lossy(&bytes)
-            .trim_end()
-            .trim_end_matches('='),
-    );
-    Some(Param {
-        ty,
+    let ty = String::from_utf8_lossy(&bytes);
+    Param {
+        ty: squeeze(ty.trim_end().trim_end_matches('=')),
         has_default: default.is_some(),
-    })
+    }
 }
 
 /// The identifier naming a parameter, under its pointer, reference and array declarators.
@@ -362,6 +320,17 @@ fn parameter_name(node: Node) -> Option<Node> {
         }
         _ => None,
     }
+}
+
+/// The scope inside a namespace definition: `outer` and the namespace's name (`(anonymous)`
+/// when it has none).
+pub fn namespace_names(node: Node, parsed: &[u8], outer: &[String]) -> Vec<String> {
+    let mut names = outer.to_vec();
+    match node.child_by_field_name("name") {
+        Some(name) => names.extend(split_path(text(name, parsed))),
+        None => names.push("(anonymous)".to_string()),
+    }
+    names
 }
 
 /// `a::b::c` into its parts.

@@ -66,41 +66,32 @@ impl<'r> History<'r> {
     }
 
     fn blob_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
-        match self.entry_id(commit, path)? {
-            Some(id) => Ok(self.repo.find_blob(id).ok().map(|b| b.content().to_vec())),
-            None => Ok(None),
-        }
+        let blob = |id| self.repo.find_blob(id).ok();
+        Ok(self
+            .entry_id(commit, path)?
+            .and_then(blob)
+            .map(|b| b.content().to_vec()))
     }
 
     /// The commit after which `path` holds `text` without interruption up to `to`. None when
     /// the text was already there at `from` or is not there at `to`.
     pub fn introduced(&mut self, path: &str, text: &str) -> Result<Option<CommitRef>> {
-        let needle = text.as_bytes();
         let versions = self.versions(path)?;
-        let holds = |v: &Version| v.1.as_deref().is_some_and(|c| contains(c, needle));
-        let mut first = None;
-        for (index, version) in versions.iter().enumerate().rev() {
-            if !holds(version) {
-                break;
-            }
-            first = Some(index);
-        }
-        let commit = first
-            .filter(|&index| index > 0)
-            .map(|index| versions[index].0);
+        let held = versions.iter().rev().take_while(|v| holds(v, text)).count();
+        // The first version of the run that holds it up to `to`, unless that is `from`'s.
+        let first = versions.len() - held;
+        let commit = (held > 0 && first > 0).then(|| versions[first].0);
         commit.map(|id| self.commit_ref(id)).transpose()
     }
 
     /// The first commit after `from` whose `path` no longer holds `text`. None when `from`
     /// did not hold it or it never went away.
     pub fn removed(&mut self, path: &str, text: &str) -> Result<Option<CommitRef>> {
-        let needle = text.as_bytes();
         let versions = self.versions(path)?;
-        let holds = |v: &Version| v.1.as_deref().is_some_and(|c| contains(c, needle));
-        if !versions.first().is_some_and(holds) {
+        if !versions.first().is_some_and(|v| holds(v, text)) {
             return Ok(None);
         }
-        let commit = versions.iter().find(|v| !holds(v)).map(|v| v.0);
+        let commit = versions.iter().find(|v| !holds(v, text)).map(|v| v.0);
         commit.map(|id| self.commit_ref(id)).transpose()
     }
 
@@ -115,7 +106,11 @@ impl<'r> History<'r> {
     }
 }
 
-use super::sources::contains;
+/// Whether the file at `version` holds `text`.
+fn holds(version: &Version, text: &str) -> bool {
+    let content = version.1.as_deref();
+    content.is_some_and(|c| super::sources::contains(c, text.as_bytes()))
+}
 
 /// The upstream commit in `from..to` that introduced `text` into `path` (see
 /// [`History::introduced`]).

@@ -24,6 +24,11 @@ impl<'a> Index<'a> {
         index
     }
 
+    /// Every declaration, in no order.
+    pub fn decls(&self) -> impl Iterator<Item = &'a Decl> + '_ {
+        self.by_key.values().flatten().copied()
+    }
+
     /// Everything declared under a qualified name.
     pub fn get(&self, key: &str) -> &[&'a Decl] {
         self.by_key.get(key).map_or(&[], Vec::as_slice)

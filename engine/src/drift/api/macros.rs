@@ -60,27 +60,16 @@ fn parse_define(directive: &[u8]) -> Option<MacroDef> {
             .windows(name.len())
             .position(|w| w == name.as_bytes())?
         + name.len();
-    if directive.get(name_end) != Some(&b'(') {
-        let body: Vec<String> = it.cloned().collect();
-        return Some(MacroDef {
-            name,
-            function_like: false,
-            params: Vec::new(),
-            body,
-        });
-    }
-    it.next(); // `(`
+    let function_like = directive.get(name_end) == Some(&b'(');
     let mut params = Vec::new();
-    for token in it.by_ref() {
-        match token.as_str() {
-            ")" => break,
-            "," => {}
-            other => params.push(other.to_string()),
-        }
+    if function_like {
+        it.next(); // `(`
+        let names = it.by_ref().take_while(|t| *t != ")");
+        params.extend(names.filter(|t| *t != ",").cloned());
     }
     Some(MacroDef {
         name,
-        function_like: true,
+        function_like,
         params,
         body: it.cloned().collect(),
     })

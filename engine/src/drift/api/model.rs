@@ -4,10 +4,11 @@
 //! notice `const Shape&` becoming `Shape` (call form), but an out-of-line definition must repeat
 //! its declaration's parameter types exactly (definition form).
 
+use super::syntax::{split_top_level, squeeze};
 use serde::Serialize;
 
 /// A place in a file: repository-relative path and 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct Loc {
     pub path: String,
     pub line: usize,
@@ -19,9 +20,10 @@ impl std::fmt::Display for Loc {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum DeclKind {
     /// A free function (namespace scope).
+    #[default]
     Function,
     /// A member function, static or not.
     Method,
@@ -38,8 +40,9 @@ pub struct Param {
     pub has_default: bool,
 }
 
-/// One declaration or definition found in a C++ file.
-#[derive(Debug, Clone)]
+/// One declaration or definition found in a C++ file (by default a free function with nothing
+/// known yet: no scope, name, return type or parameters, no qualifier, no place).
+#[derive(Debug, Clone, Default)]
 pub struct Decl {
     pub kind: DeclKind,
     /// Enclosing namespaces and classes, outermost first (`["mlx", "core", "Event"]`).
@@ -66,27 +69,6 @@ pub struct Decl {
 }
 
 impl Decl {
-    /// A free function at `lines` of `path` with nothing else known yet: no scope, name, return
-    /// type or parameters, no qualifier.
-    pub fn function_at(path: String, lines: (usize, usize), text: String) -> Decl {
-        Decl {
-            kind: DeclKind::Function,
-            scope: Vec::new(),
-            name: String::new(),
-            ret: String::new(),
-            params: Vec::new(),
-            variadic: false,
-            is_const: false,
-            has_body: false,
-            is_pure: false,
-            is_template: false,
-            qualified_name: false,
-            path,
-            lines,
-            text,
-        }
-    }
-
     /// `mlx::core::Event::wait`.
     pub fn key(&self) -> String {
         qualify(&self.scope, &self.name)
@@ -144,24 +126,15 @@ impl Decl {
 
     /// Human form: `(const Shape&, int64_t = ...) -> std::pair<Shape, Strides>`.
     pub fn describe(&self) -> String {
+        let default = |p: &Param| if p.has_default { " = ..." } else { "" };
         let params: Vec<String> = self
             .params
             .iter()
-            .map(|p| {
-                if p.has_default {
-                    format!("{} = ...", p.ty)
-                } else {
-                    p.ty.clone()
-                }
-            })
+            .map(|p| format!("{}{}", p.ty, default(p)))
             .collect();
         let constness = if self.is_const { " const" } else { "" };
-        let ret = if self.ret.is_empty() {
-            String::new()
-        } else {
-            format!(" -> {}", self.ret)
-        };
-        format!("({}){constness}{ret}", params.join(", "))
+        let arrow = if self.ret.is_empty() { "" } else { " -> " };
+        format!("({}){constness}{arrow}{}", params.join(", "), self.ret)
     }
 }
 
@@ -196,29 +169,20 @@ pub fn call_form(ty: &str) -> &str {
 /// reference to one) takes; `None` for any other type, whose binding rules (public members,
 /// `std::array`, user tuple-likes) are not modelled.
 pub fn tuple_arity(ty: &str) -> Option<usize> {
-    let ty = call_form(ty.trim());
+    tuple_elements(call_form(ty.trim())).map(|elements| elements.len())
+}
+
+/// The element types of `std::tuple<..>` / `std::pair<..>` (or a reference to one).
+pub fn tuple_elements(ty: &str) -> Option<Vec<String>> {
+    let ty = squeeze(ty);
+    let ty = ty.trim_end_matches('&').trim();
+    let ty = ty.strip_prefix("const ").unwrap_or(ty);
     let ty = ty.strip_prefix("std::").unwrap_or(ty);
-    let args = ty
+    let inner = ty
         .strip_prefix("tuple<")
         .or_else(|| ty.strip_prefix("pair<"))?
         .strip_suffix('>')?;
-    if args.trim().is_empty() {
-        return Some(0);
-    }
-    let mut depth = 0i32;
-    let mut count = 1;
-    for c in args.chars() {
-        match c {
-            '<' | '(' | '[' | '{' => depth += 1,
-            '>' | ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => count += 1,
-            _ => {}
-        }
-        if depth < 0 {
-            return None; // `tuple<A> > ..`: not one template type
-        }
-    }
-    (depth == 0).then_some(count)
+    Some(split_top_level(inner).iter().map(|t| squeeze(t)).collect())
 }
 
 /// A parameter type as a definition must repeat it: top-level `const` on a by-value
@@ -247,7 +211,9 @@ mod tests {
                     has_default: *d,
                 })
                 .collect(),
-            ..Decl::function_at("a.h".into(), (1, 1), String::new())
+            path: "a.h".into(),
+            lines: (1, 1),
+            ..Decl::default()
         }
     }
 

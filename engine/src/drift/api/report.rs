@@ -1,6 +1,6 @@
 //! The drift report: findings, their JSON form, and the text a person reads.
 
-pub use super::kind::{Kind, ALL_KINDS};
+pub use super::kind::Kind;
 use super::model::Loc;
 use super::suppress::Suppression;
 use crate::doc::{code, commit, text, words, Doc, Row, Span};
@@ -54,35 +54,26 @@ pub struct ParseStats {
 }
 
 /// A file tree-sitter could not fully parse, even after blanking.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileErrors {
     /// `from`, `to` (upstream at either commit) or `backend`.
-    pub side: &'static str,
+    #[serde(deserialize_with = "known_side")]
+    pub side: Side,
     pub path: String,
     pub error_nodes: usize,
 }
 
-/// [`FileErrors`] as read back from the drift cache, its side still a string.
-#[derive(Deserialize)]
-struct StoredFileErrors {
-    side: String,
-    path: String,
-    error_nodes: usize,
-}
+/// A side's name. (Spelled `&'static str` in the field, serde's derive would borrow it from the
+/// input instead of reading it through [`known_side`].)
+pub type Side = &'static str;
 
-impl<'de> Deserialize<'de> for FileErrors {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<FileErrors, D::Error> {
-        let stored = StoredFileErrors::deserialize(d)?;
-        let side = ["from", "to", "backend"]
-            .into_iter()
-            .find(|s| *s == stored.side)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown side `{}`", stored.side)))?;
-        Ok(FileErrors {
-            side,
-            path: stored.path,
-            error_nodes: stored.error_nodes,
-        })
-    }
+/// A [`FileErrors`] side as read back from the drift cache: one of the three names.
+fn known_side<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Side, D::Error> {
+    let side = String::deserialize(d)?;
+    ["from", "to", "backend"]
+        .into_iter()
+        .find(|s| *s == side)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown side `{side}`")))
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use super::extract::{self, Source};
 use super::macros;
 use super::model::Loc;
 use super::model::{Decl, DeclKind};
-use super::syntax::{self, Blanking, StubUse};
+use super::syntax::{self, StubUse};
 use super::uses::{self, Uses};
 use crate::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -61,36 +61,32 @@ fn under(path: &str, prefixes: &[String]) -> bool {
 pub struct Prep {
     /// A digest of everything below: parses kept by [`ParseMemo`] are kept per preparation.
     pub fingerprint: u64,
+    /// Blanked anywhere, with their argument list when one follows.
     pub blank: BTreeSet<String>,
     /// Function-like macros defined anywhere in the input, blanked in statement position.
     pub statement: BTreeSet<String>,
-    /// Stub and definer macros with the members each defines for its argument.
+    /// Stub and definer macros with the members each defines for its argument (recorded where
+    /// used, then blanked).
     pub stubs: BTreeMap<String, Vec<String>>,
 }
 
 impl Prep {
     pub fn new(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-        let mut defs = Vec::new();
-        for files in upstream {
-            for (_, bytes) in files.iter().filter(|(p, _)| is_upstream_input(p, cfg)) {
-                defs.extend(macros::definitions(bytes));
-            }
-        }
-        let mut backend_defs = Vec::new();
-        for (_, bytes) in backend.iter().filter(|(p, _)| is_cpp(p)) {
-            backend_defs.extend(macros::definitions(bytes));
-        }
+        let defined = |(_, bytes): (&str, &[u8])| macros::definitions(bytes);
+        let upstream_inputs = upstream
+            .iter()
+            .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
+        let mut defs: Vec<_> = upstream_inputs.flat_map(defined).collect();
+        let backend_defs: Vec<_> = cpp_inputs(backend, |_, _| true)
+            .into_iter()
+            .flat_map(defined)
+            .collect();
         let mut stubs = macros::definers(&backend_defs);
-        for (name, members) in &cfg.stub_macros {
-            stubs.insert(name.clone(), members.clone());
-        }
+        stubs.extend(cfg.stub_macros.clone());
         defs.extend(backend_defs);
-        let mut blank = cfg.blank_set();
-        blank.extend(
-            defs.iter()
-                .filter(|d| macros::is_attribute_like(d))
-                .map(|d| d.name.clone()),
-        );
+        let attributes = defs.iter().filter(|d| macros::is_attribute_like(d));
+        let blank = cfg.blank_macros.iter().chain(attributes.map(|d| &d.name));
+        let blank: BTreeSet<String> = blank.cloned().collect();
         let statement = defs
             .into_iter()
             .filter(|d| d.function_like)
@@ -121,6 +117,7 @@ pub struct ParseMemo {
     _private: (),
 }
 
+/// Path, blob id and the preparation's fingerprint.
 type MemoKey = (String, git2::Oid, u64);
 
 #[derive(Default)]
@@ -143,25 +140,16 @@ impl ParseMemo {
         tables.get_or_insert_with(MemoTables::default).scopes += 1;
         ParseMemo { _private: () }
     }
-
-    fn key(path: &str, bytes: &[u8], prep: &Prep) -> Option<MemoKey> {
-        if memo_tables().is_none() {
-            return None;
-        }
-        let id = git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok()?;
-        Some((path.to_string(), id, prep.fingerprint))
-    }
 }
 
 impl Drop for ParseMemo {
     fn drop(&mut self) {
         let mut tables = memo_tables();
-        let last = tables.as_mut().is_some_and(|t| {
+        if let Some(t) = tables.as_mut() {
             t.scopes -= 1;
-            t.scopes == 0
-        });
-        if last {
-            *tables = None;
+            if t.scopes == 0 {
+                *tables = None;
+            }
         }
     }
 }
@@ -169,7 +157,9 @@ impl Drop for ParseMemo {
 /// [`read`] through the memo when a scope is alive, with the file's own uses when `with_uses`
 /// (else empty ones).
 fn read_kept(path: &str, bytes: &[u8], prep: &Prep, with_uses: bool) -> (FileFacts, Uses) {
-    let key = ParseMemo::key(path, bytes, prep).map(|key| (key, with_uses));
+    let id = || git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok();
+    let id = memo_tables().is_some().then(id).flatten();
+    let key = id.map(|id| ((path.to_string(), id, prep.fingerprint), with_uses));
     let kept = |key: &_| memo_tables().as_ref()?.kept.get(key).cloned();
     if let Some(kept) = key.as_ref().and_then(kept) {
         return kept;
@@ -191,12 +181,7 @@ pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> F
             ..FileFacts::default()
         };
     }
-    let blanking = Blanking {
-        blank: &prep.blank,
-        statement: &prep.statement,
-        stubs: &prep.stubs,
-    };
-    let prepared = syntax::prepare(bytes, &blanking);
+    let prepared = syntax::prepare(bytes, prep);
     let Some(tree) = syntax::parse(&prepared.text) else {
         return FileFacts::default();
     };
@@ -242,21 +227,15 @@ fn on_all_cores<T: Default + Send>(
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let take = || order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let work = || {
+        let taken = std::iter::from_fn(take);
+        taken
+            .map(|&i| (i, read(files[i].0, files[i].1)))
+            .collect::<Vec<_>>()
+    };
     let parsed: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&i) = order.get(at) else { break };
-                        let (path, bytes) = files[i];
-                        mine.push((i, read(path, bytes)));
-                    }
-                    mine
-                })
-            })
-            .collect();
+        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
         handles
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
@@ -301,14 +280,6 @@ impl Side {
             .filter(|(path, _)| !is_header(path) && under(path, &cfg.shared_sources))
             .flat_map(|(_, f)| f.decls.iter())
             .filter(|d| d.has_body)
-    }
-
-    pub fn error_nodes(&self) -> usize {
-        self.visible
-            .iter()
-            .filter_map(|p| self.files.get(p))
-            .map(|f| f.errors)
-            .sum()
     }
 
     /// Visible headers that kept ERROR nodes, with their count.
@@ -382,11 +353,8 @@ fn parse_wave(
         let Some(bytes) = files.get(path) else {
             continue;
         };
-        let same = reuse.and_then(|(other, parsed)| {
-            (other.get(path) == Some(bytes))
-                .then(|| parsed.files.get(path))
-                .flatten()
-        });
+        let unchanged = reuse.filter(|(other, _)| other.get(path) == Some(bytes));
+        let same = unchanged.and_then(|(_, parsed)| parsed.files.get(path));
         match same {
             Some(facts) => {
                 side.files.insert(path.clone(), facts.clone());
@@ -435,12 +403,11 @@ fn normalize(path: &str) -> String {
 pub struct Backend {
     pub decls: Vec<Decl>,
     pub uses: Uses,
-    /// Stub macro invocations with the file they are in.
-    pub stubs: Vec<(String, StubUse)>,
+    /// Stub macro invocations with their place.
+    pub stubs: Vec<(Loc, StubUse)>,
     /// `(including file, include as written)`.
     pub includes: Vec<(String, String)>,
     pub files: usize,
-    pub error_nodes: usize,
     /// Files that kept ERROR nodes, with their count.
     pub error_files: Vec<(String, usize)>,
 }
@@ -456,25 +423,30 @@ impl Backend {
     }
 }
 
+/// The C++ files of `files` that `keep` wants, as parse inputs.
+fn cpp_inputs(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> Vec<(&str, &[u8])> {
+    let inputs = files.iter().map(|(p, b)| (p.as_str(), b.as_slice()));
+    inputs.filter(|(p, b)| is_cpp(p) && keep(p, b)).collect()
+}
+
 pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
-    let inputs: Vec<(&str, &[u8])> = files
-        .iter()
-        .filter(|(p, _)| is_cpp(p))
-        .map(|(p, b)| (p.as_str(), b.as_slice()))
-        .collect();
+    let inputs = cpp_inputs(files, |_, _| true);
     let mut model = Backend::default();
     let parsed = on_all_cores(&inputs, |path, bytes| read_kept(path, bytes, prep, true));
     for ((path, _), (facts, uses)) in inputs.iter().zip(parsed) {
         model.uses.merge(uses);
         model.decls.extend(facts.decls);
+        let at = |s: &StubUse| Loc {
+            path: path.to_string(),
+            line: s.line,
+        };
         model
             .stubs
-            .extend(facts.stubs.into_iter().map(|s| (path.to_string(), s)));
+            .extend(facts.stubs.into_iter().map(|s| (at(&s), s)));
         model
             .includes
             .extend(facts.includes.into_iter().map(|i| (path.to_string(), i)));
         model.files += 1;
-        model.error_nodes += facts.errors;
         if facts.errors > 0 {
             model.error_files.push((path.to_string(), facts.errors));
         }
@@ -493,11 +465,7 @@ pub fn reference_definitions(
 ) -> HashMap<(String, String), Loc> {
     let needles: Vec<String> = wanted.iter().map(|d| definition_needle(d)).collect();
     let mentions = |bytes: &[u8]| needles.iter().any(|n| contains(bytes, n.as_bytes()));
-    let todo: Vec<(&str, &[u8])> = files
-        .iter()
-        .filter(|(p, b)| is_cpp(p) && is_reference(p, cfg) && mentions(b))
-        .map(|(p, b)| (p.as_str(), b.as_slice()))
-        .collect();
+    let todo = cpp_inputs(files, |p, b| is_reference(p, cfg) && mentions(b));
     let keys: HashSet<(String, String)> = wanted
         .iter()
         .map(|d| (d.key(), d.definition_form()))

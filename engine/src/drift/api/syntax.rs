@@ -8,7 +8,7 @@
 //! records the backend's stub-macro invocations (`NO_GPU(Abs)`) and blanks them too, and blanks
 //! kernel launch configurations (`<<<grid, block>>>`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use super::sources::Prep;
 use tree_sitter::{Node, Parser, Tree};
 
 /// One invocation of a stub macro, `NO_GPU(Abs)`: the macro, its argument, the 1-based line.
@@ -25,19 +25,13 @@ pub struct Prepared {
     pub stubs: Vec<StubUse>,
 }
 
-/// Which identifiers [`prepare`] blanks: `blank` macros (with their argument list when one
-/// follows) anywhere, `statement` macros only where a statement or declaration starts
-/// (`half_binop(+, operator+);`, `DISPATCH(float);`), and `stubs` macros (recorded, then
-/// blanked).
-pub struct Blanking<'a> {
-    pub blank: &'a BTreeSet<String>,
-    pub statement: &'a BTreeSet<String>,
-    pub stubs: &'a BTreeMap<String, Vec<String>>,
-}
-
 /// Blanks macros, brace-initialized default arguments and kernel launch configurations,
-/// keeping every byte offset. Preprocessor directives are left alone.
-pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
+/// keeping every byte offset. Preprocessor directives are left alone. Which identifiers are
+/// blanked: `blanking.blank` macros (with their argument list when one follows) anywhere,
+/// `blanking.statement` macros only where a statement or declaration starts
+/// (`half_binop(+, operator+);`, `DISPATCH(float);`), and `blanking.stubs` macros (recorded,
+/// then blanked).
+pub fn prepare(src: &[u8], blanking: &Prep) -> Prepared {
     let mut out = src.to_vec();
     let mut stubs = Vec::new();
     let mut brackets: Vec<u8> = Vec::new();
@@ -89,10 +83,11 @@ pub fn prepare(src: &[u8], blanking: &Blanking) -> Prepared {
 /// comment, a quoted literal, a kernel launch configuration or a brace-initialized default
 /// argument (`in_parens`), the last two blanked in `out`; else the byte itself.
 fn token_end(src: &[u8], out: &mut [u8], i: usize, line_start: bool, in_parens: bool) -> usize {
+    if let Some(end) = comment_end(src, i) {
+        return end;
+    }
     match src[i] {
         b'#' if line_start => directive_end(src, i),
-        b'/' if src.get(i + 1) == Some(&b'/') => skip_line_comment(src, i),
-        b'/' if src.get(i + 1) == Some(&b'*') => skip_block_comment(src, i),
         b'"' | b'\'' => skip_quoted(src, i),
         b'<' if src[i..].starts_with(b"<<<") => blank_launch_config(src, out, i),
         b'=' if in_parens && is_plain_assign(src, i) => blank_braced_default(src, out, i),
@@ -108,7 +103,7 @@ fn macro_at(
     start: usize,
     end: usize,
     last: [u8; 2],
-    blanking: &Blanking,
+    blanking: &Prep,
     line: usize,
 ) -> Option<(usize, Option<StubUse>)> {
     let word = std::str::from_utf8(&src[start..end]).unwrap_or("");
@@ -164,18 +159,48 @@ pub(super) fn ident_end(src: &[u8], start: usize) -> usize {
     end
 }
 
-fn skip_line_comment(src: &[u8], start: usize) -> usize {
-    src[start..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(src.len(), |p| start + p)
+/// Where the comment that starts at byte `i` ends, when one starts there: at the line break that
+/// ends a `//` comment, just after the `*/` of a `/* */` one (the text's end when none).
+pub fn comment_end(src: &[u8], i: usize) -> Option<usize> {
+    let rest = &src[i..];
+    let end = if rest.starts_with(b"//") {
+        rest.iter().position(|&b| b == b'\n')
+    } else if rest.starts_with(b"/*") {
+        rest[2..].windows(2).position(|w| w == b"*/").map(|p| p + 4)
+    } else {
+        return None;
+    };
+    Some(end.map_or(src.len(), |p| i + p))
 }
 
-fn skip_block_comment(src: &[u8], start: usize) -> usize {
-    src[start + 2..]
-        .windows(2)
-        .position(|w| w == b"*/")
-        .map_or(src.len(), |p| start + 2 + p + 2)
+/// Splits at commas outside brackets and comments: `a, std::pair<b, c> d` is two items.
+pub fn split_top_level(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(end) = comment_end(bytes, i) {
+            i = end;
+            continue;
+        }
+        match bytes[i] {
+            b'(' | b'<' | b'[' | b'{' => depth += 1,
+            b')' | b'>' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                items.push(text[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let last = text[start..].trim();
+    if !last.is_empty() || !items.is_empty() {
+        items.push(last.to_string());
+    }
+    items
 }
 
 /// The end of a string or character literal starting at `start` (its quote), escapes honoured.
@@ -318,19 +343,28 @@ pub fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// Counts ERROR and MISSING nodes: how badly a file parsed.
-pub fn error_count(root: Node) -> usize {
-    let mut count = 0;
+/// The nodes a walk from `root` reaches when it enters the children of the nodes `enter`
+/// accepts, `root` first; without recursion (files nest as deep as they want), the children of
+/// each node last first.
+pub fn reached<'t>(root: Node<'t>, enter: impl Fn(Node) -> bool) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            count += 1;
-        }
-        if node.has_error() {
+        if enter(node) {
             stack.extend(children(node));
         }
+        out.push(node);
     }
-    count
+    out
+}
+
+/// Counts ERROR and MISSING nodes: how badly a file parsed.
+pub fn error_count(root: Node) -> usize {
+    let reached = reached(root, |n| n.has_error());
+    reached
+        .iter()
+        .filter(|n| n.is_error() || n.is_missing())
+        .count()
 }
 
 /// C++ text with whitespace collapsed the way a type or name is compared: single spaces only
@@ -358,6 +392,7 @@ pub fn squeeze(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
 
     fn blank_set(names: &[&str]) -> BTreeSet<String> {
         names.iter().map(|s| s.to_string()).collect()
@@ -371,10 +406,11 @@ mod tests {
         let statement = blank_set(&[]);
         let prepared = prepare(
             src,
-            &Blanking {
-                blank: &blank,
-                statement: &statement,
-                stubs: &stubs,
+            &Prep {
+                blank: blank.clone(),
+                statement: statement.clone(),
+                stubs,
+                ..Prep::default()
             },
         );
         let text = String::from_utf8(prepared.text).unwrap();
@@ -400,10 +436,11 @@ mod tests {
         let src = b"bool f(int a) { return g(a == 1, b <= 2); std::vector<int> v = {1}; }";
         let prepared = prepare(
             src,
-            &Blanking {
-                blank: &blank,
-                statement: &blank,
-                stubs: &stubs,
+            &Prep {
+                blank: blank.clone(),
+                statement: blank.clone(),
+                stubs,
+                ..Prep::default()
             },
         );
         assert_eq!(prepared.text, src.to_vec());
@@ -415,10 +452,11 @@ mod tests {
         let statement = blank_set(&["half_binop", "LIKELY", "NO_GPU"]);
         let stubs = [("NO_GPU".to_string(), vec!["eval_gpu".to_string()])].into();
         let src = b"#define NO_GPU(f) void f::eval_gpu() {}\n#define MLX_API\nhalf_binop(+, operator+);\nint f(int x) { if (LIKELY(x)) { return 1; } LIKELY(x); return ns::LIKELY(x); }\n";
-        let blanking = Blanking {
-            blank: &none,
-            statement: &statement,
-            stubs: &stubs,
+        let blanking = Prep {
+            blank: none.clone(),
+            statement: statement.clone(),
+            stubs,
+            ..Prep::default()
         };
         let prepared = prepare(src, &blanking);
         let text = String::from_utf8(prepared.text).unwrap();
@@ -440,10 +478,11 @@ mod tests {
         let src = b"void f() { kernel<<<grid,\n block>>>(a, b); }";
         let prepared = prepare(
             src,
-            &Blanking {
-                blank: &none,
-                statement: &none,
-                stubs: &stubs,
+            &Prep {
+                blank: none.clone(),
+                statement: none.clone(),
+                stubs,
+                ..Prep::default()
             },
         );
         let expected = format!(

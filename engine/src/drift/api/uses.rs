@@ -5,7 +5,7 @@
 //! argument count and what the statement around it does with the result ([`ResultUse`]); the
 //! analysis matches those against the upstream declarations.
 
-use super::extract::{split_path, strip_template_args, Source};
+use super::extract::{namespace_names, split_path, strip_template_args, Source};
 use super::model::Loc;
 use super::syntax::{line_of, named_children, text};
 use std::collections::HashMap;
@@ -53,7 +53,7 @@ pub struct Construct {
 }
 
 /// How a name, as spelled with its qualifier (`thrust::device_ptr`, `rocblas_handle`), is used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Spelled {
     /// As a type (`rocblas_handle h;`).
     pub as_type: bool,
@@ -144,12 +144,7 @@ impl Walker<'_, '_> {
             let mut inner_path = path;
             match node.kind() {
                 "namespace_definition" => {
-                    let mut namespaces = paths[path].clone();
-                    match node.child_by_field_name("name") {
-                        Some(name) => namespaces.extend(split_path(text(name, self.src.parsed))),
-                        None => namespaces.push("(anonymous)".to_string()),
-                    }
-                    paths.push(namespaces);
+                    paths.push(namespace_names(node, self.src.parsed, &paths[path]));
                     inner_path = paths.len() - 1;
                 }
                 "call_expression" => self.call(node, &paths[path]),
@@ -182,11 +177,8 @@ impl Walker<'_, '_> {
     /// qualified identifiers it is the name of, outermost first.
     fn spelled(&mut self, node: Node, name: &str, loc: &Loc) {
         let mut used = Spelled {
-            as_type: false,
-            as_template: false,
-            as_value: false,
-            as_field: false,
             loc: loc.clone(),
+            ..Spelled::default()
         };
         match node.kind() {
             "type_identifier" => used.as_type = true,
@@ -265,12 +257,10 @@ impl Walker<'_, '_> {
         if !deduced {
             return;
         }
-        let mut cursor = node.walk();
-        let declarators: Vec<Node> = node
-            .children_by_field_name("declarator", &mut cursor)
+        for declarator in declarators(node)
+            .into_iter()
             .filter(|d| d.kind() == "init_declarator")
-            .collect();
-        for declarator in declarators {
+        {
             let (Some(target), Some(value)) = (
                 declarator.child_by_field_name("declarator"),
                 declarator.child_by_field_name("value"),
@@ -344,11 +334,7 @@ impl Walker<'_, '_> {
             return;
         }
         let ty_text = text(ty, self.src.parsed).to_string();
-        let mut cursor = node.walk();
-        let declarators: Vec<Node> = node
-            .children_by_field_name("declarator", &mut cursor)
-            .collect();
-        for declarator in declarators {
+        for declarator in declarators(node) {
             let args = match declarator.kind() {
                 "function_declarator" => declarator
                     .child_by_field_name("parameters")
@@ -424,6 +410,13 @@ fn binding_of(target: Node) -> Option<ResultUse> {
         "identifier" => Some(ResultUse::Deduced),
         _ => None,
     }
+}
+
+/// The declarators of a declaration (`a = f(), b{2}`).
+fn declarators(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.children_by_field_name("declarator", &mut cursor)
+        .collect()
 }
 
 /// Arguments in an argument, parameter or initializer list (comments do not count).

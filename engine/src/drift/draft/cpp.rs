@@ -41,51 +41,9 @@ pub fn matching(text: &str, open: usize) -> Option<usize> {
     None
 }
 
-/// Where the comment that starts at byte `i` ends, when one starts there: at the line break
-/// that ends a `//` comment, just after the `*/` of a `/* */` one (the text's end when none).
+/// Where the comment that starts at byte `i` of `text` ends, when one starts there.
 fn comment_end(text: &str, i: usize) -> Option<usize> {
-    let rest = &text.as_bytes()[i..];
-    if rest.starts_with(b"//") {
-        Some(text[i..].find('\n').map_or(text.len(), |n| i + n))
-    } else if rest.starts_with(b"/*") {
-        Some(
-            text[i + 2..]
-                .find("*/")
-                .map_or(text.len(), |n| i + 2 + n + 2),
-        )
-    } else {
-        None
-    }
-}
-
-/// Splits at commas outside brackets and comments: `a, std::pair<b, c> d` is two items.
-pub fn split_top_level(text: &str) -> Vec<String> {
-    let mut items = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(end) = comment_end(text, i) {
-            i = end;
-            continue;
-        }
-        match bytes[i] {
-            b'(' | b'<' | b'[' | b'{' => depth += 1,
-            b')' | b'>' | b']' | b'}' => depth -= 1,
-            b',' if depth == 0 => {
-                items.push(text[start..i].trim().to_string());
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let last = text[start..].trim();
-    if !last.is_empty() || !items.is_empty() {
-        items.push(last.to_string());
-    }
-    items
+    crate::drift::api::comment_end(text.as_bytes(), i)
 }
 
 /// A parameter without its default argument (`int x = 0` -> `int x`).
@@ -104,33 +62,23 @@ pub fn strip_default(param: &str) -> String {
 
 /// Removes `/* .. */` and `// ..` comments.
 pub fn strip_comments(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    loop {
-        let block = rest.find("/*");
-        let line = rest.find("//");
-        match (block, line) {
-            (Some(b), l) if l.is_none_or(|l| b < l) => {
-                out.push_str(&rest[..b]);
-                rest = rest[b + 2..]
-                    .find("*/")
-                    .map_or("", |e| &rest[b + 2 + e + 2..]);
-            }
-            (_, Some(l)) => {
-                out.push_str(&rest[..l]);
-                rest = rest[l..].find('\n').map_or("", |e| &rest[l + e..]);
-            }
-            _ => {
-                out.push_str(rest);
-                return out;
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        match comment_end(text, i) {
+            Some(end) => i = end,
+            None => {
+                out.push(c);
+                i += c.len_utf8();
             }
         }
     }
+    out
 }
 
-/// The one C++ text normalizer, shared with `drift api`: a drafted type compares equal to the
-/// type the API model recorded.
-pub use crate::drift::api::squeeze;
+/// The one C++ text normalizer, splitter and tuple reader, shared with `drift api`: a drafted
+/// type compares equal to the type the API model recorded.
+pub(crate) use crate::drift::api::{split_top_level, squeeze, tuple_elements};
 
 /// `text` as `//` comment lines, each starting with `prefix` (`"//   "`), that nothing in it can
 /// end: every line terminator a compiler or editor knows (LF, CR, CRLF, VT, FF, NEL, U+2028,
@@ -228,19 +176,6 @@ pub fn param_span(text: &str, name: &str, from: usize) -> Option<std::ops::Range
     None
 }
 
-/// The element types of `std::tuple<..>` / `std::pair<..>` (or a reference to one).
-pub fn tuple_elements(ty: &str) -> Option<Vec<String>> {
-    let ty = squeeze(ty);
-    let ty = ty.trim_end_matches('&').trim();
-    let ty = ty.strip_prefix("const ").unwrap_or(ty);
-    let ty = ty.strip_prefix("std::").unwrap_or(ty);
-    let inner = ty
-        .strip_prefix("tuple<")
-        .or_else(|| ty.strip_prefix("pair<"))?
-        .strip_suffix('>')?;
-    Some(split_top_level(inner).iter().map(|t| squeeze(t)).collect())
-}
-
 /// The return type written before `name(` in a declaration's text, without specifiers.
 pub fn return_type(decl_text: &str, name: &str) -> Option<String> {
     let span = param_span(decl_text, name, 0)?;
@@ -253,26 +188,20 @@ pub fn return_type(decl_text: &str, name: &str) -> Option<String> {
         let close = matching(rest, open)?;
         words = rest[close + 1..].trim();
     }
-    loop {
-        let mut stripped = false;
-        for spec in [
-            "MLX_API",
-            "inline",
-            "static",
-            "extern",
-            "constexpr",
-            "virtual",
-        ] {
-            if let Some(rest) = words.strip_prefix(spec) {
-                if rest.starts_with(char::is_whitespace) {
-                    words = rest.trim_start();
-                    stripped = true;
-                }
-            }
-        }
-        if !stripped {
-            break;
-        }
+    const SPECIFIERS: [&str; 6] = [
+        "MLX_API",
+        "inline",
+        "static",
+        "extern",
+        "constexpr",
+        "virtual",
+    ];
+    let spaced = |rest: &&str| rest.starts_with(char::is_whitespace);
+    while let Some(rest) = SPECIFIERS
+        .iter()
+        .find_map(|spec| words.strip_prefix(spec).filter(spaced))
+    {
+        words = rest.trim_start();
     }
     Some(squeeze(words))
 }

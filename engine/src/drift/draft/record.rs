@@ -11,7 +11,7 @@ use crate::cache::Cache;
 use crate::candidate;
 use crate::drift::api::ApiReport;
 use crate::error::{Error, Result};
-use crate::overlay::OverlayState;
+use crate::overlay::{FixStep, OverlayState};
 use crate::project::Project;
 use crate::record::add_fix;
 use crate::records;
@@ -233,10 +233,7 @@ impl CommandReport for Drafted {
 
     /// Drafts waiting for a person are problems, as are breaks left.
     fn verdict(&self) -> Verdict {
-        let left = match &self.after {
-            Some(after) => after.breaks(),
-            None => self.before.breaks(),
-        };
+        let left = self.after.as_ref().unwrap_or(&self.before).breaks();
         Verdict::problems_if(left > 0 || !self.written.is_empty())
     }
 }
@@ -343,35 +340,23 @@ pub fn answers(
     let text = crate::text_of(&state.records.files, records::FIXES_FILE);
     let parsed = register::parse(records::FIXES_FILE, &text);
     let symbol = format!("`{}`", finding.symbol);
-    let entry = |n: usize| parsed.entry(n as u32);
-    let title = |n: usize| {
-        state
-            .steps
-            .iter()
-            .find(|s| s.number() == n)
-            .map(|s| s.patch.title())
-            .unwrap_or_default()
+    let names = |e: &register::Entry| {
+        let mark = |k: &&str| e.field(k).is_some_and(|f| f.value.contains(&symbol));
+        [DRAFT_KEY, CONFIRMED_KEY].iter().any(mark)
     };
     // A draft (confirmed or not) names the finding it answers.
-    let named: Vec<usize> = state
+    let named: Vec<&FixStep> = state
         .steps
         .iter()
-        .map(|s| s.number())
-        .filter(|n| {
-            entry(*n).is_some_and(|e| {
-                [DRAFT_KEY, CONFIRMED_KEY]
-                    .iter()
-                    .any(|k| e.field(k).is_some_and(|f| f.value.contains(&symbol)))
-            })
-        })
+        .filter(|s| parsed.entry(s.number() as u32).is_some_and(names))
         .collect();
-    let chosen: Vec<usize> = if named.is_empty() {
+    let chosen = if named.is_empty() {
         touching_answers(state, &parsed, finding, earlier)
     } else {
         named
     };
-    let how = |n: usize| answer_of(&parsed, n);
-    chosen.into_iter().map(|n| (n, title(n), how(n))).collect()
+    let answer = |s: &FixStep| (s.number(), s.patch.title(), answer_of(&parsed, s.number()));
+    chosen.into_iter().map(answer).collect()
 }
 
 /// How fix `n` of the register came to be: a draft, a confirmed draft, or by hand.
@@ -385,37 +370,33 @@ fn answer_of(parsed: &register::Register, n: usize) -> Answer {
 
 /// The answers of a finding no draft names: the hand-written fixes after the first `earlier`
 /// that change its backend file, those whose `cause` is its introducing commit when any is.
-fn touching_answers(
-    state: &OverlayState,
+fn touching_answers<'s>(
+    state: &'s OverlayState,
     parsed: &register::Register,
     finding: &crate::drift::api::Finding,
     earlier: usize,
-) -> Vec<usize> {
+) -> Vec<&'s FixStep> {
     let Some(loc) = &finding.backend else {
         return Vec::new();
     };
-    let touching: Vec<usize> = state
+    let touching: Vec<&FixStep> = state
         .steps
         .iter()
         .filter(|s| s.changed_paths().contains(&loc.path.as_str()))
-        .map(|s| s.number())
-        .filter(|n| *n > earlier && answer_of(parsed, *n) == Answer::HandWritten)
+        .filter(|s| s.number() > earlier && answer_of(parsed, s.number()) == Answer::HandWritten)
         .collect();
     let cause = finding.introduced_by.as_ref().map(|c| c.sha.as_str());
-    let caused: Vec<usize> = touching
-        .iter()
-        .copied()
-        .filter(|n| {
-            parsed
-                .entry(*n as u32)
-                .and_then(|e| e.value("cause"))
-                .is_some_and(|c| Some(c) == cause)
-        })
-        .collect();
-    if caused.is_empty() {
+    let caused = |s: &&&FixStep| {
+        let entry = parsed.entry(s.number() as u32);
+        entry
+            .and_then(|e| e.value("cause"))
+            .is_some_and(|c| Some(c) == cause)
+    };
+    let by_cause: Vec<&FixStep> = touching.iter().filter(caused).copied().collect();
+    if by_cause.is_empty() {
         touching
     } else {
-        caused
+        by_cause
     }
 }
 

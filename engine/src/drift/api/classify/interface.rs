@@ -7,7 +7,7 @@
 //! no header or shared backend source defines, and that another backend does define. The
 //! last condition is the evidence: it keeps out functions that core code defines.
 
-use super::{finding, Rules, Sites};
+use super::{finding, Rules};
 use crate::drift::api::model::{qualify, Decl, DeclKind, Loc};
 use crate::drift::api::report::Kind;
 use crate::drift::api::sources::reference_definitions;
@@ -17,16 +17,12 @@ impl<'a> Rules<'a> {
     /// The members the backend's stub macros define, by qualified name.
     fn stubbed(&self) -> BTreeMap<String, Loc> {
         let mut out = BTreeMap::new();
-        for (path, stub) in &self.inputs.backend.stubs {
+        for (at, stub) in &self.inputs.backend.stubs {
             let members = self.inputs.prep.stubs.get(&stub.macro_name);
             for class in self.to.classes(&[], &stub.argument) {
                 for member in members.into_iter().flatten() {
-                    let loc = Loc {
-                        path: path.clone(),
-                        line: stub.line,
-                    };
                     out.entry(qualify(&class.scope, &format!("{}::{member}", class.name)))
-                        .or_insert(loc);
+                        .or_insert_with(|| at.clone());
                 }
             }
         }
@@ -47,10 +43,7 @@ impl<'a> Rules<'a> {
         let stubbed = self.stubbed();
         let mut classes: Vec<&Decl> = self
             .to
-            .by_name
-            .values()
-            .flatten()
-            .copied()
+            .decls()
             .filter(|d| d.kind == DeclKind::Class)
             .collect();
         classes.sort_by_key(|d| d.key());
@@ -65,29 +58,18 @@ impl<'a> Rules<'a> {
             }
             let configured = &self.inputs.cfg.stub_macros;
             let stubs: Vec<&str> = configured.keys().map(String::as_str).collect();
+            let (name, stubs) = (&class.name, stubs.join(", "));
             let message = format!(
-                "new primitive `{}` declares `eval_gpu`; the backend neither defines `{}::eval_gpu` nor stubs it ({})",
-                class.name,
-                class.name,
-                stubs.join(", ")
+                "new primitive `{name}` declares `eval_gpu`; the backend neither defines `{name}::eval_gpu` nor stubs it ({stubs})"
             );
             // Where the backend stubs the primitives it does not implement: where a stub goes.
-            let stub_list = self
-                .inputs
-                .backend
-                .stubs
-                .iter()
-                .find(|(_, s)| configured.contains_key(&s.macro_name));
-            let backend = stub_list.map(|(path, stub)| Loc {
-                path: path.clone(),
-                line: stub.line,
-            });
-            let sites = Sites {
-                from: None,
-                to: Some(eval),
-                backend,
-            };
-            let mut found = finding(Kind::MissingEvalGpu, key, message, sites);
+            let stub_list = self.inputs.backend.stubs.iter();
+            let backend = stub_list
+                .filter(|(_, s)| configured.contains_key(&s.macro_name))
+                .map(|(at, _)| at.clone())
+                .next();
+            let kind = Kind::MissingEvalGpu;
+            let mut found = finding(kind, key, message, None, Some(eval), backend);
             // `void eval_gpu(..) override;` reads the same in every primitive; the class does not.
             found.evidence.to_text = Some((class.path.clone(), class.text.clone()));
             self.push(found);
@@ -98,27 +80,14 @@ impl<'a> Rules<'a> {
     /// declared at the old commit: the interfaces this backend implements. The value is one
     /// such definition, to show where the missing one belongs.
     fn implemented_scopes(&self, stubbed: &BTreeMap<String, Loc>) -> BTreeMap<String, Loc> {
+        let backend = self.inputs.backend.decls.iter();
+        let defined = backend.filter(|d| d.has_body && d.is_callable());
+        let defined = defined.map(|d| (d.key(), d.loc()));
         let mut scopes = BTreeMap::new();
-        for def in self
-            .inputs
-            .backend
-            .decls
-            .iter()
-            .filter(|d| d.has_body && d.is_callable())
-        {
-            if !self.from.callables(&def.key()).is_empty() {
-                scopes
-                    .entry(def.scope.join("::"))
-                    .or_insert_with(|| def.loc());
-            }
-        }
-        for (key, loc) in stubbed {
-            if let Some((scope, _)) = key.rsplit_once("::") {
-                if !self.from.callables(key).is_empty() {
-                    scopes
-                        .entry(scope.to_string())
-                        .or_insert_with(|| loc.clone());
-                }
+        for (key, loc) in defined.chain(stubbed.iter().map(|(k, l)| (k.clone(), l.clone()))) {
+            if !self.from.callables(&key).is_empty() {
+                let scope = key.rsplit_once("::").map_or("", |(scope, _)| scope);
+                scopes.entry(scope.to_string()).or_insert(loc);
             }
         }
         scopes
@@ -141,12 +110,8 @@ impl<'a> Rules<'a> {
                 decl.describe(),
             );
             let backend = scopes.get(&decl.scope.join("::")).cloned();
-            let sites = Sites {
-                from: None,
-                to: Some(decl),
-                backend,
-            };
-            self.push(finding(Kind::MissingBackendDefinition, key, message, sites));
+            let kind = Kind::MissingBackendDefinition;
+            self.push(finding(kind, key, message, None, Some(decl), backend));
         }
     }
 
@@ -159,10 +124,7 @@ impl<'a> Rules<'a> {
     ) -> Vec<&'a Decl> {
         let mut candidates: Vec<&Decl> = self
             .to
-            .by_key
-            .values()
-            .flatten()
-            .copied()
+            .decls()
             .filter(|d| {
                 d.is_callable()
                     && !d.has_body

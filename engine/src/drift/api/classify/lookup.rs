@@ -7,7 +7,7 @@
 //! upstream declares any `ceil_div` in `mlx::core`: lookup stops there and never sees the
 //! backend's.
 
-use super::{finding, Rules, Sites};
+use super::{finding, Rules};
 use crate::drift::api::index::Index;
 use crate::drift::api::model::{qualify, Decl, DeclKind};
 use crate::drift::api::report::Kind;
@@ -98,17 +98,8 @@ impl<'a> Rules<'a> {
                 mine.loc(),
                 hider.key(),
             );
-            let sites = Sites {
-                from: None,
-                to: Some(hider),
-                backend: Some(call.loc.clone()),
-            };
-            self.push(finding(
-                Kind::HiddenByNewDeclaration,
-                hider.key(),
-                message,
-                sites,
-            ));
+            let (kind, at) = (Kind::HiddenByNewDeclaration, Some(call.loc.clone()));
+            self.push(finding(kind, hider.key(), message, None, Some(hider), at));
         }
     }
 }
