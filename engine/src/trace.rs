@@ -568,7 +568,7 @@ pub fn traced(
 
 impl CommandReport for TracedMove {
     fn text(&self) -> String {
-        self.planned.text() + &causes_doc(&self.conflict_causes, &PageLinks::default()).text()
+        self.doc(&PageLinks::default()).text()
     }
 
     fn verdict(&self) -> Verdict {
@@ -576,11 +576,16 @@ impl CommandReport for TracedMove {
     }
 
     fn markdown(&self, links: &PageLinks) -> Option<String> {
-        let mut out = self.planned.markdown(links);
-        if !self.conflict_causes.is_empty() {
-            out = out + "\n" + &causes_doc(&self.conflict_causes, links).markdown();
-        }
-        Some(out)
+        Some(self.doc(links).markdown())
+    }
+}
+
+impl TracedMove {
+    /// The move, then its conflict regions and their causes.
+    fn doc(&self, links: &PageLinks) -> Doc {
+        let mut doc = self.planned.doc(links);
+        doc.append(causes_doc(&self.conflict_causes, links));
+        doc
     }
 }
 
