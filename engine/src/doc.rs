@@ -169,6 +169,13 @@ impl Doc {
         self.line(vec![Span::Prose(prose.into())])
     }
 
+    /// `label` (up to 8 characters) and its value on a line: the values of fields one after
+    /// another line up.
+    pub fn field(&mut self, label: &str, mut spans: Vec<Span>) -> &mut Doc {
+        spans.insert(0, words(format!("{label:<8} ")));
+        self.line(spans)
+    }
+
     /// An empty line on a terminal; a page parts its paragraphs anyway.
     pub fn gap(&mut self) -> &mut Doc {
         self.blocks.push((Block::Line(Vec::new()), Shown::Terminal));
