@@ -65,20 +65,15 @@ impl Verification {
     ///
     /// `passed, 2 not run: ROCm build (`hipcc` is not on PATH), generation smoke (...)`
     pub fn summary(&self) -> String {
-        let named = |pick: fn(&Outcome) -> Option<&String>| -> Vec<String> {
-            self.items
-                .iter()
-                .filter_map(|i| pick(&i.outcome).map(|why| format!("{} ({why})", i.name)))
-                .collect()
-        };
-        let failed = named(|o| match o {
-            Outcome::Failed(why) => Some(why),
-            _ => None,
-        });
-        let not_run = named(|o| match o {
-            Outcome::Skipped(why) => Some(why),
-            _ => None,
-        });
+        let mut failed = Vec::new();
+        let mut not_run = Vec::new();
+        for item in &self.items {
+            match &item.outcome {
+                Outcome::Passed => {}
+                Outcome::Failed(why) => failed.push(format!("{} ({why})", item.name)),
+                Outcome::Skipped(why) => not_run.push(format!("{} ({why})", item.name)),
+            }
+        }
         let mut text = if failed.is_empty() {
             "passed".to_string()
         } else {
@@ -152,6 +147,15 @@ pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<
     })
 }
 
+/// Passed, or failed for `why` when `failed`.
+fn failed_if(failed: bool, why: impl FnOnce() -> String) -> Outcome {
+    if failed {
+        Outcome::Failed(why())
+    } else {
+        Outcome::Passed
+    }
+}
+
 fn timed(name: &str, f: impl FnOnce() -> Result<(Outcome, Vec<String>)>) -> Item {
     let start = Instant::now();
     let (outcome, details) =
@@ -179,14 +183,8 @@ fn checks(
         .iter()
         .map(|f| f.render().lines().next().unwrap_or_default().to_string())
         .collect();
-    Ok((
-        if errors == 0 {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(plural(errors, "error", "errors"))
-        },
-        details,
-    ))
+    let outcome = failed_if(errors > 0, || plural(errors, "error", "errors"));
+    Ok((outcome, details))
 }
 
 fn sync_check(
@@ -235,14 +233,8 @@ fn residual_owned(state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
         return Ok((Outcome::Skipped(why.into()), details));
     }
     let orphans = residual.hunks.iter().filter(|h| h.fixes.is_empty()).count();
-    Ok((
-        if orphans == 0 {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(format!("{orphans} hunks belong to no fix"))
-        },
-        details,
-    ))
+    let outcome = failed_if(orphans > 0, || format!("{orphans} hunks belong to no fix"));
+    Ok((outcome, details))
 }
 
 fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
@@ -254,12 +246,9 @@ fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outc
         .filter(|f| f.suppressed.is_none())
         .map(|f| format!("{}: {}", f.kind.as_str(), f.symbol))
         .collect();
+    let breaks = report.breaks();
     Ok((
-        if report.breaks() == 0 {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(format!("{} breaks", report.breaks()))
-        },
+        failed_if(breaks > 0, || format!("{breaks} breaks")),
         details,
     ))
 }
