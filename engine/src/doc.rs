@@ -160,8 +160,7 @@ pub struct Doc {
 impl Doc {
     /// A line of its own; a paragraph on a page (capitalised, with a full stop).
     pub fn line(&mut self, spans: Vec<Span>) -> &mut Doc {
-        self.blocks.push((Block::Line(spans), Shown::Both));
-        self
+        self.push_if(true, Block::Line(spans))
     }
 
     /// A line of forkbook's words where each `` `pair` `` of backticks holds a name.
@@ -178,8 +177,7 @@ impl Doc {
 
     /// An empty line on a terminal; a page parts its paragraphs anyway.
     pub fn gap(&mut self) -> &mut Doc {
-        self.blocks.push((Block::Line(Vec::new()), Shown::Terminal));
-        self
+        self.line(Vec::new()).terminal_only()
     }
 
     /// `label: `path`` on the terminal only: a path of this machine (a tree, a log) is no part
@@ -211,44 +209,40 @@ impl Doc {
 
     /// A fenced code block of `language` holding `body` (from someone's tree), on the page only.
     pub fn page_code(&mut self, language: &'static str, body: &str) -> &mut Doc {
-        let block = Block::Code(language, body.to_string());
-        self.blocks.push((block, Shown::Both));
-        self
+        self.push_if(true, Block::Code(language, body.to_string()))
     }
 
     /// A list of items; nothing when there are none. Lists one after another on a page are
     /// one list.
     pub fn list(&mut self, items: Vec<Vec<Span>>) -> &mut Doc {
-        self.push_unless(items.is_empty(), Block::List(items, 0))
+        self.push_if(!items.is_empty(), Block::List(items, 0))
     }
 
     /// Items under the last item of the list before, indented deeper.
     pub fn sublist(&mut self, items: Vec<Vec<Span>>) -> &mut Doc {
-        self.push_unless(items.is_empty(), Block::List(items, 1))
+        self.push_if(!items.is_empty(), Block::List(items, 1))
     }
 
     /// Paths from someone's tree, `, `-separated, wrapped on a terminal; nothing when there are
     /// none.
     pub fn paths(&mut self, paths: &[String]) -> &mut Doc {
-        self.push_unless(paths.is_empty(), Block::Paths(paths.to_vec()))
+        self.push_if(!paths.is_empty(), Block::Paths(paths.to_vec()))
     }
 
     /// A table whose columns line up on a terminal; nothing when it has no rows. An empty cell
     /// shows as `—`.
     pub fn table(&mut self, header: &[&'static str], rows: Vec<Row>) -> &mut Doc {
-        let (header, records) = (header.to_vec(), false);
-        self.push_unless(rows.is_empty(), Block::Table(header, rows, records))
+        self.push_if(!rows.is_empty(), Block::Table(header.to_vec(), rows, false))
     }
 
     /// A table of records: on a terminal each row's first cell on a line and each other cell
     /// that is not empty below it, named by its header.
     pub fn records(&mut self, header: &[&'static str], rows: Vec<Row>) -> &mut Doc {
-        let (header, records) = (header.to_vec(), true);
-        self.push_unless(rows.is_empty(), Block::Table(header, rows, records))
+        self.push_if(!rows.is_empty(), Block::Table(header.to_vec(), rows, true))
     }
 
-    fn push_unless(&mut self, empty: bool, block: Block) -> &mut Doc {
-        if !empty {
+    fn push_if(&mut self, wanted: bool, block: Block) -> &mut Doc {
+        if wanted {
             self.blocks.push((block, Shown::Both));
         }
         self
@@ -262,41 +256,8 @@ impl Doc {
 
     /// The text a person reads, every line ending in `\n`.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        for (block, _) in self.blocks.iter().filter(|(_, s)| *s != Shown::Page) {
-            match block {
-                Block::Code(..) => {}
-                Block::Line(spans) => {
-                    out.push_str(&format!("{}\n", join(spans, |s| s.text(false))))
-                }
-                Block::List(items, depth) => {
-                    let indent = "  ".repeat(depth + 1);
-                    for item in items {
-                        out.push_str(&format!("{indent}{}\n", join(item, |s| s.text(false))));
-                    }
-                }
-                Block::Paths(paths) => {
-                    let quoted: Vec<String> =
-                        paths.iter().map(|p| quote_path(p).into_owned()).collect();
-                    out.push_str(&format!(
-                        "  {}\n",
-                        crate::text::wrap_list(&quoted, "  ", 96)
-                    ));
-                }
-                Block::Table(header, rows, records) => {
-                    let cells = rows
-                        .iter()
-                        .map(|row| row.iter().map(|c| join(c, |s| s.text(true))).collect());
-                    let cells: Vec<Vec<String>> = cells.collect();
-                    out.push_str(&if *records {
-                        text_records(header, &cells)
-                    } else {
-                        text_columns(header, &cells)
-                    });
-                }
-            }
-        }
-        out
+        let shown = self.blocks.iter().filter(|(_, s)| *s != Shown::Page);
+        shown.map(|(block, _)| block.text()).collect()
     }
 
     /// The Markdown for the book's page.
@@ -317,6 +278,34 @@ impl Doc {
 }
 
 impl Block {
+    fn text(&self) -> String {
+        let line = |spans: &[Span]| join(spans, |s| s.text(false));
+        match self {
+            Block::Code(..) => String::new(),
+            Block::Line(spans) => format!("{}\n", line(spans)),
+            Block::List(items, depth) => {
+                let indent = "  ".repeat(depth + 1);
+                items
+                    .iter()
+                    .map(|i| format!("{indent}{}\n", line(i)))
+                    .collect()
+            }
+            Block::Paths(paths) => {
+                let quoted: Vec<String> = paths.iter().map(|p| quote_path(p).into()).collect();
+                format!("  {}\n", crate::text::wrap_list(&quoted, "  ", 96))
+            }
+            Block::Table(header, rows, records) => {
+                let cells = |row: &Row| row.iter().map(|c| join(c, |s| s.text(true))).collect();
+                let cells: Vec<Vec<String>> = rows.iter().map(cells).collect();
+                if *records {
+                    text_records(header, &cells)
+                } else {
+                    text_columns(header, &cells)
+                }
+            }
+        }
+    }
+
     fn markdown(&self) -> String {
         match self {
             Block::Line(spans) => format!("{}\n", paragraph(spans)),

@@ -91,11 +91,7 @@ pub struct ResidualRun {
 pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
     let mut computed = super::residual::compute_with_records(project, cache)?;
     attach_notes(&mut computed);
-    let written = if write {
-        Some(self::write(project, &computed)?)
-    } else {
-        None
-    };
+    let written = write.then(|| self::write(project, &computed)).transpose()?;
     Ok(ResidualRun {
         residual: computed.residual,
         written,
