@@ -238,19 +238,7 @@ impl Report {
     /// the drift the change fixed and the verification. Its lines are Markdown already.
     fn render_markdown(&self) -> String {
         let mut doc = Doc::default();
-        let new = &self.new;
-        doc.line(vec![words(match &self.old {
-            Some(old) if old != new => {
-                let what = match (self.pin_moved, self.fork_moved) {
-                    (true, true) => "Pin and fork",
-                    (true, false) => "Pin",
-                    (false, true) => "Fork",
-                    _ => "Records",
-                };
-                format!("{what}: {old} -> {new}")
-            }
-            _ => format!("Overlay at {new} (no change to the recorded commits)"),
-        })]);
+        doc.line(vec![words(self.moved())]);
         let clean = self.core.iter().filter(|(_, o)| !o.starts_with("conflict"));
         let merged = format!(
             "Core files: {} of {} merged cleanly",
@@ -289,6 +277,23 @@ impl Report {
         doc.line(vec![words(format!("Verify: {}", self.verdict))])
             .list(items(&self.verify));
         format!("## ROCm overlay\n\n{}", doc.markdown())
+    }
+
+    /// What moved, from what to what.
+    fn moved(&self) -> String {
+        let new = &self.new;
+        match &self.old {
+            Some(old) if old != new => {
+                let what = match (self.pin_moved, self.fork_moved) {
+                    (true, true) => "Pin and fork",
+                    (true, false) => "Pin",
+                    (false, true) => "Fork",
+                    _ => "Records",
+                };
+                format!("{what}: {old} -> {new}")
+            }
+            _ => format!("Overlay at {new} (no change to the recorded commits)"),
+        }
     }
 
     /// The regions of `path`, each with its upstream commits (linked).
