@@ -8,6 +8,7 @@
 //! page, so no report can forget to quote them.
 
 use crate::markdown::{self, PageLinks};
+use crate::report_value::{CommandReport, Verdict};
 use crate::terminal::{escape_field, quote_path};
 
 /// A piece of a line.
@@ -328,6 +329,30 @@ impl Block {
                 markdown::table(header, &rows)
             }
         }
+    }
+}
+
+/// A report a [`Doc`] says all of: its text for a terminal and its Markdown for the book's page
+/// both come from [`Described::doc`].
+pub trait Described: serde::Serialize {
+    /// The report; `links` make the page's links (a terminal gets the default, none).
+    fn doc(&self, links: &PageLinks) -> Doc;
+
+    /// Whether it found a problem (conflicts, drift, a note to review).
+    fn found_problems(&self) -> bool;
+}
+
+impl<T: Described> CommandReport for T {
+    fn text(&self) -> String {
+        self.doc(&PageLinks::default()).text()
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.found_problems())
+    }
+
+    fn markdown(&self, links: &PageLinks) -> Option<String> {
+        Some(self.doc(links).markdown())
     }
 }
 

@@ -28,7 +28,7 @@
 use super::base;
 use super::cache::{short, Cache, Remote};
 use super::candidate::DriftSetup;
-use super::doc::{code, commit, either, fixes, text, words, Doc, Row, Span};
+use super::doc::{code, commit, either, fixes, text, words, Described, Doc, Row, Span};
 use super::drift::api::{self, ApiReport};
 use super::drift::draft::{self, record::CacheUpstream};
 use super::error::{Context, Error, Result};
@@ -564,25 +564,10 @@ impl Change {
     }
 }
 
-impl CommandReport for Forecast {
-    fn text(&self) -> String {
-        self.doc(&PageLinks::default()).text()
-    }
-
-    /// A forecast is information: it never fails.
-    fn verdict(&self) -> Verdict {
-        Verdict::Clean
-    }
-
-    fn markdown(&self, links: &PageLinks) -> Option<String> {
-        Some(self.doc(links).markdown())
-    }
-}
-
-impl Forecast {
+impl Described for Forecast {
     /// The forecast: the walk, each event under its upstream commit (on a page a timeline table,
     /// each event linked upstream and to its draft or fix), then the two candidates.
-    pub fn doc(&self, links: &PageLinks) -> Doc {
+    fn doc(&self, links: &PageLinks) -> Doc {
         let mut doc = Doc::default();
         let commits = plural(self.commits, "first-parent commit", "first-parent commits");
         doc.line(vec![
@@ -622,6 +607,13 @@ impl Forecast {
         doc
     }
 
+    /// A forecast is information: it never fails.
+    fn found_problems(&self) -> bool {
+        false
+    }
+}
+
+impl Forecast {
     fn candidate_line(&self, doc: &mut Doc, links: &PageLinks, c: &Candidate, what: [&str; 2]) {
         let mut line = vec![either(what[0], what[1]), words(": ")];
         if c.moves {

@@ -9,6 +9,7 @@ use super::cache::Cache;
 use super::candidate;
 use super::check;
 use super::config::Config;
+use super::doc::{text, words, Doc};
 use super::error::Result;
 use super::overlay::OverlayState;
 use super::project::Project;
@@ -92,33 +93,33 @@ impl Verification {
 
 impl CommandReport for Verification {
     fn text(&self) -> String {
-        let mut out = format!("verify at {}\n", self.commits);
+        let mut doc = Doc::default();
+        doc.line(vec![words("verify at "), text(&self.commits)]);
+        let mut skipped = 0;
         for item in &self.items {
             let status = match &item.outcome {
                 Outcome::Passed => "passed".to_string(),
                 Outcome::Failed(why) => format!("FAILED: {why}"),
-                Outcome::Skipped(why) => format!("skipped: {why}"),
+                Outcome::Skipped(why) => {
+                    skipped += 1;
+                    format!("skipped: {why}")
+                }
             };
-            out.push_str(&format!(
-                "  {:<28} {status} ({} ms)\n",
-                item.name, item.millis
-            ));
+            let (name, millis) = (&item.name, item.millis);
+            doc.list(vec![vec![text(format!(
+                "{name:<28} {status} ({millis} ms)"
+            ))]]);
             for detail in &item.details {
-                out.push_str(&format!("      {detail}\n"));
+                doc.line(vec![text(format!("      {detail}"))]);
             }
         }
-        let skipped = self
-            .items
-            .iter()
-            .filter(|i| matches!(i.outcome, Outcome::Skipped(_)))
-            .count();
-        out.push_str(&format!(
-            "{} passed, {} failed, {skipped} skipped\n",
-            self.items.len() - self.failed() - skipped,
-            self.failed()
-        ));
-        out.push_str(&format!("verify: {}\n", self.summary()));
-        out
+        let (failed, all) = (self.failed(), self.items.len());
+        let passed = all - failed - skipped;
+        doc.line(vec![words(format!(
+            "{passed} passed, {failed} failed, {skipped} skipped"
+        ))])
+        .line(vec![words("verify: "), text(self.summary())]);
+        doc.text()
     }
 
     /// A failed step is a problem; a skipped one is named in the text, not counted.

@@ -4,29 +4,15 @@
 use super::{FileOutcome, FixOutcome, Move, ResolvedConflict, SyncCheck};
 use crate::base::CoreOutcome;
 use crate::cache::short;
-use crate::doc::{either, fixes, path, separated, text, words, Doc, Span};
+use crate::doc::{either, fixes, path, separated, text, words, Described, Doc, Span};
 use crate::markdown::PageLinks;
 use crate::report_value::{plural, CommandReport, Verdict};
 
-impl CommandReport for Move {
-    fn text(&self) -> String {
-        self.doc(&PageLinks::default()).text()
-    }
-
-    fn verdict(&self) -> Verdict {
-        Verdict::problems_if(self.conflicts() > 0)
-    }
-
-    fn markdown(&self, links: &PageLinks) -> Option<String> {
-        Some(self.doc(links).markdown())
-    }
-}
-
-impl Move {
+impl Described for Move {
     /// The move: the commits, the core files, every file and local fix and what happened to it
     /// (on a page the files taken from the new base as they are only counted, the fixes linked
     /// to their register entries), the fork's changes outside the overlay, what is left.
-    pub fn doc(&self, links: &PageLinks) -> Doc {
+    fn doc(&self, links: &PageLinks) -> Doc {
         let mut doc = Doc::default();
         let verb = if self.written {
             "moved "
@@ -69,6 +55,12 @@ impl Move {
         doc
     }
 
+    fn found_problems(&self) -> bool {
+        self.conflicts() > 0
+    }
+}
+
+impl Move {
     /// Whether the base tree made `file` with a pin-vs-fork conflict.
     fn base_conflict(&self, file: &str) -> bool {
         let conflicted = |c: &CoreOutcome| matches!(c, CoreOutcome::Conflict(_));
