@@ -1,7 +1,7 @@
 //! How a move (sync or retarget) and a `sync --check` read to a person: one [`Doc`] for the
 //! terminal and the book's page.
 
-use super::{FileOutcome, FixOutcome, Move, ResolvedConflict, SyncCheck};
+use super::{FileOutcome, FixOutcome, Move, SyncCheck};
 use crate::base::CoreOutcome;
 use crate::cache::short;
 use crate::doc::{either, fixes, path, separated, text, words, Described, Doc, Span};
@@ -92,11 +92,15 @@ impl Move {
             };
             let regions = plural(*n, "region", "regions");
             let mut item = vec![path(file), words(": ")];
-            match self.resolved.iter().find(|r| &r.path == file) {
-                Some(resolved) => {
-                    item.push(words(format!("pin vs fork ({regions}), ")));
-                    item.extend(resolved_spans(resolved, links));
-                }
+            let resolved = self.resolved.iter().find(|r| &r.path == file);
+            match resolved.map(|r| r.fixes.as_slice()) {
+                Some([]) => item.push(words(format!(
+                    "pin vs fork ({regions}), resolved in the overlay (no fix names it)"
+                ))),
+                Some(numbers) => item.extend([
+                    words(format!("pin vs fork ({regions}), resolved by ")),
+                    fixes(links, numbers),
+                ]),
                 None => item.push(words(format!("CONFLICT ({regions}, pin vs fork)"))),
             }
             doc.list(vec![item]);
@@ -128,14 +132,6 @@ impl Move {
                 "no conflict left: {resolved} resolved by the overlay's fixes (above)"
             ))]);
         }
-    }
-}
-
-/// Which fixes resolve a pin-vs-fork conflict, linked to their entries on a page.
-fn resolved_spans(resolved: &ResolvedConflict, links: &PageLinks) -> Vec<Span> {
-    match resolved.fixes.as_slice() {
-        [] => vec![words("resolved in the overlay (no fix names it)")],
-        numbers => vec![words("resolved by "), fixes(links, numbers)],
     }
 }
 
