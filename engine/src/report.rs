@@ -11,6 +11,7 @@ use super::cache::Cache;
 use super::candidate;
 use super::doc::{words, Doc, Span};
 use super::error::{Context, Result};
+use super::markdown::PageLinks;
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
@@ -133,7 +134,7 @@ pub fn report(
                 h.line,
                 h.removed,
                 h.added,
-                fix_list(&h.fixes)
+                PageLinks::default().fixes(&h.fixes)
             )
         })
         .collect();
@@ -179,12 +180,8 @@ fn resolved_conflicts(new: &OverlayState) -> Vec<(String, Vec<String>)> {
                 .get(path)
                 .is_some_and(|b| !forkbook_checks::markers::scan(b).is_empty());
             // Markers left in: no fix resolves it yet, whatever fixes touch the file.
-            let fixes = if marked {
-                Vec::new()
-            } else {
-                fixes_touching(new, path)
-            };
-            (path.clone(), fixes)
+            let fixes = (!marked).then(|| fixes_touching(new, path));
+            (path.clone(), fixes.unwrap_or_default())
         })
         .collect()
 }
@@ -218,18 +215,6 @@ fn fixes_touching(state: &OverlayState, path: &str) -> Vec<String> {
         .filter(|s| s.changed_paths().contains(&path))
         .map(|s| format!("fix {} ({})", s.number(), s.patch.title()))
         .collect()
-}
-
-fn fix_list(fixes: &[usize]) -> String {
-    if fixes.is_empty() {
-        "no fix".into()
-    } else {
-        fixes
-            .iter()
-            .map(|n| format!("fix {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
 }
 
 impl Report {

@@ -196,9 +196,9 @@ fn sync_check(
     let mismatches = sync::check(project, cache, state)?;
     let details = mismatches
         .iter()
-        .map(|m| match m.line {
-            Some(line) => format!("{}:{line}: {}", m.path, m.why),
-            None => format!("{}: {}", m.path, m.why),
+        .map(|m| {
+            let at = m.line.map(|line| format!(":{line}")).unwrap_or_default();
+            format!("{}{at}: {}", m.path, m.why)
         })
         .collect();
     let regions = |n| plural(n, "conflict region", "conflict regions");
