@@ -127,8 +127,11 @@ fn empty_state(
     .map(|(name, text)| (name.to_string(), text.into_bytes().into()))
     .collect();
     let layout = project.config.overlay.layout;
-    let files_layout = layout == Layout::Files;
-    let tree = files_layout.then(|| base.files.clone()).unwrap_or_default();
+    let tree = if layout == Layout::Files {
+        base.files.clone()
+    } else {
+        FileMap::new()
+    };
     let records = Records {
         upstream,
         lock: None,

@@ -180,8 +180,12 @@ fn resolved_conflicts(new: &OverlayState) -> Vec<(String, Vec<String>)> {
                 .get(path)
                 .is_some_and(|b| !forkbook_checks::markers::scan(b).is_empty());
             // Markers left in: no fix resolves it yet, whatever fixes touch the file.
-            let fixes = (!marked).then(|| fixes_touching(new, path));
-            (path.clone(), fixes.unwrap_or_default())
+            let fixes = if marked {
+                Vec::new()
+            } else {
+                fixes_touching(new, path)
+            };
+            (path.clone(), fixes)
         })
         .collect()
 }
