@@ -598,8 +598,8 @@ impl Described for Forecast {
         let header = ["#", "upstream commit", "what happens", "draft or fix"];
         let rows = self.events.iter().map(|e| event_row(e, links));
         doc.table(&header, rows.collect()).page_only();
-        self.candidate_line(&mut doc, links, &self.clean, CLEAN);
-        self.candidate_line(&mut doc, links, &self.drafted, DRAFTED);
+        candidate_line(&mut doc, links, &self.clean, CLEAN);
+        candidate_line(&mut doc, links, &self.drafted, DRAFTED);
         if !self.drafted.drift_left.is_empty() {
             let left = self.drafted.drift_left.join(", ");
             doc.list(vec![vec![words("drafts there for: "), text(left)]]);
@@ -613,21 +613,20 @@ impl Described for Forecast {
     }
 }
 
-impl Forecast {
-    fn candidate_line(&self, doc: &mut Doc, links: &PageLinks, c: &Candidate, what: [&str; 2]) {
-        let mut line = vec![either(what[0], what[1]), words(": ")];
-        if c.moves {
-            let after = plural(c.position, "commit", "commits");
-            line.push(commit(links, &c.commit.sha, &c.commit.summary));
-            line.push(words(format!(" ({after} after the pin)")));
-        } else {
-            line.push(either(
-                "the recorded pin (no move)",
-                "the recorded pin: no move",
-            ));
-        }
-        doc.line(line);
+/// A candidate under its name (`what`: on a terminal, on a page), linked upstream on a page.
+fn candidate_line(doc: &mut Doc, links: &PageLinks, c: &Candidate, what: [&str; 2]) {
+    let mut line = vec![either(what[0], what[1]), words(": ")];
+    if c.moves {
+        let after = plural(c.position, "commit", "commits");
+        line.push(commit(links, &c.commit.sha, &c.commit.summary));
+        line.push(words(format!(" ({after} after the pin)")));
+    } else {
+        line.push(either(
+            "the recorded pin (no move)",
+            "the recorded pin: no move",
+        ));
     }
+    doc.line(line);
 }
 
 /// The candidates' names on a terminal and on a page.
