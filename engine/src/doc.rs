@@ -8,7 +8,8 @@
 //! page, so no report can forget to quote them.
 
 use crate::markdown::{self, PageLinks};
-use crate::terminal::escape_field;
+use crate::report_value::{CommandReport, Verdict};
+use crate::terminal::{escape_field, quote_path};
 
 /// A piece of a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +26,9 @@ pub enum Span {
     Prose(String),
     /// `text` on a terminal, `markdown` (quoted already, safe in a table's cell) on a page.
     Link { text: String, markdown: String },
+    /// A path from someone's tree: quoted the way git quotes it on a terminal
+    /// ([`crate::terminal::quote_path`]), a code span on a page.
+    Path(String),
 }
 
 /// forkbook's own words.
@@ -40,6 +44,20 @@ pub fn text(text: impl Into<String>) -> Span {
 /// A name from someone's tree.
 pub fn code(name: impl Into<String>) -> Span {
     Span::Code(name.into())
+}
+
+/// A path from someone's tree.
+pub fn path(path: impl Into<String>) -> Span {
+    Span::Path(path.into())
+}
+
+/// forkbook's words that differ between the two renderings: `text` on a terminal, `markdown`
+/// (quoted already) on a page; either may be empty.
+pub fn either(text: impl Into<String>, markdown: impl Into<String>) -> Span {
+    Span::Link {
+        text: text.into(),
+        markdown: markdown.into(),
+    }
 }
 
 /// Names from someone's tree, `, `-separated.
@@ -85,6 +103,7 @@ impl Span {
             }
             Span::Code(name) if in_cell => escape_field(name).into_owned(),
             Span::Code(name) => format!("`{}`", escape_field(name)),
+            Span::Path(path) => quote_path(path).into_owned(),
         }
     }
 
@@ -93,7 +112,7 @@ impl Span {
             Span::Words(words) => words.clone(),
             Span::Text(text) if in_cell => markdown::cell(&markdown::text(text)),
             Span::Text(text) => markdown::text(text),
-            Span::Code(name) => markdown::code_span(name),
+            Span::Code(name) | Span::Path(name) => markdown::code_span(name),
             Span::Prose(words) => markdown::prose(words),
             Span::Link { markdown, .. } => markdown.clone(),
         }
@@ -112,32 +131,54 @@ pub type Row = Vec<Vec<Span>>;
 enum Block {
     /// A line on a terminal, a paragraph on a page.
     Line(Vec<Span>),
-    /// Items indented a line each on a terminal, a bulleted list on a page.
-    List(Vec<Vec<Span>>),
+    /// Items indented a line each on a terminal, a bulleted list on a page; the number says how
+    /// deep (0 for a list of its own, 1 for items under the previous list's last item).
+    List(Vec<Vec<Span>>, usize),
     /// A table on a page; on a terminal, its columns aligned under the header or, as records,
     /// each row's first cell on a line and its other cells `header: cell` on lines below.
     Table(Vec<&'static str>, Vec<Row>, bool),
     /// A fenced code block of a language (a diff) on a page; the terminal shows no such block.
     Code(&'static str, String),
+    /// Paths, `, `-separated: on a terminal wrapped to lines of 96 characters, indented.
+    Paths(Vec<String>),
 }
 
-/// What a report says, in blocks; each block shown on both or on the terminal alone (a machine's
-/// path, a log to read).
+/// Where a block shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Both,
+    Terminal,
+    Page,
+}
+
+/// What a report says, in blocks; each block shown on both, on the terminal alone (a machine's
+/// path, a log to read) or on the page alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Doc {
-    blocks: Vec<(Block, bool)>,
+    blocks: Vec<(Block, Shown)>,
 }
 
 impl Doc {
     /// A line of its own; a paragraph on a page (capitalised, with a full stop).
     pub fn line(&mut self, spans: Vec<Span>) -> &mut Doc {
-        self.blocks.push((Block::Line(spans), true));
-        self
+        self.push_if(true, Block::Line(spans))
     }
 
     /// A line of forkbook's words where each `` `pair` `` of backticks holds a name.
     pub fn say(&mut self, prose: impl Into<String>) -> &mut Doc {
         self.line(vec![Span::Prose(prose.into())])
+    }
+
+    /// `label` (up to 8 characters) and its value on a line: the values of fields one after
+    /// another line up.
+    pub fn field(&mut self, label: &str, mut spans: Vec<Span>) -> &mut Doc {
+        spans.insert(0, words(format!("{label:<8} ")));
+        self.line(spans)
+    }
+
+    /// An empty line on a terminal; a page parts its paragraphs anyway.
+    pub fn gap(&mut self) -> &mut Doc {
+        self.line(Vec::new()).terminal_only()
     }
 
     /// `label: `path`` on the terminal only: a path of this machine (a tree, a log) is no part
@@ -147,39 +188,63 @@ impl Doc {
             words(format!("{label}: ")),
             code(path.display().to_string()),
         ];
-        self.blocks.push((Block::Line(spans), false));
+        self.line(spans).terminal_only()
+    }
+
+    /// The block added last shows on the terminal alone.
+    pub fn terminal_only(&mut self) -> &mut Doc {
+        self.show_last(Shown::Terminal)
+    }
+
+    /// The block added last shows on the page alone.
+    pub fn page_only(&mut self) -> &mut Doc {
+        self.show_last(Shown::Page)
+    }
+
+    fn show_last(&mut self, shown: Shown) -> &mut Doc {
+        if let Some(last) = self.blocks.last_mut() {
+            last.1 = shown;
+        }
         self
     }
 
     /// A fenced code block of `language` holding `body` (from someone's tree), on the page only.
     pub fn page_code(&mut self, language: &'static str, body: &str) -> &mut Doc {
-        self.blocks
-            .push((Block::Code(language, body.to_string()), true));
-        self
+        self.push_if(true, Block::Code(language, body.to_string()))
     }
 
-    /// A list of items; nothing when there are none.
+    /// A list of items; nothing when there are none. Lists one after another on a page are
+    /// one list.
     pub fn list(&mut self, items: Vec<Vec<Span>>) -> &mut Doc {
-        self.push_unless(items.is_empty(), Block::List(items))
+        self.push_if(!items.is_empty(), Block::List(items, 0))
+    }
+
+    /// Items under the last item of the list before, indented deeper.
+    pub fn sublist(&mut self, items: Vec<Vec<Span>>) -> &mut Doc {
+        self.push_if(!items.is_empty(), Block::List(items, 1))
+    }
+
+    /// Paths from someone's tree, `, `-separated, wrapped on a terminal; nothing when there are
+    /// none.
+    pub fn paths(&mut self, paths: &[String]) -> &mut Doc {
+        self.push_if(!paths.is_empty(), Block::Paths(paths.to_vec()))
     }
 
     /// A table whose columns line up on a terminal; nothing when it has no rows. An empty cell
     /// shows as `—`.
     pub fn table(&mut self, header: &[&'static str], rows: Vec<Row>) -> &mut Doc {
-        let (header, records) = (header.to_vec(), false);
-        self.push_unless(rows.is_empty(), Block::Table(header, rows, records))
+        self.push_if(!rows.is_empty(), Block::Table(header.to_vec(), rows, false))
     }
 
     /// A table of records: on a terminal each row's first cell on a line and each other cell
     /// that is not empty below it, named by its header.
     pub fn records(&mut self, header: &[&'static str], rows: Vec<Row>) -> &mut Doc {
-        let (header, records) = (header.to_vec(), true);
-        self.push_unless(rows.is_empty(), Block::Table(header, rows, records))
+        self.push_if(!rows.is_empty(), Block::Table(header.to_vec(), rows, true))
     }
 
-    fn push_unless(&mut self, empty: bool, block: Block) -> &mut Doc {
-        if !empty {
-            self.blocks.push((block, true));
+    fn push_if(&mut self, wanted: bool, block: Block) -> &mut Doc {
+        if wanted {
+            self.blocks.push((block, Shown::Both));
         }
         self
     }
@@ -192,57 +257,102 @@ impl Doc {
 
     /// The text a person reads, every line ending in `\n`.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        for (block, _) in &self.blocks {
-            match block {
-                Block::Code(..) => {}
-                Block::Line(spans) => {
-                    out.push_str(&format!("{}\n", join(spans, |s| s.text(false))))
-                }
-                Block::List(items) => {
-                    for item in items {
-                        out.push_str(&format!("  {}\n", join(item, |s| s.text(false))));
-                    }
-                }
-                Block::Table(header, rows, records) => {
-                    let cells = rows
-                        .iter()
-                        .map(|row| row.iter().map(|c| join(c, |s| s.text(true))).collect());
-                    let cells: Vec<Vec<String>> = cells.collect();
-                    out.push_str(&if *records {
-                        text_records(header, &cells)
-                    } else {
-                        text_columns(header, &cells)
-                    });
-                }
-            }
-        }
-        out
+        let shown = self.blocks.iter().filter(|(_, s)| *s != Shown::Page);
+        shown.map(|(block, _)| block.text()).collect()
     }
 
     /// The Markdown for the book's page.
     pub fn markdown(&self) -> String {
-        let mut parts = Vec::new();
-        for (block, _) in self.blocks.iter().filter(|(_, page)| *page) {
-            parts.push(match block {
-                Block::Line(spans) => format!("{}\n", paragraph(spans)),
-                Block::List(items) => {
-                    let items = items
-                        .iter()
-                        .map(|i| format!("- {}\n", join(i, |s| s.markdown(false))));
-                    items.collect()
-                }
-                Block::Code(language, body) => markdown::code_block(language, body),
-                Block::Table(header, rows, _) => {
-                    let rows: Vec<Vec<String>> = rows
-                        .iter()
-                        .map(|row| row.iter().map(|c| markdown_cell(c)).collect())
-                        .collect();
-                    markdown::table(header, &rows)
-                }
-            });
+        let mut parts: Vec<String> = Vec::new();
+        let mut last_was_list = false;
+        for (block, _) in self.blocks.iter().filter(|(_, s)| *s != Shown::Terminal) {
+            let list = matches!(block, Block::List(..));
+            let part = block.markdown();
+            match parts.last_mut() {
+                Some(last) if list && last_was_list => last.push_str(&part),
+                _ => parts.push(part),
+            }
+            last_was_list = list;
         }
         parts.join("\n")
+    }
+}
+
+impl Block {
+    fn text(&self) -> String {
+        let line = |spans: &[Span]| join(spans, |s| s.text(false));
+        match self {
+            Block::Code(..) => String::new(),
+            Block::Line(spans) => format!("{}\n", line(spans)),
+            Block::List(items, depth) => {
+                let indent = "  ".repeat(depth + 1);
+                items
+                    .iter()
+                    .map(|i| format!("{indent}{}\n", line(i)))
+                    .collect()
+            }
+            Block::Paths(paths) => {
+                let quoted: Vec<String> = paths.iter().map(|p| quote_path(p).into()).collect();
+                format!("  {}\n", crate::text::wrap_list(&quoted, "  ", 96))
+            }
+            Block::Table(header, rows, records) => {
+                let cells = |row: &Row| row.iter().map(|c| join(c, |s| s.text(true))).collect();
+                let cells: Vec<Vec<String>> = rows.iter().map(cells).collect();
+                if *records {
+                    text_records(header, &cells)
+                } else {
+                    text_columns(header, &cells)
+                }
+            }
+        }
+    }
+
+    fn markdown(&self) -> String {
+        match self {
+            Block::Line(spans) => format!("{}\n", paragraph(spans)),
+            Block::List(items, depth) => {
+                let indent = "  ".repeat(*depth);
+                let item =
+                    |i: &Vec<Span>| format!("{indent}- {}\n", join(i, |s| s.markdown(false)));
+                items.iter().map(item).collect()
+            }
+            Block::Paths(paths) => {
+                let spans: Vec<String> = paths.iter().map(|p| markdown::code_span(p)).collect();
+                format!("{}\n", spans.join(", "))
+            }
+            Block::Code(language, body) => markdown::code_block(language, body),
+            Block::Table(header, rows, _) => {
+                let rows: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|row| row.iter().map(|c| markdown_cell(c)).collect())
+                    .collect();
+                markdown::table(header, &rows)
+            }
+        }
+    }
+}
+
+/// A report a [`Doc`] says all of: its text for a terminal and its Markdown for the book's page
+/// both come from [`Described::doc`].
+pub trait Described: serde::Serialize {
+    /// The report; `links` make the page's links (a terminal gets the default, none).
+    fn doc(&self, links: &PageLinks) -> Doc;
+
+    /// Whether it found a problem (conflicts, drift, a note to review).
+    fn found_problems(&self) -> bool;
+}
+
+impl<T: Described> CommandReport for T {
+    fn text(&self) -> String {
+        self.doc(&PageLinks::default()).text()
+    }
+
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.found_problems())
+    }
+
+    fn markdown(&self, links: &PageLinks) -> Option<String> {
+        Some(self.doc(links).markdown())
     }
 }
 

@@ -2,13 +2,13 @@
 //! (LOCAL_FIXES.md) as forkbook reads it, and an older register turned into one with states.
 
 use crate::check::web_address;
+use crate::doc::{code, text, words, Doc};
 use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::records::FIXES_FILE;
 use crate::register::{self, Listed, Listing, Migration};
 use crate::report_value::{CommandReport, Verdict};
 use serde::Serialize;
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// `forkbook fixes list`: the project's register, entry by entry.
@@ -30,21 +30,20 @@ pub fn list_file(path: &Path, name: &str) -> Result<Listing> {
 
 impl CommandReport for Listing {
     fn text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{}: {} entries",
-            terminal(&self.file),
+        let mut doc = Doc::default();
+        let file = &self.file;
+        doc.line(vec![text(format!(
+            "{file}: {} entries",
             self.entries.len()
-        );
+        ))]);
         let mut section: Option<&str> = None;
         for entry in &self.entries {
             if entry.section.as_deref() != section {
                 section = entry.section.as_deref();
-                out.push('\n');
-                let _ = writeln!(out, "{}", terminal(section.unwrap_or("(no section)")));
+                doc.gap()
+                    .line(vec![text(section.unwrap_or("(no section)"))]);
             }
-            render_entry(&mut out, entry, &self.file);
+            entry_lines(&mut doc, entry, file);
         }
         let states: Vec<String> = self
             .states
@@ -52,18 +51,13 @@ impl CommandReport for Listing {
             .filter(|s| s.entries > 0)
             .map(|s| format!("{} {}", s.entries, s.state))
             .collect();
-        out.push('\n');
-        let _ = writeln!(out, "by state: {}", states.join(", "));
+        doc.gap()
+            .line(vec![words(format!("by state: {}", states.join(", ")))]);
         for problem in &self.problems {
-            let _ = writeln!(
-                out,
-                "{}:{}: {}",
-                terminal(&self.file),
-                problem.line,
-                terminal(&problem.message)
-            );
+            let (line, message) = (problem.line, &problem.message);
+            doc.line(vec![text(format!("{file}:{line}: {message}"))]);
         }
-        out
+        doc.text()
     }
 
     /// A listing shows the register's problems; `forkbook check` is what fails on them.
@@ -72,45 +66,31 @@ impl CommandReport for Listing {
     }
 }
 
-fn render_entry(out: &mut String, entry: &Listed, file: &str) {
+/// An entry's line, then its state's source and its fields, each under the title.
+fn entry_lines(doc: &mut Doc, entry: &Listed, file: &str) {
     let state = entry.state.map_or("no state", |s| s.as_str());
-    let _ = writeln!(
-        out,
-        "  {:>3}. {}  [{state}]  {}:{}",
-        entry.number,
-        terminal(&entry.title),
-        terminal(file),
-        entry.line
-    );
-    let _ = match (entry.state_source, &entry.state_text, entry.state_line) {
-        (Some("field"), _, Some(line)) => writeln!(out, "       state: field at line {line}"),
-        (Some(_), Some(text), Some(line)) => writeln!(
-            out,
-            "       state: read from {} (line {line})",
-            terminal(text)
-        ),
-        _ => writeln!(
-            out,
-            "       state: none: nothing says; add `state: …` (see `forkbook check --explain fix-state-complete`)"
-        ),
+    let (number, title, line) = (entry.number, &entry.title, entry.line);
+    doc.line(vec![text(format!(
+        "  {number:>3}. {title}  [{state}]  {file}:{line}"
+    ))]);
+    let source = match (entry.state_source, &entry.state_text, entry.state_line) {
+        (Some("field"), _, Some(line)) => format!("field at line {line}"),
+        (Some(_), Some(text), Some(line)) => format!("read from {text} (line {line})"),
+        _ => {
+            "none: nothing says; add `state: …` (see `forkbook check --explain fix-state-complete`)"
+                .to_string()
+        }
     };
     let lists = [
-        ("reason", entry.reason.iter().cloned().collect::<Vec<_>>()),
+        ("state", vec![source]),
+        ("reason", entry.reason.iter().cloned().collect()),
         ("files", entry.files.clone()),
         ("issues", entry.issues.clone()),
         ("links", entry.links.clone()),
     ];
-    for (label, values) in lists {
-        if !values.is_empty() {
-            let values: Vec<String> = values.iter().map(|v| terminal(v)).collect();
-            let _ = writeln!(out, "       {label}: {}", values.join(", "));
-        }
+    for (label, values) in lists.iter().filter(|(_, values)| !values.is_empty()) {
+        doc.line(vec![text(format!("       {label}: {}", values.join(", ")))]);
     }
-}
-
-/// Register text, safe on a terminal (the one rule, `terminal::escape_field`).
-fn terminal(text: &str) -> String {
-    crate::terminal::escape_field(text).into_owned()
 }
 
 /// What `forkbook fixes migrate` proposed (and with `--write` wrote). Its JSON is the migration.
@@ -154,13 +134,11 @@ pub fn migrate(project: &Project, write: bool) -> Result<Migrated> {
 impl CommandReport for Migrated {
     fn text(&self) -> String {
         let name = &self.file;
-        let mut out = String::new();
+        let mut doc = Doc::default();
         if self.migration.proposals.is_empty() {
-            let _ = writeln!(
-                out,
-                "`{name}` has no older-style entries (bold numbered titles): nothing to migrate"
-            );
-            return out;
+            let nothing = " has no older-style entries (bold numbered titles): nothing to migrate";
+            doc.line(vec![code(name), words(nothing)]);
+            return doc.text();
         }
         for p in &self.migration.proposals {
             let state = p.state.map_or("no state", |s| s.as_str());
@@ -170,29 +148,21 @@ impl CommandReport for Migrated {
                 .map_or("no status sentence".to_string(), |s| {
                     format!("from \"{s}\"")
                 });
-            let _ = writeln!(
-                out,
-                "{name}:{}: entry {}: {state} ({status})",
-                p.line, p.number
-            );
+            let (line, number) = (p.line, p.number);
+            doc.line(vec![text(format!(
+                "{name}:{line}: entry {number}: {state} ({status})"
+            ))]);
             if !p.missing.is_empty() {
-                let _ = writeln!(out, "  still needs: {}", p.missing.join(", "));
+                let needs = format!("still needs: {}", p.missing.join(", "));
+                doc.list(vec![vec![words(needs)]]);
             }
         }
-        out.push('\n');
-        out.push_str(&self.migration.diff);
-        if self.wrote {
-            let _ = writeln!(
-                out,
-                "wrote {name}; fill in what is still needed, then run `forkbook check`"
-            );
+        let done = if self.wrote {
+            format!("wrote {name}; fill in what is still needed, then run `forkbook check`")
         } else {
-            let _ = writeln!(
-                out,
-                "nothing written: `forkbook fixes migrate --write` applies this diff"
-            );
-        }
-        out
+            "nothing written: `forkbook fixes migrate --write` applies this diff".to_string()
+        };
+        format!("{}\n{}{done}\n", doc.text(), self.migration.diff)
     }
 
     fn verdict(&self) -> Verdict {

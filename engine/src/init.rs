@@ -3,6 +3,7 @@
 use super::base::Commits;
 use super::cache::{Cache, Remote};
 use super::config::Layout;
+use super::doc::{text, words, Doc};
 use super::error::{Error, Result};
 use super::fsutil::{write_tree_synced, ProjectLock, StagedDir};
 use super::overlay::{OverlayState, Records};
@@ -42,12 +43,11 @@ pub fn run(project: &Project, cache: &Cache, request: &InitRequest) -> Result<In
 
 impl CommandReport for Initialized {
     fn text(&self) -> String {
-        format!(
-            "initialized {} at {}\n{}",
-            self.records,
-            self.planned.new.describe(),
-            self.planned.core_text()
-        )
+        let mut doc = Doc::default();
+        let at = format!(" at {}", self.planned.new.describe());
+        doc.line(vec![words("initialized "), text(&self.records), text(at)]);
+        self.planned.core_doc(&mut doc, &Default::default());
+        doc.text()
     }
 
     /// A core file the fork's change and the pin conflict on is left marked: a problem.

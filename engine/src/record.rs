@@ -159,17 +159,13 @@ fn write_change(
 /// its number without a patch, so the count of patches can be less), register entries in the
 /// files layout.
 fn fix_count(state: &OverlayState) -> usize {
-    match state.layout {
-        Layout::Patch => {
-            let text = super::text_of(&state.records.files, records::FIXES_FILE);
-            let last_patch = state.steps.iter().map(|s| s.number()).max().unwrap_or(0);
-            last_patch.max(sync::count_entries_in(&text))
-        }
-        Layout::Files => {
-            let text = super::text_of(&state.records.files, records::FIXES_FILE);
-            sync::count_entries_in(&text)
-        }
-    }
+    let text = super::text_of(&state.records.files, records::FIXES_FILE);
+    let entries = sync::count_entries_in(&text);
+    let last_patch = match state.layout {
+        Layout::Patch => state.steps.iter().map(|s| s.number()).max().unwrap_or(0),
+        Layout::Files => 0,
+    };
+    last_patch.max(entries)
 }
 
 /// A Markdown code span holding `text` exactly, whatever backticks it holds: fenced by one more
@@ -206,10 +202,7 @@ fn append_entry(register: &str, number: usize, title: &str, paths: &[String]) ->
         );
         let mut lines: Vec<&str> = register.split_inclusive('\n').collect();
         let at = latest.end_line.min(lines.len());
-        let mut out = String::new();
-        for line in lines.drain(..at) {
-            out.push_str(line);
-        }
+        let mut out: String = lines.drain(..at).collect();
         if !out.ends_with('\n') {
             out.push('\n');
         }

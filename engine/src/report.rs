@@ -9,7 +9,9 @@
 use super::base::CoreOutcome;
 use super::cache::Cache;
 use super::candidate;
+use super::doc::{words, Doc, Span};
 use super::error::{Context, Result};
+use super::markdown::PageLinks;
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
@@ -132,7 +134,7 @@ pub fn report(
                 h.line,
                 h.removed,
                 h.added,
-                fix_list(&h.fixes)
+                PageLinks::default().fixes(&h.fixes)
             )
         })
         .collect();
@@ -219,105 +221,91 @@ fn fixes_touching(state: &OverlayState, path: &str) -> Vec<String> {
         .collect()
 }
 
-fn fix_list(fixes: &[usize]) -> String {
-    if fixes.is_empty() {
-        "no fix".into()
-    } else {
-        fixes
-            .iter()
-            .map(|n| format!("fix {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
 impl Report {
-    /// The regions of `path` under its conflict line, each with its upstream commits (linked).
-    fn render_causes(&self, out: &mut String, path: &str) {
-        let web = self.upstream_web.as_deref().unwrap_or("");
-        for t in self.conflict_causes.iter().filter(|t| t.path == path) {
-            let causes = if t.commits.is_empty() {
-                "no upstream commit since the fork base".to_string()
-            } else {
-                t.commits
-                    .iter()
-                    .map(|c| c.markdown(web))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            };
-            out.push_str(&format!(
-                "  - region {} ({}): upstream {causes}\n",
-                t.region,
-                t.describe_lines()
-            ));
-        }
-    }
-
-    /// The section as Markdown, for a PR body or the technical report.
+    /// The section as Markdown, for a PR body or the technical report: what moved, the core
+    /// files and their conflicts (each region with its upstream commits, linked), the residual,
+    /// the drift the change fixed and the verification. Its lines are Markdown already.
     fn render_markdown(&self) -> String {
-        let mut out = String::from("## ROCm overlay\n\n");
-        self.render_core(&mut out);
+        let mut doc = Doc::default();
+        doc.line(vec![words(self.moved())]);
+        let clean = self.core.iter().filter(|(_, o)| !o.starts_with("conflict"));
+        let merged = format!(
+            "Core files: {} of {} merged cleanly",
+            clean.count(),
+            self.core.len()
+        );
+        if self.conflicts.is_empty() {
+            doc.line(vec![words(merged)]);
+        } else {
+            doc.line(vec![words(merged + ". Conflicts:")]);
+        }
+        for (path, fixes) in &self.conflicts {
+            let by = if fixes.is_empty() {
+                "UNRESOLVED".to_string()
+            } else {
+                format!("resolved by {}", fixes.join(", "))
+            };
+            doc.list(vec![vec![words(format!("`{path}`: {by}"))]])
+                .sublist(self.causes(path));
+        }
         let changed = match self.residual_changed {
             Some(true) => "changed",
             Some(false) => "unchanged",
             None => "first recorded",
         };
-        out.push_str(&format!(
-            "\nResidual: {changed}, {}.\n\n",
-            super::report_value::plural(self.residual.len(), "hunk", "hunks")
-        ));
-        out.extend(self.residual.iter().map(|hunk| format!("- {hunk}\n")));
+        let hunks = super::report_value::plural(self.residual.len(), "hunk", "hunks");
+        doc.line(vec![words(format!("Residual: {changed}, {hunks}"))])
+            .list(items(&self.residual));
         if !self.drift.is_empty() {
-            out.push_str(&format!(
-                "\nAPI drift fixed by this change ({}):\n\n",
-                self.drift.len()
-            ));
-            out.extend(self.drift.iter().map(|finding| format!("- {finding}\n")));
+            let n = self.drift.len();
+            doc.line(vec![words(format!(
+                "API drift fixed by this change ({n}):"
+            ))])
+            .list(items(&self.drift));
         }
-        out.push_str(&format!("\nVerify: {}.\n\n", self.verdict));
-        out.extend(self.verify.iter().map(|item| format!("- {item}\n")));
-        out
+        doc.line(vec![words(format!("Verify: {}", self.verdict))])
+            .list(items(&self.verify));
+        format!("## ROCm overlay\n\n{}", doc.markdown())
     }
 
-    /// The Markdown's head: what moved, then the core files and their conflicts.
-    fn render_core(&self, out: &mut String) {
+    /// What moved, from what to what.
+    fn moved(&self) -> String {
+        let new = &self.new;
         match &self.old {
-            Some(old) if old != &self.new => {
+            Some(old) if old != new => {
                 let what = match (self.pin_moved, self.fork_moved) {
                     (true, true) => "Pin and fork",
                     (true, false) => "Pin",
                     (false, true) => "Fork",
                     _ => "Records",
                 };
-                out.push_str(&format!("{what}: {old} -> {}\n\n", self.new));
+                format!("{what}: {old} -> {new}")
             }
-            _ => out.push_str(&format!(
-                "Overlay at {} (no change to the recorded commits)\n\n",
-                self.new
-            )),
-        }
-        let clean = self
-            .core
-            .iter()
-            .filter(|(_, o)| !o.starts_with("conflict"))
-            .count();
-        out.push_str(&format!(
-            "Core files: {clean} of {} merged cleanly.",
-            self.core.len()
-        ));
-        if self.conflicts.is_empty() {
-            out.push('\n');
-        } else {
-            out.push_str(" Conflicts:\n\n");
-            for (path, fixes) in &self.conflicts {
-                let by = if fixes.is_empty() {
-                    "UNRESOLVED".to_string()
-                } else {
-                    format!("resolved by {}", fixes.join(", "))
-                };
-                out.push_str(&format!("- `{path}`: {by}\n"));
-                self.render_causes(out, path);
-            }
+            _ => format!("Overlay at {new} (no change to the recorded commits)"),
         }
     }
+
+    /// The regions of `path`, each with its upstream commits (linked).
+    fn causes(&self, path: &str) -> Vec<Vec<Span>> {
+        let web = self.upstream_web.as_deref().unwrap_or("");
+        let traces = self.conflict_causes.iter().filter(|t| t.path == path);
+        let cause = |t: &super::trace::RegionTrace| {
+            let causes = if t.commits.is_empty() {
+                "no upstream commit since the fork base".to_string()
+            } else {
+                let commits: Vec<String> = t.commits.iter().map(|c| c.markdown(web)).collect();
+                commits.join("; ")
+            };
+            let (region, lines) = (t.region, t.describe_lines());
+            vec![words(format!(
+                "region {region} ({lines}): upstream {causes}"
+            ))]
+        };
+        traces.map(cause).collect()
+    }
+}
+
+/// Lines of Markdown as a list's items.
+fn items(lines: &[String]) -> Vec<Vec<Span>> {
+    lines.iter().map(|line| vec![words(line)]).collect()
 }

@@ -3,10 +3,9 @@
 //! commits, its notes kept.
 
 use super::cache::Cache;
-use super::doc::{code, text, words, Doc};
+use super::doc::{code, text, words, Described, Doc};
 use super::error::Result;
 use super::project::Project;
-use super::report_value::{CommandReport, Verdict};
 use super::residual::{render_record, Residual};
 use serde::Serialize;
 
@@ -91,18 +90,14 @@ pub struct ResidualRun {
 pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
     let mut computed = super::residual::compute_with_records(project, cache)?;
     attach_notes(&mut computed);
-    let written = if write {
-        Some(self::write(project, &computed)?)
-    } else {
-        None
-    };
+    let written = write.then(|| self::write(project, &computed)).transpose()?;
     Ok(ResidualRun {
         residual: computed.residual,
         written,
     })
 }
 
-impl ResidualRun {
+impl Described for ResidualRun {
     /// The residual, then the record written and the notes to review.
     fn doc(&self, links: &crate::markdown::PageLinks) -> Doc {
         let mut doc = self.residual.doc(links);
@@ -119,18 +114,9 @@ impl ResidualRun {
         }
         doc
     }
-}
-
-impl CommandReport for ResidualRun {
-    fn text(&self) -> String {
-        self.doc(&Default::default()).text()
-    }
 
     /// A note flagged for review is a problem: a person has to read it again.
-    fn verdict(&self) -> Verdict {
-        Verdict::problems_if(self.written.as_ref().is_some_and(|w| !w.flagged.is_empty()))
-    }
-    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
-        Some(self.doc(links).markdown())
+    fn found_problems(&self) -> bool {
+        self.written.as_ref().is_some_and(|w| !w.flagged.is_empty())
     }
 }

@@ -28,10 +28,11 @@
 use super::base;
 use super::cache::{short, Cache, Remote};
 use super::candidate::DriftSetup;
+use super::doc::{code, commit, either, fixes, text, words, Described, Doc, Row, Span};
 use super::drift::api::{self, ApiReport};
 use super::drift::draft::{self, record::CacheUpstream};
 use super::error::{Context, Error, Result};
-use super::markdown::{self, PageLinks};
+use super::markdown::PageLinks;
 use super::overlay::OverlayState;
 use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
@@ -553,144 +554,107 @@ impl Change {
     }
 }
 
-/// Terminal text: control characters of other people's text made visible.
-fn visible(text: &str) -> String {
-    crate::terminal::escape_controls(text).into_owned()
-}
-
-impl Forecast {
-    fn candidate_line(&self, what: &str, c: &Candidate) -> String {
-        let at = if c.moves {
-            format!(
-                "{} ({} after the pin)",
-                visible(&c.commit.describe()),
-                plural(c.position, "commit", "commits")
-            )
-        } else {
-            "the recorded pin (no move)".to_string()
-        };
-        format!("{what}: {at}\n")
-    }
-}
-
-impl CommandReport for Forecast {
-    fn text(&self) -> String {
-        let mut out = format!(
-            "roll forecast from the pin {} to {} ({}, {} probed):\n",
-            &self.pin[..8],
-            &self.to[..8],
-            plural(self.commits, "first-parent commit", "first-parent commits"),
-            self.probes
-        );
+impl Described for Forecast {
+    /// The forecast: the walk, each event under its upstream commit (on a page a timeline table,
+    /// each event linked upstream and to its draft or fix), then the two candidates.
+    fn doc(&self, links: &PageLinks) -> Doc {
+        let mut doc = Doc::default();
+        let commits = plural(self.commits, "first-parent commit", "first-parent commits");
+        doc.line(vec![
+            words("roll forecast from the pin "),
+            sha(links, &self.pin),
+            words(" to "),
+            sha(links, &self.to),
+            words(format!(" ({commits}, {} probed):", self.probes)),
+        ]);
         if self.events.is_empty() {
-            out.push_str("  nothing changes for the overlay\n");
+            doc.list(vec![vec![words("nothing changes for the overlay")]]);
         }
         let mut last = None;
         for e in &self.events {
             if last != Some(e.position) {
-                out.push_str(&format!(
-                    "  {}{}\n",
-                    visible(&e.commit.describe()),
-                    e.commit
-                        .pr
-                        .map(|n| format!(" [PR #{n}]"))
-                        .unwrap_or_default()
-                ));
+                let pr = e.commit.pr.map(|n| format!(" [PR #{n}]"));
+                let commit = text(e.commit.describe());
+                doc.list(vec![vec![commit, words(pr.unwrap_or_default())]]);
+                doc.terminal_only();
                 last = Some(e.position);
             }
-            out.push_str(&format!("    {}", visible(&e.change.describe())));
-            if let Some(words) = e.change.draft_words() {
-                out.push_str(&format!(" [{}]", visible(&words)));
+            let mut change = vec![text(e.change.describe())];
+            if let Some(said) = e.change.draft_words() {
+                change.extend([words(" ["), text(said), words("]")]);
             }
-            out.push('\n');
+            doc.sublist(vec![change]).terminal_only();
         }
-        out.push_str(&self.candidate_line("clean candidate", &self.clean));
-        out.push_str(&self.candidate_line("with drafts", &self.drafted));
+        let header = ["#", "upstream commit", "what happens", "draft or fix"];
+        let rows = self.events.iter().map(|e| event_row(e, links));
+        doc.table(&header, rows.collect()).page_only();
+        candidate_line(&mut doc, links, &self.clean, CLEAN);
+        candidate_line(&mut doc, links, &self.drafted, DRAFTED);
         if !self.drafted.drift_left.is_empty() {
-            out.push_str(&format!(
-                "  drafts there for: {}\n",
-                visible(&self.drafted.drift_left.join(", "))
-            ));
+            let left = self.drafted.drift_left.join(", ");
+            doc.list(vec![vec![words("drafts there for: "), text(left)]]);
         }
-        out
+        doc
     }
 
     /// A forecast is information: it never fails.
-    fn verdict(&self) -> Verdict {
-        Verdict::Clean
-    }
-
-    fn markdown(&self, links: &PageLinks) -> Option<String> {
-        Some(self.timeline(links))
+    fn found_problems(&self) -> bool {
+        false
     }
 }
 
-impl Forecast {
-    /// The forecast as Markdown: the two candidates, then the timeline table, each event linked
-    /// upstream and to its draft or fix.
-    pub fn timeline(&self, links: &PageLinks) -> String {
-        let candidate = |c: &Candidate| -> String {
-            if c.moves {
-                format!(
-                    "{} ({} after the pin)",
-                    links.upstream_commit(&c.commit.sha, &c.commit.summary),
-                    plural(c.position, "commit", "commits")
-                )
-            } else {
-                "the recorded pin: no move".to_string()
-            }
-        };
-        let mut out = format!(
-            "From the pin {} to {}: {}, {}.\n\n",
-            links.upstream_commit(&self.pin, ""),
-            links.upstream_commit(&self.to, ""),
-            plural(self.commits, "first-parent commit", "first-parent commits"),
-            plural(self.events.len(), "event", "events"),
-        );
-        out.push_str(&format!(
-            "- **Clean candidate** (no conflict, no drift): {}\n",
-            candidate(&self.clean)
+/// A candidate under its name (`what`: on a terminal, on a page), linked upstream on a page.
+fn candidate_line(doc: &mut Doc, links: &PageLinks, c: &Candidate, what: [&str; 2]) {
+    let mut line = vec![either(what[0], what[1]), words(": ")];
+    if c.moves {
+        let after = plural(c.position, "commit", "commits");
+        line.push(commit(links, &c.commit.sha, &c.commit.summary));
+        line.push(words(format!(" ({after} after the pin)")));
+    } else {
+        line.push(either(
+            "the recorded pin (no move)",
+            "the recorded pin: no move",
         ));
-        out.push_str(&format!(
-            "- **With drafts** (every finding left has a draft): {}\n\n",
-            candidate(&self.drafted)
-        ));
-        let rows: Vec<Vec<String>> = self.events.iter().map(|e| event_row(e, links)).collect();
-        if rows.is_empty() {
-            out.push_str("Nothing changes for the overlay up to there.\n");
-        } else {
-            out.push_str(&markdown::table(
-                &["#", "upstream commit", "what happens", "draft or fix"],
-                &rows,
-            ));
-        }
-        out
     }
+    doc.line(line);
+}
+
+/// The candidates' names on a terminal and on a page.
+const CLEAN: [&str; 2] = [
+    "clean candidate",
+    "**Clean candidate** (no conflict, no drift)",
+];
+const DRAFTED: [&str; 2] = [
+    "with drafts",
+    "**With drafts** (every finding left has a draft)",
+];
+
+/// A commit's short sha, linked upstream on a page.
+fn sha(links: &PageLinks, sha: &str) -> Span {
+    either(&sha[..8], links.upstream_commit(sha, "").trim_end())
 }
 
 /// One row of the timeline: the position, the upstream commit, what happens and its draft or fix.
-fn event_row(e: &Event, links: &PageLinks) -> Vec<String> {
-    let what = markdown::cell(&markdown::text(&e.change.describe()));
+fn event_row(e: &Event, links: &PageLinks) -> Row {
     let fix = match &e.change {
-        Change::DriftAppears { draft: Some(d), .. } => format!(
-            "draft ({}): {} at {}",
-            markdown::text(&d.remedy),
-            markdown::text(&d.title),
-            markdown::code_span(&format!("{}:{}", d.path, d.line))
-        ),
+        Change::DriftAppears { draft: Some(d), .. } => vec![
+            words("draft ("),
+            text(&d.remedy),
+            words("): "),
+            text(&d.title),
+            words(" at "),
+            code(format!("{}:{}", d.path, d.line)),
+        ],
         Change::FixDroppable { number, .. } | Change::FixNeeded { number, .. } => {
-            links.fix(*number)
+            vec![fixes(links, &[*number])]
         }
-        other => other
-            .draft_words()
-            .map(|w| markdown::text(&w))
-            .unwrap_or_default(),
+        other => other.draft_words().map(text).into_iter().collect(),
     };
     vec![
-        e.position.to_string(),
-        markdown::cell(&links.upstream_commit(&e.commit.sha, &e.commit.summary)),
-        what,
-        markdown::cell(&fix),
+        vec![words(e.position.to_string())],
+        vec![commit(links, &e.commit.sha, &e.commit.summary)],
+        vec![text(e.change.describe())],
+        fix,
     ]
 }
 
@@ -834,41 +798,42 @@ fn write_body(
 
 impl CommandReport for Rolled {
     fn text(&self) -> String {
-        let mut out = if self.moved {
-            format!(
-                "rolled the pin from {} to {}\n",
-                &self.from[..8],
-                visible(&self.to.describe())
-            )
+        let mut doc = Doc::default();
+        let from = &self.from[..8];
+        if self.moved {
+            let to = text(self.to.describe());
+            doc.line(vec![words(format!("rolled the pin from {from} to ")), to]);
         } else {
-            format!(
-                "nothing to roll: the pin {} is the candidate\n",
-                &self.from[..8]
-            )
-        };
+            doc.line(vec![words(format!(
+                "nothing to roll: the pin {from} is the candidate"
+            ))]);
+        }
+        let mut items = Vec::new();
         if self.conflicts > 0 {
-            out.push_str(&format!(
-                "  {} left with markers: resolve them, then record each resolution as a local fix\n",
-                plural(self.conflicts, "conflict region", "conflict regions")
-            ));
+            let regions = plural(self.conflicts, "conflict region", "conflict regions");
+            items.push(vec![words(format!("{regions} left with markers: resolve them, then record each resolution as a local fix"))]);
         }
         if !self.drafted.is_empty() {
             let numbers: Vec<String> = self.drafted.iter().map(usize::to_string).collect();
-            out.push_str(&format!(
-                "  drafted fixes {}: review each, then `forkbook fix confirm N`\n",
-                numbers.join(", ")
-            ));
+            let numbers = numbers.join(", ");
+            items.push(vec![words(format!(
+                "drafted fixes {numbers}: review each, then `forkbook fix confirm N`"
+            ))]);
         }
-        for left in &self.left {
-            out.push_str(&format!("  left for a person: {}\n", visible(left)));
-        }
+        let left = self
+            .left
+            .iter()
+            .map(|l| vec![words("left for a person: "), text(l)]);
+        items.extend(left);
+        doc.list(items);
         if let Some(body) = &self.body {
-            out.push_str(&format!(
-                "pull request body (`report --pr-body`): {}\n",
-                body.display()
-            ));
+            let body = text(body.display().to_string());
+            doc.line(vec![
+                words("pull request body (`report --pr-body`): "),
+                body,
+            ]);
         }
-        out
+        doc.text()
     }
 
     /// A bump that leaves conflicts, drift or drafts to review is not done yet.
@@ -887,7 +852,7 @@ mod tests {
         UpstreamCommit {
             sha: sha.to_string().repeat(40),
             summary: summary.to_string(),
-            pr: markdown::pr_number(summary),
+            pr: crate::markdown::pr_number(summary),
         }
     }
 
@@ -941,7 +906,7 @@ mod tests {
             upstream_web: Some("https://github.com/ml-explore/mlx".into()),
             register_page: Some("register.md".into()),
         };
-        let md = forecast.timeline(&links);
+        let md = forecast.doc(&links).markdown();
         let web = "https://github.com/ml-explore/mlx";
         assert!(
             md.contains(&format!("({web}/commit/{})", "b".repeat(40))),

@@ -2,12 +2,13 @@
 
 use super::base::CoreOutcome;
 use super::cache::Cache;
+use super::doc::{text, words, Doc};
 use super::error::{Error, ErrorKind, Result};
 use super::merge::count_conflicts;
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records;
-use super::report_value::{CommandReport, Verdict};
+use super::report_value::{plural, CommandReport, Verdict};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,10 +97,7 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
         None => "missing".to_string(),
         Some(lock) => match lock.mismatches(&records::lock_of(&state.overlay)).len() {
             0 => "matches".to_string(),
-            n => format!(
-                "differs ({})",
-                super::report_value::plural(n, "file", "files")
-            ),
+            n => format!("differs ({})", plural(n, "file", "files")),
         },
     };
     Status {
@@ -174,7 +172,7 @@ fn resolved_by(state: &OverlayState, path: &str) -> String {
 
 impl CommandReport for Status {
     fn text(&self) -> String {
-        let sha = |s: &str| s[..8.min(s.len())].to_string();
+        let sha = |s: &str| words(&s[..8.min(s.len())]);
         let unknown = "not known: the overlay is not built here";
         let files = match (self.backend_files, self.core_files) {
             (Some(backend), Some(core)) => format!("{backend} backend, {core} core"),
@@ -183,35 +181,31 @@ impl CommandReport for Status {
         let differs = self.differing_files.map_or(unknown.to_string(), |n| {
             format!("{n} files from the base tree")
         });
-        let mut out = format!(
-            "layout   {}\nfork     {}\nbase     {}\npin      {}\nfiles    {files}\nlock     {}\ndiffers  {differs}\n",
-            self.layout,
-            sha(&self.fork),
-            sha(&self.base),
-            sha(&self.pin),
-            self.lock,
-        );
+        let mut doc = Doc::default();
+        doc.field("layout", vec![words(&self.layout)])
+            .field("fork", vec![sha(&self.fork)])
+            .field("base", vec![sha(&self.base)])
+            .field("pin", vec![sha(&self.pin)])
+            .field("files", vec![words(files)])
+            .field("lock", vec![words(&self.lock)])
+            .field("differs", vec![words(differs)]);
         if !self.core_conflicts.is_empty() {
-            out.push_str(&format!(
-                "pin/fork conflicts in core files: {}\n",
-                self.core_conflicts.join(", ")
-            ));
+            let conflicts = text(self.core_conflicts.join(", "));
+            doc.line(vec![words("pin/fork conflicts in core files: "), conflicts]);
         }
         for fix in &self.local_fixes {
-            let fix = crate::terminal::escape_field(fix);
-            out.push_str(&format!("fix      {fix}\n"));
+            doc.field("fix", vec![text(fix)]);
         }
         if let Some(why) = &self.not_built {
-            out.push_str(&format!("not built: {why}\n"));
+            doc.line(vec![words("not built: "), text(why)]);
         }
         if !self.markers.is_empty() {
-            out.push_str(&format!(
-                "CONFLICT markers left in {}: {}\nnote: resolve them and record each resolution as a local fix; `forkbook check` lists every region\n",
-                super::report_value::plural(self.markers.len(), "file", "files"),
-                self.markers.join(", ")
-            ));
+            let files = plural(self.markers.len(), "file", "files");
+            let markers = text(self.markers.join(", "));
+            doc.line(vec![words(format!("CONFLICT markers left in {files}: ")), markers])
+                .line(vec![words("note: resolve them and record each resolution as a local fix; `forkbook check` lists every region")]);
         }
-        out
+        doc.text()
     }
 
     /// Markers left in the overlay are a problem whatever else is right.

@@ -8,7 +8,6 @@
 //! by its file and fix, with markers whose labels name the commits.
 
 mod text;
-pub use text::{file_words, fix_words};
 
 use super::base::{self, BaseTree, Commits};
 use super::cache::{short, Cache, Remote};

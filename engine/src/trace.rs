@@ -17,7 +17,7 @@
 
 use super::base::{self, Commits, CoreOutcome};
 use super::cache::{short, Cache};
-use super::doc::{self, code, text, words, Doc};
+use super::doc::{self, code, text, words, Described, Doc};
 use super::error::Result;
 pub use super::markdown::{pr_number, text as markdown_text, web_base};
 use super::merge::count_conflicts;
@@ -566,21 +566,16 @@ pub fn traced(
     })
 }
 
-impl CommandReport for TracedMove {
-    fn text(&self) -> String {
-        self.planned.text() + &causes_doc(&self.conflict_causes, &PageLinks::default()).text()
+impl Described for TracedMove {
+    /// The move, then its conflict regions and their causes.
+    fn doc(&self, links: &PageLinks) -> Doc {
+        let mut doc = self.planned.doc(links);
+        doc.append(causes_doc(&self.conflict_causes, links));
+        doc
     }
 
-    fn verdict(&self) -> Verdict {
-        self.planned.verdict()
-    }
-
-    fn markdown(&self, links: &PageLinks) -> Option<String> {
-        let mut out = self.planned.markdown(links);
-        if !self.conflict_causes.is_empty() {
-            out = out + "\n" + &causes_doc(&self.conflict_causes, links).markdown();
-        }
-        Some(out)
+    fn found_problems(&self) -> bool {
+        self.planned.found_problems()
     }
 }
 
@@ -638,10 +633,8 @@ pub fn stepwise(cache: &Cache, state: &OverlayState, rev: &str) -> Result<Stepwi
 
 impl CommandReport for Stepwise {
     fn text(&self) -> String {
-        match self.candidate {
-            Some(c) => render_first_conflicts(&self.files, c),
-            None => String::new(),
-        }
+        let render = |c| render_first_conflicts(&self.files, c);
+        self.candidate.map_or(String::new(), render)
     }
 
     fn verdict(&self) -> Verdict {

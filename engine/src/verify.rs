@@ -9,6 +9,7 @@ use super::cache::Cache;
 use super::candidate;
 use super::check;
 use super::config::Config;
+use super::doc::{text, words, Doc};
 use super::error::Result;
 use super::overlay::OverlayState;
 use super::project::Project;
@@ -65,20 +66,15 @@ impl Verification {
     ///
     /// `passed, 2 not run: ROCm build (`hipcc` is not on PATH), generation smoke (...)`
     pub fn summary(&self) -> String {
-        let named = |pick: fn(&Outcome) -> Option<&String>| -> Vec<String> {
-            self.items
-                .iter()
-                .filter_map(|i| pick(&i.outcome).map(|why| format!("{} ({why})", i.name)))
-                .collect()
-        };
-        let failed = named(|o| match o {
-            Outcome::Failed(why) => Some(why),
-            _ => None,
-        });
-        let not_run = named(|o| match o {
-            Outcome::Skipped(why) => Some(why),
-            _ => None,
-        });
+        let mut failed = Vec::new();
+        let mut not_run = Vec::new();
+        for item in &self.items {
+            match &item.outcome {
+                Outcome::Passed => {}
+                Outcome::Failed(why) => failed.push(format!("{} ({why})", item.name)),
+                Outcome::Skipped(why) => not_run.push(format!("{} ({why})", item.name)),
+            }
+        }
         let mut text = if failed.is_empty() {
             "passed".to_string()
         } else {
@@ -97,33 +93,33 @@ impl Verification {
 
 impl CommandReport for Verification {
     fn text(&self) -> String {
-        let mut out = format!("verify at {}\n", self.commits);
+        let mut doc = Doc::default();
+        doc.line(vec![words("verify at "), text(&self.commits)]);
+        let mut skipped = 0;
         for item in &self.items {
             let status = match &item.outcome {
                 Outcome::Passed => "passed".to_string(),
                 Outcome::Failed(why) => format!("FAILED: {why}"),
-                Outcome::Skipped(why) => format!("skipped: {why}"),
+                Outcome::Skipped(why) => {
+                    skipped += 1;
+                    format!("skipped: {why}")
+                }
             };
-            out.push_str(&format!(
-                "  {:<28} {status} ({} ms)\n",
-                item.name, item.millis
-            ));
+            let (name, millis) = (&item.name, item.millis);
+            doc.list(vec![vec![text(format!(
+                "{name:<28} {status} ({millis} ms)"
+            ))]]);
             for detail in &item.details {
-                out.push_str(&format!("      {detail}\n"));
+                doc.line(vec![text(format!("      {detail}"))]);
             }
         }
-        let skipped = self
-            .items
-            .iter()
-            .filter(|i| matches!(i.outcome, Outcome::Skipped(_)))
-            .count();
-        out.push_str(&format!(
-            "{} passed, {} failed, {skipped} skipped\n",
-            self.items.len() - self.failed() - skipped,
-            self.failed()
-        ));
-        out.push_str(&format!("verify: {}\n", self.summary()));
-        out
+        let (failed, all) = (self.failed(), self.items.len());
+        let passed = all - failed - skipped;
+        doc.line(vec![words(format!(
+            "{passed} passed, {failed} failed, {skipped} skipped"
+        ))])
+        .line(vec![words("verify: "), text(self.summary())]);
+        doc.text()
     }
 
     /// A failed step is a problem; a skipped one is named in the text, not counted.
@@ -150,6 +146,15 @@ pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<
         commits: state.commits.describe(),
         items,
     })
+}
+
+/// Passed, or failed for `why` when `failed`.
+fn failed_if(failed: bool, why: impl FnOnce() -> String) -> Outcome {
+    if failed {
+        Outcome::Failed(why())
+    } else {
+        Outcome::Passed
+    }
 }
 
 fn timed(name: &str, f: impl FnOnce() -> Result<(Outcome, Vec<String>)>) -> Item {
@@ -179,14 +184,8 @@ fn checks(
         .iter()
         .map(|f| f.render().lines().next().unwrap_or_default().to_string())
         .collect();
-    Ok((
-        if errors == 0 {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(plural(errors, "error", "errors"))
-        },
-        details,
-    ))
+    let outcome = failed_if(errors > 0, || plural(errors, "error", "errors"));
+    Ok((outcome, details))
 }
 
 fn sync_check(
@@ -197,9 +196,9 @@ fn sync_check(
     let mismatches = sync::check(project, cache, state)?;
     let details = mismatches
         .iter()
-        .map(|m| match m.line {
-            Some(line) => format!("{}:{line}: {}", m.path, m.why),
-            None => format!("{}: {}", m.path, m.why),
+        .map(|m| {
+            let at = m.line.map(|line| format!(":{line}")).unwrap_or_default();
+            format!("{}{at}: {}", m.path, m.why)
         })
         .collect();
     let regions = |n| plural(n, "conflict region", "conflict regions");
@@ -235,14 +234,8 @@ fn residual_owned(state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
         return Ok((Outcome::Skipped(why.into()), details));
     }
     let orphans = residual.hunks.iter().filter(|h| h.fixes.is_empty()).count();
-    Ok((
-        if orphans == 0 {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(format!("{orphans} hunks belong to no fix"))
-        },
-        details,
-    ))
+    let outcome = failed_if(orphans > 0, || format!("{orphans} hunks belong to no fix"));
+    Ok((outcome, details))
 }
 
 fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
@@ -254,12 +247,9 @@ fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outc
         .filter(|f| f.suppressed.is_none())
         .map(|f| format!("{}: {}", f.kind.as_str(), f.symbol))
         .collect();
+    let breaks = report.breaks();
     Ok((
-        if report.breaks() == 0 {
-            Outcome::Passed
-        } else {
-            Outcome::Failed(format!("{} breaks", report.breaks()))
-        },
+        failed_if(breaks > 0, || format!("{breaks} breaks")),
         details,
     ))
 }
