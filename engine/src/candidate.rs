@@ -73,7 +73,7 @@ pub fn drift_api(
 ) -> Result<ApiReport> {
     let setup = DriftSetup::new(project, cache, state, from)?;
     let to_overlay = overlay_at(project, cache, state, to)?;
-    setup.run(cache, from, to, &to_overlay, true)
+    setup.run(cache, from, to, &to_overlay)
 }
 
 /// What every static drift of one overlay from one commit shares, whatever the commit it goes
@@ -128,15 +128,13 @@ impl DriftSetup {
     }
 
     /// The drift from `from` to `to`, with `to_overlay` (the overlay a retarget to `to` makes)
-    /// standing in for upstream's core files at `to`; `stored`: reuse and keep the analysis in
-    /// the drift cache.
+    /// standing in for upstream's core files at `to`, reused from and kept in the drift cache.
     pub fn run(
         &self,
         cache: &Cache,
         from: Oid,
         to: Oid,
         to_overlay: &FileMap,
-        stored: bool,
     ) -> Result<ApiReport> {
         let to_overrides = core_files_of(to_overlay, &self.prefix);
         let inputs = DriftInputs {
@@ -146,8 +144,7 @@ impl DriftSetup {
             suppressions: &self.suppressions,
         };
         let store = cache.drift_store();
-        let store = stored.then_some(&store);
-        api::drift_api_stored(cache.repo(), from, to, &inputs, &self.cfg, store)
+        api::drift_api_stored(cache.repo(), from, to, &inputs, &self.cfg, Some(&store))
     }
 }
 

@@ -267,7 +267,7 @@ impl Prober<'_> {
             }
         }
         let base = self.state.commits.base;
-        let report = self.setup.run(self.cache, base, commit, overlay, true)?;
+        let report = self.setup.run(self.cache, base, commit, overlay)?;
         self.drafts_into(&report, commit, &mut probe);
         Ok(probe)
     }
