@@ -9,7 +9,7 @@
 use super::base::CoreOutcome;
 use super::cache::Cache;
 use super::candidate;
-use super::doc::{words, Doc, Span};
+use super::doc::{code, text, words, Doc, Span};
 use super::error::{Context, Result};
 use super::markdown::PageLinks;
 use super::overlay::{OverlayState, Records};
@@ -240,13 +240,15 @@ impl Report {
             doc.line(vec![words(merged + ". Conflicts:")]);
         }
         for (path, fixes) in &self.conflicts {
-            let by = if fixes.is_empty() {
-                "UNRESOLVED".to_string()
+            let mut item = vec![code(path), words(": ")];
+            if fixes.is_empty() {
+                item.push(words("UNRESOLVED"));
             } else {
-                format!("resolved by {}", fixes.join(", "))
-            };
-            doc.list(vec![vec![words(format!("`{path}`: {by}"))]])
-                .sublist(self.causes(path));
+                item.push(words("resolved by "));
+                let named = fixes.iter().map(|fix| fix_named(fix));
+                item.extend(named.collect::<Vec<_>>().join(&words(", ")));
+            }
+            doc.list(vec![item]).sublist(self.causes(path));
         }
         let changed = match self.residual_changed {
             Some(true) => "changed",
@@ -306,6 +308,15 @@ impl Report {
 }
 
 /// Lines of Markdown as a list's items.
+/// `fix N (title)` (made by [`fixes_touching`]) as spans: the title is the register's text.
+fn fix_named(named: &str) -> Vec<Span> {
+    let parts = named.split_once(" (");
+    match parts.and_then(|(fix, rest)| Some((fix, rest.strip_suffix(')')?))) {
+        Some((fix, title)) => vec![words(format!("{fix} (")), text(title), words(")")],
+        None => vec![text(named)],
+    }
+}
+
 fn items(lines: &[String]) -> Vec<Vec<Span>> {
     lines.iter().map(|line| vec![words(line)]).collect()
 }

