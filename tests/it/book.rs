@@ -745,8 +745,10 @@ fn pages_fit_the_column_in_chromium() {
             }
         }
     }
+    // Eight tables at each width: the move's result (pin bump, fork sync) is a list since it is
+    // rendered through `Doc`, the other results stay tables.
     assert!(
-        tables >= 2 * 10,
+        tables >= 2 * 8,
         "the pages hold their result tables: {tables}"
     );
 }
