@@ -9,7 +9,9 @@
 use super::base::CoreOutcome;
 use super::cache::Cache;
 use super::candidate;
-use super::doc::{code, text, words, Doc, Span};
+use super::doc::{code, either, text, words, Doc, Span};
+use super::drift::api::Finding;
+use super::drift::draft::{answers, Answer};
 use super::error::{Context, Result};
 use super::markdown::PageLinks;
 use super::overlay::{OverlayState, Records};
@@ -27,19 +29,42 @@ pub struct Report {
     pub pin_moved: bool,
     pub fork_moved: bool,
     pub core: Vec<(String, String)>,
-    pub conflicts: Vec<(String, Vec<String>)>,
+    pub conflicts: Vec<Conflict>,
     /// Each pin/fork conflict region and the upstream commits that changed its pin side.
     pub conflict_causes: Vec<super::trace::RegionTrace>,
     /// The upstream's web address, for links (from `forkbook.toml`, never a mirror's path).
     #[serde(skip)]
     pub upstream_web: Option<String>,
     pub residual_changed: Option<bool>,
-    pub residual: Vec<String>,
-    pub drift: Vec<String>,
-    pub verify: Vec<String>,
+    pub residual: Vec<residual::Hunk>,
+    pub drift: Vec<DriftAnswered>,
+    pub verify: Vec<super::verify::Item>,
     pub verify_failed: usize,
     /// The verification in one line: `passed`, `passed, 2 not run: ...`, or `FAILED, ...`.
     pub verdict: String,
+}
+
+/// A core file that conflicts between pin and fork, and the fixes that resolve it (none while
+/// markers are left in).
+#[derive(Debug, Clone, Serialize)]
+pub struct Conflict {
+    pub path: String,
+    pub fixes: Vec<FixRef>,
+}
+
+/// A fix of the register: its number and its title (the register's text).
+#[derive(Debug, Clone, Serialize)]
+pub struct FixRef {
+    pub number: usize,
+    pub title: String,
+}
+
+/// An API drift finding of the move and the fixes that answer it, each with how.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftAnswered {
+    #[serde(flatten)]
+    pub finding: Finding,
+    pub answers: Vec<(FixRef, Answer)>,
 }
 
 /// `forkbook report`: the section for the records as they are against the records as committed at
@@ -124,20 +149,6 @@ pub fn report(
     let new_residual = residual::compute(new);
     let residual_changed =
         old.map(|old| residual::compute(old).render_diff() != new_residual.render_diff());
-    let residual = new_residual
-        .hunks
-        .iter()
-        .map(|h| {
-            format!(
-                "`{}:{}` (-{} +{}): {}",
-                h.file,
-                h.line,
-                h.removed,
-                h.added,
-                PageLinks::default().fixes(&h.fixes)
-            )
-        })
-        .collect();
     let drift = drift_answered(project, cache, new, old)?;
     Ok(Report {
         conflict_causes: super::trace::recorded_conflicts(cache, new)?,
@@ -149,25 +160,16 @@ pub fn report(
         core,
         conflicts: resolved_conflicts(new),
         residual_changed,
-        residual,
+        residual: new_residual.hunks,
         drift,
-        verify: verification.items.iter().map(verify_line).collect(),
+        verify: verification.items.clone(),
         verify_failed: verification.failed(),
         verdict: verification.summary(),
     })
 }
 
-/// One verify step and how it ended.
-fn verify_line(item: &super::verify::Item) -> String {
-    match &item.outcome {
-        Outcome::Passed => format!("`{}`: passed", item.name),
-        Outcome::Failed(why) => format!("`{}`: FAILED ({why})", item.name),
-        Outcome::Skipped(why) => format!("`{}`: skipped ({why})", item.name),
-    }
-}
-
 /// Each core file that conflicts between pin and fork, with the fixes that resolve it.
-fn resolved_conflicts(new: &OverlayState) -> Vec<(String, Vec<String>)> {
+fn resolved_conflicts(new: &OverlayState) -> Vec<Conflict> {
     let conflicted = new
         .base
         .core
@@ -185,7 +187,10 @@ fn resolved_conflicts(new: &OverlayState) -> Vec<(String, Vec<String>)> {
             } else {
                 fixes_touching(new, path)
             };
-            (path.clone(), fixes)
+            Conflict {
+                path: path.clone(),
+                fixes,
+            }
         })
         .collect()
 }
@@ -197,28 +202,34 @@ fn drift_answered(
     cache: &Cache,
     new: &OverlayState,
     old: Option<&OverlayState>,
-) -> Result<Vec<String>> {
+) -> Result<Vec<DriftAnswered>> {
     let Some(old) = old.filter(|old| old.commits.pin != new.commits.pin) else {
         return Ok(Vec::new());
     };
-    let upstream_web = super::trace::web_base(&project.canonical_urls.1).unwrap_or_default();
     let api = candidate::drift_api(project, cache, old, old.commits.pin, new.commits.pin)?;
-    Ok(api
-        .findings
-        .iter()
-        .filter(|f| f.suppressed.is_none())
-        .map(|f| super::drift::draft::answer_line(new, f, old.steps.len(), &upstream_web))
-        .collect())
+    let answered = |finding: Finding| {
+        let answers = answers(new, &finding, old.steps.len()).into_iter();
+        let answers = answers.map(|(number, title, how)| (FixRef { number, title }, how));
+        DriftAnswered {
+            answers: answers.collect(),
+            finding,
+        }
+    };
+    let unsuppressed = api.findings.into_iter().filter(|f| f.suppressed.is_none());
+    Ok(unsuppressed.map(answered).collect())
 }
 
-/// The fixes whose patches change `path`, as "fix N (title)".
-fn fixes_touching(state: &OverlayState, path: &str) -> Vec<String> {
-    state
+/// The fixes whose patches change `path`.
+fn fixes_touching(state: &OverlayState, path: &str) -> Vec<FixRef> {
+    let touching = state
         .steps
         .iter()
-        .filter(|s| s.changed_paths().contains(&path))
-        .map(|s| format!("fix {} ({})", s.number(), s.patch.title()))
-        .collect()
+        .filter(|s| s.changed_paths().contains(&path));
+    let fix = |s: &super::overlay::FixStep| FixRef {
+        number: s.number(),
+        title: s.patch.title(),
+    };
+    touching.map(fix).collect()
 }
 
 impl Report {
@@ -239,13 +250,13 @@ impl Report {
         } else {
             doc.line(vec![words(merged + ". Conflicts:")]);
         }
-        for (path, fixes) in &self.conflicts {
+        for Conflict { path, fixes } in &self.conflicts {
             let mut item = vec![code(path), words(": ")];
             if fixes.is_empty() {
                 item.push(words("UNRESOLVED"));
             } else {
                 item.push(words("resolved by "));
-                let named = fixes.iter().map(|fix| fix_named(fix));
+                let named = fixes.iter().map(|fix| fix.spans());
                 item.extend(named.collect::<Vec<_>>().join(&words(", ")));
             }
             doc.list(vec![item]).sublist(self.causes(path));
@@ -257,16 +268,17 @@ impl Report {
         };
         let hunks = super::report_value::plural(self.residual.len(), "hunk", "hunks");
         doc.line(vec![words(format!("Residual: {changed}, {hunks}"))])
-            .list(items(&self.residual));
+            .list(self.residual.iter().map(hunk_item).collect());
         if !self.drift.is_empty() {
             let n = self.drift.len();
             doc.line(vec![words(format!(
                 "API drift fixed by this change ({n}):"
             ))])
-            .list(items(&self.drift));
+            .list(self.drift.iter().map(|d| self.drift_item(d)).collect());
         }
-        doc.line(vec![words(format!("Verify: {}", self.verdict))])
-            .list(items(&self.verify));
+        let verdict = super::verify::summary_spans(&self.verify);
+        doc.line([vec![words("Verify: ")], verdict].concat())
+            .list(self.verify.iter().map(verify_item).collect());
         format!("## ROCm overlay\n\n{}", doc.markdown())
     }
 
@@ -307,16 +319,70 @@ impl Report {
     }
 }
 
-/// Lines of Markdown as a list's items.
-/// `fix N (title)` (made by [`fixes_touching`]) as spans: the title is the register's text.
-fn fix_named(named: &str) -> Vec<Span> {
-    let parts = named.split_once(" (");
-    match parts.and_then(|(fix, rest)| Some((fix, rest.strip_suffix(')')?))) {
-        Some((fix, title)) => vec![words(format!("{fix} (")), text(title), words(")")],
-        None => vec![text(named)],
+impl FixRef {
+    /// `fix N (title)`: the title is the register's text.
+    fn spans(&self) -> Vec<Span> {
+        let number = self.number;
+        vec![
+            words(format!("fix {number} (")),
+            text(&self.title),
+            words(")"),
+        ]
     }
 }
 
-fn items(lines: &[String]) -> Vec<Vec<Span>> {
-    lines.iter().map(|line| vec![words(line)]).collect()
+impl Report {
+    /// The finding, its upstream commit (linked) and the fixes that answer it.
+    fn drift_item(&self, answered: &DriftAnswered) -> Vec<Span> {
+        let finding = &answered.finding;
+        let mut item = vec![
+            words(format!("{} ", finding.kind.as_str())),
+            code(&finding.symbol),
+        ];
+        if let Some(commit) = &finding.introduced_by {
+            let links = PageLinks {
+                upstream_web: self.upstream_web.clone(),
+                register_page: None,
+            };
+            let link = links.upstream_commit(&commit.sha, &commit.summary);
+            item.extend([words(" (upstream "), either("", link), words(")")]);
+        }
+        item.push(words(": "));
+        if answered.answers.is_empty() {
+            item.push(words("no fix yet"));
+        }
+        let how = |how: &Answer| match how {
+            Answer::Drafted => "drafted, not confirmed: ",
+            Answer::Confirmed => "drafted and confirmed: ",
+            Answer::HandWritten => "",
+        };
+        let answers = answered.answers.iter();
+        let answers = answers.map(|(fix, answer)| [vec![words(how(answer))], fix.spans()].concat());
+        item.extend(answers.collect::<Vec<_>>().join(&words(", ")));
+        item
+    }
+}
+
+/// A residual hunk: where, its size and the fixes that change its file.
+fn hunk_item(hunk: &residual::Hunk) -> Vec<Span> {
+    let (removed, added) = (hunk.removed, hunk.added);
+    vec![
+        code(format!("{}:{}", hunk.file, hunk.line)),
+        words(format!(" (-{removed} +{added}): ")),
+        super::doc::fixes(&PageLinks::default(), &hunk.fixes),
+    ]
+}
+
+/// One verify step and how it ended.
+fn verify_item(item: &super::verify::Item) -> Vec<Span> {
+    let (how, why) = match &item.outcome {
+        Outcome::Passed => ("passed", None),
+        Outcome::Failed(why) => ("FAILED", Some(why)),
+        Outcome::Skipped(why) => ("skipped", Some(why)),
+    };
+    let mut spans = vec![code(&item.name), words(format!(": {how}"))];
+    if let Some(why) = why {
+        spans.extend([words(" ("), Span::Prose(why.clone()), words(")")]);
+    }
+    spans
 }

@@ -19,7 +19,7 @@ use super::base::{self, Commits, CoreOutcome};
 use super::cache::{short, Cache};
 use super::doc::{self, code, text, words, Described, Doc};
 use super::error::Result;
-pub use super::markdown::{pr_number, text as markdown_text, web_base};
+pub use super::markdown::{pr_number, web_base};
 use super::merge::count_conflicts;
 use super::overlay::OverlayState;
 use super::project::Project;

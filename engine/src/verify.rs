@@ -9,7 +9,7 @@ use super::cache::Cache;
 use super::candidate;
 use super::check;
 use super::config::Config;
-use super::doc::{text, words, Doc};
+use super::doc::{text, words, Doc, Span};
 use super::error::Result;
 use super::overlay::OverlayState;
 use super::project::Project;
@@ -61,34 +61,41 @@ impl Verification {
             .count()
     }
 
-    /// One line for the whole run: `passed` only when every step ran and passed; otherwise what
-    /// failed and what did not run, each with its reason.
-    ///
-    /// `passed, 2 not run: ROCm build (`hipcc` is not on PATH), generation smoke (...)`
+    /// One line for the whole run (see [`summary_spans`]), as a terminal shows it.
     pub fn summary(&self) -> String {
-        let mut failed = Vec::new();
-        let mut not_run = Vec::new();
-        for item in &self.items {
-            match &item.outcome {
-                Outcome::Passed => {}
-                Outcome::Failed(why) => failed.push(format!("{} ({why})", item.name)),
-                Outcome::Skipped(why) => not_run.push(format!("{} ({why})", item.name)),
-            }
-        }
-        let mut text = if failed.is_empty() {
-            "passed".to_string()
-        } else {
-            format!("FAILED, {} failed: {}", failed.len(), failed.join(", "))
-        };
-        if !not_run.is_empty() {
-            text.push_str(&format!(
-                ", {} not run: {}",
-                not_run.len(),
-                not_run.join(", ")
-            ));
-        }
-        text
+        let mut doc = Doc::default();
+        doc.line(summary_spans(&self.items));
+        doc.text().trim_end().to_string()
     }
+}
+
+/// One line for a whole run: `passed` only when every step ran and passed; otherwise what
+/// failed and what did not run, each with its reason. A step's name is the configuration's
+/// text; a reason is forkbook's words, naming things in backticks.
+///
+/// `passed, 2 not run: ROCm build (`hipcc` is not on PATH), generation smoke (...)`
+pub fn summary_spans(items: &[Item]) -> Vec<Span> {
+    let mut failed = Vec::new();
+    let mut not_run = Vec::new();
+    for item in items {
+        let (list, why) = match &item.outcome {
+            Outcome::Passed => continue,
+            Outcome::Failed(why) => (&mut failed, why),
+            Outcome::Skipped(why) => (&mut not_run, why),
+        };
+        let reason = [words(" ("), Span::Prose(why.clone()), words(")")];
+        list.push([vec![text(&item.name)], reason.to_vec()].concat());
+    }
+    let mut spans = vec![words("passed")];
+    if !failed.is_empty() {
+        spans = vec![words(format!("FAILED, {} failed: ", failed.len()))];
+        spans.extend(failed.join(&words(", ")));
+    }
+    if !not_run.is_empty() {
+        spans.push(words(format!(", {} not run: ", not_run.len())));
+        spans.extend(not_run.join(&words(", ")));
+    }
+    spans
 }
 
 impl CommandReport for Verification {
@@ -118,7 +125,7 @@ impl CommandReport for Verification {
         doc.line(vec![words(format!(
             "{passed} passed, {failed} failed, {skipped} skipped"
         ))])
-        .line(vec![words("verify: "), text(self.summary())]);
+        .line([vec![words("verify: ")], summary_spans(&self.items)].concat());
         doc.text()
     }
 

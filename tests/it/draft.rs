@@ -256,19 +256,19 @@ fn the_report_names_the_fix_answering_each_finding_and_how_it_was_made() {
         .2;
     assert!(
         out.contains(&format!(
-            "- missing-eval-gpu `mlx::core::GatherQMM::eval_gpu` (upstream `{}` primitives: add GatherQMM): drafted and confirmed: fix 7 (Draft: stub GatherQMM on the backend with NO\\_GPU)\n",
+            "- missing-eval-gpu ` mlx::core::GatherQMM::eval_gpu ` (upstream `{}` primitives: add GatherQMM): drafted and confirmed: fix 7 (Draft: stub GatherQMM on the backend with NO\\_GPU)\n",
             &gather[..8]
         )),
         "{out}"
     );
     assert!(
-        out.contains("- missing-backend-definition `mlx::core::Event::is_signaled` (upstream `"),
+        out.contains("- missing-backend-definition ` mlx::core::Event::is_signaled ` (upstream `"),
         "{out}"
     );
     assert!(out.contains("): drafted, not confirmed: fix 8 (Draft: define Event::is\\_signaled on the backend \\(a stub\\))\n"), "{out}");
     assert!(
         out.lines().any(|l| l
-            .starts_with("- constructor-changed `mlx::core::allocator::Buffer::Buffer`")
+            .starts_with("- constructor-changed ` mlx::core::allocator::Buffer::Buffer `")
             && l.ends_with(": no fix yet")),
         "{out}"
     );

@@ -106,7 +106,7 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
     assert!(out.contains("- ` mlx/device.cpp `: UNRESOLVED"), "{out}");
     assert!(out.contains("API drift fixed by this change (7)"), "{out}");
     assert!(
-        out.contains("Verify: FAILED, 3 failed: checks (1 error), sync --check (1 conflict region left), drift api (base to pin) (7 breaks), 2 not run: "),
+        out.contains("Verify: FAILED, 3 failed: checks (1 error), sync --check (1 conflict region left), drift api \\(base to pin\\) (7 breaks), 2 not run: "),
         "{out}"
     );
     let (code, _) = demo.run(&["report", "--pr-body"]);
@@ -142,7 +142,9 @@ fn verify_and_report_say_passed_only_when_every_step_ran() {
     assert!(out.contains(&format!("verify: {not_run}\n")), "{out}");
     let (code, out) = demo.run(&["report", "--pr-body"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains(&format!("Verify: {not_run}.")), "{out}");
+    // On the page, `hipcc` is a code span.
+    let not_run_page = not_run.replace("`hipcc`", "` hipcc `");
+    assert!(out.contains(&format!("Verify: {not_run_page}.")), "{out}");
     assert!(!out.contains("Verify: passed."), "{out}");
     // With every step able to run, it is a plain pass.
     let config = demo.root().join("forkbook.toml");
@@ -293,4 +295,32 @@ fn verify_runs_the_rocm_step_exactly_when_the_tool_path_has_hipcc() {
         out.contains("ROCm build                   skipped: needs `hipcc`"),
         "{out}"
     );
+}
+
+/// A verify step's name is the configuration's text, which a pull request can change: the
+/// report's Markdown (the pull request's body) quotes it in the verdict and in the list.
+#[test]
+fn report_quotes_the_name_of_a_verify_step() {
+    let demo = Demo::new(Layout::Patch);
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let head = text.split("[[verify.steps]]").next().unwrap().to_string();
+    let name = "<img src=x onerror=alert(1)> [step](javascript:alert(2))";
+    std::fs::write(
+        &config,
+        format!("{head}[[verify.steps]]\nname = \"{name}\"\ncommand = \"false\"\n"),
+    )
+    .unwrap();
+    let (code, out) = demo.run(&["report", "--pr-body"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Verify: FAILED, 1 failed: &lt;img"), "{out}");
+    assert!(
+        out.contains(
+            "- ` <img src=x onerror=alert(1)> [step](javascript:alert(2)) `: FAILED (exit 1)"
+        ),
+        "{out}"
+    );
+    let outside_code: String = out.split('`').step_by(2).collect();
+    assert!(!outside_code.contains("<img"), "{out}");
+    assert!(!outside_code.contains("](javascript"), "{out}");
 }

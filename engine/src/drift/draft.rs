@@ -22,7 +22,7 @@ mod cpp;
 pub mod record;
 
 pub use record::{
-    answer_line, answers, confirm, drift_api_drafts, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY,
+    answers, confirm, drift_api_drafts, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY,
 };
 
 use super::api::{ApiReport, Finding, Kind, Loc};
