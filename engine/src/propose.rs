@@ -16,7 +16,9 @@ use serde::Serialize;
 
 use super::cache::{short, Cache};
 use super::config::Layout;
+use super::doc::{code, either, text, words, Doc};
 use super::error::{Context, Error, Result};
+use super::markdown;
 use super::merge::{count_conflicts, merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{Image, OverlayState};
 use super::project::Project;
@@ -575,7 +577,7 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
     }
     body.push_str("\n\n### Files\n\n");
     for path in &package.paths {
-        body.push_str(&format!("- `{path}`\n"));
+        body.push_str(&format!("- {}\n", markdown::code_span(path)));
     }
     if !package.depends_on.is_empty() {
         body.push_str(
@@ -584,7 +586,8 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
         );
         for n in &package.depends_on {
             let (title, file) = others.get(n).cloned().unwrap_or_default();
-            body.push_str(&format!("- {title} (`{file}`)\n"));
+            let (title, file) = (markdown::text(&title), markdown::code_span(&file));
+            body.push_str(&format!("- {title} ({file})\n"));
         }
     }
     body.push_str(&format!(
@@ -595,25 +598,40 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
     body.trim_start().to_string()
 }
 
-/// The index of packages: entry, state, patch, branch, link, dependencies.
+/// The index of packages: entry, state, patch, branch, link, dependencies. A title and a link
+/// are the register's text, quoted for Markdown.
 pub fn render_index(packages: &[Package]) -> String {
-    let mut text = String::from("# Packages for the fork\n\n| entry | title | state | patch | branch | link | depends on |\n| --- | --- | --- | --- | --- | --- | --- |\n");
-    for p in packages {
+    let row = |p: &Package| {
         let depends: Vec<String> = p.depends_on.iter().map(u32::to_string).collect();
-        let depends = depends.join(", ");
-        text.push_str(&format!(
-            "| {} | {} | {} | [`{}`]({}) | `{}` | {} | {} |\n",
-            p.number,
-            p.title.replace('|', "\\|"),
-            p.state.map_or("none", |s| s.as_str()),
-            p.file,
-            p.file,
-            p.branch,
-            p.link.as_deref().unwrap_or("not yet"),
-            if depends.is_empty() { "-" } else { &depends }
-        ));
-    }
-    text
+        let link = p.link.as_deref();
+        // The patch's name is forkbook's (a slug of the title), so it links as it is.
+        let patch = format!("[`{0}`]({0})", p.file);
+        vec![
+            vec![words(p.number.to_string())],
+            vec![text(&p.title)],
+            vec![words(p.state.map_or("none", |s| s.as_str()))],
+            vec![either(&p.file, patch)],
+            vec![code(&p.branch)],
+            vec![link.map_or(words("not yet"), |l| either(l, markdown::link(l)))],
+            vec![words(if depends.is_empty() {
+                "-".to_string()
+            } else {
+                depends.join(", ")
+            })],
+        ]
+    };
+    let header = [
+        "entry",
+        "title",
+        "state",
+        "patch",
+        "branch",
+        "link",
+        "depends on",
+    ];
+    let mut doc = Doc::default();
+    doc.table(&header, packages.iter().map(row).collect());
+    format!("# Packages for the fork\n\n{}", doc.markdown())
 }
 
 /// Writes each patch, its pull request text and the index into `dir`.

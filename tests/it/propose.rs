@@ -226,9 +226,32 @@ fn written_packages_have_their_pr_text_and_an_index() {
     )
     .unwrap();
     assert!(pr.starts_with("# Synchronize the stream before finalize returns\n\n`finalize` returned before queued work finished"), "{pr}");
-    assert!(pr.contains("- `mlx/backend/rocm/eval.cpp`"), "{pr}");
+    assert!(pr.contains("- ` mlx/backend/rocm/eval.cpp `"), "{pr}");
     let index = std::fs::read_to_string(out.join("index.md")).unwrap();
     assert!(index.contains("| 2 | Free pooled buffers when the allocator is destroyed | proposed | [`0002-free-pooled-buffers-when-the-allocator-is.patch`]"), "{index}");
+}
+
+/// A title and a link are the register's text: the index quotes them, so neither adds HTML, a
+/// link of its own or a column to the table.
+#[test]
+fn the_index_quotes_the_register_s_titles_and_links() {
+    let demo = Demo::new(Layout::Patch);
+    let mut packages = packages(&demo, &[]).unwrap();
+    packages[0].title = "Free <img src=x onerror=alert(1)> | [buffers](javascript:alert(2))".into();
+    packages[0].link = Some("javascript:alert(3)".into());
+    let out = demo.tmp.path().join("out");
+    propose::write(&out, &packages).unwrap();
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    let row = index.lines().find(|l| l.contains("Free ")).unwrap();
+    assert!(
+        row.contains("| Free &lt;img src=x onerror=alert\\(1\\)\\> \\\\| \\[buffers\\]"),
+        "{row}"
+    );
+    assert!(row.contains("| ` javascript:alert(3) ` |"), "{row}");
+    let outside_code: String = index.split('`').step_by(2).collect();
+    assert!(!outside_code.contains("<img"), "{index}");
+    assert!(!outside_code.contains("](javascript"), "{index}");
+    assert_eq!(row.matches(" | ").count(), 6, "{row}");
 }
 
 #[test]
