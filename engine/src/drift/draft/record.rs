@@ -9,7 +9,8 @@
 use super::{plan, Draft, DraftPlan, NoDraft, Upstream};
 use crate::cache::Cache;
 use crate::candidate;
-use crate::drift::api::ApiReport;
+use crate::doc::{code, text, words, Doc, Span};
+use crate::drift::api::{ApiReport, Kind};
 use crate::error::{Error, Result};
 use crate::overlay::{FixStep, OverlayState};
 use crate::project::Project;
@@ -188,47 +189,43 @@ fn fill_entry(project: &Project, number: usize, draft: &Draft) -> Result<()> {
 }
 
 impl CommandReport for Drafted {
+    /// The analysis, then each draft written (its title, where, what it answers and what is
+    /// still to judge), each finding left without one and why, and the drift left.
     fn text(&self) -> String {
-        let mut out = self.before.text();
-        out.push_str(&format!(
-            "\ndrafts: {}\n",
-            plural(self.written.len(), "fix written", "fixes written")
-        ));
-        for w in &self.written {
-            out.push_str(&format!(
-                "  fix {}: {} ({}:{})\n    answers {} `{}`\n",
-                w.number,
-                w.draft.title,
-                w.draft.path,
-                w.draft.line,
-                w.draft.kind.as_str(),
-                w.draft.symbol
-            ));
-            if let Some(caveat) = &w.draft.caveat {
-                out.push_str(&format!("    still to judge: {caveat}\n"));
-            }
+        let finding =
+            |kind: Kind, symbol: &str| vec![words(format!("{} ", kind.as_str())), code(symbol)];
+        let mut doc = Doc::default();
+        let written = plural(self.written.len(), "fix written", "fixes written");
+        doc.gap().line(vec![words(format!("drafts: {written}"))]);
+        for Written { number, draft } in &self.written {
+            let at = format!("{}:{}", draft.path, draft.line);
+            let title = [words(format!("fix {number}: ")), text(&draft.title)];
+            doc.list(vec![
+                [&title[..], &[words(" ("), text(at), words(")")]].concat()
+            ]);
+            let answers = [vec![words("answers ")], finding(draft.kind, &draft.symbol)].concat();
+            let caveat = draft
+                .caveat
+                .iter()
+                .map(|caveat| vec![words("still to judge: "), Span::Prose(caveat.clone())]);
+            doc.sublist([vec![answers], caveat.collect()].concat());
         }
-        for n in &self.without {
-            out.push_str(&format!(
-                "  {} `{}`: {}\n",
-                n.kind.as_str(),
-                n.symbol,
-                n.reason
-            ));
-        }
+        let without = self.without.iter().map(|n| {
+            let reason = [words(": "), Span::Prose(n.reason.clone())];
+            [finding(n.kind, &n.symbol), reason.to_vec()].concat()
+        });
+        doc.list(without.collect());
         if let Some(after) = &self.after {
-            out.push_str(&format!(
-                "\nwith the drafts applied: {}\n",
-                plural(after.breaks(), "break left", "breaks left")
-            ));
-            for f in after.findings.iter().filter(|f| f.suppressed.is_none()) {
-                out.push_str(&format!("  {} `{}`\n", f.kind.as_str(), f.symbol));
-            }
+            let left = plural(after.breaks(), "break left", "breaks left");
+            doc.gap()
+                .line(vec![words(format!("with the drafts applied: {left}"))]);
+            let unsuppressed = after.findings.iter().filter(|f| f.suppressed.is_none());
+            doc.list(unsuppressed.map(|f| finding(f.kind, &f.symbol)).collect());
         }
         if !self.written.is_empty() {
-            out.push_str("\nnote: each draft fails the gate (check `fix-draft-confirmed`) until a person reviews it and runs `forkbook fix confirm N`\n");
+            doc.gap().say("note: each draft fails the gate (check `fix-draft-confirmed`) until a person reviews it and runs `forkbook fix confirm N`");
         }
-        out
+        self.before.text() + &doc.text()
     }
 
     /// Drafts waiting for a person are problems, as are breaks left.
