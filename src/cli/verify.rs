@@ -16,7 +16,8 @@ pub struct ReportArgs {
     /// Compare with the records as committed at this revision of the project
     #[arg(long, value_name = "REV", default_value = "HEAD")]
     pub since: String,
-    /// Print only the Markdown for the PR body
+    /// Say that the output is for a PR body. The output is that Markdown with or without it
+    /// (kept so scripts and the book can say what they print)
     #[arg(long)]
     pub pr_body: bool,
 }
