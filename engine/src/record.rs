@@ -97,6 +97,13 @@ pub fn add_fix(
         return Err(Error::new("a fix needs a one-line title")
             .with_note("pass `--title \"what it fixes\"`"));
     }
+    if let Some(c) = forkbook_records::register::control_in_title(title) {
+        return Err(Error::new(format!(
+            "`--title` holds the control character {}: a title goes into the register's heading and the patch's subject as it is",
+            c.escape_unicode()
+        ))
+        .with_note("pass `--title` plain text, without control characters (escapes, carriage returns, bells)"));
+    }
     let number = fix_count(state) + 1;
     let paths: Vec<String> = changes.iter().map(|(p, _, _)| p.clone()).collect();
     let mut files = state.records.files.clone();

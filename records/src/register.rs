@@ -314,13 +314,22 @@ fn heading(
         }
         return None;
     };
-    let entry = Entry {
+    let mut entry = Entry {
         number,
         title,
         line,
         section: section.clone(),
         ..Entry::default()
     };
+    // A title is shown on terminals and pages and becomes a pull request's title: a control
+    // character in it is a fault of the record, not something to carry on.
+    if let Some(c) = control_in_title(&entry.title) {
+        let message = format!(
+            "entry {number}: the title holds the control character {}: write it without one",
+            c.escape_unicode()
+        );
+        entry.problems.push(Problem { line, message });
+    }
     let prose_files = path_codes(block, lines);
     Some(Draft {
         entry,
@@ -368,6 +377,12 @@ fn too_large_number(line: &str) -> Option<&str> {
     let number = &rest[..digits];
     let opens = after.is_empty() || after.starts_with([' ', '\t', '*', '_']);
     (digits > 0 && opens && number.parse::<u32>().is_err()).then_some(number)
+}
+
+/// The first control character in `title` that is not a tab: a title is shown on terminals and
+/// pages, heads a patch and becomes a pull request's title, so it holds none.
+pub fn control_in_title(title: &str) -> Option<char> {
+    title.chars().find(|&c| c.is_control() && c != '\t')
 }
 
 /// `N. Title` as a number and a title.

@@ -439,3 +439,52 @@ fn fix_add_names_a_file_with_backticks_exactly() {
     let files: Vec<&str> = entry.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(files, [name], "{text}");
 }
+
+/// A title is shown on terminals and pages, heads the patch and becomes a pull request's title:
+/// `fix add` refuses one with a control character (naming the flag), and writes nothing; a
+/// register whose title holds one fails `check` at the title's line, the character shown
+/// escaped, never sent to the terminal.
+#[test]
+fn a_title_with_a_control_character_is_refused_and_reported() {
+    let demo = Demo::new(Layout::Patch);
+    let out_dir = demo.tmp.path().join("mat");
+    let (code, out) = demo.run(&["materialize", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(out_dir.join("mlx/backend/rocm/new.txt"), "x\n").unwrap();
+    let before = snapshot(&demo.records());
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        out_dir.to_str().unwrap(),
+        "--title",
+        "Fix \u{1b}]0;owned\u{7} the title",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("`--title` holds the control character"),
+        "{out}"
+    );
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert_eq!(snapshot(&demo.records()), before, "nothing written");
+
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (heading_line, heading) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("## 2. "))
+        .unwrap();
+    let hostile = heading.replacen("## 2. ", "## 2. \u{1b}[2J", 1);
+    std::fs::write(&path, text.replacen(heading, &hostile, 1)).unwrap();
+    let (code, out) = demo.run(&["check", "--verbose"]);
+    assert_eq!(code, 1, "{out}");
+    let at = format!("LOCAL_FIXES.md:{}", heading_line + 1);
+    let finding = out
+        .lines()
+        .find(|l| l.contains("entry 2: the title holds the control character"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(out.contains(&at), "{out}");
+    assert!(finding.contains("\\u{1b}"), "{finding}");
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+}
