@@ -822,7 +822,7 @@ fn is_hex(rev: &str) -> bool {
 
 /// The first 8 hex digits of a commit, for labels and messages.
 pub fn short(oid: Oid) -> String {
-    oid.to_string()[..8].to_string()
+    crate::text::short_id(&oid.to_string()).to_string()
 }
 
 /// The folder a URL names when it is a local path to an existing folder.

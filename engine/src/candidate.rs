@@ -505,7 +505,7 @@ impl CommandReport for Exported {
     fn text(&self) -> String {
         format!(
             "wrote upstream {} with {} overlay files to {}\n",
-            &self.commit[..8.min(self.commit.len())],
+            crate::text::short_id(&self.commit),
             self.overlay_files,
             self.dest.display()
         )

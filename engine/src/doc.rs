@@ -89,7 +89,7 @@ pub fn fixes(links: &PageLinks, numbers: &[usize]) -> Span {
 
 /// An upstream commit: `sha8 subject` on a terminal, linked (with its pull request) on a page.
 pub fn commit(links: &PageLinks, sha: &str, summary: &str) -> Span {
-    let text = format!("{} {summary}", &sha[..sha.len().min(8)]);
+    let text = format!("{} {summary}", crate::text::short_id(sha));
     let markdown = markdown::cell(&links.upstream_commit(sha, summary));
     Span::Link { text, markdown }
 }

@@ -73,7 +73,7 @@ impl CommandReport for Fetched {
                     "{:<9} {} -> {} {}\n",
                     f.remote,
                     f.rev,
-                    &f.commit[..8.min(f.commit.len())],
+                    crate::text::short_id(&f.commit),
                     f.summary
                 )
             })

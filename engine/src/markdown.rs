@@ -147,7 +147,7 @@ pub fn pr_number(summary: &str) -> Option<u64> {
 /// The subject comes from someone else's history: every Markdown-significant character in it
 /// is escaped.
 pub fn commit_link(web: Option<&str>, sha: &str, summary: &str, pr: Option<u64>) -> String {
-    let short = &sha[..sha.len().min(8)];
+    let short = crate::text::short_id(sha);
     match web {
         Some(base) => {
             let subject = match pr {

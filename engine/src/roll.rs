@@ -38,6 +38,7 @@ use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
 use super::sync::{self, FixOutcome};
 use super::trace::UpstreamCommit;
+use crate::text::short_id;
 use git2::{Oid, Repository, Sort};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -631,7 +632,7 @@ const DRAFTED: [&str; 2] = [
 
 /// A commit's short sha, linked upstream on a page.
 fn sha(links: &PageLinks, sha: &str) -> Span {
-    either(&sha[..8], links.upstream_commit(sha, "").trim_end())
+    either(short_id(sha), links.upstream_commit(sha, "").trim_end())
 }
 
 /// One row of the timeline: the position, the upstream commit, what happens and its draft or fix.
@@ -799,7 +800,7 @@ fn write_body(
 impl CommandReport for Rolled {
     fn text(&self) -> String {
         let mut doc = Doc::default();
-        let from = &self.from[..8];
+        let from = short_id(&self.from);
         if self.moved {
             let to = text(self.to.describe());
             doc.line(vec![words(format!("rolled the pin from {from} to ")), to]);

@@ -172,7 +172,7 @@ fn resolved_by(state: &OverlayState, path: &str) -> String {
 
 impl CommandReport for Status {
     fn text(&self) -> String {
-        let sha = |s: &str| words(&s[..8.min(s.len())]);
+        let sha = |s: &str| words(crate::text::short_id(s));
         let unknown = "not known: the overlay is not built here";
         let files = match (self.backend_files, self.core_files) {
             (Some(backend), Some(core)) => format!("{backend} backend, {core} core"),

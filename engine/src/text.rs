@@ -1,5 +1,10 @@
 //! Small helpers for the text forkbook prints to people.
 
+/// A commit id as every report shows one: its first 8 characters (all of it when shorter).
+pub fn short_id(id: &str) -> &str {
+    id.char_indices().nth(8).map_or(id, |(at, _)| &id[..at])
+}
+
 /// `items` joined with `, ` and wrapped to lines of at most `width` characters, every line after
 /// the first starting with `indent`: a line of 22 paths is unreadable in a terminal.
 pub fn wrap_list(items: &[String], indent: &str, width: usize) -> String {
@@ -28,6 +33,14 @@ pub fn wrap_list(items: &[String], indent: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_id_is_eight_characters_whatever_the_text() {
+        assert_eq!(short_id("0123456789abcdef0123456789abcdef01234567"), "01234567");
+        assert_eq!(short_id("abc"), "abc");
+        // Characters, not bytes: a record's odd value never splits one (a byte slice panics).
+        assert_eq!(short_id("éééééééééé"), "éééééééé");
+    }
 
     #[test]
     fn long_lists_wrap_under_the_width_and_keep_every_item() {

@@ -62,7 +62,7 @@ impl UpstreamCommit {
             .chars()
             .map(|c| if c.is_control() { '\u{fffd}' } else { c })
             .collect();
-        format!("{} {summary}", &self.sha[..self.sha.len().min(8)])
+        format!("{} {summary}", crate::text::short_id(&self.sha))
     }
 
     /// A Markdown link to the commit (and its pull request) on `upstream_url`, when that is a

@@ -25,9 +25,12 @@ pub fn recorded_commits(project: &Project) -> Vec<(String, String)> {
     ]
     .into_iter()
     .filter_map(|(label, key)| {
-        upstream
-            .get(key)
-            .map(|v| (label.to_string(), v.chars().take(8).collect()))
+        upstream.get(key).map(|v| {
+            (
+                label.to_string(),
+                crate::engine::text::short_id(v).to_string(),
+            )
+        })
     })
     .collect()
 }

@@ -3,6 +3,7 @@
 use super::{Ctx, OK};
 use crate::demo::project::{generate, DemoProject};
 use crate::engine::config::Layout;
+use crate::engine::text::short_id;
 use crate::engine::Result;
 use std::path::{Path, PathBuf};
 
@@ -59,14 +60,14 @@ fn demo_dir(dir: Option<&PathBuf>) -> Result<PathBuf> {
 /// Where the generated upstream, fork and project are, with the commits the steps name.
 fn print_world(demo: &DemoProject, dir: &Path, layout: Layout, ctx: &mut Ctx) -> Result<()> {
     let world = &demo.world;
-    let fork_commits: Vec<&str> = world.fork_commits.iter().map(|c| &c[..8]).collect();
+    let fork_commits: Vec<&str> = world.fork_commits.iter().map(|c| short_id(c)).collect();
     writeln!(ctx.out, "demo world in {}", dir.display())?;
     writeln!(
         ctx.out,
         "  upstream {} (pin 1 {}, candidate pin 2 {})",
         world.upstream.display(),
-        &world.pin1[..8],
-        &world.pin2[..8]
+        short_id(&world.pin1),
+        short_id(&world.pin2)
     )?;
     writeln!(
         ctx.out,
@@ -148,7 +149,7 @@ fn demo_steps(demo: &DemoProject, book: &Path) -> Vec<(&'static str, Vec<String>
 /// Each `next:` line is a shell command that works as printed, in order, in one shell.
 fn print_next_steps(demo: &DemoProject, ctx: &mut Ctx) -> Result<()> {
     let forkbook = this_forkbook();
-    let pin2 = &demo.world.pin2[..8];
+    let pin2 = short_id(&demo.world.pin2);
     writeln!(
         ctx.out,
         "\ngo on by hand (each `next:` line is a command to paste):"

@@ -5,6 +5,7 @@
 use super::Adoption;
 use crate::doc::{text, words, Doc};
 use crate::report_value::{plural, CommandReport, Verdict};
+use crate::text::short_id;
 
 impl CommandReport for Adoption {
     fn text(&self) -> String {
@@ -28,7 +29,6 @@ const LISTED: usize = 5;
 
 /// Where the records are, what was written, the commits, and what was missing to build.
 fn setup(a: &Adoption, doc: &mut Doc) {
-    let short = |s: &str| s[..8.min(s.len())].to_string();
     let place = match a.tree.as_deref() {
         Some(".") => "whole files in the records folder itself (tree = \".\")".to_string(),
         Some(tree) => format!("whole files in `{tree}/`"),
@@ -42,7 +42,7 @@ fn setup(a: &Adoption, doc: &mut Doc) {
     };
     doc.field("wrote", vec![text(wrote)])
         .field("lock", vec![text(&a.lock)]);
-    let (fork, base, pin) = (short(&a.fork), short(&a.base), short(&a.pin));
+    let (fork, base, pin) = (short_id(&a.fork), short_id(&a.base), short_id(&a.pin));
     doc.field(
         "commits",
         vec![text(format!("fork {fork}  base {base}  pin {pin}"))],

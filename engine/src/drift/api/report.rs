@@ -6,6 +6,7 @@ use super::suppress::Suppression;
 use crate::doc::{code, commit, text, words, Doc, Row, Span};
 use crate::markdown::PageLinks;
 use crate::report_value::plural;
+use crate::text::short_id;
 use serde::{Deserialize, Serialize};
 
 /// An upstream commit: full SHA and the first line of its message.
@@ -99,12 +100,11 @@ impl ApiReport {
     /// (linked to upstream's file), where the backend uses it and the upstream commit and pull
     /// request that changed it (linked), the stale suppressions, and what the parser skipped.
     pub fn doc(&self, links: &PageLinks) -> Doc {
-        let short = |sha: &str| sha.chars().take(10).collect::<String>();
         let mut doc = Doc::default();
         doc.say(format!(
             "drift api from upstream `{}` to `{}`: {}, {} suppressed",
-            short(&self.from),
-            short(&self.to),
+            short_id(&self.from),
+            short_id(&self.to),
             plural(self.breaks(), "break", "breaks"),
             self.findings.len() - self.breaks()
         ))

@@ -10,6 +10,7 @@
 //! name. A header the compiler cannot find and neither tree holds is the machine's (a ROCm
 //! library not installed): "missing header (toolchain)", never drift.
 
+use crate::text::short_id;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::LazyLock;
@@ -172,19 +173,18 @@ impl Differential {
     /// The report: the candidate's build with what is new at the candidate and what the
     /// recorded pin has too apart.
     pub fn doc(&self) -> Doc {
-        let short = |s: &str| s[..8.min(s.len())].to_string();
         let Some(recorded) = &self.recorded else {
             let mut doc = self.candidate.doc();
             doc.say(format!(
                 "the candidate is the recorded pin `{}`: nothing is new",
-                short(&self.recorded_pin)
+                short_id(&self.recorded_pin)
             ));
             return doc;
         };
         let (c, mut doc) = (&self.candidate, Doc::default());
         doc.say(format!(
             "drift build with `{}` ({}, {} jobs), differential: recorded pin `{}` and candidate `{}`",
-            c.compiler, c.generator, c.jobs, short(&self.recorded_pin), short(&self.candidate_pin)
+            c.compiler, c.generator, c.jobs, short_id(&self.recorded_pin), short_id(&self.candidate_pin)
         ))
         .list(vec![
             vec![words(format!("recorded pin: {}", recorded.summary_line()))],
