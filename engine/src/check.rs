@@ -167,7 +167,7 @@ pub fn add_overlay_facts(
         &tree.files,
         prefix,
     );
-    let markers = marked_files(project, state);
+    let markers = state.marked_files();
     let entries = records.register.as_ref().map_or(0, |r| r.entries.len());
     let core = residual::core_of(&state.core_files, &state.overlay);
     let mut fork_hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
@@ -205,49 +205,6 @@ fn tree_facts(state: &OverlayState) -> TreeFacts {
             .map(|(path, _, _)| path)
             .collect(),
     }
-}
-
-/// The materialized overlay files that still hold conflict markers, each named as the user
-/// opens it (the records' copy in the files layout, the overlay path in the patch layout).
-pub fn marked_files(project: &Project, state: &OverlayState) -> Vec<MarkedFile> {
-    state
-        .overlay
-        .iter()
-        .filter_map(|(path, bytes)| {
-            let (regions, stray) = forkbook_checks::markers::regions(bytes);
-            if regions.is_empty() && stray.is_empty() {
-                return None;
-            }
-            let file = match state.layout {
-                Layout::Files => {
-                    project.record_name(&format!("{}{path}", state.records.tree_prefix))
-                }
-                Layout::Patch => path.clone(),
-            };
-            Some(MarkedFile {
-                file,
-                regions,
-                stray,
-            })
-        })
-        .collect()
-}
-
-/// Each marked file with its first marker line, `mlx/device.cpp:12`, for one-line messages.
-pub fn marker_places(marked: &[MarkedFile]) -> Vec<String> {
-    marked
-        .iter()
-        .map(|m| {
-            let first = m
-                .regions
-                .iter()
-                .map(|r| r.start)
-                .chain(m.stray.iter().map(|s| s.line))
-                .min()
-                .unwrap_or(1);
-            format!("{}:{first}", m.file)
-        })
-        .collect()
 }
 
 /// Residual hunks with their fixes: the patches that change the file, or (files layout, where

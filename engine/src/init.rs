@@ -139,6 +139,7 @@ fn empty_state(
         patches: Vec::new(),
         tree,
         tree_prefix: project.config.overlay.tree_prefix(),
+        dir: project.records_name().to_string(),
     };
     Ok(OverlayState {
         layout,

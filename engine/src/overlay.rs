@@ -14,6 +14,7 @@ use super::project::Project;
 use super::records::{self, keys, Lock, Upstream};
 use super::report_value::{CommandReport, Verdict};
 use super::FileMap;
+use forkbook_checks::facts::MarkedFile;
 use std::collections::BTreeMap;
 
 /// Folder of the patch series, inside the records folder.
@@ -71,6 +72,8 @@ pub struct Records {
     pub tree: FileMap,
     /// Where those sit in the records folder: `tree/`, or nothing for the folder itself.
     pub tree_prefix: String,
+    /// The records folder as the project names it (`patches-rocm`), for naming its files.
+    pub dir: String,
 }
 
 impl Records {
@@ -139,6 +142,7 @@ impl Records {
             patches,
             tree,
             tree_prefix: tree_prefix.to_string(),
+            dir: project.records_name().to_string(),
         })
     }
 
@@ -371,6 +375,30 @@ pub struct OverlayState {
 }
 
 impl OverlayState {
+    /// The materialized overlay files that still hold conflict markers, each named as the user
+    /// opens it (the records' copy in the files layout, the overlay path in the patch layout).
+    pub fn marked_files(&self) -> Vec<MarkedFile> {
+        let marked = self.overlay.iter().filter_map(|(path, bytes)| {
+            let (regions, stray) = forkbook_checks::markers::regions(bytes);
+            if regions.is_empty() && stray.is_empty() {
+                return None;
+            }
+            let file = match self.layout {
+                Layout::Files => {
+                    let records = &self.records;
+                    format!("{}/{}{path}", records.dir, records.tree_prefix)
+                }
+                Layout::Patch => path.clone(),
+            };
+            Some(MarkedFile {
+                file,
+                regions,
+                stray,
+            })
+        });
+        marked.collect()
+    }
+
     pub fn load(project: &Project, cache: &Cache) -> Result<OverlayState> {
         OverlayState::from_records(project, cache, Records::read(project)?)
     }
@@ -613,4 +641,21 @@ pub fn export_tree(
     super::fsutil::mark_written(staged.path())?;
     staged.commit()?;
     Ok(count)
+}
+
+/// Each marked file with its first marker line, `mlx/device.cpp:12`, for one-line messages.
+pub fn marker_places(marked: &[MarkedFile]) -> Vec<String> {
+    marked
+        .iter()
+        .map(|m| {
+            let first = m
+                .regions
+                .iter()
+                .map(|r| r.start)
+                .chain(m.stray.iter().map(|s| s.line))
+                .min()
+                .unwrap_or(1);
+            format!("{}:{first}", m.file)
+        })
+        .collect()
 }

@@ -123,7 +123,12 @@ impl Project {
 
     /// A records path for messages, relative to the project root (`patches-rocm/UPSTREAM`).
     pub fn record_name(&self, file: &str) -> String {
-        format!("{}/{file}", self.config.overlay.dir.trim_end_matches('/'))
+        format!("{}/{file}", self.records_name())
+    }
+
+    /// The records folder as the configuration names it (`patches-rocm`).
+    pub fn records_name(&self) -> &str {
+        self.config.overlay.dir.trim_end_matches('/')
     }
 
     /// The object cache folder: `--cache`, `FORKBOOK_CACHE`, or the user's cache folder.

@@ -697,7 +697,7 @@ pub fn roll(
     request: &RollRequest,
 ) -> Result<Rolled> {
     // A dirty overlay is refused before anything is computed, as sync and retarget refuse it.
-    sync::refuse_marked(project, state, false)?;
+    sync::refuse_marked(state, false)?;
     let to = roll_target(project, cache, state, request)?;
     let from = state.commits.pin;
     let mut rolled = Rolled {

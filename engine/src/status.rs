@@ -129,7 +129,7 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
         ),
         differing_files: Some(state.differences().len()),
         lock,
-        markers: super::check::marker_places(&super::check::marked_files(project, state)),
+        markers: super::overlay::marker_places(&state.marked_files()),
         not_built: None,
     }
 }

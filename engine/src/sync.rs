@@ -640,7 +640,7 @@ fn move_to(
     (fork, pin): (Option<&str>, Option<&str>),
     options: &MoveOptions,
 ) -> Result<Move> {
-    refuse_marked(project, state, options.allow_conflicts)?;
+    refuse_marked(state, options.allow_conflicts)?;
     let target = Target {
         fork: fork.map(str::to_string),
         pin: pin.map(str::to_string),
@@ -756,15 +756,15 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
                 .map(|(path, _, _)| Mismatch::new(path, None, why)),
         );
     }
-    out.extend(marker_mismatches(project, state));
+    out.extend(marker_mismatches(state));
     Ok(out)
 }
 
 /// Conflict markers left in the overlay, one mismatch a region or stray marker: records that
 /// reproduce byte for byte reproduce their markers too, which proves nothing.
-fn marker_mismatches(project: &Project, state: &OverlayState) -> Vec<Mismatch> {
+fn marker_mismatches(state: &OverlayState) -> Vec<Mismatch> {
     let mut out = Vec::new();
-    for marked in super::check::marked_files(project, state) {
+    for marked in state.marked_files() {
         let path = &marked.file;
         for region in &marked.regions {
             let why = match region.end {
@@ -871,14 +871,14 @@ fn entries_naming(project: &Project, state: &OverlayState, path: &str) -> Vec<us
 
 /// Refuses to move an overlay that still holds conflict markers: the move would carry them
 /// into the new base as if they were code. `allow` (`--allow-conflicts`) moves it anyway.
-pub fn refuse_marked(project: &Project, state: &OverlayState, allow: bool) -> Result<()> {
-    let marked = super::check::marked_files(project, state);
+pub fn refuse_marked(state: &OverlayState, allow: bool) -> Result<()> {
+    let marked = state.marked_files();
     if allow || marked.is_empty() {
         return Ok(());
     }
     Err(Error::new(format!(
         "the overlay still has conflict markers: {}",
-        super::check::marker_places(&marked).join(", ")
+        super::overlay::marker_places(&marked).join(", ")
     ))
     .with_note(
         "resolve them and record each resolution as a local fix first (`forkbook check` lists \

@@ -36,7 +36,10 @@ mod tests {
 
     #[test]
     fn a_short_id_is_eight_characters_whatever_the_text() {
-        assert_eq!(short_id("0123456789abcdef0123456789abcdef01234567"), "01234567");
+        assert_eq!(
+            short_id("0123456789abcdef0123456789abcdef01234567"),
+            "01234567"
+        );
         assert_eq!(short_id("abc"), "abc");
         // Characters, not bytes: a record's odd value never splits one (a byte slice panics).
         assert_eq!(short_id("éééééééééé"), "éééééééé");
