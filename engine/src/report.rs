@@ -64,7 +64,15 @@ pub struct FixRef {
 pub struct DriftAnswered {
     #[serde(flatten)]
     pub finding: Finding,
-    pub answers: Vec<(FixRef, Answer)>,
+    pub answers: Vec<FixAnswer>,
+}
+
+/// A fix that answers a finding, and how it came to be (drafted, confirmed, by hand).
+#[derive(Debug, Clone, Serialize)]
+pub struct FixAnswer {
+    #[serde(flatten)]
+    pub fix: FixRef,
+    pub how: Answer,
 }
 
 /// `forkbook report`: the section for the records as they are against the records as committed at
@@ -209,7 +217,10 @@ fn drift_answered(
     let api = candidate::drift_api(project, cache, old, old.commits.pin, new.commits.pin)?;
     let answered = |finding: Finding| {
         let answers = answers(new, &finding, old.steps.len()).into_iter();
-        let answers = answers.map(|(number, title, how)| (FixRef { number, title }, how));
+        let answers = answers.map(|(number, title, how)| FixAnswer {
+            fix: FixRef { number, title },
+            how,
+        });
         DriftAnswered {
             answers: answers.collect(),
             finding,
@@ -357,7 +368,8 @@ impl Report {
             Answer::HandWritten => "",
         };
         let answers = answered.answers.iter();
-        let answers = answers.map(|(fix, answer)| [vec![words(how(answer))], fix.spans()].concat());
+        let answers =
+            answers.map(|answer| [vec![words(how(&answer.how))], answer.fix.spans()].concat());
         item.extend(answers.collect::<Vec<_>>().join(&words(", ")));
         item
     }

@@ -272,4 +272,18 @@ fn the_report_names_the_fix_answering_each_finding_and_how_it_was_made() {
             && l.ends_with(": no fix yet")),
         "{out}"
     );
+    // The same answers for machines: each finding with its fixes, their titles and how.
+    let (_, json) = demo.run(&["--json", "report"]);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let drift = value["drift"].as_array().unwrap();
+    let gather = drift
+        .iter()
+        .find(|d| d["symbol"] == "mlx::core::GatherQMM::eval_gpu")
+        .unwrap();
+    assert_eq!(gather["answers"][0]["number"], 7, "{gather}");
+    assert_eq!(gather["answers"][0]["how"], "confirmed", "{gather}");
+    assert_eq!(
+        gather["answers"][0]["title"],
+        "Draft: stub GatherQMM on the backend with NO_GPU"
+    );
 }
