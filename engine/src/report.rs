@@ -9,7 +9,7 @@
 use super::base::CoreOutcome;
 use super::cache::Cache;
 use super::candidate;
-use super::doc::{code, either, text, words, Doc, Span};
+use super::doc::{code, text, words, Doc, Span};
 use super::drift::api::Finding;
 use super::drift::draft::{answers, Answer};
 use super::error::{Context, Result};
@@ -310,6 +310,37 @@ impl Report {
         }
     }
 
+    /// The finding, its upstream commit (linked) and the fixes that answer it.
+    fn drift_item(&self, answered: &DriftAnswered) -> Vec<Span> {
+        let finding = &answered.finding;
+        let mut item = vec![
+            words(format!("{} ", finding.kind.as_str())),
+            code(&finding.symbol),
+        ];
+        if let Some(c) = &finding.introduced_by {
+            let links = PageLinks {
+                upstream_web: self.upstream_web.clone(),
+                register_page: None,
+            };
+            let commit = super::doc::commit(&links, &c.sha, &c.summary);
+            item.extend([words(" (upstream "), commit, words(")")]);
+        }
+        item.push(words(": "));
+        if answered.answers.is_empty() {
+            item.push(words("no fix yet"));
+        }
+        let how = |how: &Answer| match how {
+            Answer::Drafted => "drafted, not confirmed: ",
+            Answer::Confirmed => "drafted and confirmed: ",
+            Answer::HandWritten => "",
+        };
+        let answers = answered.answers.iter();
+        let answers =
+            answers.map(|answer| [vec![words(how(&answer.how))], answer.fix.spans()].concat());
+        item.extend(answers.collect::<Vec<_>>().join(&words(", ")));
+        item
+    }
+
     /// The regions of `path`, each with its upstream commits (linked).
     fn causes(&self, path: &str) -> Vec<Vec<Span>> {
         let web = self.upstream_web.as_deref().unwrap_or("");
@@ -339,39 +370,6 @@ impl FixRef {
             text(&self.title),
             words(")"),
         ]
-    }
-}
-
-impl Report {
-    /// The finding, its upstream commit (linked) and the fixes that answer it.
-    fn drift_item(&self, answered: &DriftAnswered) -> Vec<Span> {
-        let finding = &answered.finding;
-        let mut item = vec![
-            words(format!("{} ", finding.kind.as_str())),
-            code(&finding.symbol),
-        ];
-        if let Some(commit) = &finding.introduced_by {
-            let links = PageLinks {
-                upstream_web: self.upstream_web.clone(),
-                register_page: None,
-            };
-            let link = links.upstream_commit(&commit.sha, &commit.summary);
-            item.extend([words(" (upstream "), either("", link), words(")")]);
-        }
-        item.push(words(": "));
-        if answered.answers.is_empty() {
-            item.push(words("no fix yet"));
-        }
-        let how = |how: &Answer| match how {
-            Answer::Drafted => "drafted, not confirmed: ",
-            Answer::Confirmed => "drafted and confirmed: ",
-            Answer::HandWritten => "",
-        };
-        let answers = answered.answers.iter();
-        let answers =
-            answers.map(|answer| [vec![words(how(&answer.how))], answer.fix.spans()].concat());
-        item.extend(answers.collect::<Vec<_>>().join(&words(", ")));
-        item
     }
 }
 
