@@ -496,7 +496,7 @@ impl Cache {
         let dir = prefix.trim_end_matches('/');
         let mut files = FileMap::new();
         if dir.is_empty() {
-            self.add_tree_files(commit, &tree, "", &mut files)?;
+            self.add_tree_files(commit, tree, String::new(), &mut files)?;
             return Ok(files);
         }
         let Some(entry) = entry_at(&tree, dir)?.filter(|e| e.kind() == Some(ObjectType::Tree))
@@ -504,36 +504,42 @@ impl Cache {
             return Ok(files);
         };
         let sub = self.repo.find_tree(entry.id())?;
-        self.add_tree_files(commit, &sub, &format!("{dir}/"), &mut files)?;
+        self.add_tree_files(commit, sub, format!("{dir}/"), &mut files)?;
         Ok(files)
     }
 
+    /// Adds every file of `tree` (at `prefix`) to `files`. Folders wait in a list rather than
+    /// on the call stack: a tree from other people may be nested deeper than any stack goes.
     fn add_tree_files(
         &self,
         commit: Oid,
-        tree: &git2::Tree,
-        prefix: &str,
+        tree: git2::Tree,
+        prefix: String,
         files: &mut FileMap,
     ) -> Result<()> {
-        for entry in tree.iter() {
-            let path = entry_path(commit, prefix, &entry)?;
-            match (entry.kind(), entry.filemode()) {
-                (Some(ObjectType::Tree), _) => {
-                    let sub = self.repo.find_tree(entry.id())?;
-                    self.add_tree_files(commit, &sub, &format!("{path}/"), files)?;
-                }
-                (Some(ObjectType::Blob), 0o120000) => {
-                    return Err(link_error(commit, &path, &self.blob(entry.id())?));
-                }
-                (Some(ObjectType::Blob), _) => {
-                    files.insert(path, self.blob(entry.id())?.into());
-                }
-                _ => {
-                    return Err(Error::new(format!(
-                        "commit `{}` has a submodule at `{path}`",
-                        short(commit)
-                    ))
-                    .with_note("submodules cannot be vendored; remove it from the backend folder"))
+        let mut folders = vec![(tree, prefix)];
+        while let Some((tree, prefix)) = folders.pop() {
+            for entry in tree.iter() {
+                let path = entry_path(commit, &prefix, &entry)?;
+                match (entry.kind(), entry.filemode()) {
+                    (Some(ObjectType::Tree), _) => {
+                        folders.push((self.repo.find_tree(entry.id())?, format!("{path}/")));
+                    }
+                    (Some(ObjectType::Blob), 0o120000) => {
+                        return Err(link_error(commit, &path, &self.blob(entry.id())?));
+                    }
+                    (Some(ObjectType::Blob), _) => {
+                        files.insert(path, self.blob(entry.id())?.into());
+                    }
+                    _ => {
+                        return Err(Error::new(format!(
+                            "commit `{}` has a submodule at `{path}`",
+                            short(commit)
+                        ))
+                        .with_note(
+                            "submodules cannot be vendored; remove it from the backend folder",
+                        ))
+                    }
                 }
             }
         }

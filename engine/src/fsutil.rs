@@ -175,48 +175,48 @@ fn special_file(path: &Path) -> Error {
 /// supported: an overlay is plain files.
 pub fn read_tree(dir: &Path) -> Result<FileMap> {
     let mut files = FileMap::new();
-    read_tree_into(dir, "", &mut files)?;
-    Ok(files)
-}
-
-fn read_tree_into(dir: &Path, prefix: &str, files: &mut FileMap) -> Result<()> {
-    let entries =
-        fs::read_dir(dir).with_context(|| format!("failed to read folder `{}`", dir.display()))?;
-    let mut entries: Vec<_> = entries.collect::<std::io::Result<_>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else {
-            return Err(Error::new(format!(
-                "`{}` has a name that is not UTF-8",
-                entry.path().display()
-            ))
-            .with_note("rename it; overlay paths must be UTF-8"));
-        };
-        let rel = format!("{prefix}{name}");
-        check_relative(&rel).map_err(|e| e.context(format!("in `{}`", dir.display())))?;
-        let kind = entry.file_type()?;
-        if kind.is_symlink() {
-            let target = fs::read_link(entry.path())?;
-            let why = link_refusal(&rel, &target.to_string_lossy());
-            return Err(Error::new(format!(
-                "refusing link `{}` -> `{}`: {why}",
-                entry.path().display(),
-                target.display()
-            ))
-            .with_note("replace the link by the file it names"));
-        } else if kind.is_dir() {
-            read_tree_into(&entry.path(), &format!("{rel}/"), files)?;
-        } else if !kind.is_file() {
-            // A FIFO would block the read forever, a device never end: refused before opening.
-            return Err(special_file(&entry.path()));
-        } else {
-            let bytes = fs::read(entry.path())
-                .with_context(|| format!("failed to read `{}`", entry.path().display()))?;
-            files.insert(rel, bytes.into());
+    // Folders wait in a list rather than on the call stack: a folder a pull request checks out
+    // may be nested deeper than any stack goes.
+    let mut folders = vec![(dir.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = folders.pop() {
+        let entries = fs::read_dir(&dir)
+            .with_context(|| format!("failed to read folder `{}`", dir.display()))?;
+        let mut entries: Vec<_> = entries.collect::<std::io::Result<_>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                return Err(Error::new(format!(
+                    "`{}` has a name that is not UTF-8",
+                    entry.path().display()
+                ))
+                .with_note("rename it; overlay paths must be UTF-8"));
+            };
+            let rel = format!("{prefix}{name}");
+            check_relative(&rel).map_err(|e| e.context(format!("in `{}`", dir.display())))?;
+            let kind = entry.file_type()?;
+            if kind.is_symlink() {
+                let target = fs::read_link(entry.path())?;
+                let why = link_refusal(&rel, &target.to_string_lossy());
+                return Err(Error::new(format!(
+                    "refusing link `{}` -> `{}`: {why}",
+                    entry.path().display(),
+                    target.display()
+                ))
+                .with_note("replace the link by the file it names"));
+            } else if kind.is_dir() {
+                folders.push((entry.path(), format!("{rel}/")));
+            } else if !kind.is_file() {
+                // A FIFO would block the read forever, a device never end: refused before opening.
+                return Err(special_file(&entry.path()));
+            } else {
+                let bytes = fs::read(entry.path())
+                    .with_context(|| format!("failed to read `{}`", entry.path().display()))?;
+                files.insert(rel, bytes.into());
+            }
         }
     }
-    Ok(())
+    Ok(files)
 }
 
 /// Why a link at `path` (to `target`) has no place in an overlay, the one rule for links on

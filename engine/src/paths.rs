@@ -1,19 +1,17 @@
 //! Path hygiene for trees that come from other people.
 //!
 //! Fork trees, patches and overlay folders are untrusted: a path with `..`, an absolute path, a
-//! `.git` component, a NUL or newline, or a link that leads out of the overlay could make forkbook
+//! `.git` component, a NUL or newline, a path longer than any file system takes, or a link that leads out of the overlay could make forkbook
 //! write outside its target. Every path from such a source passes [`check_relative`] first.
 
 use super::error::{Error, Result};
 
 /// Accepts a `/`-separated relative path that stays below its root; refuses anything else.
 pub fn check_relative(path: &str) -> Result<()> {
-    let refuse = |why: &str| {
-        Err(Error::new(format!("refusing path `{}`: {why}", path.escape_debug()))
-            .with_note("trees from other people may not climb out of the overlay; fix or remove that entry"))
-    };
-    match forkbook_records::path::refusal(path) {
-        Some(why) => refuse(why),
+    match forkbook_records::path::refusal_message(path) {
+        Some(message) => Err(Error::new(message).with_note(
+            "trees from other people may not climb out of the overlay; fix or remove that entry",
+        )),
         None => Ok(()),
     }
 }

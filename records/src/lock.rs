@@ -90,8 +90,8 @@ impl Lock {
                 problem(format!("`{}` is not a SHA-256", hash.escape_debug()));
                 continue;
             }
-            if let Some(why) = crate::path::refusal(path) {
-                problem(format!("refusing path `{}`: {why}", path.escape_debug()));
+            if let Some(message) = crate::path::refusal_message(path) {
+                problem(message);
                 continue;
             }
             if lock.files.contains_key(path) {

@@ -876,3 +876,93 @@ fn control_characters_in_a_fork_file_name_never_reach_a_page() {
     }
     assert!(pages > 3, "the site was scanned: {pages} files");
 }
+
+/// A commit on F1 whose backend holds a folder `deep` nested `depth` folders down (`d/d/…/d`,
+/// a file at the bottom), written from the bottom up so that nothing here recurses.
+fn nested_commit(world: &World, depth: usize) -> Oid {
+    let fork = Repository::open_bare(world.root().join("fork.git")).unwrap();
+    let odb = fork.odb().unwrap();
+    let entry = |mode: &str, name: &str, id: Oid| {
+        let mut raw = format!("{mode} {name}\0").into_bytes();
+        raw.extend_from_slice(id.as_bytes());
+        raw
+    };
+    let mut deep = fork.blob(b"at the bottom\n").unwrap();
+    let mut mode = "100644";
+    for _ in 0..depth {
+        deep = odb
+            .write(ObjectType::Tree, &entry(mode, "d", deep))
+            .unwrap();
+        mode = "40000";
+    }
+    // F1's tree with `deep` added to the backend folder, one level up at a time.
+    let f1 = fork.find_commit(world.f1).unwrap();
+    let mut child = ("deep".to_string(), deep);
+    let folders = ["mlx/backend/rocm", "mlx/backend", "mlx", ""];
+    for folder in folders {
+        let tree = match folder {
+            "" => f1.tree().unwrap(),
+            _ => {
+                let id = f1.tree().unwrap().get_path(Path::new(folder)).unwrap().id();
+                fork.find_tree(id).unwrap()
+            }
+        };
+        let mut builder = fork.treebuilder(Some(&tree)).unwrap();
+        builder.insert(&child.0, child.1, 0o040000).unwrap();
+        let name = folder.rsplit('/').next().unwrap().to_string();
+        child = (name, builder.write().unwrap());
+    }
+    let who = Signature::new(
+        "Hostile Fork",
+        "fork@example.com",
+        &Time::new(1_700_000_000, 0),
+    )
+    .unwrap();
+    let tree = fork.find_tree(child.1).unwrap();
+    fork.commit(None, &who, &who, "fork: nested", &tree, &[&f1])
+        .unwrap()
+}
+
+#[test]
+fn a_tree_nested_past_the_stack_is_read_and_one_past_a_path_s_length_is_refused() {
+    let world = World::new(fork_f1(), fork_f1());
+    // 1,900 folders: a 3,822-byte path, legal, and deeper than a reader that recursed could go
+    // on a test's thread (2,000 aborted the process with a stack overflow).
+    let legal = nested_commit(&world, 1900);
+    let project = world.project("legal", "files");
+    let pin = world.pin.to_string();
+    let (code, out) = world.run(
+        &project,
+        &["init", "--fork", &legal.to_string(), "--pin", &pin],
+    );
+    assert_eq!(code, 0, "{out}");
+    let bottom = format!("patches-rocm/tree/{BACKEND}deep/{}d", "d/".repeat(1899));
+    assert_eq!(
+        std::fs::read(project.join(bottom)).unwrap(),
+        b"at the bottom\n"
+    );
+    let (code, out) = world.run(&project, &["sync", "--check"]);
+    assert_eq!(code, 0, "{out}");
+
+    // 30,000 folders: a 60,000-byte path. Refused at once, shown cut short, records untouched.
+    let hostile = nested_commit(&world, 30_000);
+    let fresh = world.project("fresh", "files");
+    let (code, out) = world.run(
+        &fresh,
+        &["init", "--fork", &hostile.to_string(), "--pin", &pin],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("longer than 4,096 bytes"), "{out}");
+    assert!(out.contains("… (4"), "the path is shown cut short: {out}");
+    assert!(out.len() < 1_000, "{} bytes of error", out.len());
+    assert!(!fresh.join("patches-rocm").exists());
+    let upstream = std::fs::read(project.join("patches-rocm/UPSTREAM")).unwrap();
+    let (code, out) = world.run(&project, &["sync", &hostile.to_string()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("longer than 4,096 bytes"), "{out}");
+    assert_eq!(
+        std::fs::read(project.join("patches-rocm/UPSTREAM")).unwrap(),
+        upstream
+    );
+    assert_nothing_escaped(&world);
+}
