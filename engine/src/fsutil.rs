@@ -144,17 +144,20 @@ pub fn files_below(
 /// forever. For the commands that read single records by name (`check`, `adopt`) before or
 /// instead of reading the whole folder. A missing `dir` is no error here.
 pub fn refuse_special_files(dir: &Path) -> Result<()> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else {
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(dir) = folders.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
             continue;
         };
-        if kind.is_dir() {
-            refuse_special_files(&entry.path())?;
-        } else if !kind.is_file() && !kind.is_symlink() {
-            return Err(special_file(&entry.path()));
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                folders.push(entry.path());
+            } else if !kind.is_file() && !kind.is_symlink() {
+                return Err(special_file(&entry.path()));
+            }
         }
     }
     Ok(())
