@@ -494,17 +494,17 @@ impl Cache {
     pub fn files_under(&self, commit: Oid, prefix: &str) -> Result<FileMap> {
         let tree = self.repo.find_commit(commit)?.tree()?;
         let dir = prefix.trim_end_matches('/');
-        let mut files = FileMap::new();
-        if dir.is_empty() {
-            self.add_tree_files(commit, tree, String::new(), &mut files)?;
-            return Ok(files);
-        }
-        let Some(entry) = entry_at(&tree, dir)?.filter(|e| e.kind() == Some(ObjectType::Tree))
-        else {
-            return Ok(files);
+        let folder = match dir {
+            "" => Some((tree, String::new())),
+            _ => match entry_at(&tree, dir)?.filter(|e| e.kind() == Some(ObjectType::Tree)) {
+                Some(entry) => Some((self.repo.find_tree(entry.id())?, format!("{dir}/"))),
+                None => None,
+            },
         };
-        let sub = self.repo.find_tree(entry.id())?;
-        self.add_tree_files(commit, sub, format!("{dir}/"), &mut files)?;
+        let mut files = FileMap::new();
+        if let Some((folder, prefix)) = folder {
+            self.add_tree_files(commit, folder, prefix, &mut files)?;
+        }
         Ok(files)
     }
 

@@ -418,7 +418,7 @@ impl OverlayState {
             &project.config.overlay.backend_prefix,
         )?;
         let (overlay, steps) = match layout {
-            Layout::Patch => replay(&base.files, &records.patches, project)?,
+            Layout::Patch => replay(&base.files, &records)?,
             Layout::Files => (records.tree.clone(), Vec::new()),
         };
         Ok(OverlayState {
@@ -474,17 +474,13 @@ pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<S
 }
 
 /// Applies the series to B in order, keeping each step's images.
-pub fn replay(
-    base: &FileMap,
-    patches: &[PatchFile],
-    project: &Project,
-) -> Result<(FileMap, Vec<FixStep>)> {
+pub fn replay(base: &FileMap, records: &Records) -> Result<(FileMap, Vec<FixStep>)> {
     let mut state = base.clone();
     let mut steps = Vec::new();
     let scratch = patch::scratch()?;
     let mut last = 0;
-    for patch_file in patches {
-        let name = project.record_name(&format!("{PATCHES_DIR}/{}", patch_file.name));
+    for patch_file in &records.patches {
+        let name = format!("{}/{PATCHES_DIR}/{}", records.dir, patch_file.name);
         last = next_in_sequence(patch_file, last, &name)?;
         let paths = patch::touched(&patch_file.text, &name)?;
         let images = |files: &FileMap| -> BTreeMap<String, Image> {
@@ -495,7 +491,7 @@ pub fn replay(
         };
         let pre = images(&state);
         let applied = patch::apply_in(&scratch, &patch_file.text, &name, &present(&pre))
-            .with_context(|| format!("while materializing {}", project.record_name("")))?;
+            .with_context(|| format!("while materializing {}/", records.dir))?;
         let post = images(&applied);
         apply_images(&mut state, &post);
         steps.push(FixStep {
