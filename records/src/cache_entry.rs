@@ -218,11 +218,6 @@ impl Store {
         &self.dir
     }
 
-    /// Whether this store keeps and believes entries (it has a trusted secret).
-    pub fn is_trusted(&self) -> bool {
-        self.secret.is_some()
-    }
-
     /// Where the entry for `key` lives.
     pub fn path(&self, key: &Key) -> PathBuf {
         self.dir.join(key.hex())
