@@ -877,17 +877,18 @@ fn control_characters_in_a_fork_file_name_never_reach_a_page() {
     assert!(pages > 3, "the site was scanned: {pages} files");
 }
 
-/// A commit on F1 whose backend holds a folder `deep` nested `depth` folders down (`d/d/…/d`,
-/// a file at the bottom), written from the bottom up so that nothing here recurses.
-fn nested_commit(world: &World, depth: usize) -> Oid {
-    let fork = Repository::open_bare(world.root().join("fork.git")).unwrap();
-    let odb = fork.odb().unwrap();
+/// A commit on `parent` in `repo` (`fork.git`, `upstream.git`) whose folder `folder` holds a
+/// folder `deep` nested `depth` folders down (`d/d/…/d`, a file at the bottom), written from the
+/// bottom up so that nothing here recurses.
+fn nested_commit(world: &World, repo: &str, parent: Oid, folder: &str, depth: usize) -> Oid {
+    let repo = Repository::open_bare(world.root().join(repo)).unwrap();
+    let odb = repo.odb().unwrap();
     let entry = |mode: &str, name: &str, id: Oid| {
         let mut raw = format!("{mode} {name}\0").into_bytes();
         raw.extend_from_slice(id.as_bytes());
         raw
     };
-    let mut deep = fork.blob(b"at the bottom\n").unwrap();
+    let mut deep = repo.blob(b"at the bottom\n").unwrap();
     let mut mode = "100644";
     for _ in 0..depth {
         deep = odb
@@ -895,22 +896,26 @@ fn nested_commit(world: &World, depth: usize) -> Oid {
             .unwrap();
         mode = "40000";
     }
-    // F1's tree with `deep` added to the backend folder, one level up at a time.
-    let f1 = fork.find_commit(world.f1).unwrap();
+    // The parent's tree with `deep` added to `folder`, one level up at a time.
+    let parent = repo.find_commit(parent).unwrap();
+    let root = parent.tree().unwrap();
     let mut child = ("deep".to_string(), deep);
-    let folders = ["mlx/backend/rocm", "mlx/backend", "mlx", ""];
-    for folder in folders {
+    let mut at = Some(folder);
+    while let Some(folder) = at {
         let tree = match folder {
-            "" => f1.tree().unwrap(),
-            _ => {
-                let id = f1.tree().unwrap().get_path(Path::new(folder)).unwrap().id();
-                fork.find_tree(id).unwrap()
-            }
+            "" => parent.tree().unwrap(),
+            _ => repo
+                .find_tree(root.get_path(Path::new(folder)).unwrap().id())
+                .unwrap(),
         };
-        let mut builder = fork.treebuilder(Some(&tree)).unwrap();
+        let mut builder = repo.treebuilder(Some(&tree)).unwrap();
         builder.insert(&child.0, child.1, 0o040000).unwrap();
         let name = folder.rsplit('/').next().unwrap().to_string();
         child = (name, builder.write().unwrap());
+        at = match folder {
+            "" => None,
+            _ => Some(folder.rsplit_once('/').map_or("", |(up, _)| up)),
+        };
     }
     let who = Signature::new(
         "Hostile Fork",
@@ -918,8 +923,8 @@ fn nested_commit(world: &World, depth: usize) -> Oid {
         &Time::new(1_700_000_000, 0),
     )
     .unwrap();
-    let tree = fork.find_tree(child.1).unwrap();
-    fork.commit(None, &who, &who, "fork: nested", &tree, &[&f1])
+    let tree = repo.find_tree(child.1).unwrap();
+    repo.commit(None, &who, &who, "nested", &tree, &[&parent])
         .unwrap()
 }
 
@@ -928,7 +933,7 @@ fn a_tree_nested_past_the_stack_is_read_and_one_past_a_path_s_length_is_refused(
     let world = World::new(fork_f1(), fork_f1());
     // 1,900 folders: a 3,822-byte path, legal, and deeper than a reader that recursed could go
     // on a test's thread (2,000 aborted the process with a stack overflow).
-    let legal = nested_commit(&world, 1900);
+    let legal = nested_commit(&world, "fork.git", world.f1, "mlx/backend/rocm", 1900);
     let project = world.project("legal", "files");
     let pin = world.pin.to_string();
     let (code, out) = world.run(
@@ -947,7 +952,7 @@ fn a_tree_nested_past_the_stack_is_read_and_one_past_a_path_s_length_is_refused(
     }
 
     // 3,000 folders: a 6,022-byte path. Refused at once, shown cut short, records untouched.
-    let hostile = nested_commit(&world, 3_000);
+    let hostile = nested_commit(&world, "fork.git", world.f1, "mlx/backend/rocm", 3_000);
     let fresh = world.project("fresh", "files");
     let (code, out) = world.run(
         &fresh,
@@ -967,4 +972,20 @@ fn a_tree_nested_past_the_stack_is_read_and_one_past_a_path_s_length_is_refused(
         upstream
     );
     assert_nothing_escaped(&world);
+}
+
+#[test]
+fn an_upstream_revision_nested_past_a_path_s_length_is_refused_by_drift_api() {
+    let world = World::new(fork_f1(), fork_f1());
+    let project = world.project("project", "patch");
+    let (fork, pin) = (world.f1.to_string(), world.pin.to_string());
+    let (code, out) = world.run(&project, &["init", "--fork", &fork, "--pin", &pin]);
+    assert_eq!(code, 0, "{out}");
+    // A revision of upstream's (a pull request's head, say) with a folder 100,000 deep under
+    // the header root. libgit2 walks a tree by recursion: walked whole, it ends the process.
+    let hostile = nested_commit(&world, "upstream.git", world.pin, "mlx", 100_000);
+    let (code, out) = world.run(&project, &["drift", "api", "--to", &hostile.to_string()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("longer than 4,096 bytes"), "{out}");
+    assert!(out.len() < 1_000, "{} bytes of error", out.len());
 }

@@ -38,7 +38,7 @@ pub use syntax::squeeze;
 pub(crate) use syntax::{comment_end, split_top_level};
 pub use uses::{Spelled, Uses};
 
-use crate::error::{Context, Result};
+use crate::error::{Context, Error, Result};
 use crate::FileMap;
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 
@@ -51,9 +51,16 @@ pub fn upstream_ids(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<s
         .and_then(|c| c.tree())
         .with_context(|| format!("failed to read commit `{commit}`"))?;
     let mut wanted = store::BlobIds::new();
+    let mut refused = None;
     tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
         let name = entry.name().unwrap_or("");
         let path = format!("{dir}{name}");
+        // libgit2 walks by recursion: a tree nested past any path's length (a pull request's
+        // head can be a revision here) ends the walk before it can end the process.
+        if path.len() > forkbook_records::path::MAX_PATH_BYTES {
+            refused = forkbook_records::path::refusal_message(&path);
+            return TreeWalkResult::Abort;
+        }
         match entry.kind() {
             Some(ObjectType::Tree) => {
                 let folder = format!("{path}/");
@@ -71,8 +78,12 @@ pub fn upstream_ids(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<s
             }
             _ => TreeWalkResult::Ok,
         }
-    })?;
-    Ok(wanted)
+    })
+    .or_else(|e| if refused.is_some() { Ok(()) } else { Err(e) })?;
+    match refused {
+        Some(message) => Err(Error::new(message).context(format!("in commit `{commit}`"))),
+        None => Ok(wanted),
+    }
 }
 
 fn read_blobs(repo: &Repository, commit: Oid, ids: store::BlobIds) -> Result<FileMap> {
