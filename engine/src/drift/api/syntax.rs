@@ -110,10 +110,14 @@ fn macro_at(
     let statement_start =
         matches!(last[1], b';' | b'{' | b'}') || (last[1] == b':' && last[0] != b':');
     let stub = blanking.stubs.contains_key(word);
+    let statement = statement_start && blanking.statement.contains(word);
+    if !(stub || statement || blanking.blank.contains(word)) {
+        // Not a macro: its arguments are not looked for, which for every name of `f(f(f(…)))`
+        // costs the square of the nesting.
+        return None;
+    }
     let args = macro_args_end(src, end);
-    let blank_it = blanking.blank.contains(word)
-        || (stub && args.is_some())
-        || (statement_start && args.is_some() && blanking.statement.contains(word));
+    let blank_it = blanking.blank.contains(word) || ((stub || statement) && args.is_some());
     if !blank_it {
         return None;
     }

@@ -705,3 +705,45 @@ fn a_function_of_a_namespace_the_call_is_not_in_is_not_its_target() {
         one(Kind::ChangedSignature, "mlx::core::fast::rope")
     );
 }
+
+/// Each shape nested 50,000 deep in a backend file, with a use of a changed member inside or
+/// after it. Before, the namespaces were copied a level (the run was killed for its memory), and
+/// every template name asked tree-sitter for its parent (5 minutes) and every call looked for
+/// macro arguments (25 seconds).
+#[test]
+fn namespaces_templates_and_calls_nested_50_000_deep_are_read() {
+    let depth = 50_000;
+    let use_it = "void g(array& out, allocator::Buffer b) { out.set_data(b); }\n";
+    let namespaces = format!(
+        "{}{use_it}{}\n",
+        "namespace a { ".repeat(depth),
+        "}".repeat(depth)
+    );
+    let templates = format!("{}int x;\n{use_it}", "template <class T> ".repeat(depth));
+    let calls = format!(
+        "int v = {}0{};\n{use_it}",
+        "f(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let to = ARRAY_H.replace(
+        "void set_data(allocator::Buffer buf);",
+        "void set_data(allocator::Buffer buf, Deleter d);",
+    );
+    for (name, backend) in [
+        ("namespaces", namespaces),
+        ("templates", templates),
+        ("calls", calls),
+    ] {
+        let backend = format!("#include \"mlx/array.h\"\nnamespace mlx::core {{\n{backend}}}\n");
+        let report = run(
+            &[("mlx/array.h", ARRAY_H)],
+            &[("mlx/array.h", &to)],
+            &[("mlx/backend/rocm/deep.cpp", &backend)],
+        );
+        assert_eq!(
+            found(&report),
+            one(Kind::ChangedSignature, "mlx::core::array::set_data"),
+            "{name}"
+        );
+    }
+}

@@ -109,6 +109,10 @@ impl Uses {
     }
 }
 
+/// The deepest nesting read as written: clang takes no more brackets (`-fbracket-depth`), and the
+/// deepest file of the fork and MLX nests 51 syntax levels.
+const MAX_NESTING: usize = 256;
+
 /// Collects the uses in one backend file.
 pub fn collect(src: &Source, root: Node, uses: &mut Uses) {
     let mut walker = Walker {
@@ -139,11 +143,14 @@ impl Walker<'_, '_> {
     /// with the namespaces around it (an index into `paths`) and whether it is in a body.
     fn walk(&mut self, root: Node) {
         let mut paths: Vec<Vec<String>> = vec![Vec::new()];
-        let mut stack = vec![(root, 0usize, false)];
-        while let Some((node, path, in_body)) = stack.pop() {
+        let mut stack = vec![(root, 0usize, false, None)];
+        while let Some((node, path, in_body, parent)) = stack.pop() {
             let mut inner_path = path;
             match node.kind() {
-                "namespace_definition" => {
+                // Past the nesting any compiler takes (clang's brackets: 256), the namespaces
+                // around are the outer ones: a copy of them a level costs what the square of
+                // the depth does.
+                "namespace_definition" if paths[path].len() < MAX_NESTING => {
                     paths.push(namespace_names(node, self.src.parsed, &paths[path]));
                     inner_path = paths.len() - 1;
                 }
@@ -160,7 +167,7 @@ impl Walker<'_, '_> {
                 "identifier" | "type_identifier" | "namespace_identifier" | "field_identifier" => {
                     let name = text(node, self.src.parsed).to_string();
                     let loc = self.loc(node);
-                    self.spelled(node, &name, &loc);
+                    self.spelled(node, parent, &name, &loc);
                     self.uses.names.entry(name).or_insert(loc);
                 }
                 _ => {}
@@ -168,14 +175,18 @@ impl Walker<'_, '_> {
             let in_body = in_body || node.kind() == "compound_statement";
             // Reversed, so children come off the stack in source order.
             for child in named_children(node).into_iter().rev() {
-                stack.push((child, inner_path, in_body));
+                stack.push((child, inner_path, in_body, Some(node)));
             }
         }
     }
 
     /// Notes a type or value name with the qualifier it is spelled with: the scopes of the
     /// qualified identifiers it is the name of, outermost first.
-    fn spelled(&mut self, node: Node, name: &str, loc: &Loc) {
+    ///
+    /// `parent` is the walk's: tree-sitter finds a node's parent from the root down, so asking
+    /// it for every name costs the square of the depth. It is asked only up a qualified or
+    /// template name, at most [`MAX_NESTING`] levels.
+    fn spelled(&mut self, node: Node, parent: Option<Node>, name: &str, loc: &Loc) {
         let mut used = Spelled {
             loc: loc.clone(),
             ..Spelled::default()
@@ -187,8 +198,8 @@ impl Walker<'_, '_> {
             _ => return,
         }
         let mut qualifier: Vec<String> = Vec::new();
-        let mut at = node;
-        while let Some(parent) = at.parent() {
+        let (mut at, mut up, mut levels) = (node, parent, 0);
+        while let Some(parent) = up.filter(|_| levels < MAX_NESTING) {
             let is_name = parent
                 .child_by_field_name("name")
                 .is_some_and(|n| n.id() == at.id());
@@ -202,7 +213,7 @@ impl Walker<'_, '_> {
                 }
                 _ => break,
             }
-            at = parent;
+            (at, up, levels) = (parent, parent.parent(), levels + 1);
         }
         qualifier.push(name.to_string());
         self.uses
