@@ -219,6 +219,17 @@ impl Doc {
         self.push_if(!items.is_empty(), Block::List(items, 0))
     }
 
+    /// The first `shown` items, then `… N REST` for the ones left out: a list from someone's
+    /// folder can hold any number.
+    pub fn list_first(&mut self, mut items: Vec<Vec<Span>>, shown: usize, rest: &str) -> &mut Doc {
+        if items.len() > shown {
+            let more = items.len() - shown;
+            items.truncate(shown);
+            items.push(vec![words(format!("… {more} {rest}"))]);
+        }
+        self.list(items)
+    }
+
     /// Items under the last item of the list before, indented deeper.
     pub fn sublist(&mut self, items: Vec<Vec<Span>>) -> &mut Doc {
         self.push_if(!items.is_empty(), Block::List(items, 1))

@@ -257,6 +257,37 @@ fn sync_check_names_each_file_the_lock_disagrees_with() {
     }
 }
 
+/// A lock padded with 300 paths it should not hold: the terminal gets the first 20 differences
+/// and how many more, the JSON every one.
+#[test]
+fn sync_check_lists_the_first_differences_and_counts_the_rest() {
+    let demo = Demo::new(Layout::Patch);
+    let lock = demo.records().join("overlay.lock");
+    let mut text = std::fs::read_to_string(&lock).unwrap();
+    for n in 0..300 {
+        text.push_str(&format!(
+            "{}  mlx/backend/rocm/junk-{n}.cpp\n",
+            "0".repeat(64)
+        ));
+    }
+    std::fs::write(&lock, text).unwrap();
+    let (code, out) = demo.run(&["sync", "--check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("301 records differ"), "{out}");
+    assert_eq!(
+        out.matches("does not match overlay.lock").count(),
+        19,
+        "{out}"
+    );
+    assert!(
+        out.contains("… 281 more (`--json` lists them all)"),
+        "{out}"
+    );
+    let (_, json) = demo.run(&["--json", "sync", "--check"]);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value.as_array().map(Vec::len), Some(301), "{json}");
+}
+
 /// `sync --check` renders the records of the patch layout from the state's own overlay and
 /// steps (`recorded_records`) instead of planning a move to the same commits: both must give the
 /// same records, on a clean overlay, after a retarget with conflicts left in, and with the

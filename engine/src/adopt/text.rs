@@ -95,17 +95,11 @@ fn entries(a: &Adoption, doc: &mut Doc) {
         "not named: {differ} from the base tree and no entry names {them}:"
     ))]);
     // The decide list names them all again (`differing-file-named`): a few here are enough.
-    doc.list(
-        a.unnamed
-            .iter()
-            .take(LISTED)
-            .map(|p| vec![text(p)])
-            .collect(),
+    doc.list_first(
+        a.unnamed.iter().map(|p| vec![text(p)]).collect(),
+        LISTED,
+        "more",
     );
-    if a.unnamed.len() > LISTED {
-        let more = a.unnamed.len() - LISTED;
-        doc.list(vec![vec![words(format!("… {more} more"))]]);
-    }
 }
 
 /// The README's counts, each against the overlay's true figure, and the sentences not read.

@@ -177,6 +177,10 @@ fn fix_spans(outcome: &FixOutcome) -> Vec<Span> {
     vec![words(said)]
 }
 
+/// How many differences `sync --check` lists on a terminal; the JSON has them all.
+const LISTED: usize = 20;
+const MORE: &str = "more (`--json` lists them all)";
+
 impl CommandReport for SyncCheck {
     fn text(&self) -> String {
         let mut doc = Doc::default();
@@ -198,7 +202,7 @@ impl CommandReport for SyncCheck {
                 "sync --check: {differ} differ from what {commits} gives:"
             ))]);
             let item = |m: &&super::Mismatch| vec![path(&m.path), words(": "), text(&m.why)];
-            doc.list(records.iter().map(item).collect());
+            doc.list_first(records.iter().map(item).collect(), LISTED, MORE);
         }
         if !markers.is_empty() {
             let left = plural(markers.len(), "conflict region is", "conflict regions are");
@@ -209,7 +213,7 @@ impl CommandReport for SyncCheck {
                 let at = format!("{}:{}: ", m.path, m.line.unwrap_or(0));
                 vec![text(at), text(&m.why)]
             };
-            doc.list(markers.iter().map(item).collect());
+            doc.list_first(markers.iter().map(item).collect(), LISTED, MORE);
         }
         let note = if records.is_empty() {
             "resolve them in a materialized copy and record each resolution as a local fix (`forkbook fix add`)".to_string()
