@@ -79,33 +79,45 @@ fn resolves_inside(book: &Path, path: &Path) -> bool {
 
 /// Every link below `dir` (but the build folder and `.git`) whose target is outside `book`.
 fn links_below(book: &Path, dir: &Path, build_dir: &Path, problems: &mut Vec<String>) {
-    for path in sorted_entries(dir) {
-        if path == build_dir || path.file_name().is_some_and(|n| n == ".git") {
+    let passed = |path: &Path| path == build_dir || path.file_name().is_some_and(|n| n == ".git");
+    for (path, meta) in entries_below(dir, |path| !passed(path)) {
+        if passed(&path) || !meta.file_type().is_symlink() {
             continue;
         }
+        let target = std::fs::read_link(&path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_default();
+        match path.canonicalize() {
+            Ok(resolved) if resolved.starts_with(book) => {}
+            Ok(resolved) => problems.push(format!(
+                "`{}` is a link to `{target}` (`{}`), outside the book folder",
+                path.display(),
+                resolved.display()
+            )),
+            Err(_) => problems.push(format!(
+                "`{}` is a link to `{target}`, which does not resolve",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// Every entry below `dir` with its metadata (a link's own), sorted, each folder before what it
+/// holds; a folder `enter` refuses is listed but not entered. The entries still to visit wait
+/// in a list, not on the call stack: a folder can nest deeper than any stack goes.
+fn entries_below(dir: &Path, enter: impl Fn(&Path) -> bool) -> Vec<(PathBuf, std::fs::Metadata)> {
+    let mut out = Vec::new();
+    let mut pending: Vec<PathBuf> = sorted_entries(dir).into_iter().rev().collect();
+    while let Some(path) = pending.pop() {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&path)
-                .map(|t| t.display().to_string())
-                .unwrap_or_default();
-            match path.canonicalize() {
-                Ok(resolved) if resolved.starts_with(book) => {}
-                Ok(resolved) => problems.push(format!(
-                    "`{}` is a link to `{target}` (`{}`), outside the book folder",
-                    path.display(),
-                    resolved.display()
-                )),
-                Err(_) => problems.push(format!(
-                    "`{}` is a link to `{target}`, which does not resolve",
-                    path.display()
-                )),
-            }
-        } else if meta.is_dir() {
-            links_below(book, &path, build_dir, problems);
+        if meta.is_dir() && enter(&path) {
+            pending.extend(sorted_entries(&path).into_iter().rev());
         }
+        out.push((path, meta));
     }
+    out
 }
 
 /// The paths of the entries of `dir`, sorted; none where it cannot be read.
@@ -121,14 +133,7 @@ const INCLUDES: &[&str] = &["include", "rustdoc_include", "playground", "playpen
 
 /// Every include in the Markdown below `src` whose file is outside `book`.
 fn includes_below(book: &Path, src: &Path, problems: &mut Vec<String>) {
-    for path in sorted_entries(src) {
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            includes_below(book, &path, problems);
-            continue;
-        }
+    for (path, meta) in entries_below(src, |_| true) {
         if !meta.is_file() || path.extension().is_none_or(|e| e != "md") {
             continue;
         }

@@ -190,20 +190,26 @@ fn stamps(project: &Project) -> Option<Vec<Stamp>> {
 }
 
 /// Every entry under `dir`, folders included (an added or removed file changes its folder's
-/// time), in a stable order.
+/// time), in a stable order: each folder, then what it holds, sorted. The entries still to visit
+/// wait in a list, not on the call stack: a folder can nest deeper than any stack goes.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    out.push(dir.to_path_buf());
-    let mut entries: Vec<_> = entries.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() => walk(&path, out),
-            _ => out.push(path),
+    let mut pending = vec![(dir.to_path_buf(), true)];
+    while let Some((path, is_dir)) = pending.pop() {
+        if !is_dir {
+            out.push(path);
+            continue;
         }
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        out.push(path);
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        let kinds = entries.iter().rev().map(|entry| {
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            (entry.path(), is_dir)
+        });
+        pending.extend(kinds);
     }
 }
 
