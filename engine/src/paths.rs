@@ -1,8 +1,10 @@
 //! Path hygiene for trees that come from other people.
 //!
 //! Fork trees, patches and overlay folders are untrusted: a path with `..`, an absolute path, a
-//! `.git` component, a NUL or newline, a path longer than any file system takes, or a link that leads out of the overlay could make forkbook
-//! write outside its target. Every path from such a source passes [`check_relative`] first.
+//! `.git` component, a NUL or newline, or a link that leads out of the overlay could make
+//! forkbook write outside its target, and a path longer than any file system takes comes from a
+//! tree nested to wear out its reader. Every path from such a source passes [`check_relative`]
+//! first.
 
 use super::error::{Error, Result};
 

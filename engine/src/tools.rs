@@ -74,8 +74,8 @@ pub fn missing_requirement_in(tools: &[String], gpu: bool, search: &OsStr) -> Op
 }
 
 /// Why this machine has no usable AMD GPU, if it has none: the kernel driver's `/dev/kfd` must
-/// exist and `rocminfo` must list a `gfx` agent. `rocminfo` is looked for first, on the search path: a tool path without it means no GPU,
-/// whatever the machine has.
+/// exist and `rocminfo` must list a `gfx` agent. `rocminfo` is looked for first, on the search
+/// path: a tool path without it means no GPU, whatever the machine has.
 fn missing_gpu_in(search: &OsStr) -> Option<String> {
     let Some(rocminfo) = find_program_in("rocminfo", search) else {
         return Some("needs an AMD GPU, and `rocminfo` is not on PATH".into());

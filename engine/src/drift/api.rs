@@ -81,7 +81,10 @@ pub fn upstream_ids(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<s
     })
     .or_else(|e| if refused.is_some() { Ok(()) } else { Err(e) })?;
     match refused {
-        Some(message) => Err(Error::new(message).context(format!("in commit `{commit}`"))),
+        Some(message) => {
+            let commit = crate::text::short_id(&commit.to_string()).to_string();
+            Err(Error::new(message).context(format!("in commit `{commit}`")))
+        }
         None => Ok(wanted),
     }
 }
