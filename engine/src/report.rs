@@ -306,7 +306,8 @@ impl Report {
                 };
                 format!("{what}: {old} -> {new}")
             }
-            _ => format!("Overlay at {new} (no change to the recorded commits)"),
+            Some(_) => format!("Overlay at {new} (no change to the recorded commits)"),
+            None => format!("Overlay at {new} (no committed records to compare with)"),
         }
     }
 

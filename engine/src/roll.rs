@@ -735,7 +735,7 @@ pub fn roll(
         .filter(|f| f.suppressed.is_none())
         .map(|f| format!("{} {}", f.kind.as_str(), f.symbol))
         .collect();
-    let (path, failed) = write_body(project, cache, &now, request, to)?;
+    let (path, failed) = write_body(project, cache, state, &now, request, to)?;
     rolled.body_failed = failed;
     rolled.body = Some(path);
     Ok(rolled)
@@ -774,16 +774,20 @@ fn roll_target(
     Ok(to)
 }
 
-/// Writes the pull request's body (`report --pr-body` of the moved state) and says where, and
-/// whether the report found a problem.
+/// Writes the pull request's body (`report --pr-body` of the moved state against the state
+/// before the move) and says where, and whether the report found a problem. The state before is
+/// the one roll moved from, not the records as git last committed them: the project may be no
+/// git checkout, or hold changes not committed yet.
 fn write_body(
     project: &Project,
     cache: &Cache,
+    before: &OverlayState,
     now: &OverlayState,
     request: &RollRequest,
     to: Oid,
 ) -> Result<(PathBuf, bool)> {
-    let report = super::report::pr_report(project, cache, now, "HEAD")?;
+    let verification = super::verify::verify(project, cache, now)?;
+    let report = super::report::report(project, cache, now, Some(before), &verification)?;
     let path = match &request.body {
         Some(p) => p.clone(),
         None => std::env::temp_dir().join(format!("forkbook-roll-{}.md", short(to))),

@@ -109,6 +109,14 @@ fn roll_moves_to_the_clean_candidate_and_the_gate_passes() {
         text.replace("branch = \"main\"", "branch = \"next\""),
     )
     .unwrap();
+    let upstream = demo.read("UPSTREAM");
+    let value = |key: &str| {
+        let line = upstream.lines().find(|l| l.starts_with(key))?;
+        Some(line[key.len()..].trim().to_string())
+    };
+    let pin_before = value("retargeted_to_mlx_pin:")
+        .or_else(|| value("fork_upstream_merge_base:"))
+        .unwrap();
     let body = demo.tmp.path().join("body.md");
     let (code, out) = demo.run(&["roll", "--body", body.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
@@ -121,6 +129,13 @@ fn roll_moves_to_the_clean_candidate_and_the_gate_passes() {
     assert!(
         pr.starts_with("## ROCm overlay"),
         "the report's section: {pr}"
+    );
+    // The demo project is no git checkout: the body compares with the state roll moved from.
+    let moved = pr.lines().find(|l| l.starts_with("Pin: ")).unwrap_or("");
+    assert!(
+        moved.contains(&format!("on pin {} ->", short(&pin_before)))
+            && moved.ends_with(&format!("on pin {}.", short(&next[3]))),
+        "the body says what moved, from what to what: {pr}"
     );
     assert!(
         out.contains(&body.display().to_string()),

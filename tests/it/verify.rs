@@ -113,6 +113,39 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
     assert_eq!(code, 1, "a report that says FAILED exits 1, PR body or not");
 }
 
+/// `report` compares with the records git committed: where there is no commit to compare with, it
+/// says so rather than that nothing moved.
+#[test]
+fn report_says_when_it_has_no_committed_records_to_compare_with() {
+    let demo = Demo::new(Layout::Files);
+    let (_, out) = demo.run(&["report"]);
+    assert!(
+        out.contains("(no committed records to compare with)"),
+        "the demo project is no git checkout: {out}"
+    );
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "records"],
+    ] {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(demo.root())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let (_, out) = demo.run(&["report"]);
+    assert!(
+        out.contains("(no change to the recorded commits)"),
+        "committed as they are: {out}"
+    );
+}
+
 /// A fix's title is the register's text: the report's Markdown (a pull request's body) quotes
 /// it, so a title cannot add HTML or Markdown of its own to the body.
 #[test]
