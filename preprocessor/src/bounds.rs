@@ -4,7 +4,8 @@
 //! `../../.ssh/id_rsa`, would publish what the book's folder does not hold. [`check`] refuses,
 //! with its path, every link and every path of the configuration or of an include that leads out
 //! of the book's folder, before anything is rendered; it runs in every build, test and serve,
-//! since the preprocessor does.
+//! since the preprocessor does. It also refuses a build folder that holds or lies in the book's
+//! own files, because every build empties that folder first.
 
 use mdbook_preprocessor::config::Config;
 use std::path::{Component, Path, PathBuf};
@@ -44,37 +45,95 @@ pub fn check(root: &Path, config: &Config) -> Result<(), String> {
     }
     links_below(&book, root, &build_dir, &mut problems);
     includes_below(&book, &src, &mut problems);
+    if !problems.is_empty() {
+        return Err(format!(
+            "the book reaches outside its folder, and the site would carry what it reaches:\n  {}\n\
+             keep the book's files in its folder (copy them in instead of linking)",
+            problems.join("\n  ")
+        ));
+    }
+    let problems = build_dir_problems(root, &build_dir, &named);
     if problems.is_empty() {
         return Ok(());
     }
     Err(format!(
-        "the book reaches outside its folder, and the site would carry what it reaches:\n  {}\n\
-         keep the book's files in its folder (copy them in instead of linking)",
+        "the book's build folder would delete files of the book:\n  {}\n\
+         set `[build] build-dir` to a folder of its own inside the book folder (mdBook's default \
+         is `book`)",
         problems.join("\n  ")
     ))
 }
 
-/// Whether `path` is in `book` (canonical) once its links are followed: the part of it that
-/// exists resolved, the rest without `..`.
+/// Whether `path` is in `book` (canonical) once its links are followed ([`resolved`]).
 fn resolves_inside(book: &Path, path: &Path) -> bool {
+    resolved(path).is_some_and(|path| path.starts_with(book))
+}
+
+/// `path` with its links followed: the part of it that exists resolved, the rest kept as it is;
+/// `None` where the rest climbs (`..`) or nothing of it exists.
+fn resolved(path: &Path) -> Option<PathBuf> {
     let mut existing = path;
     let mut rest = Vec::new();
     while std::fs::symlink_metadata(existing).is_err() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                existing = parent;
-            }
-            _ => return false,
-        }
+        rest.push(existing.file_name()?.to_owned());
+        existing = existing.parent()?;
     }
-    let Ok(resolved) = existing.canonicalize() else {
-        return false;
-    };
-    let climbs = Path::new(&rest.iter().rev().collect::<PathBuf>())
+    let rest: PathBuf = rest.iter().rev().collect();
+    let climbs = rest
         .components()
         .any(|c| !matches!(c, Component::Normal(_)));
-    !climbs && resolved.starts_with(book)
+    let existing = existing.canonicalize().ok()?;
+    match rest.as_os_str().is_empty() {
+        _ if climbs => None,
+        true => Some(existing),
+        false => Some(existing.join(rest)),
+    }
+}
+
+/// Every build empties its build folder first (mdBook removes what it holds), so the folder may
+/// hold none of the book's own files (book.toml, the sources, the theme, the CSS and JavaScript)
+/// nor lie in them, and may not be or hold a git repository: `build-dir = "."` in a pull
+/// request's book.toml would delete the book.
+fn build_dir_problems(root: &Path, build_dir: &Path, named: &[(&str, PathBuf)]) -> Vec<String> {
+    let Some(build) = resolved(build_dir) else {
+        return Vec::new();
+    };
+    // Without `output.html.theme`, mdBook takes the folder `theme` where there is one.
+    let own = [
+        ("book.toml", root.join("book.toml")),
+        ("theme", root.join("theme")),
+    ];
+    let own = own.iter().filter(|(_, path)| path.exists());
+    let mut problems: Vec<String> = own
+        .chain(named.iter().filter(|(key, _)| *key != "build.build-dir"))
+        .filter_map(|(key, path)| {
+            let path = resolved(path)?;
+            let how = if path.starts_with(&build) {
+                "holds"
+            } else if build.starts_with(&path) {
+                "lies in"
+            } else {
+                return None;
+            };
+            Some(format!(
+                "book.toml's `build.build-dir` is `{}`, which every build empties, and it {how} \
+                 `{key}` (`{}`)",
+                build.display(),
+                path.display()
+            ))
+        })
+        .collect();
+    let in_git = build
+        .ancestors()
+        .any(|dir| dir.file_name().is_some_and(|n| n == ".git"));
+    if in_git || build.join(".git").exists() {
+        problems.push(format!(
+            "book.toml's `build.build-dir` is `{}`, which every build empties, and it is or holds a \
+             git repository",
+            build.display()
+        ));
+    }
+    problems
 }
 
 /// Every link below `dir` (but the build folder and `.git`) whose target is outside `book`.

@@ -890,6 +890,57 @@ fn a_link_or_include_out_of_the_book_folder_is_refused_in_build_test_and_serve()
         .all(|(_, bytes)| !String::from_utf8_lossy(bytes).contains("SECRET-FROM-OUTSIDE")));
 }
 
+/// Fails on main before this change: every build empties its build folder, and `build-dir = "."`
+/// in book.toml deleted the whole book (book.toml, the chapters, the CSS); `src` deleted the
+/// chapters. Each is refused before anything is rendered, naming what the folder holds, and no
+/// file of the book changes; a build folder of its own builds.
+#[test]
+fn a_build_folder_that_holds_the_book_s_own_files_is_refused() {
+    let fixture = BookFixture::new("# Steps\n\ntext\n");
+    fixture.write("theme/head.hbs", "<meta name=\"x\">\n");
+    fixture.write("site/.git/HEAD", "ref: refs/heads/main\n");
+    let book = fixture.book_dir();
+    let toml = std::fs::read_to_string(book.join("book.toml")).unwrap();
+    let files = || {
+        let mut files = site_files(&book);
+        files.sort();
+        files
+    };
+    let before = files();
+    let cases = [
+        (".", "holds `book.toml`"),
+        ("src", "holds `book.src`"),
+        ("src/site", "lies in `book.src`"),
+        ("theme", "holds `theme`"),
+        ("site", "is or holds a git repository"),
+    ];
+    for (build_dir, named) in cases {
+        fixture.write(
+            "book.toml",
+            &format!("{toml}\n[build]\nbuild-dir = \"{build_dir}\"\n"),
+        );
+        let (code, out) = fixture.book("build", &[]);
+        assert_eq!(code, 2, "{build_dir}: {out}");
+        assert!(
+            out.contains("the book's build folder would delete files of the book")
+                && out.contains(named),
+            "{build_dir}: {out}"
+        );
+        fixture.write("book.toml", &toml);
+        assert!(
+            files() == before,
+            "{build_dir}: no file of the book changed"
+        );
+    }
+    fixture.write(
+        "book.toml",
+        &format!("{toml}\n[build]\nbuild-dir = \"out\"\n"),
+    );
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(book.join("out/steps.html").is_file(), "{out}");
+}
+
 /// `book serve` is the stock `mdbook serve` (axum) with this forkbook as its preprocessor: 32
 /// clients that connect and send nothing do not keep a 33rd from its page, answered within 5 s.
 /// Fails on main before this change, whose own server answered 16 clients at a time (the 33rd
