@@ -4,8 +4,9 @@
 //! `../../.ssh/id_rsa`, would publish what the book's folder does not hold. [`check`] refuses,
 //! with its path, every link and every path of the configuration or of an include that leads out
 //! of the book's folder, before anything is rendered; it runs in every build, test and serve,
-//! since the preprocessor does. It also refuses a build folder that holds or lies in the book's
-//! own files, because every build empties that folder first.
+//! since the preprocessor does. It also refuses the folders a build writes where they are not
+//! the book's own: a build folder that holds or lies in the book's files (every build empties
+//! it), and a step cache outside the book folder, in its sources or in its build folder.
 
 use mdbook_preprocessor::config::Config;
 use std::path::{Component, Path, PathBuf};
@@ -52,14 +53,15 @@ pub fn check(root: &Path, config: &Config) -> Result<(), String> {
             problems.join("\n  ")
         ));
     }
-    let problems = build_dir_problems(root, &build_dir, &named);
+    let mut problems = build_dir_problems(root, &build_dir, &named);
+    problems.extend(cache_dir_problems(&book, root, config, &src, &build_dir));
     if problems.is_empty() {
         return Ok(());
     }
     Err(format!(
-        "the book's build folder would delete files of the book:\n  {}\n\
-         set `[build] build-dir` to a folder of its own inside the book folder (mdBook's default \
-         is `book`)",
+        "the book writes where it must not:\n  {}\n\
+         give `[build] build-dir` and `[preprocessor.forkbook] cache-dir` folders of their own \
+         inside the book folder (the defaults are `book` and `.step-cache`)",
         problems.join("\n  ")
     ))
 }
@@ -88,6 +90,42 @@ fn resolved(path: &Path) -> Option<PathBuf> {
         true => Some(existing),
         false => Some(existing.join(rest)),
     }
+}
+
+/// The step cache (`[preprocessor.forkbook] cache-dir`, default `.step-cache`) is written by
+/// every build: it must lie in the book folder, outside the sources (the site would publish it)
+/// and outside the build folder (every build empties that). A pull request's `"../patches-rocm"`
+/// wrote the cache's entries into the records folder.
+fn cache_dir_problems(
+    book: &Path,
+    root: &Path,
+    config: &Config,
+    src: &Path,
+    build_dir: &Path,
+) -> Vec<String> {
+    let key = "preprocessor.forkbook.cache-dir";
+    let named = config.get::<PathBuf>(key).ok().flatten();
+    let named = root.join(named.as_deref().unwrap_or(Path::new(".step-cache")));
+    let shown = named.display();
+    let Some(cache) = resolved(&named).filter(|path| path.starts_with(book)) else {
+        return vec![format!(
+            "book.toml's `{key}` is `{shown}`, outside the book folder `{}`",
+            book.display()
+        )];
+    };
+    let inside = |folder: &Path| resolved(folder).is_some_and(|f| cache.starts_with(f));
+    let mut problems = Vec::new();
+    if inside(src) {
+        problems.push(format!(
+            "book.toml's `{key}` is `{shown}`, in `book.src`, which the site publishes"
+        ));
+    }
+    if inside(build_dir) {
+        problems.push(format!(
+            "book.toml's `{key}` is `{shown}`, in `build.build-dir`, which every build empties"
+        ));
+    }
+    problems
 }
 
 /// Every build empties its build folder first (mdBook removes what it holds), so the folder may

@@ -892,53 +892,73 @@ fn a_link_or_include_out_of_the_book_folder_is_refused_in_build_test_and_serve()
 
 /// Fails on main before this change: every build empties its build folder, and `build-dir = "."`
 /// in book.toml deleted the whole book (book.toml, the chapters, the CSS); `src` deleted the
-/// chapters. Each is refused before anything is rendered, naming what the folder holds, and no
-/// file of the book changes; a build folder of its own builds.
+/// chapters; a step cache `cache-dir = "../patches-rocm"` wrote its entries into the records
+/// folder. Each is refused before anything runs or renders, naming what the folder holds or where
+/// it lies, and no file of the book or the records changes; folders of their own build.
 #[test]
-fn a_build_folder_that_holds_the_book_s_own_files_is_refused() {
-    let fixture = BookFixture::new("# Steps\n\ntext\n");
+fn a_build_or_cache_folder_that_is_not_the_book_s_own_is_refused() {
+    let fixture = BookFixture::new("# Steps\n\n```forkbook\nforkbook status\n```\n");
     fixture.write("theme/head.hbs", "<meta name=\"x\">\n");
     fixture.write("site/.git/HEAD", "ref: refs/heads/main\n");
     let book = fixture.book_dir();
     let toml = std::fs::read_to_string(book.join("book.toml")).unwrap();
-    let files = || {
-        let mut files = site_files(&book);
+    let sorted = |dir: &Path| {
+        let mut files = site_files(dir);
         files.sort();
         files
     };
-    let before = files();
+    let records = fixture.demo.records();
+    let (book_before, records_before) = (sorted(&book), sorted(&records));
+    let build = |dir: &str| format!("{toml}\n[build]\nbuild-dir = \"{dir}\"\n");
+    let cache = |dir: &str| {
+        toml.replace(
+            "allow-shell",
+            &format!("cache-dir = \"{dir}\"\nallow-shell"),
+        )
+    };
     let cases = [
-        (".", "holds `book.toml`"),
-        ("src", "holds `book.src`"),
-        ("src/site", "lies in `book.src`"),
-        ("theme", "holds `theme`"),
-        ("site", "is or holds a git repository"),
+        (build("."), "holds `book.toml`"),
+        (build("src"), "holds `book.src`"),
+        (build("src/site"), "lies in `book.src`"),
+        (build("theme"), "holds `theme`"),
+        (build("site"), "is or holds a git repository"),
+        (
+            cache("../patches-rocm"),
+            "patches-rocm`, outside the book folder",
+        ),
+        (
+            cache("src/cache"),
+            "in `book.src`, which the site publishes",
+        ),
+        (
+            cache("book/cache"),
+            "in `build.build-dir`, which every build empties",
+        ),
     ];
-    for (build_dir, named) in cases {
-        fixture.write(
-            "book.toml",
-            &format!("{toml}\n[build]\nbuild-dir = \"{build_dir}\"\n"),
-        );
+    for (book_toml, named) in cases {
+        fixture.write("book.toml", &book_toml);
         let (code, out) = fixture.book("build", &[]);
-        assert_eq!(code, 2, "{build_dir}: {out}");
+        assert_eq!(code, 2, "{book_toml}: {out}");
         assert!(
-            out.contains("the book's build folder would delete files of the book")
-                && out.contains(named),
-            "{build_dir}: {out}"
+            out.contains("the book writes where it must not") && out.contains(named),
+            "{book_toml}: {out}"
         );
         fixture.write("book.toml", &toml);
         assert!(
-            files() == before,
-            "{build_dir}: no file of the book changed"
+            sorted(&book) == book_before,
+            "{book_toml}: no file of the book changed"
+        );
+        assert!(
+            sorted(&records) == records_before,
+            "{book_toml}: nor of the records"
         );
     }
-    fixture.write(
-        "book.toml",
-        &format!("{toml}\n[build]\nbuild-dir = \"out\"\n"),
-    );
+    let own = cache("own-cache").replace("[book]", "[build]\nbuild-dir = \"out\"\n\n[book]");
+    fixture.write("book.toml", &own);
     let (code, out) = fixture.book("build", &[]);
     assert_eq!(code, 0, "{out}");
     assert!(book.join("out/steps.html").is_file(), "{out}");
+    assert!(book.join("own-cache").is_dir(), "{out}");
 }
 
 /// `book serve` is the stock `mdbook serve` (axum) with this forkbook as its preprocessor: 32
