@@ -60,6 +60,8 @@ pub struct OverlayView {
     pub counts: Counts,
     /// The SHA-256 of each core file of the overlay.
     pub core_hashes: Vec<(String, String)>,
+    /// The core files: `[overlay] core_files`, or every file outside the backend folder.
+    pub core_files: Vec<String>,
 }
 
 impl OverlayView {

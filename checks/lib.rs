@@ -38,6 +38,7 @@ catalogue![
     differing_file_named,
     named_file_differs,
     overlay_matches_lock,
+    overlay_files_in_scope,
     residual_hunks_noted,
     readme_counts,
     fork_hooks_explained,

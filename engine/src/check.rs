@@ -185,6 +185,7 @@ pub fn add_overlay_facts(
             .iter()
             .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
             .collect(),
+        core_files: state.core_files.clone(),
     });
     Ok(())
 }

@@ -259,3 +259,65 @@ fn the_acceptance_gate_fails_when_the_overlay_checks_could_not_run() {
     assert_eq!(code, 0, "a preview build shows what is missing: {out}");
     assert!(out.contains("skipped"), "{out}");
 }
+
+/// Fails on main before this change: a change that took `mlx/fast.cpp` out of `[overlay]
+/// core_files`, put a line of its own into the file and wrote the lock again passed every check
+/// and `book test`, since nothing held a file outside the backend that is no core file against
+/// anything. In the patch layout a fix that adds such a file is the same case.
+#[test]
+fn an_overlay_file_that_is_neither_backend_nor_core_fails_the_gate() {
+    let demo = Demo::new(Layout::Files);
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace(", \"mlx/fast.cpp\"]", "]")).unwrap();
+    let fast = demo.records().join("tree/mlx/fast.cpp");
+    let mut bytes = std::fs::read(&fast).unwrap();
+    bytes.extend_from_slice(b"static int taken = std::system(\"id\");\n");
+    std::fs::write(&fast, &bytes).unwrap();
+    let lock = demo.records().join("overlay.lock");
+    let relocked: String = std::fs::read_to_string(&lock)
+        .unwrap()
+        .lines()
+        .map(|line| match line.strip_suffix("  mlx/fast.cpp") {
+            Some(_) => format!("{}  mlx/fast.cpp\n", sha256(&bytes)),
+            None => format!("{line}\n"),
+        })
+        .collect();
+    std::fs::write(&lock, relocked).unwrap();
+    let book = write_gate_book(&demo);
+    for args in [vec!["check"], vec!["book", "test", "--dir", &book]] {
+        let (code, out) = demo.run(&args);
+        assert_eq!(code, 1, "`{}`: {out}", args.join(" "));
+        assert!(
+            out.contains("`mlx/fast.cpp` is an overlay file outside the backend folder"),
+            "`{}`: {out}",
+            args.join(" ")
+        );
+    }
+
+    let demo = Demo::new(Layout::Patch);
+    let copy = demo.tmp.path().join("copy");
+    let (code, out) = demo.run(&["materialize", "--out", copy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::write(copy.join("mlx/extra.cpp"), "int extra() { return 1; }\n").unwrap();
+    let (code, out) = demo.run(&[
+        "fix",
+        "add",
+        "--from",
+        copy.to_str().unwrap(),
+        "--title",
+        "Add a file beside MLX's own",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("error[overlay-files-in-scope]: `mlx/extra.cpp`"),
+        "{out}"
+    );
+}
+
+/// The SHA-256 of `bytes` in hex, as the lock writes it.
+fn sha256(bytes: &[u8]) -> String {
+    forkbook::engine::records::sha256_hex(bytes)
+}

@@ -194,6 +194,14 @@ pub fn healthy() -> Facts {
             ("CMakeLists.txt".into(), "1".repeat(64)),
             ("mlx/device.cpp".into(), "2".repeat(64)),
         ],
+        core_files: [
+            "CMakeLists.txt",
+            "mlx/device.cpp",
+            "mlx/fast.cpp",
+            "mlx/backend/cuda/eval.cpp",
+        ]
+        .map(String::from)
+        .to_vec(),
     };
     Facts {
         records,
@@ -262,6 +270,8 @@ pub fn broken() -> Facts {
     let tree = &mut overlay.tree;
     tree.differing.push("mlx/backend/rocm/kernels.cpp".into());
     tree.files.push("mlx/backend/rocm/kernels.cpp".into());
+    // A file beside MLX's own that no core file list names: nothing checks it.
+    tree.files.push("mlx/ops.cpp".into());
     facts.records.patch_series.as_mut().unwrap().pop();
     // A move left the first patch empty: the base tree came to hold its fix.
     facts.records.patch_series.as_mut().unwrap()[0].empty = true;

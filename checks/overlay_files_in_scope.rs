@@ -1,0 +1,41 @@
+//! `overlay-files-in-scope`: every overlay file is a backend file or a core file, so that some
+//! check holds it against what it should be.
+
+use crate::facts::Facts;
+use crate::{Chapter, Check, Finding, Needs, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "overlay-files-in-scope",
+    name: "every overlay file is a backend or a core file",
+    severity: Severity::Error,
+    chapter: Chapter::Checks,
+    doc: include_str!("overlay-files-in-scope.md"),
+    source: file!(),
+    needs: Needs::Objects { without: None },
+    run,
+};
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let Some(overlay) = &facts.overlay else {
+        return Vec::new();
+    };
+    let lock = facts.record_path("overlay.lock");
+    let line = |path: &str| facts.records.lock.as_ref()?.lines.get(path).copied();
+    let prefix = &facts.backend_prefix;
+    overlay
+        .tree
+        .files
+        .iter()
+        .filter(|path| !path.starts_with(prefix.as_str()) && !overlay.core_files.contains(path))
+        .map(|path| {
+            let message = format!(
+                "`{path}` is an overlay file outside the backend folder `{prefix}` and not one of \
+                 the core files: nothing holds it against the pin plus the fork's change"
+            );
+            CHECK.finding(&lock, line(path), message).with_note(
+                "add it to `[overlay] core_files` in forkbook.toml (the residual then checks it \
+                 line by line), or take it out of the overlay",
+            )
+        })
+        .collect()
+}
