@@ -163,8 +163,15 @@ impl Readme {
     }
 }
 
-/// A line holding this comment states no count: its numbers count something else.
+/// A line that ends with this comment states no count: its numbers count something else.
 pub const NOT_A_COUNT: &str = "<!-- forkbook:not-a-count -->";
+
+/// Whether `line` ends with [`NOT_A_COUNT`]. Only at the end: the comment written as code
+/// (`` `<!-- forkbook:not-a-count -->` ``) is text a reader sees, not a mark, and a line that
+/// goes on after it may state its count there.
+pub fn marked_not_a_count(line: &str) -> bool {
+    line.trim_end().ends_with(NOT_A_COUNT)
+}
 
 /// The counts `sync` writes and the checks compare with: backend files (under `prefix`), core
 /// files (the overlay's other files), and local fixes (the register's entries).
@@ -218,7 +225,7 @@ fn pattern() -> &'static Regex {
 }
 
 /// Every count stated in prose: outside fenced code, outside the counts block, and outside lines
-/// marked [`NOT_A_COUNT`].
+/// that end with [`NOT_A_COUNT`].
 pub fn prose(readme: &str, prefix: &str) -> Vec<ProseCount> {
     let mut out = Vec::new();
     let mut in_fence = false;
@@ -237,7 +244,7 @@ pub fn prose(readme: &str, prefix: &str) -> Vec<ProseCount> {
             COUNTS_END => in_block = false,
             _ => {}
         }
-        if in_fence || in_block || line.contains(NOT_A_COUNT) {
+        if in_fence || in_block || marked_not_a_count(line) {
             continue;
         }
         for found in pattern().captures_iter(line) {
@@ -392,6 +399,18 @@ mod tests {
             ]
         );
         assert_eq!(found[4].sentence, "Copy the 3 files listed below.");
+    }
+
+    /// Found by a probe: a line holding the mark anywhere was skipped, so the mark quoted as code
+    /// (what a reader sees as text) silenced a false count.
+    #[test]
+    fn only_a_line_that_ends_with_the_mark_states_no_count() {
+        let text = "We carry 99 backend files. `<!-- forkbook:not-a-count -->`\n\
+                    We carry 98 backend files. <!-- forkbook:not-a-count --> and 7 core files\n\
+                    We ship 4 files per release. <!-- forkbook:not-a-count -->  \n";
+        let found = prose(text, "mlx/backend/rocm/");
+        let got: Vec<(usize, usize)> = found.iter().map(|c| (c.line, c.value)).collect();
+        assert_eq!(got, [(1, 99), (2, 98), (2, 7)]);
     }
 
     #[test]
