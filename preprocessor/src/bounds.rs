@@ -20,21 +20,7 @@ pub fn check(root: &Path, config: &Config) -> Result<(), String> {
     let mut problems = Vec::new();
     let build_dir = root.join(&config.build.build_dir);
     let src = root.join(&config.book.src);
-    let mut named: Vec<(&str, PathBuf)> = vec![("book.src", src.clone())];
-    named.push(("build.build-dir", build_dir.clone()));
-    if let Some(html) = config.html_config() {
-        named.extend(
-            html.theme
-                .iter()
-                .map(|t| ("output.html.theme", root.join(t))),
-        );
-        for css in &html.additional_css {
-            named.push(("output.html.additional-css", root.join(css)));
-        }
-        for js in &html.additional_js {
-            named.push(("output.html.additional-js", root.join(js)));
-        }
-    }
+    let named = configured_paths(root, config);
     for (key, path) in &named {
         if !resolves_inside(&book, path) {
             problems.push(format!(
@@ -64,6 +50,33 @@ pub fn check(root: &Path, config: &Config) -> Result<(), String> {
          inside the book folder (the defaults are `book` and `.step-cache`)",
         problems.join("\n  ")
     ))
+}
+
+/// The paths book.toml names, by key: the sources, the build folder, the theme, the CSS and
+/// JavaScript.
+fn configured_paths<'a>(root: &Path, config: &'a Config) -> Vec<(&'a str, PathBuf)> {
+    let mut named = vec![
+        ("book.src", root.join(&config.book.src)),
+        ("build.build-dir", root.join(&config.build.build_dir)),
+    ];
+    if let Some(html) = config.html_config() {
+        let theme = html.theme.iter().map(|t| ("output.html.theme", t));
+        let css = html
+            .additional_css
+            .iter()
+            .map(|c| ("output.html.additional-css", c));
+        let js = html
+            .additional_js
+            .iter()
+            .map(|j| ("output.html.additional-js", j));
+        named.extend(
+            theme
+                .chain(css)
+                .chain(js)
+                .map(|(key, path)| (key, root.join(path))),
+        );
+    }
+    named
 }
 
 /// Whether `path` is in `book` (canonical) once its links are followed ([`resolved`]).
