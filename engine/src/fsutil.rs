@@ -277,9 +277,27 @@ pub fn check_write_target(target: &Path, root: &Path, records: &Path, force: boo
     .with_note("choose a new or empty folder, or pass `--force` to replace this one whole (everything in it is lost)"))
 }
 
+/// Refuses to write any of `names` into `dir` where one exists already and forkbook did not write
+/// the folder (it holds no [`WRITTEN_MARKER`]): the file is someone else's. A new folder, or new
+/// files beside others, are fine.
+pub fn refuse_overwriting(dir: &Path, names: &[String]) -> Result<()> {
+    if dir.join(WRITTEN_MARKER).is_file() {
+        return Ok(());
+    }
+    match names.iter().find(|name| fs::symlink_metadata(dir.join(name)).is_ok()) {
+        None => Ok(()),
+        Some(name) => Err(Error::new(format!(
+            "refusing to write `{}`: it exists, and forkbook did not write `{}` (no `{WRITTEN_MARKER}` in it)",
+            dir.join(name).display(),
+            dir.display()
+        ))
+        .with_note("choose a new or empty folder, or move that file away first")),
+    }
+}
+
 /// Refuses a `target` that is or holds the project `root` or the `records` folder, or lies in
 /// the records folder, whatever `--force` says.
-fn refuse_guarded(target: &Path, root: &Path, records: &Path) -> Result<()> {
+pub fn refuse_guarded(target: &Path, root: &Path, records: &Path) -> Result<()> {
     let full = resolved(target)?;
     let refuse = |guarded: &Path, how: &str| {
         Err(Error::new(format!(
@@ -287,7 +305,7 @@ fn refuse_guarded(target: &Path, root: &Path, records: &Path) -> Result<()> {
             target.display(),
             guarded.display()
         ))
-        .with_note("choose a folder outside the records folder that does not hold the project (for example `materialized/` in the project); `--force` does not change this"))
+        .with_note("choose a folder outside the records folder that does not hold the project (a new folder in the project will do); `--force` does not change this"))
     };
     if let Ok(root) = resolved(root) {
         if root.starts_with(&full) {

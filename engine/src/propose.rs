@@ -634,15 +634,28 @@ pub fn render_index(packages: &[Package]) -> String {
     format!("# Packages for the fork\n\n{}", doc.markdown())
 }
 
-/// Writes each patch, its pull request text and the index into `dir`.
+/// Writes each patch, its pull request text and the index into `dir`. A folder that is new or
+/// empty is marked as forkbook's; in any other folder not forkbook's, a file of those names is
+/// someone else's and refused first, and the folder is not marked (whatever else it holds is kept).
 pub fn write(dir: &Path, packages: &[Package]) -> Result<Vec<PathBuf>> {
+    let pr_file = |package: &Package| package.file.replace(".patch", ".pr.md");
+    let names: Vec<String> = packages
+        .iter()
+        .flat_map(|package| [package.file.clone(), pr_file(package)])
+        .chain([INDEX_FILE.to_string()])
+        .collect();
+    super::fsutil::refuse_overwriting(dir, &names)?;
+    let ours = std::fs::read_dir(dir).map_or(true, |mut entries| entries.next().is_none());
     std::fs::create_dir_all(dir)
         .with_context(|| format!("failed to create `{}`", dir.display()))?;
+    if ours {
+        super::fsutil::mark_written(dir)?;
+    }
     let mut written = Vec::new();
     for package in packages {
         let patch = dir.join(&package.file);
         super::fsutil::write_file(&patch, package.patch.as_bytes())?;
-        let pr = dir.join(package.file.replace(".patch", ".pr.md"));
+        let pr = dir.join(pr_file(package));
         super::fsutil::write_file(
             &pr,
             format!("# {}\n\n{}", package.pr_title, package.pr_body).as_bytes(),

@@ -435,3 +435,58 @@ fn propose_without_numbers_skips_an_entry_the_fork_already_contains_and_proposes
         "{text}"
     );
 }
+
+/// Fails on main before this change: `propose --out patches-rocm` wrote its packages and index
+/// into the records folder, and `--out DIR` wrote over a file `index.md` of DIR's own. Both are
+/// refused with nothing written; a folder holding other files gets the packages beside them,
+/// and a folder propose made is its own to write again.
+#[test]
+fn propose_never_writes_into_the_records_or_over_a_file_not_its_own() {
+    let demo = Demo::new(Layout::Files);
+    let records = demo.records();
+    let (code, out) = demo.run(&["propose", "--out", records.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("is or holds the records folder"), "{out}");
+    let inside = records.join("packages");
+    let (code, out) = demo.run(&["propose", "--out", inside.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("lies inside the records folder"), "{out}");
+    assert!(!records.join("index.md").exists() && !inside.exists());
+
+    let mine = demo.tmp.path().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("index.md"), "my own index\n").unwrap();
+    std::fs::write(mine.join("notes.txt"), "my notes\n").unwrap();
+    let (code, out) = demo.run(&["propose", "--out", mine.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("it exists, and forkbook did not write"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("index.md")).unwrap(),
+        "my own index\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(&mine).unwrap().count(),
+        2,
+        "nothing written beside them"
+    );
+
+    std::fs::remove_file(mine.join("index.md")).unwrap();
+    let (code, out) = demo.run(&["propose", "--out", mine.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(mine.join("index.md").is_file());
+    assert_eq!(
+        std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
+        "my notes\n"
+    );
+
+    for _ in 0..2 {
+        let (code, out) = demo.run(&["propose"]);
+        assert_eq!(
+            code, 0,
+            "the default folder is propose's own, run after run: {out}"
+        );
+    }
+}

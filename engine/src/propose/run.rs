@@ -42,6 +42,8 @@ pub fn propose(
     push_to: Option<&str>,
 ) -> Result<Proposed> {
     let out = out_dir(project, out);
+    // Packages in the records folder would be taken for overlay files; over the project, for its own.
+    crate::fsutil::refuse_guarded(&out, &project.root, &project.records_dir())?;
     let cache = Cache::create(project)?;
     let state = OverlayState::load(project, &cache)?;
     let name = project.record_name(FIXES_FILE);
