@@ -120,7 +120,7 @@ fn workflow_head(records: &str, book: &str, branch: &str) -> String {
     let branch = quoted(branch);
     format!(
         "\
-# Written by `forkbook ci github`: the executable book is this project's gate and its site.
+{WORKFLOW_HEADER}: the executable book is this project's gate and its site.
 # Pull requests that touch the overlay run `forkbook book test`; pushes to the branch below
 # build the book and publish it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
 name: book
@@ -327,6 +327,25 @@ fn check_out(project: &Project, file: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The first line of every workflow forkbook writes: what tells its own file from a project's.
+const WORKFLOW_HEADER: &str = "# Written by `forkbook ci github`";
+
+/// Refuses to write over a workflow that forkbook did not write (its first line is not
+/// [`WORKFLOW_HEADER`]): it is the project's own.
+fn refuse_foreign_workflow(path: &Path, file: &Path) -> Result<()> {
+    let Some(bytes) = super::fsutil::read_regular_file(path, "the workflow")? else {
+        return Ok(());
+    };
+    if bytes.starts_with(WORKFLOW_HEADER.as_bytes()) {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "`{}` exists, and forkbook did not write it: its first line is not forkbook's header",
+        super::terminal::quote_path(&file.to_string_lossy())
+    ))
+    .with_note("write forkbook's workflow beside it with `--out .github/workflows/forkbook.yml`, or move that file away first"))
+}
+
 /// What `forkbook ci github` did: checked the file (`--check`) or wrote it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
@@ -369,6 +388,7 @@ pub fn github(
             file,
         });
     }
+    refuse_foreign_workflow(&path, &file)?;
     super::fsutil::replace_file(&path, text.as_bytes())?;
     Ok(Github::Wrote {
         file,

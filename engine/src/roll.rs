@@ -696,8 +696,12 @@ pub fn roll(
     state: &OverlayState,
     request: &RollRequest,
 ) -> Result<Rolled> {
-    // A dirty overlay is refused before anything is computed, as sync and retarget refuse it.
+    // A dirty overlay is refused before anything is computed, as sync and retarget refuse it;
+    // so is a body that would be written over a record.
     sync::refuse_marked(state, false)?;
+    if let Some(body) = &request.body {
+        refuse_record_as_body(project, body)?;
+    }
     let to = roll_target(project, cache, state, request)?;
     let from = state.commits.pin;
     let mut rolled = Rolled {
@@ -772,6 +776,25 @@ fn roll_target(
         .with_note("roll moves forward: use `forkbook retarget REV` to move elsewhere"));
     }
     Ok(to)
+}
+
+/// Refuses a `--body` file in the records folder or the project's configuration: the body is
+/// written over whatever the file held.
+fn refuse_record_as_body(project: &Project, body: &Path) -> Result<()> {
+    let config = project.root.join(super::config::CONFIG_FILE);
+    let same = |a: &Path, b: &Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().is_ok_and(|b| a == b))
+    };
+    if same(body, &config) {
+        return Err(Error::new(format!(
+            "refusing to write the pull request's body over `{}`",
+            body.display()
+        ))
+        .with_note("name a new file, or leave `--body` out for one in the temporary folder"));
+    }
+    super::fsutil::refuse_guarded(body, &project.root, &project.records_dir())
 }
 
 /// Writes the pull request's body (`report --pr-body` of the moved state against the state

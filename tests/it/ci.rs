@@ -51,6 +51,38 @@ fn the_workflow_gates_overlay_pull_requests_and_publishes_the_main_branch() {
     );
 }
 
+/// Fails on main before this change: `ci github` wrote over a `book.yml` the project had
+/// written itself. It is refused and kept; `--out` writes beside it; forkbook's own file is
+/// written again as before.
+#[test]
+fn a_workflow_the_project_wrote_itself_is_never_written_over() {
+    let demo = Demo::new(Layout::Patch);
+    let own = "name: our own book job\non: push\njobs: {}\n";
+    let path = demo.root().join(WORKFLOW);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, own).unwrap();
+    let (code, out) = demo.run(&["ci", "github"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("exists, and forkbook did not write it"),
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), own);
+    let beside = ".github/workflows/forkbook.yml";
+    let (code, out) = demo.run(&["ci", "github", "--out", beside]);
+    assert_eq!(code, 0, "{out}");
+    std::fs::remove_file(&path).unwrap();
+    for _ in 0..2 {
+        let (code, out) = demo.run(&["ci", "github"]);
+        assert_eq!(code, 0, "forkbook's own workflow is written again: {out}");
+    }
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        written,
+        std::fs::read_to_string(demo.root().join(beside)).unwrap()
+    );
+}
+
 #[test]
 fn this_repository_commits_the_workflow_forkbook_writes_for_it() {
     let root = env!("CARGO_MANIFEST_DIR");

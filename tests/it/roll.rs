@@ -329,3 +329,27 @@ fn the_roll_workflow_passes_actionlint() {
     );
     assert!(out.status.success(), "{report}");
 }
+
+/// Fails on main before this change: `roll --body patches-rocm/README.md` moved the pin and then
+/// wrote the pull request's body over the README. A body in the records folder, or over
+/// forkbook.toml, is refused before anything moves.
+#[test]
+fn roll_refuses_a_body_written_over_a_record() {
+    let demo = Demo::new(Layout::Files);
+    let upstream = demo.read("UPSTREAM");
+    let readme = demo.read("README.md");
+    let config = std::fs::read_to_string(demo.root().join("forkbook.toml")).unwrap();
+    let next = demo.demo.world.next.clone();
+    for body in [
+        demo.records().join("README.md"),
+        demo.root().join("forkbook.toml"),
+    ] {
+        let (code, out) = demo.run(&["roll", "--to", &next[3], "--body", body.to_str().unwrap()]);
+        assert_eq!(code, 2, "{out}");
+        assert!(out.contains("refusing to write"), "{out}");
+    }
+    assert_eq!(demo.read("UPSTREAM"), upstream, "the pin did not move");
+    assert_eq!(demo.read("README.md"), readme);
+    let after = std::fs::read_to_string(demo.root().join("forkbook.toml")).unwrap();
+    assert_eq!(after, config);
+}
