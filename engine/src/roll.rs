@@ -699,9 +699,7 @@ pub fn roll(
     // A dirty overlay is refused before anything is computed, as sync and retarget refuse it;
     // so is a body that would be written over a record.
     sync::refuse_marked(state, false)?;
-    if let Some(body) = &request.body {
-        refuse_record_as_body(project, body)?;
-    }
+    (request.body.as_deref()).map_or(Ok(()), |body| refuse_record_as_body(project, body))?;
     let to = roll_target(project, cache, state, request)?;
     let from = state.commits.pin;
     let mut rolled = Rolled {
