@@ -97,12 +97,15 @@ fn resolved(path: &Path) -> Option<PathBuf> {
     let climbs = rest
         .components()
         .any(|c| !matches!(c, Component::Normal(_)));
-    let existing = existing.canonicalize().ok()?;
-    match rest.as_os_str().is_empty() {
-        _ if climbs => None,
-        true => Some(existing),
-        false => Some(existing.join(rest)),
+    if climbs {
+        return None;
     }
+    let existing = existing.canonicalize().ok()?;
+    // Joining an empty rest would add a trailing `/` to the path messages show.
+    Some(match rest.as_os_str().is_empty() {
+        true => existing,
+        false => existing.join(rest),
+    })
 }
 
 /// The step cache (`[preprocessor.forkbook] cache-dir`, default `.step-cache`) is written by

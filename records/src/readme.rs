@@ -169,7 +169,7 @@ pub const NOT_A_COUNT: &str = "<!-- forkbook:not-a-count -->";
 /// Whether `line` ends with [`NOT_A_COUNT`]. Only at the end: the comment written as code
 /// (`` `<!-- forkbook:not-a-count -->` ``) is text a reader sees, not a mark, and a line that
 /// goes on after it may state its count there.
-pub fn marked_not_a_count(line: &str) -> bool {
+fn marked_not_a_count(line: &str) -> bool {
     line.trim_end().ends_with(NOT_A_COUNT)
 }
 
