@@ -76,10 +76,13 @@ fn drift_api_lists_each_break_with_its_commit_and_json() {
     }
 }
 
-#[test]
-fn report_names_the_pin_move_the_conflict_and_its_state() {
-    let demo = Demo::new(Layout::Patch);
-    let git = |args: &[&str]| {
+/// Makes the demo project a git checkout and commits all of it: what `report` compares with.
+fn commit_the_project(demo: &Demo, message: &str) {
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", message],
+    ] {
         let status = Command::new("git")
             .args(args)
             .current_dir(demo.root())
@@ -89,11 +92,14 @@ fn report_names_the_pin_move_the_conflict_and_its_state() {
             .env("GIT_COMMITTER_EMAIL", "t@t")
             .status()
             .unwrap();
-        assert!(status.success());
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "overlay at pin 1"]);
+        assert!(status.success(), "git {args:?}");
+    }
+}
+
+#[test]
+fn report_names_the_pin_move_the_conflict_and_its_state() {
+    let demo = Demo::new(Layout::Patch);
+    commit_the_project(&demo, "overlay at pin 1");
     let pin2 = demo.demo.world.pin2.clone();
     demo.run(&["retarget", &pin2]);
     let (_, out) = demo.run(&["report", "--pr-body"]);
@@ -123,22 +129,7 @@ fn report_says_when_it_has_no_committed_records_to_compare_with() {
         out.contains("(no committed records to compare with)"),
         "the demo project is no git checkout: {out}"
     );
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-qm", "records"],
-    ] {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(demo.root())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    commit_the_project(&demo, "records");
     let (_, out) = demo.run(&["report"]);
     assert!(
         out.contains("(no change to the recorded commits)"),
