@@ -104,10 +104,14 @@ fn split_pull_request(link: &str) -> Option<(&str, &str)> {
     let (repo, rest) = link
         .split_once("/-/merge_requests/")
         .or_else(|| link.rsplit_once("/pull/"))?;
-    let number = rest.split('/').next().unwrap_or("");
-    number
-        .bytes()
-        .all(|b| b.is_ascii_digit())
+    let (number, page) = rest.split_once('/').unwrap_or((rest, ""));
+    // What follows the number is a page of the pull request (`/files`), never a dot segment or
+    // an escape a browser would resolve to another address.
+    let plain = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    (number.bytes().all(|b| b.is_ascii_digit()) && page.split('/').all(plain))
         .then_some((repo, number))
 }
 
@@ -163,6 +167,11 @@ mod tests {
             "https://github.com/NripeshN/mlx/commit/abc",
             "https://github.com/NripeshN/mlx/pull/",
             "#12",
+            // A browser resolves the dot segments: these lead to another repository.
+            "https://github.com/NripeshN/mlx/pull/12/../../../../someone/mlx",
+            "https://github.com/NripeshN/mlx/pull/12/%2e%2e/%2E%2e/../../someone/mlx",
+            "https://github.com/NripeshN/mlx/pull/12/./../../../../someone/mlx",
+            "https://github.com/NripeshN/mlx/pull/12\\..\\..\\someone",
         ] {
             assert!(!is_pull_request_of(link, &repos()), "{link}");
         }
