@@ -106,11 +106,15 @@ pub struct ResidualHunk {
     pub fixes: Vec<u32>,
 }
 
-/// The web addresses of the two repositories, e.g. `https://github.com/NripeshN/mlx`.
+/// The two repositories as `forkbook.toml` names them.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Repos {
+    /// The web addresses, e.g. `https://github.com/NripeshN/mlx`; `None` for a local mirror.
     pub fork: Option<String>,
     pub upstream: Option<String>,
+    /// The fork's `[fork] url` and `branch`, as written there: what the objects are read from.
+    pub fork_url: String,
+    pub fork_branch: String,
 }
 
 impl Facts {

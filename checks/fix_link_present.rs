@@ -4,6 +4,7 @@
 use crate::facts::{Facts, Repos};
 use crate::{Chapter, Check, Finding, Needs, Severity};
 use forkbook_records::register::{Entry, State};
+use forkbook_records::remote::same_repository;
 
 pub(crate) const CHECK: Check = Check {
     id: "fix-link-present",
@@ -83,16 +84,13 @@ fn no_link(entry: &Entry, file: &str) -> Finding {
 /// any repository's pull request is accepted: the check cannot tell, so it does not guess.
 pub(crate) fn is_pull_request_of(link: &str, repos: &Repos) -> bool {
     let link = link.trim().trim_start_matches('<').trim_end_matches('>');
-    let known: Vec<String> = [&repos.fork, &repos.upstream]
-        .into_iter()
-        .flatten()
-        .map(|r| normalize_repo(r))
-        .collect();
     let Some((repo, number)) = split_pull_request(link) else {
         return false;
     };
+    let mut known = [&repos.fork, &repos.upstream].into_iter();
     let all_known = repos.fork.is_some() && repos.upstream.is_some();
-    !number.is_empty() && (!all_known || known.contains(&normalize_repo(repo)))
+    !number.is_empty()
+        && (!all_known || known.any(|r| r.as_deref().is_some_and(|r| same_repository(r, repo))))
 }
 
 /// Splits a pull request address into its repository and number.
@@ -113,14 +111,6 @@ fn split_pull_request(link: &str) -> Option<(&str, &str)> {
     };
     (number.bytes().all(|b| b.is_ascii_digit()) && page.split('/').all(plain))
         .then_some((repo, number))
-}
-
-fn normalize_repo(repo: &str) -> String {
-    let repo = repo.trim().trim_end_matches('/');
-    repo.strip_suffix(".git")
-        .unwrap_or(repo)
-        .replace("http://", "https://")
-        .to_ascii_lowercase()
 }
 
 fn describe(repos: &Repos) -> String {
@@ -144,6 +134,7 @@ mod tests {
         Repos {
             fork: Some("https://github.com/NripeshN/mlx".into()),
             upstream: Some("https://github.com/ml-explore/mlx.git".into()),
+            ..Repos::default()
         }
     }
 
@@ -182,6 +173,7 @@ mod tests {
         let repos = Repos {
             fork: None,
             upstream: Some("https://github.com/ml-explore/mlx".into()),
+            ..Repos::default()
         };
         assert!(is_pull_request_of(
             "https://github.com/NripeshN/mlx/pull/12",

@@ -31,6 +31,7 @@ macro_rules! catalogue {
 
 catalogue![
     upstream_well_formed,
+    upstream_names_the_fork,
     pin_matches_build,
     fixes_numbered,
     fix_state_complete,

@@ -14,6 +14,7 @@ use forkbook_checks::facts::{
 use forkbook_checks::names::Names;
 pub use forkbook_checks::{Facts, Finding, Severity};
 use forkbook_records::register::Register;
+use forkbook_records::remote::web_address;
 use forkbook_records::residual_record::ResidualRecord;
 
 use super::cache::Cache;
@@ -59,6 +60,8 @@ pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Fac
         repos: Repos {
             fork: web_address(fork),
             upstream: web_address(upstream),
+            fork_url: fork.clone(),
+            fork_branch: project.config.fork.branch.clone(),
         },
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
@@ -256,46 +259,4 @@ fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec
     register.map_or(Vec::new(), |r| {
         forkbook_checks::names::entries_naming(r, names, path)
     })
-}
-
-/// `https://host/owner/repo` for an http(s), `ssh://` or `git@host:` URL; `None` for a local path.
-pub fn web_address(url: &str) -> Option<String> {
-    let url = url.trim().trim_end_matches('/');
-    let url = url.strip_suffix(".git").unwrap_or(url);
-    if let Some(rest) = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-    {
-        return Some(format!("https://{rest}"));
-    }
-    if let Some(rest) = url.strip_prefix("ssh://") {
-        let rest = rest.split_once('@').map_or(rest, |(_, r)| r);
-        return Some(format!("https://{}", rest.replacen(':', "/", 1)));
-    }
-    let (user_host, path) = url.split_once(':')?;
-    let host = user_host.split_once('@')?.1;
-    (!path.starts_with('/') && !host.is_empty()).then(|| format!("https://{host}/{path}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn web_addresses_come_from_remote_urls_not_local_paths() {
-        assert_eq!(
-            web_address("https://github.com/NripeshN/mlx.git").as_deref(),
-            Some("https://github.com/NripeshN/mlx")
-        );
-        assert_eq!(
-            web_address("git@github.com:ml-explore/mlx.git").as_deref(),
-            Some("https://github.com/ml-explore/mlx")
-        );
-        assert_eq!(
-            web_address("ssh://git@github.com/o/r").as_deref(),
-            Some("https://github.com/o/r")
-        );
-        assert_eq!(web_address("/tmp/world/fork.git"), None);
-        assert_eq!(web_address("C:/mirrors/fork"), None);
-    }
 }

@@ -1,13 +1,13 @@
 //! `forkbook fixes list` and `forkbook fixes migrate`: the register of local fixes
 //! (LOCAL_FIXES.md) as forkbook reads it, and an older register turned into one with states.
 
-use crate::check::web_address;
 use crate::doc::{code, text, words, Doc};
 use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::records::FIXES_FILE;
 use crate::register::{self, Listed, Listing, Migration};
 use crate::report_value::{CommandReport, Verdict};
+use forkbook_records::remote::web_address;
 use serde::Serialize;
 use std::path::Path;
 

@@ -21,6 +21,7 @@ use super::project::Project;
 use super::records::{self, keys, Lock};
 use super::{Bytes, FileMap};
 use forkbook_records::readme;
+use forkbook_records::remote::same_repository;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -514,6 +515,17 @@ fn render_records(
     upstream.set(keys::BASE, &new.base.to_string());
     if new.pin != new.base || upstream.get(keys::PIN).is_some() {
         upstream.set(keys::PIN, &new.pin.to_string());
+    }
+    // The record names the fork the objects came from; its own spelling of that fork stays.
+    let (url, branch) = (&project.canonical_urls.0, &project.config.fork.branch);
+    if !upstream
+        .get(keys::SOURCE)
+        .is_some_and(|s| same_repository(s, url))
+    {
+        upstream.set(keys::SOURCE, url);
+    }
+    if upstream.get(keys::BRANCH).map(str::trim) != Some(branch) {
+        upstream.set(keys::BRANCH, branch);
     }
     let lock = records::lock_of(overlay).render();
     files.insert(

@@ -6,7 +6,7 @@
 //! patch series and the build's pin ([`series`]), the register ([`register`]), each with file and line on every field and
 //! every problem as data ([`problem`]); each renders back what `sync` writes. Beside them: how a
 //! file is replaced without ever leaving half of it ([`atomic`]), how bytes are written as hex
-//! ([`hex`]), which paths a record may name ([`path`]), and how a cache keys, seals and checks
+//! ([`hex`]), which paths a record may name ([`path`]), which repository a remote URL names ([`remote`]), and how a cache keys, seals and checks
 //! what it keeps ([`cache_entry`]).
 
 use std::collections::BTreeMap;
@@ -22,6 +22,7 @@ pub mod path;
 pub mod problem;
 pub mod readme;
 pub mod register;
+pub mod remote;
 pub mod residual_record;
 pub mod series;
 pub mod upstream;

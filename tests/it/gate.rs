@@ -321,3 +321,46 @@ fn an_overlay_file_that_is_neither_backend_nor_core_fails_the_gate() {
 fn sha256(bytes: &[u8]) -> String {
     forkbook::engine::records::sha256_hex(bytes)
 }
+
+/// `UPSTREAM` naming another fork than the one the checks read passed every check before, and
+/// `sync --check` said every record was reproduced: the record sent a reader to code nobody
+/// checked. Now both the `source` and the `branch` line are errors at their lines.
+#[test]
+fn an_upstream_record_naming_another_fork_fails_the_gate() {
+    let demo = Demo::new(Layout::Patch);
+    let upstream = demo.records().join("UPSTREAM");
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 0, "{out}");
+    let forged: String = text
+        .lines()
+        .map(|line| match line.split_once(": ") {
+            Some(("source", _)) => "source: https://github.com/someone/mlx\n".to_string(),
+            Some(("branch", _)) => "branch: other\n".to_string(),
+            _ => format!("{line}\n"),
+        })
+        .collect();
+    std::fs::write(&upstream, forged).unwrap();
+    let book = write_gate_book(&demo);
+    for args in [vec!["check"], vec!["book", "test", "--dir", &book]] {
+        let (code, out) = demo.run(&args);
+        assert_eq!(code, 1, "`{}`: {out}", args.join(" "));
+        for wrong in ["UPSTREAM:1: error[upstream-names-the-fork]: `source` names `https://github.com/someone/mlx`",
+            "UPSTREAM:2: error[upstream-names-the-fork]: `branch` names `other`"] {
+            assert!(out.contains(wrong), "`{}`: {out}", args.join(" "));
+        }
+    }
+    // `sync --check` no longer says the record is reproduced; `sync` writes the fork it read.
+    let (code, out) = demo.run(&["sync", "--check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("UPSTREAM"), "{out}");
+    let commit = text
+        .lines()
+        .find_map(|l| l.strip_prefix("commit: "))
+        .unwrap();
+    let (code, out) = demo.run(&["sync", commit]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(std::fs::read_to_string(&upstream).unwrap(), text);
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 0, "{out}");
+}

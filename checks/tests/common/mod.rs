@@ -209,6 +209,8 @@ pub fn healthy() -> Facts {
         repos: Repos {
             fork: Some("https://github.com/NripeshN/mlx".into()),
             upstream: Some("https://github.com/ml-explore/mlx".into()),
+            fork_url: "https://github.com/NripeshN/mlx.git".into(),
+            fork_branch: "rocm-support".into(),
         },
         overlay: Some(overlay),
         record_markers: Vec::new(),
@@ -233,11 +235,12 @@ fn residual_record() -> ResidualRecord {
 /// The healthy facts with one thing wrong for every check.
 pub fn broken() -> Facts {
     let mut facts = healthy();
-    // No `license`, an abbreviated commit, `branch` given again; line 7 is not `key: value`.
+    // Another fork's `source`, no `license`, an abbreviated commit, `branch` given again (as
+    // another branch); line 7 is not `key: value`.
     let mut upstream = Upstream::read(
         "patches-rocm/UPSTREAM",
         &format!(
-            "source: https://github.com/NripeshN/mlx\nbranch: rocm-support\ncommit: 7591590\n\
+            "source: https://github.com/someone/mlx\nbranch: rocm-support\ncommit: 7591590\n\
              fork_upstream_merge_base: {BASE}\nretargeted_to_mlx_pin: {PIN}\n\n#\nbranch: main\n"
         ),
     );

@@ -1,0 +1,55 @@
+//! `upstream-names-the-fork`: `UPSTREAM` names the fork and branch the overlay is read from.
+
+use crate::facts::{Facts, KeyValueLine, Repos};
+use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::remote::same_repository;
+use forkbook_records::upstream::keys;
+
+pub(crate) const CHECK: Check = Check {
+    id: "upstream-names-the-fork",
+    name: "UPSTREAM names the fork forkbook.toml reads",
+    severity: Severity::Error,
+    chapter: Chapter::Checks,
+    doc: include_str!("upstream-names-the-fork.md"),
+    source: file!(),
+    needs: Needs::Records,
+    run,
+};
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let (Some(record), repos) = (&facts.records.upstream, &facts.repos) else {
+        return Vec::new();
+    };
+    if repos.fork_url.is_empty() {
+        return Vec::new();
+    }
+    let pairs = record.pairs().into_iter();
+    pairs
+        .filter_map(|pair| differs(pair, repos))
+        .map(|(line, message, note)| {
+            CHECK
+                .finding(&record.file, Some(line), message)
+                .with_note(note)
+        })
+        .collect()
+}
+
+/// A `source` or `branch` line that names another fork or branch than `[fork]` does.
+fn differs(pair: &KeyValueLine, repos: &Repos) -> Option<(usize, String, String)> {
+    let value = pair.value.trim();
+    let (configured, what) = match pair.key.as_str() {
+        keys::SOURCE if !same_repository(value, &repos.fork_url) => (&repos.fork_url, "url"),
+        keys::BRANCH if value != repos.fork_branch => (&repos.fork_branch, "branch"),
+        _ => return None,
+    };
+    let key = &pair.key;
+    let message = format!(
+        "`{key}` names `{value}`, but the checks read the fork from `{configured}` \
+         (forkbook.toml's `[fork] {what}`)"
+    );
+    let note = format!(
+        "write `{key}: {configured}` here, or set `[fork] {what}` to the fork the records name \
+         and run `forkbook sync`"
+    );
+    Some((pair.line, message, note))
+}
