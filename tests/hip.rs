@@ -83,6 +83,10 @@ fn files(errors: &[forkbook::engine::drift::build::Diagnostic]) -> BTreeSet<&str
 }
 
 fn run(hipcc: &Path) {
+    // The system's temporary folder, as the build's tools find it, is one this test made: the
+    // build must leave nothing in it (hipcc's clang leaves two folders a file without a GPU).
+    let system_tmp = tempfile::tempdir().unwrap();
+    std::env::set_var("TMPDIR", system_tmp.path());
     let dir = tempfile::tempdir().unwrap();
     let world = generate(&dir.path().join("world")).unwrap();
     let work = dir.path().join("work");
@@ -105,6 +109,15 @@ fn run(hipcc: &Path) {
         assert!(report.configure.ok(), "{}", report.doc().text());
         reports.push(report);
     }
+    let left: Vec<_> = std::fs::read_dir(system_tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p != dir.path())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the build left {left:?} in the temporary folder"
+    );
     let candidate = reports.pop().unwrap();
     let recorded = reports.pop().unwrap();
     // The kernel compiled at both pins: an object, and no error in it.

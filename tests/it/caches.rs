@@ -430,7 +430,11 @@ fn a_forged_object_in_a_mirror_inside_the_checkout_is_an_error() {
     // `UPSTREAM` names the fork the objects come from (`upstream-names-the-fork`).
     let upstream = demo.records().join("UPSTREAM");
     let record = std::fs::read_to_string(&upstream).unwrap();
-    std::fs::write(&upstream, record.replace(&fork_url, &mirror.to_string_lossy())).unwrap();
+    std::fs::write(
+        &upstream,
+        record.replace(&fork_url, &mirror.to_string_lossy()),
+    )
+    .unwrap();
     // A cache of its own, outside the checkout, that reads the fork from that mirror alone.
     let cache = demo.tmp.path().join("fresh").join("objects.git");
     let run = |args: &[&str]| run_with_cache(&demo, &cache, args);

@@ -210,6 +210,9 @@ impl Tools {
     /// The build's environment: `PATH`, and ccache's folders when ccache is used.
     fn env(&self, options: &BuildOptions, build_dir: &Path) -> Vec<(String, std::ffi::OsString)> {
         let mut env = vec![("PATH".to_string(), self.search.clone())];
+        // hipcc's clang leaves two empty folders in the system's temporary folder per file it
+        // compiles where it finds no GPU: in the build folder they are the build's own.
+        env.push(("TMPDIR".into(), build_dir.join(TEMP_DIR).into_os_string()));
         if self.launcher.is_some() {
             if let Some(base) = &options.ccache_base {
                 env.push(("CCACHE_BASEDIR".into(), base.clone().into_os_string()));
@@ -309,6 +312,9 @@ pub fn drift_build_with(
 }
 
 /// `tree` and `build_dir` made absolute, once `tree` is a CMake project and `build_dir` exists.
+/// The build's temporary folder, inside the build folder (`TMPDIR` of every tool it runs).
+const TEMP_DIR: &str = "forkbook-tmp";
+
 fn prepare(tree: &Path, build_dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if !tree.join("CMakeLists.txt").is_file() {
         return Err(
@@ -316,7 +322,7 @@ fn prepare(tree: &Path, build_dir: &Path) -> Result<(PathBuf, PathBuf)> {
                 .with_note("drift build takes a tree exported with `forkbook export-tree`"),
         );
     }
-    std::fs::create_dir_all(build_dir).with_context(|| {
+    std::fs::create_dir_all(build_dir.join(TEMP_DIR)).with_context(|| {
         format!(
             "failed to create the build folder `{}`",
             build_dir.display()
