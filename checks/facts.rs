@@ -62,6 +62,9 @@ pub struct OverlayView {
     pub core_hashes: Vec<(String, String)>,
     /// The core files: `[overlay] core_files`, or every file outside the backend folder.
     pub core_files: Vec<String>,
+    /// The register's `fork-commit` SHAs that are commits of the fork: the recorded fork
+    /// commit's history, or the fork's branch as last fetched.
+    pub fork_commits: Vec<String>,
 }
 
 impl OverlayView {

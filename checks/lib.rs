@@ -36,6 +36,7 @@ catalogue![
     fixes_numbered,
     fix_state_complete,
     fix_link_present,
+    fork_commit_on_fork,
     differing_file_named,
     named_file_differs,
     overlay_matches_lock,

@@ -17,7 +17,7 @@ use forkbook_records::register::Register;
 use forkbook_records::remote::web_address;
 use forkbook_records::residual_record::ResidualRecord;
 
-use super::cache::Cache;
+use super::cache::{Cache, Remote};
 use super::config::Layout;
 use super::error::Result;
 use super::overlay::OverlayState;
@@ -25,6 +25,7 @@ use super::project::Project;
 use super::records::{self, Records};
 use super::{residual, FileMap};
 use forkbook_records::readme;
+use git2::Oid;
 
 mod run;
 pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Listed, Skipped};
@@ -189,8 +190,31 @@ pub fn add_overlay_facts(
             .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
             .collect(),
         core_files: state.core_files.clone(),
+        fork_commits: fork_commits(cache, state, records.register.as_ref()),
     });
     Ok(())
+}
+
+/// The register's `fork-commit` SHAs that the fork holds: each is the recorded fork commit, an
+/// ancestor of it, or one of the fork's branch as last fetched.
+fn fork_commits(cache: &Cache, state: &OverlayState, register: Option<&Register>) -> Vec<String> {
+    let heads: Vec<Oid> = [Some(state.commits.fork), cache.branch_tip(Remote::Fork)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let on_fork = |oid: Oid| {
+        cache.repo().find_commit(oid).is_ok()
+            && heads
+                .iter()
+                .any(|head| cache.is_ancestor(oid, *head).unwrap_or(false))
+    };
+    let named = register.into_iter().flat_map(|r| &r.entries);
+    let named = named.filter_map(|entry| entry.field("fork-commit"));
+    named
+        .map(|field| field.value.trim())
+        .filter(|sha| Oid::from_str(sha).is_ok_and(on_fork))
+        .map(String::from)
+        .collect()
 }
 
 /// The files of the base tree and the overlay, and those that differ between them.

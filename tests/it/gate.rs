@@ -364,3 +364,39 @@ fn an_upstream_record_naming_another_fork_fails_the_gate() {
     let (code, out) = demo.run(&["check"]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// A `merged` entry whose `fork-commit` the fork does not hold passed every check before: the
+/// register claimed the fork had a fix that was still only ours.
+#[test]
+fn a_merged_entry_naming_a_commit_the_fork_does_not_hold_fails_the_gate() {
+    let demo = Demo::new(Layout::Patch);
+    let register = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&register).unwrap();
+    let upstream = std::fs::read_to_string(demo.records().join("UPSTREAM")).unwrap();
+    let fork = upstream
+        .lines()
+        .find_map(|l| l.strip_prefix("commit: "))
+        .unwrap();
+    let merged_at = |commit: &str| {
+        let proposed = "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/101\n";
+        assert!(text.contains(proposed), "{text}");
+        let merged = proposed.replace("proposed", "merged") + &format!("- fork-commit: {commit}\n");
+        std::fs::write(&register, text.replacen(proposed, &merged, 1)).unwrap();
+    };
+    merged_at(fork);
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(
+        code, 0,
+        "the recorded fork commit holds what it holds: {out}"
+    );
+    let made_up = "1".repeat(40);
+    merged_at(&made_up);
+    let book = write_gate_book(&demo);
+    for args in [vec!["check"], vec!["book", "test", "--dir", &book]] {
+        let (code, out) = demo.run(&args);
+        assert_eq!(code, 1, "`{}`: {out}", args.join(" "));
+        let wrong =
+            format!("error[fork-commit-on-fork]: entry 2 says the fork holds it at `{made_up}`");
+        assert!(out.contains(&wrong), "`{}`: {out}", args.join(" "));
+    }
+}

@@ -202,6 +202,7 @@ pub fn healthy() -> Facts {
         ]
         .map(String::from)
         .to_vec(),
+        fork_commits: vec![FORK.into()],
     };
     Facts {
         records,
@@ -259,6 +260,12 @@ pub fn broken() -> Facts {
     register.entries[1].fields[1].value = "https://github.com/someone/mlx/pull/12".into();
     register.entries[2].fields.retain(|f| f.key != "link");
     register.entries[3].fields[0].value = "local".into();
+    // Merged, says entry 3, at a commit the fork does not hold.
+    let fork_commit = register.entries[2]
+        .fields
+        .iter_mut()
+        .find(|f| f.key == "fork-commit");
+    fork_commit.unwrap().value = "1".repeat(40);
     register.entries[3].number = 5;
     // A fix `drift api --draft` wrote that no person has confirmed.
     register.entries[0].fields.push(field(
