@@ -165,6 +165,9 @@ impl Config {
         if let Some(pin_file) = &config.overlay.pin_file {
             super::paths::check_relative(pin_file).map_err(|e| e.context("`overlay.pin_file`"))?;
         }
+        for core in &config.overlay.core_files {
+            super::paths::check_relative(core).map_err(|e| e.context("`overlay.core_files`"))?;
+        }
         Ok(config)
     }
 
@@ -332,5 +335,21 @@ mod tests {
     fn overlay_dir_may_not_climb_out() {
         let err = Config::parse("[overlay]\ndir = \"../elsewhere\"\n").unwrap_err();
         assert!(err.message().contains(".."), "{}", err.message());
+    }
+
+    /// Before, `../../etc/passwd` reached libgit2 ("repo path … should not start with `..`",
+    /// naming no file) and `mlx//fast.cpp` passed every check as a core file no tree holds.
+    #[test]
+    fn a_core_file_is_a_plain_relative_path() {
+        for (core, why) in [
+            ("../../etc/passwd", "`..` component"),
+            ("/etc/passwd", "absolute"),
+            ("mlx//fast.cpp", "empty or `.` component"),
+        ] {
+            let text = format!("[overlay]\ncore_files = [\"mlx/fast.cpp\", \"{core}\"]\n");
+            let message = Config::parse(&text).unwrap_err().message().to_string();
+            assert!(message.contains("`overlay.core_files`"), "{message}");
+            assert!(message.contains(why), "{core}: {message}");
+        }
     }
 }
