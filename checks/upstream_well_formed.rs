@@ -2,6 +2,7 @@
 
 use crate::facts::{Facts, Upstream};
 use crate::{Chapter, Check, Finding, Needs, Severity};
+use forkbook_records::FIXES_FILE;
 
 pub(crate) const CHECK: Check = Check {
     id: "upstream-well-formed",
@@ -84,6 +85,18 @@ fn bad_values(record: &Upstream, findings: &mut Vec<Finding>) {
                 line.key, line.value
             );
             findings.push(CHECK.finding(&record.file, Some(line.line), message));
+        } else if line.key == "local_fixes" && line.value.trim() != FIXES_FILE {
+            let message = format!(
+                "`local_fixes` names `{}`, but the register forkbook reads and checks is \
+                 `{FIXES_FILE}`",
+                line.value.trim()
+            );
+            let note = format!("write `local_fixes: {FIXES_FILE}`, or drop the line");
+            findings.push(
+                CHECK
+                    .finding(&record.file, Some(line.line), message)
+                    .with_note(note),
+            );
         }
     }
 }

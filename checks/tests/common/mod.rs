@@ -242,7 +242,8 @@ pub fn broken() -> Facts {
         "patches-rocm/UPSTREAM",
         &format!(
             "source: https://github.com/someone/mlx\nbranch: rocm-support\ncommit: 7591590\n\
-             fork_upstream_merge_base: {BASE}\nretargeted_to_mlx_pin: {PIN}\n\n#\nbranch: main\n"
+             fork_upstream_merge_base: {BASE}\nretargeted_to_mlx_pin: {PIN}\n\n#\nbranch: main\n\
+             local_fixes: FIXES.md\n"
         ),
     );
     upstream.problems.push(Problem {
