@@ -22,6 +22,7 @@ use super::records::{self, keys, Lock};
 use super::{Bytes, FileMap};
 use forkbook_records::readme;
 use forkbook_records::remote::same_repository;
+use forkbook_records::Upstream;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -494,6 +495,28 @@ fn rewrite_patch(
     Ok(format!("{}{}", old.header(), diff))
 }
 
+/// `UPSTREAM` after a move to `new`: the new commits, and the fork the objects came from (the
+/// record's own spelling of that fork stays).
+fn moved_upstream(project: &Project, state: &OverlayState, new: Commits) -> Upstream {
+    let mut upstream = state.records.upstream.clone();
+    upstream.set(keys::COMMIT, &new.fork.to_string());
+    upstream.set(keys::BASE, &new.base.to_string());
+    if new.pin != new.base || upstream.get(keys::PIN).is_some() {
+        upstream.set(keys::PIN, &new.pin.to_string());
+    }
+    let (url, branch) = (&project.canonical_urls.0, &project.config.fork.branch);
+    if !upstream
+        .get(keys::SOURCE)
+        .is_some_and(|s| same_repository(s, url))
+    {
+        upstream.set(keys::SOURCE, url);
+    }
+    if upstream.get(keys::BRANCH).map(str::trim) != Some(branch) {
+        upstream.set(keys::BRANCH, branch);
+    }
+    upstream
+}
+
 /// The whole records folder after a move to `new` with `overlay` as the result.
 fn render_records(
     project: &Project,
@@ -510,28 +533,9 @@ fn render_records(
             fix.text.clone().into_bytes().into(),
         );
     }
-    let mut upstream = state.records.upstream.clone();
-    upstream.set(keys::COMMIT, &new.fork.to_string());
-    upstream.set(keys::BASE, &new.base.to_string());
-    if new.pin != new.base || upstream.get(keys::PIN).is_some() {
-        upstream.set(keys::PIN, &new.pin.to_string());
-    }
-    // The record names the fork the objects came from; its own spelling of that fork stays.
-    let (url, branch) = (&project.canonical_urls.0, &project.config.fork.branch);
-    if !upstream
-        .get(keys::SOURCE)
-        .is_some_and(|s| same_repository(s, url))
-    {
-        upstream.set(keys::SOURCE, url);
-    }
-    if upstream.get(keys::BRANCH).map(str::trim) != Some(branch) {
-        upstream.set(keys::BRANCH, branch);
-    }
+    let upstream = moved_upstream(project, state, new).render();
     let lock = records::lock_of(overlay).render();
-    files.insert(
-        records::UPSTREAM_FILE.into(),
-        upstream.render().into_bytes().into(),
-    );
+    files.insert(records::UPSTREAM_FILE.into(), upstream.into_bytes().into());
     files.insert(records::LOCK_FILE.into(), lock.into_bytes().into());
     if state.layout == Layout::Files {
         let tree_prefix = &state.records.tree_prefix;
