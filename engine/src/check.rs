@@ -24,7 +24,7 @@ use super::overlay::OverlayState;
 use super::project::Project;
 use super::records::{self, Records};
 use super::{residual, FileMap};
-use forkbook_records::readme;
+use forkbook_records::readme::{self, without_comments};
 use git2::Oid;
 
 mod run;
@@ -56,8 +56,9 @@ pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Fac
     let register_name = project.record_name(records::FIXES_FILE);
     Facts {
         record_markers: record_markers(&records, files),
-        dropped: (records.register_text.as_deref())
-            .map_or(Vec::new(), |t| dropped_sections(&register_name, t)),
+        dropped: (records.register_text.as_deref()).map_or(Vec::new(), |t| {
+            dropped_sections(&register_name, &without_comments(t))
+        }),
         repos: Repos {
             fork: web_address(fork),
             upstream: web_address(upstream),
@@ -106,7 +107,8 @@ fn record_markers(records: &Records, files: &FileMap) -> Vec<MarkedFile> {
 
 /// The sections of the register that say what is left out of the vendored set ("Dropped from
 /// the vendored set", "Not carried"): what `fork-hooks-explained` accepts as an explanation in
-/// words. A section runs to the next heading of its level or above.
+/// words, as a reader sees them (no HTML comment). A section runs to the next heading of its
+/// level or above.
 fn dropped_sections(file: &str, text: &str) -> Vec<ProseSection> {
     const SAY_LEFT_OUT: &[&str] = &[
         "dropped",

@@ -99,7 +99,8 @@ fn line_starts(text: &str) -> Vec<usize> {
 pub struct Readme {
     /// The README, relative to the project root.
     pub file: String,
-    /// Its text, so a fork hook can be explained there in prose.
+    /// Its text as a reader of the rendered page has it (every HTML comment blanked), so a fork
+    /// hook can be explained there in prose.
     pub text: String,
     /// The counts it states, or `None` when it states none.
     pub counts: Option<Vec<StatedCount>>,
@@ -158,9 +159,38 @@ impl Readme {
             file: file.to_string(),
             counts: has_counts.then_some(counts),
             unread,
-            text,
+            text: without_comments(&text),
         }
     }
+}
+
+/// `markdown` as a reader of the rendered page has it: each HTML comment blanked, every one of
+/// its bytes but its line breaks a space, so every line and offset stays where it was. A comment
+/// written as code (in backticks or a code block) is text a reader sees, and stays.
+pub fn without_comments(markdown: &str) -> String {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut out = markdown.as_bytes().to_vec();
+    let mut in_comment = false;
+    for (event, range) in Parser::new(markdown).into_offset_iter() {
+        let hidden = match event {
+            Event::Start(Tag::HtmlBlock) => {
+                in_comment = markdown[range.clone()].trim_start().starts_with("<!--");
+                in_comment
+            }
+            Event::End(TagEnd::HtmlBlock) => std::mem::take(&mut in_comment),
+            Event::Html(_) => in_comment,
+            Event::InlineHtml(html) => html.starts_with("<!--"),
+            _ => false,
+        };
+        if hidden {
+            out[range]
+                .iter_mut()
+                .filter(|b| !matches!(b, b'\n' | b'\r'))
+                .for_each(|b| *b = b' ');
+        }
+    }
+    // Only whole characters were blanked: every byte of each became a space.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A line that ends with this comment states no count: its numbers count something else.
@@ -321,6 +351,21 @@ pub fn write_readme(readme: &str, prefix: &str, counts: &Counts) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comment_is_blanked_and_a_comment_written_as_code_is_kept() {
+        let text = "Seen.\n\n<!--\n- `mlx/a.cpp`: hidden\n-->\n\nAlso <!-- `mlx/b.cpp` --> seen, \
+                    and `<!-- mlx/c.cpp -->`.\n\n```\n<!-- mlx/d.cpp -->\n```\n";
+        let visible = without_comments(text);
+        assert_eq!(visible.len(), text.len());
+        assert_eq!(visible.lines().count(), text.lines().count());
+        for hidden in ["mlx/a.cpp", "mlx/b.cpp"] {
+            assert!(!visible.contains(hidden), "{visible}");
+        }
+        for seen in ["Seen.", "Also", "mlx/c.cpp", "mlx/d.cpp"] {
+            assert!(visible.contains(seen), "{visible}");
+        }
+    }
 
     const README: &str = "# Overlay\n\n- `mlx/backend/rocm/**`: the ROCm backend (106 files). Upstream has none.\n- 15 upstream core files (`CMakeLists.txt`, `mlx/ops.cpp`): the pin's file plus the hooks.\n\nThe backend has 106 files and the register 9 entries.\n\nCopy the 3 files listed below. Then run it.\n\n```\n12 files in a code block\n```\n\nWe ship 4 files per release. <!-- forkbook:not-a-count -->\n";
 

@@ -400,3 +400,26 @@ fn a_merged_entry_naming_a_commit_the_fork_does_not_hold_fails_the_gate() {
         assert!(out.contains(&wrong), "`{}`: {out}", args.join(" "));
     }
 }
+
+/// The README's reason for a fork hook the overlay leaves out, put in an HTML comment where no
+/// reader sees it, still explained the hook before.
+#[test]
+fn a_reason_hidden_in_a_comment_explains_no_fork_hook() {
+    let demo = Demo::new(Layout::Patch);
+    let readme = demo.records().join("README.md");
+    let text = std::fs::read_to_string(&readme).unwrap();
+    let reason = "- `mlx/backend/cuda/eval.cpp`:";
+    assert!(text.contains(reason), "{text}");
+    let hidden = text
+        .replace(reason, &format!("<!--\n{reason}"))
+        .trim_end()
+        .to_string()
+        + "\n-->\n";
+    std::fs::write(&readme, hidden).unwrap();
+    let (code, out) = demo.run(&["check"]);
+    assert_eq!(code, 0, "a warning: {out}");
+    assert!(
+        out.contains("warning[fork-hooks-explained]: the fork changes `mlx/backend/cuda/eval.cpp`"),
+        "{out}"
+    );
+}
