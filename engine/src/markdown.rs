@@ -7,6 +7,8 @@
 //! again when it splices the Markdown in. The engine knows nothing of mdBook: a page is plain
 //! Markdown, and [`PageLinks`] says where its links point.
 
+use forkbook_records::remote::web_address;
+
 /// Where the links of a result's Markdown point.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PageLinks {
@@ -117,14 +119,14 @@ pub fn text(text: &str) -> String {
     out
 }
 
-/// `https://github.com/owner/repo` from a remote URL, only when it is plainly a web URL
-/// (`https://`, no credentials, query, fragment, spaces or characters that end a Markdown link).
+/// The remote's web address ([`web_address`]) for a link on a page, only when it is plain: no
+/// credentials, query, fragment, spaces or characters that end a Markdown link.
 pub fn web_base(url: &str) -> Option<String> {
-    let url = url.trim().trim_end_matches('/');
-    let url = url.strip_suffix(".git").unwrap_or(url);
-    let rest = url.strip_prefix("https://")?;
     let safe = |c: char| c.is_ascii_alphanumeric() || "-._~/".contains(c);
-    (!rest.is_empty() && rest.contains('/') && rest.chars().all(safe)).then(|| url.to_string())
+    web_address(url).filter(|web| {
+        let rest = web.trim_start_matches("https://");
+        rest.contains('/') && rest.chars().all(safe)
+    })
 }
 
 /// The last `(#N)` of a commit subject, GitHub's squash-merge form.
