@@ -87,10 +87,9 @@ pub(crate) fn is_pull_request_of(link: &str, repos: &Repos) -> bool {
     let Some((repo, number)) = split_pull_request(link) else {
         return false;
     };
-    let mut known = [&repos.fork, &repos.upstream].into_iter();
     let all_known = repos.fork.is_some() && repos.upstream.is_some();
-    !number.is_empty()
-        && (!all_known || known.any(|r| r.as_deref().is_some_and(|r| same_repository(r, repo))))
+    let mut known = [&repos.fork, &repos.upstream].into_iter().flatten();
+    !number.is_empty() && (!all_known || known.any(|r| same_repository(r, repo)))
 }
 
 /// Splits a pull request address into its repository and number.

@@ -21,32 +21,22 @@ fn run(facts: &Facts) -> Vec<Finding> {
     };
     let mut findings = Vec::new();
     for entry in &register.entries {
-        // A value that is no full SHA is `fix-state-complete`'s finding.
-        let Some(field) = entry
-            .field("fork-commit")
-            .filter(|f| is_full_sha(f.value.trim()))
-        else {
+        let Some(field) = entry.field("fork-commit") else {
             continue;
         };
-        if overlay
-            .fork_commits
-            .iter()
-            .any(|sha| sha == field.value.trim())
-        {
+        let sha = field.value.trim();
+        // A value that is no full SHA is `fix-state-complete`'s finding.
+        if !is_full_sha(sha) || overlay.fork_commits.iter().any(|known| known == sha) {
             continue;
         }
         let message = format!(
-            "entry {} says the fork holds it at `{}`, which is no commit of the fork's history",
-            entry.number,
-            field.value.trim()
+            "entry {} says the fork holds it at `{sha}`, which is no commit of the fork's history",
+            entry.number
         );
         let note = "`forkbook fetch` brings the fork's branch; name the fork commit that holds \
                     the fix, or give the entry the state it has";
-        findings.push(
-            CHECK
-                .finding(&register.file, Some(field.line), message)
-                .with_note(note),
-        );
+        let finding = CHECK.finding(&register.file, Some(field.line), message);
+        findings.push(finding.with_note(note));
     }
     findings
 }
