@@ -14,7 +14,6 @@ use forkbook_checks::facts::{
 use forkbook_checks::names::Names;
 pub use forkbook_checks::{Facts, Finding, Severity};
 use forkbook_records::register::Register;
-use forkbook_records::remote::web_address;
 use forkbook_records::residual_record::ResidualRecord;
 
 use super::cache::{Cache, Remote};
@@ -52,19 +51,20 @@ pub fn gather_record_facts(project: &Project) -> Result<Facts> {
 /// The facts that need only the records folder's `files` and their model (as [`records::read`]
 /// read them) and the project's settings.
 pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Facts {
-    let (fork, upstream) = &project.canonical_urls;
+    let repos = Repos {
+        fork: project.web_urls.0.clone(),
+        upstream: project.web_urls.1.clone(),
+        fork_url: project.canonical_urls.0.clone(),
+        fork_branch: project.config.fork.branch.clone(),
+    };
     let register_name = project.record_name(records::FIXES_FILE);
+    let dropped = (records.register_text.as_deref()).map_or(Vec::new(), |t| {
+        dropped_sections(&register_name, &without_comments(t))
+    });
     Facts {
         record_markers: record_markers(&records, files),
-        dropped: (records.register_text.as_deref()).map_or(Vec::new(), |t| {
-            dropped_sections(&register_name, &without_comments(t))
-        }),
-        repos: Repos {
-            fork: web_address(fork),
-            upstream: web_address(upstream),
-            fork_url: fork.clone(),
-            fork_branch: project.config.fork.branch.clone(),
-        },
+        dropped,
+        repos,
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
         overlay: None,
@@ -163,9 +163,10 @@ pub fn add_overlay_facts(
     cache: &Cache,
     state: &OverlayState,
 ) -> Result<()> {
+    let records = &facts.records;
+    let fork_commits = fork_commits(cache, state, records.register.as_ref());
     let tree = tree_facts(state);
     let prefix = &project.config.overlay.backend_prefix;
-    let records = &facts.records;
     let residual = residual_hunks(
         state,
         records.register.as_ref(),
@@ -192,7 +193,7 @@ pub fn add_overlay_facts(
             .map(|(path, bytes)| (path.clone(), records::sha256_hex(bytes)))
             .collect(),
         core_files: state.core_files.clone(),
-        fork_commits: fork_commits(cache, state, records.register.as_ref()),
+        fork_commits,
     });
     Ok(())
 }

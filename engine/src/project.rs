@@ -2,6 +2,7 @@
 
 use super::config::{Config, CONFIG_FILE};
 use super::error::{Error, Result};
+use forkbook_records::remote::web_address;
 use std::path::{Path, PathBuf};
 
 /// Settings given on the command line or in the environment, over `forkbook.toml`.
@@ -73,6 +74,8 @@ pub struct Project {
     /// The fork and upstream URLs as `forkbook.toml` names them, before any override: records
     /// name these, never a mirror path of one machine.
     pub canonical_urls: (String, String),
+    /// Their web addresses (`https://host/owner/repo`), `None` for a local path.
+    pub web_urls: (Option<String>, Option<String>),
 }
 
 impl Project {
@@ -100,6 +103,10 @@ impl Project {
             root: root.to_path_buf(),
             config,
             overrides: overrides.clone(),
+            web_urls: (
+                web_address(&canonical_urls.0),
+                web_address(&canonical_urls.1),
+            ),
             canonical_urls,
         }
     }

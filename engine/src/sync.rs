@@ -495,6 +495,48 @@ fn rewrite_patch(
     Ok(format!("{}{}", old.header(), diff))
 }
 
+/// The whole records folder after a move to `new` with `overlay` as the result.
+fn render_records(
+    project: &Project,
+    state: &OverlayState,
+    new: Commits,
+    new_base: &FileMap,
+    overlay: &FileMap,
+    fixes: &[FixReport],
+) -> Result<FileMap> {
+    let mut files = state.records.files.clone();
+    for fix in fixes {
+        files.insert(
+            format!("{PATCHES_DIR}/{}", fix.patch),
+            fix.text.clone().into_bytes().into(),
+        );
+    }
+    let lock = records::lock_of(overlay).render();
+    files.insert(records::LOCK_FILE.into(), lock.into_bytes().into());
+    if state.layout == Layout::Files {
+        let tree_prefix = &state.records.tree_prefix;
+        files.retain(|p, _| match tree_prefix.as_str() {
+            "" => overlay::is_record(project, p),
+            _ => !p.starts_with(tree_prefix),
+        });
+        for (path, bytes) in overlay {
+            files.insert(format!("{tree_prefix}{path}"), bytes.clone());
+        }
+    }
+    super::residual::rewrite_record_in(&mut files, &state.core_files, new, new_base, overlay);
+    let upstream = moved_upstream(project, state, new).render();
+    files.insert(records::UPSTREAM_FILE.into(), upstream.into_bytes().into());
+    let prefix = &project.config.overlay.backend_prefix;
+    let counts = readme::actual(overlay.keys(), prefix, count_entries(&files));
+    let readme = readme::write_readme(
+        &super::text_of(&files, records::README_FILE),
+        prefix,
+        &counts,
+    );
+    files.insert(records::README_FILE.into(), readme.into_bytes().into());
+    Ok(files)
+}
+
 /// `UPSTREAM` after a move to `new`: the new commits, and the fork the objects came from (the
 /// record's own spelling of that fork stays).
 fn moved_upstream(project: &Project, state: &OverlayState, new: Commits) -> Upstream {
@@ -515,48 +557,6 @@ fn moved_upstream(project: &Project, state: &OverlayState, new: Commits) -> Upst
         upstream.set(keys::BRANCH, branch);
     }
     upstream
-}
-
-/// The whole records folder after a move to `new` with `overlay` as the result.
-fn render_records(
-    project: &Project,
-    state: &OverlayState,
-    new: Commits,
-    new_base: &FileMap,
-    overlay: &FileMap,
-    fixes: &[FixReport],
-) -> Result<FileMap> {
-    let mut files = state.records.files.clone();
-    for fix in fixes {
-        files.insert(
-            format!("{PATCHES_DIR}/{}", fix.patch),
-            fix.text.clone().into_bytes().into(),
-        );
-    }
-    let upstream = moved_upstream(project, state, new).render();
-    let lock = records::lock_of(overlay).render();
-    files.insert(records::UPSTREAM_FILE.into(), upstream.into_bytes().into());
-    files.insert(records::LOCK_FILE.into(), lock.into_bytes().into());
-    if state.layout == Layout::Files {
-        let tree_prefix = &state.records.tree_prefix;
-        files.retain(|p, _| match tree_prefix.as_str() {
-            "" => overlay::is_record(project, p),
-            _ => !p.starts_with(tree_prefix),
-        });
-        for (path, bytes) in overlay {
-            files.insert(format!("{tree_prefix}{path}"), bytes.clone());
-        }
-    }
-    super::residual::rewrite_record_in(&mut files, &state.core_files, new, new_base, overlay);
-    let prefix = &project.config.overlay.backend_prefix;
-    let counts = readme::actual(overlay.keys(), prefix, count_entries(&files));
-    let readme = readme::write_readme(
-        &super::text_of(&files, records::README_FILE),
-        prefix,
-        &counts,
-    );
-    files.insert(records::README_FILE.into(), readme.into_bytes().into());
-    Ok(files)
 }
 
 /// Entries of LOCAL_FIXES.md: headings that start with a number (`## 3. Title`).
