@@ -1,13 +1,14 @@
 //! The bottom crate of forkbook: nothing here uses git, mdBook or the command line.
 //!
 //! It holds the records model and the rules every other crate shares, so each lives in one
-//! place. [`Records::from_files`] reads the records of a records folder, read once: `UPSTREAM` ([`upstream`]), the lock
-//! ([`lock`]), the README's counts ([`readme`]), the residual record ([`residual_record`]), the
-//! patch series and the build's pin ([`series`]), the register ([`register`]), each with file and line on every field and
-//! every problem as data ([`problem`]); each renders back what `sync` writes. Beside them: how a
-//! file is replaced without ever leaving half of it ([`atomic`]), how bytes are written as hex
-//! ([`hex`]), which paths a record may name ([`path`]), which repository a remote URL names ([`remote`]), and how a cache keys, seals and checks
-//! what it keeps ([`cache_entry`]).
+//! place. [`Records::from_files`] reads the records of a records folder, read once: `UPSTREAM`
+//! ([`upstream`]), the lock ([`lock`]), the README's counts ([`readme`]), the residual record
+//! ([`residual_record`]), the patch series and the build's pin ([`series`]), the register
+//! ([`register`]), each with file and line on every field and every problem as data
+//! ([`problem`]); each renders back what `sync` writes. Beside them: how a file is replaced
+//! without ever leaving half of it ([`atomic`]), how bytes are written as hex ([`hex`]), which
+//! paths a record may name ([`path`]), which repository a remote URL names ([`remote`]), and how
+//! a cache keys, seals and checks what it keeps ([`cache_entry`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
