@@ -197,7 +197,7 @@ pub struct GithubRequest {
     /// The book folder, relative to the project root.
     pub book_dir: String,
     /// The shell command that puts `forkbook` on PATH in the runner; the project's default
-    /// ([`GithubRequest::install`]) when left out.
+    /// (`GithubRequest::install`) when left out.
     pub install: Option<String>,
     /// Add the optional ROCm job ([`super::ci_rocm`]).
     pub rocm: bool,

@@ -86,7 +86,7 @@ pub struct ResidualRun {
 }
 
 /// `forkbook residual`: the residual at the recorded commits; with `write`, also kept in the
-/// records folder (see [`write`]).
+/// records folder (see [`fn@write`]).
 pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun> {
     let mut computed = super::residual::compute_with_records(project, cache)?;
     attach_notes(&mut computed);

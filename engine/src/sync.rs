@@ -128,7 +128,7 @@ pub struct Move {
     /// Whether the move was written to the records (false for a `--check` preview).
     #[serde(skip)]
     pub written: bool,
-    /// The records folder as the move read it: [`write`] writes only while the folder still
+    /// The records folder as the move read it: [`fn@write`] writes only while the folder still
     /// holds exactly these, so a record another run wrote since is never overwritten.
     #[serde(skip)]
     pub read_from: FileMap,

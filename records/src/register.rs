@@ -1,5 +1,6 @@
-//! The `LOCAL_FIXES.md` register: its model ([`model`]) and its parser, which never fails and
-//! never rewrites (the edits forkbook makes to it are the engine's).
+//! The `LOCAL_FIXES.md` register: its model (`register/model.rs`, re-exported here) and its
+//! parser, which never fails and never rewrites (the edits forkbook makes to it are the
+//! engine's).
 //!
 //! The register stays prose for people, written the way they write it. An entry is either a
 //! level-2 heading `## N. Title` with any Markdown below it, or an item of a numbered list

@@ -5,7 +5,7 @@
 //! `upstream/` is the upstream tree at pin1, `fork/` the ROCm backend the fork adds, `f2/` the
 //! file a later fork commit adds. Every later commit is a data file under `demo/history/` (its
 //! message, the files it lays down or removes, and its text edits), made by one loop
-//! ([`make_commit`]), so the history reads like a log and holds no C++ inside Rust strings.
+//! (`make_commit`), so the history reads like a log and holds no C++ inside Rust strings.
 //!
 //! Upstream history (branch `main` of `upstream.git`): pin1, then one commit per API change
 //! between pin1 and pin2: seven that break the ROCm backend (one of each break kind, listed in

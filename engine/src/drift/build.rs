@@ -7,7 +7,7 @@
 //! every object). Undefined symbols whose definition sits in a file that failed to compile are
 //! listed apart: they follow from an error already reported.
 //!
-//! [`confirm`] then compares the result with the static findings of `drift api`.
+//! [`mod@confirm`] then compares the result with the static findings of `drift api`.
 
 pub mod confirm;
 pub mod differential;

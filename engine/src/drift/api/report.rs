@@ -65,7 +65,7 @@ pub struct FileErrors {
 }
 
 /// A side's name. (Spelled `&'static str` in the field, serde's derive would borrow it from the
-/// input instead of reading it through [`known_side`].)
+/// input instead of reading it through `known_side`.)
 pub type Side = &'static str;
 
 /// A [`FileErrors`] side as read back from the drift cache: one of the three names.
