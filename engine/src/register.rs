@@ -18,10 +18,10 @@
 //! - files: `mlx/backend/rocm/event.cpp`
 //! ```
 //!
-//! Without a `state` field, the state is what the entry's words say (`forkbook_records::register::words`). A list counts
-//! as the field list when one of its items starts with a known key. The files an entry names
-//! are its `files:` field (or a `Files:` line), otherwise every code span of its prose that
-//! looks like a path. Parsing never fails and never rewrites: what is malformed becomes a
+//! Without a `state` field, the state is what the entry's words say
+//! (`forkbook_records::register::words`). A list counts as the field list when one of its items
+//! starts with a known key. The files an entry names are its `files:` field (or a `Files:`
+//! line), otherwise every code span of its prose that looks like a path. Parsing never fails and never rewrites: what is malformed becomes a
 //! [`Problem`] with its line, which the checks report.
 
 mod edit;
