@@ -133,9 +133,9 @@ impl Config {
         let mut config: Config = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         validate_sections(text)?;
         let defaults = Config::mlx_rocm();
-        for (remote, default) in [
-            (&mut config.fork, defaults.fork),
-            (&mut config.upstream, defaults.upstream),
+        for (name, remote, default) in [
+            ("fork", &mut config.fork, defaults.fork),
+            ("upstream", &mut config.upstream, defaults.upstream),
         ] {
             if remote.url.is_empty() {
                 remote.url = default.url;
@@ -143,6 +143,7 @@ impl Config {
             if remote.branch.is_empty() {
                 remote.branch = default.branch;
             }
+            refuse_control_characters(name, remote)?;
         }
         if config.overlay.backend_prefix.trim_matches('/').is_empty() {
             return Err(Error::new(
@@ -229,6 +230,21 @@ struct DriftSection {
 /// Checks `[verify]` (every `[[verify.steps]]`), `[drift]` and `[build]` key by key when the
 /// file is loaded, so a misspelt key fails `status` and `check` with its line rather than
 /// passing until the one command that reads it.
+/// A remote's URL and branch are written into `UPSTREAM` and the README, one per line: a line
+/// break in them would write a line of its own (`license: …`) into the record.
+fn refuse_control_characters(name: &str, remote: &RemoteConfig) -> Result<()> {
+    for (key, value) in [("url", &remote.url), ("branch", &remote.branch)] {
+        if value.chars().any(char::is_control) {
+            return Err(Error::new(format!(
+                "`{name}.{key}` holds a line break or another control character: `{}`",
+                value.escape_debug()
+            ))
+            .with_note(format!("write the {name}'s {key} on one line")));
+        }
+    }
+    Ok(())
+}
+
 fn validate_sections(text: &str) -> Result<()> {
     let sections: Sections = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
     let steps = sections.verify.map(|v| v.steps).unwrap_or_default();
@@ -335,6 +351,19 @@ mod tests {
     fn overlay_dir_may_not_climb_out() {
         let err = Config::parse("[overlay]\ndir = \"../elsewhere\"\n").unwrap_err();
         assert!(err.message().contains(".."), "{}", err.message());
+    }
+
+    /// Before, `url = "…fork.git\nlicense: injected"` reached `UPSTREAM` as a line of its own
+    /// through `init` and `sync`.
+    #[test]
+    fn a_remote_is_written_on_one_line() {
+        for text in [
+            "[fork]\nurl = \"https://github.com/NripeshN/mlx\\nlicense: injected\"\n",
+            "[upstream]\nbranch = \"main\\r\"\n",
+        ] {
+            let message = Config::parse(text).unwrap_err().message().to_string();
+            assert!(message.contains("holds a line break"), "{message}");
+        }
     }
 
     /// Before, `../../etc/passwd` reached libgit2 ("repo path … should not start with `..`",
