@@ -43,6 +43,13 @@ pub fn set_fields(text: &str, number: u32, fields: &[(&str, &str)]) -> Result<St
     let Some(entry) = register.entry(number) else {
         bail!("the register has no entry {number}");
     };
+    // A value is one line of the entry's list: a line break would write a field of its own.
+    if let Some((key, value)) = fields.iter().find(|(_, v)| v.contains(char::is_control)) {
+        bail!(
+            "the `{key}` to write holds a line break or another control character: `{}`",
+            value.escape_debug()
+        );
+    }
     let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
     let mut replaced = Vec::new();
     let mut added = Vec::new();
@@ -197,5 +204,19 @@ mod tests {
             .message()
             .contains("no entry 9"));
         assert!(record_link(TEXT, 1, "not a link").is_err());
+    }
+
+    /// Before, a package path from `propose --out $'x\n- link: …'` wrote a `link` of its own.
+    #[test]
+    fn a_value_with_a_line_break_is_refused_and_nothing_is_written() {
+        let package = "x\n- link: https://github.com/o/r/pull/7\n- y/0002-two.patch";
+        let err = record_proposal(TEXT, 2, "https://github.com/o/r/pull/4", Some(package));
+        let message = err.unwrap_err().message().to_string();
+        assert!(
+            message.contains("`package` to write holds a line break"),
+            "{message}"
+        );
+        let err = record_proposal(TEXT, 2, "https://github.com/o/r/pull/4\u{1b}[2J", None);
+        assert!(err.is_err());
     }
 }
