@@ -2,6 +2,7 @@
 //! `git merge-file ours base theirs` byte for byte, conflict markers included.
 
 use super::error::Result;
+use forkbook_checks::markers::MarkerKind;
 
 /// The result of one file merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,12 +162,11 @@ fn input<'a>(content: &'a [u8], path: &str) -> git2::MergeFileInput<'a> {
     input
 }
 
-/// Counts `<<<<<<< ` lines (conflict regions) in merged content.
+/// Counts `<<<<<<<` marker lines (conflict regions) in merged content, by git's rule for a
+/// marker line (the one the checks follow).
 pub fn count_conflicts(content: &[u8]) -> usize {
-    content
-        .split(|&b| b == b'\n')
-        .filter(|line| line.starts_with(b"<<<<<<< ") || *line == b"<<<<<<<")
-        .count()
+    let scanned = forkbook_checks::markers::scan(content).into_iter();
+    scanned.filter(|m| m.kind == MarkerKind::Ours).count()
 }
 
 #[cfg(test)]

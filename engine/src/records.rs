@@ -33,12 +33,8 @@ pub fn read_files(project: &Project) -> Result<FileMap> {
 
 /// The project's records folder read once ([`read_files`]), and the records [`model`] of its files.
 pub fn read(project: &Project) -> Result<(FileMap, Records)> {
-    let options = read_options(project);
     let files = read_files(project)?;
-    let by_path = files
-        .iter()
-        .map(|(path, bytes)| (path.as_str(), bytes.as_slice()));
-    let records = Records::from_files(by_path, &options)?;
+    let records = model(project, &files)?;
     Ok((files, records))
 }
 

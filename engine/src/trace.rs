@@ -27,6 +27,7 @@ use super::report_value::{plural, CommandReport, Verdict};
 use super::sync::{FileOutcome, Move};
 use super::FileMap;
 use crate::markdown::PageLinks;
+use forkbook_checks::markers::{marker_kind, MarkerKind};
 use git2::{Oid, Repository};
 use serde::Serialize;
 use similar::{Algorithm, DiffOp};
@@ -138,26 +139,23 @@ pub fn ours_regions(merged: &[u8], ours: &[u8]) -> Vec<Range<usize>> {
     let mut resolved: Vec<&[u8]> = Vec::new();
     let mut regions: Vec<Range<usize>> = Vec::new();
     for line in lines(merged) {
-        let bare = line.strip_suffix(b"\n").unwrap_or(line);
-        let bare = bare.strip_suffix(b"\r").unwrap_or(bare);
-        let marker = |m: &[u8]| bare == m || bare.starts_with(&[m, b" "].concat());
-        match at {
-            At::Outside if marker(b"<<<<<<<") => {
+        let marker = marker_kind(line.strip_suffix(b"\n").unwrap_or(line));
+        match (&at, marker) {
+            (At::Outside, Some(MarkerKind::Ours)) => {
                 at = At::Ours;
                 regions.push(resolved.len()..resolved.len());
             }
-            At::Outside => resolved.push(line),
-            At::Ours if marker(b"|||||||") => at = At::Base,
-            At::Ours | At::Base if bare == b"=======" => at = At::Theirs,
-            At::Ours => {
+            (At::Outside, _) => resolved.push(line),
+            (At::Ours, Some(MarkerKind::Base)) => at = At::Base,
+            (At::Ours | At::Base, Some(MarkerKind::Separator)) => at = At::Theirs,
+            (At::Ours, _) => {
                 resolved.push(line);
                 if let Some(r) = regions.last_mut() {
                     r.end = resolved.len();
                 }
             }
-            At::Base => {}
-            At::Theirs if marker(b">>>>>>>") => at = At::Outside,
-            At::Theirs => {}
+            (At::Theirs, Some(MarkerKind::Theirs)) => at = At::Outside,
+            (At::Base | At::Theirs, _) => {}
         }
     }
     let ours_lines = lines(ours);
