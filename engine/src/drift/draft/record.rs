@@ -6,7 +6,7 @@
 //! the `fix-draft-confirmed` check fails on. Confirming removes the mark and records a
 //! `confirmed:` field in its place.
 
-use super::{plan, Draft, DraftPlan, NoDraft, Upstream};
+use super::{plan, Draft, NoDraft, Upstream};
 use crate::cache::Cache;
 use crate::candidate;
 use crate::doc::{code, text, words, Doc, Span};
@@ -63,27 +63,6 @@ pub struct Drafted {
     pub after: Option<ApiReport>,
 }
 
-/// Plans the drafts for the drift from `from` to `to` of the overlay, without writing.
-pub fn plan_for(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    from: Oid,
-    to: Oid,
-) -> Result<(ApiReport, DraftPlan)> {
-    let report = candidate::drift_api(project, cache, state, from, to)?;
-    let prefix = &project.config.overlay.backend_prefix;
-    let backend: FileMap = state
-        .overlay
-        .iter()
-        .filter(|(p, _)| p.starts_with(prefix.as_str()))
-        .map(|(p, b)| (p.clone(), b.clone()))
-        .collect();
-    let upstream = CacheUpstream { cache, commit: to };
-    let planned = plan(&report, &backend, &upstream);
-    Ok((report, planned))
-}
-
 /// `forkbook drift api --draft`: a draft local fix for each finding with a mechanical remedy
 /// between `from` and `to` (default: the recorded pin and upstream's branch), then the drift
 /// again.
@@ -109,7 +88,15 @@ pub fn write_drafts(
     // Every draft is a read-modify-write of the records (`fix add`, then its entry filled in):
     // all of them under the one project lock.
     let _lock = crate::fsutil::ProjectLock::acquire(&project.root)?;
-    let (before, planned) = plan_for(project, cache, state, from, to)?;
+    let before = candidate::drift_api(project, cache, state, from, to)?;
+    let prefix = &project.config.overlay.backend_prefix;
+    let backend: FileMap = state
+        .overlay
+        .iter()
+        .filter(|(p, _)| p.starts_with(prefix.as_str()))
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect();
+    let planned = plan(&before, &backend, &CacheUpstream { cache, commit: to });
     let mut written = Vec::new();
     for draft in planned.drafts {
         let current = OverlayState::load(project, cache)?;
