@@ -170,9 +170,7 @@ fn last_name(symbol: &str) -> &str {
 
 /// `mlx::core::Event::error` -> `Event` (the enclosing class or namespace).
 fn owner_name(symbol: &str) -> &str {
-    let mut parts = symbol.rsplit("::");
-    parts.next();
-    parts.next().unwrap_or("")
+    symbol.rsplit("::").nth(1).unwrap_or("")
 }
 
 /// Byte offset of the start of 1-based `line`.
@@ -395,17 +393,9 @@ fn stub_place(
             return (s.line, Some(s.class.clone()));
         }
     }
-    (last_stub(stubs, macro_name) + 1, None)
-}
-
-/// 0-based line of the last stub written with `macro_name`.
-fn last_stub(stubs: &[StubLine], macro_name: &str) -> usize {
-    stubs
-        .iter()
-        .filter(|s| s.macro_name == macro_name)
-        .map(|s| s.line)
-        .max()
-        .unwrap_or(0)
+    // After the last stub written with `macro_name`.
+    let same_macro = stubs.iter().filter(|s| s.macro_name == macro_name);
+    (same_macro.map(|s| s.line + 1).max().unwrap_or(1), None)
 }
 
 /// Names of the classes a header defines, in order (`class X : public Y {`).
