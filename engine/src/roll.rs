@@ -30,7 +30,7 @@ use super::cache::{short, Cache, Remote};
 use super::candidate::DriftSetup;
 use super::doc::{code, commit, either, fixes, text, words, Described, Doc, Row, Span};
 use super::drift::api::{self, ApiReport};
-use super::drift::draft::{self, record::CacheUpstream};
+use super::drift::draft::{self, CacheUpstream};
 use super::error::{Context, Error, Result};
 use super::markdown::PageLinks;
 use super::overlay::OverlayState;

@@ -6,7 +6,7 @@
 //! the `fix-draft-confirmed` check fails on. Confirming removes the mark and records a
 //! `confirmed:` field in its place.
 
-use super::{plan, Draft, NoDraft, Upstream};
+use super::{plan, CacheUpstream, Draft, NoDraft};
 use crate::cache::Cache;
 use crate::candidate;
 use crate::doc::{code, text, words, Doc, Span};
@@ -26,24 +26,6 @@ use serde::Serialize;
 pub const DRAFT_KEY: &str = "draft";
 /// The field `fix confirm` leaves in its place.
 pub const CONFIRMED_KEY: &str = "confirmed";
-
-/// Upstream's files at one commit, read from the object cache.
-pub struct CacheUpstream<'a> {
-    pub cache: &'a Cache,
-    pub commit: Oid,
-}
-
-impl Upstream for CacheUpstream<'_> {
-    fn file(&self, path: &str) -> Option<Vec<u8>> {
-        self.cache.read(self.commit, path).ok().flatten()
-    }
-
-    fn files_under(&self, prefix: &str) -> FileMap {
-        self.cache
-            .files_under(self.commit, prefix)
-            .unwrap_or_default()
-    }
-}
 
 /// A draft written as fix `number`.
 #[derive(Debug, Clone, Serialize)]
