@@ -204,7 +204,6 @@ fn adopt_records_only(
         .collect();
     let recorded = |key| records.upstream.get(key).unwrap_or_default().to_string();
     Ok(Adoption {
-        layout: project.config.overlay.layout.name().to_string(),
         fork: recorded(records::keys::COMMIT),
         base: recorded(records::keys::BASE),
         pin: recorded(records::keys::PIN),
@@ -284,6 +283,7 @@ fn summarize_records(
     let record = facts.records.residual_record.as_ref();
     Adoption {
         records_dir: config.dir.clone(),
+        layout: config.layout.name().to_string(),
         tree: (config.layout == super::config::Layout::Files).then(|| tree_name(config)),
         wrote,
         lock: "not written (the overlay could not be built)".into(),
@@ -360,8 +360,7 @@ fn summarize(
     wrote: Vec<String>,
     lock: String,
 ) -> Adoption {
-    let config = &project.config.overlay;
-    let prefix = config.backend_prefix.as_str();
+    let prefix = project.config.overlay.backend_prefix.as_str();
     let differing: Vec<String> = state.differences().into_iter().map(|(p, _, _)| p).collect();
     let adoption = summarize_records(project, facts, findings, wrote);
     let names = Names::new(facts.tree_files(), prefix);
@@ -380,8 +379,6 @@ fn summarize(
         .collect();
     let backend = state.backend_count(prefix);
     Adoption {
-        layout: state.layout.name().to_string(),
-        tree: (state.layout == super::config::Layout::Files).then(|| tree_name(config)),
         lock,
         fork: state.commits.fork.to_string(),
         base: state.commits.base.to_string(),
