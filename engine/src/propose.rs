@@ -147,9 +147,11 @@ pub fn build_proposal(
             .map_err(|e| e.context(format!("entry {}", draft.entry.number)))?;
         packages.push(package);
     }
-    let summary = packages_summary(&packages);
-    for (package, draft) in packages.iter_mut().zip(&drafts) {
-        package.pr_body = pr_body(draft.entry, package, &summary);
+    let bodies: Vec<String> = (packages.iter().zip(&drafts))
+        .map(|(package, draft)| pr_body(draft.entry, package, &packages))
+        .collect();
+    for (package, body) in packages.iter_mut().zip(bodies) {
+        package.pr_body = body;
     }
     Ok(Proposal { packages, skipped })
 }
@@ -562,15 +564,8 @@ fn overlaps(a: &Touched, b: &Touched) -> bool {
     })
 }
 
-fn packages_summary(packages: &[Package]) -> BTreeMap<u32, (String, String)> {
-    packages
-        .iter()
-        .map(|p| (p.number, (p.pr_title.clone(), p.file.clone())))
-        .collect()
-}
-
 /// The pull request body: the entry's prose, its reproduction, the files, and dependencies.
-fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, String)>) -> String {
+fn pr_body(entry: &Entry, package: &Package, others: &[Package]) -> String {
     let mut body = wrap_free_prose(&entry.prose);
     if let Some(repro) = entry.value("reproduction") {
         body.push_str(&format!("\n\n### Reproduction\n\n{repro}"));
@@ -584,9 +579,11 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
             "\n### Stacked on\n\nThese changes touch the same lines, so this branch carries them \
              first; merge them before this one:\n\n",
         );
-        for n in &package.depends_on {
-            let (title, file) = others.get(n).cloned().unwrap_or_default();
-            let (title, file) = (markdown::text(&title), markdown::code_span(&file));
+        let below = (package.depends_on.iter())
+            .filter_map(|n| others.iter().rfind(|other| other.number == *n));
+        for other in below {
+            let title = markdown::text(&other.pr_title);
+            let file = markdown::code_span(&other.file);
             body.push_str(&format!("- {title} ({file})\n"));
         }
     }
