@@ -195,22 +195,18 @@ fn exact_conflicts(cache: &Cache, state: &OverlayState, line: &[Oid]) -> Result<
         let mut regions = Vec::with_capacity(line.len());
         for &commit in line {
             let id = blob_id(repo, commit, path)?;
-            let n = match by_blob.get(&id) {
-                Some(&n) => n,
-                None => {
-                    let pin_file = id.map(|id| cache.blob(id)).transpose()?;
-                    let n = base::conflict_regions(
-                        path,
-                        base_file.as_deref(),
-                        pin_file.as_deref(),
-                        fork_file.as_deref(),
-                        base::SIDE_LABELS,
-                    )?;
-                    by_blob.insert(id, n);
-                    n
-                }
-            };
-            regions.push(n);
+            if !by_blob.contains_key(&id) {
+                let pin_file = id.map(|id| cache.blob(id)).transpose()?;
+                let n = base::conflict_regions(
+                    path,
+                    base_file.as_deref(),
+                    pin_file.as_deref(),
+                    fork_file.as_deref(),
+                    base::SIDE_LABELS,
+                )?;
+                by_blob.insert(id, n);
+            }
+            regions.push(by_blob[&id]);
         }
         // A file that conflicts at the pin already is resolved by the overlay's fixes: whether
         // they still carry is the planned retarget's to say, at the probes.
@@ -308,32 +304,16 @@ impl Prober<'_> {
     }
 }
 
-/// Resolves `--to` (default: the upstream branch's tip, as last fetched: `forkbook fetch`
-/// brings it up to date).
-fn target(project: &Project, cache: &Cache, to: Option<&str>) -> Result<Oid> {
-    cache.commit(
-        to.unwrap_or(&project.config.upstream.branch),
-        Remote::Upstream,
-    )
-}
-
-/// `forkbook roll --check`: the forecast from the recorded pin to `to`.
+/// `forkbook roll --check`: the forecast from the recorded pin to `to` (default: the upstream
+/// branch's tip, as last fetched: `forkbook fetch` brings it up to date).
 pub fn forecast(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
     to: Option<&str>,
 ) -> Result<Forecast> {
-    let to = target(project, cache, to)?;
-    forecast_to(project, cache, state, to)
-}
-
-fn forecast_to(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    to: Oid,
-) -> Result<Forecast> {
+    let branch = project.config.upstream.branch.as_str();
+    let to = cache.commit(to.unwrap_or(branch), Remote::Upstream)?;
     let repo = cache.repo();
     let pin = state.commits.pin;
     let line = first_parent_line(repo, pin, to)?;
@@ -685,8 +665,6 @@ pub struct Rolled {
     pub left: Vec<String>,
     /// The pull request's body, `report --pr-body` of the new state.
     pub body: Option<PathBuf>,
-    #[serde(skip)]
-    pub body_failed: bool,
 }
 
 /// `forkbook roll`: the bump to the clean candidate (or `request.to`), written.
@@ -705,14 +683,13 @@ pub fn roll(
     let mut rolled = Rolled {
         from: from.to_string(),
         to: UpstreamCommit::of(cache.repo(), to),
-        moved: false,
+        moved: to != from,
         conflicts: 0,
         drafted: Vec::new(),
         left: Vec::new(),
         body: None,
-        body_failed: false,
     };
-    if to == from {
+    if !rolled.moved {
         return Ok(rolled);
     }
     let options = sync::MoveOptions {
@@ -720,7 +697,6 @@ pub fn roll(
         ..Default::default()
     };
     let moved = sync::retarget(project, cache, state, &to.to_string(), &options)?;
-    rolled.moved = true;
     rolled.conflicts = moved.conflicts();
     let mut now = OverlayState::load(project, cache)?;
     if request.draft && rolled.conflicts == 0 {
@@ -737,9 +713,7 @@ pub fn roll(
         .filter(|f| f.suppressed.is_none())
         .map(|f| format!("{} {}", f.kind.as_str(), f.symbol))
         .collect();
-    let (path, failed) = write_body(project, cache, state, &now, request, to)?;
-    rolled.body_failed = failed;
-    rolled.body = Some(path);
+    rolled.body = Some(write_body(project, cache, state, &now, request, to)?);
     Ok(rolled)
 }
 
@@ -754,8 +728,7 @@ fn roll_target(
     let to = match &request.to {
         Some(rev) => cache.commit(rev, Remote::Upstream)?,
         None => {
-            let tip = target(project, cache, None)?;
-            let forecast = forecast_to(project, cache, state, tip)?;
+            let forecast = forecast(project, cache, state, None)?;
             let chosen = if request.draft {
                 &forecast.drafted
             } else {
@@ -796,7 +769,7 @@ fn refuse_record_as_body(project: &Project, body: &Path) -> Result<()> {
 }
 
 /// Writes the pull request's body (`report --pr-body` of the moved state against the state
-/// before the move) and says where, and whether the report found a problem. The state before is
+/// before the move) and says where. The state before is
 /// the one roll moved from, not the records as git last committed them: the project may be no
 /// git checkout, or hold changes not committed yet.
 fn write_body(
@@ -806,7 +779,7 @@ fn write_body(
     now: &OverlayState,
     request: &RollRequest,
     to: Oid,
-) -> Result<(PathBuf, bool)> {
+) -> Result<PathBuf> {
     let verification = super::verify::verify(project, cache, now)?;
     let report = super::report::report(project, cache, now, Some(before), &verification)?;
     let path = match &request.body {
@@ -819,7 +792,7 @@ fn write_body(
             path.display()
         )
     })?;
-    Ok((path, report.verdict() != Verdict::Clean))
+    Ok(path)
 }
 
 impl CommandReport for Rolled {
