@@ -170,7 +170,7 @@ enum Drafted<'a> {
 struct Draft<'a> {
     entry: &'a Entry,
     change: Vec<Change>,
-    touched: BTreeMap<String, Vec<Range<usize>>>,
+    touched: Touched,
 }
 
 fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a Entry>> {
@@ -316,19 +316,16 @@ fn files_change(
         .cloned()
         .collect();
     let differing = state.differences();
-    let differing_at: std::collections::HashMap<&str, &Change> =
-        differing.iter().map(|d| (d.0.as_str(), d)).collect();
     let names = Names::new(&all, prefix);
-    let mut taken = std::collections::HashSet::new();
-    let mut change = Vec::new();
+    let mut change: Vec<Change> = Vec::new();
     let mut named_a_file = false;
     for named in &entry.files {
         if let Resolved::File(path) = names.resolve(&named.name) {
             named_a_file = true;
-            if let Some(diff) = differing_at.get(path) {
-                if taken.insert(path) {
-                    change.push((*diff).clone());
-                }
+            // Each differing file once, in the order the entry first names it.
+            let diff = differing.iter().find(|d| d.0 == path);
+            if let Some(diff) = diff.filter(|_| change.iter().all(|c| c.0 != path)) {
+                change.push(diff.clone());
             }
         }
     }
