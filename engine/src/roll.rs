@@ -224,12 +224,11 @@ struct Prober<'a> {
     state: &'a OverlayState,
     setup: DriftSetup,
     tracked: BTreeSet<String>,
-    probes: usize,
 }
 
 impl Prober<'_> {
     /// Probes the commits of `line` at the positions `at` that `probes` does not hold yet.
-    fn probe_all(&mut self, line: &[Oid], at: &[usize], probes: &mut Probes) -> Result<()> {
+    fn probe_all(&self, line: &[Oid], at: &[usize], probes: &mut Probes) -> Result<()> {
         for &i in at {
             if let std::collections::btree_map::Entry::Vacant(slot) = probes.entry(i) {
                 slot.insert(self.probe(line[i])?);
@@ -238,8 +237,7 @@ impl Prober<'_> {
         Ok(())
     }
 
-    fn probe(&mut self, commit: Oid) -> Result<Probe> {
-        self.probes += 1;
+    fn probe(&self, commit: Oid) -> Result<Probe> {
         let new = base::Commits {
             pin: commit,
             ..self.state.commits
@@ -320,7 +318,7 @@ pub fn forecast(
     let last = line.len() - 1;
     let _memo = api::ParseMemo::scope();
     let exact = exact_conflicts(cache, state, &line)?;
-    let (probes, probed) = probe_line(project, cache, state, &line, &exact)?;
+    let probes = probe_line(project, cache, state, &line, &exact)?;
     let commit_of = |i: usize| UpstreamCommit::of(repo, line[i]);
     let mut events = Vec::new();
     for i in 1..=last {
@@ -352,28 +350,28 @@ pub fn forecast(
         events,
         clean: candidate(clean),
         drafted: candidate(drafted),
-        probes: probed,
+        // Each position is probed once, so the probes made are the positions held.
+        probes: probes.len(),
     })
 }
 
 /// Probes `line` where its state may change: both ends, both sides of every exact conflict
 /// event and of every commit a finding at the target names as its cause; then bisects every
 /// stretch whose ends differ until each change sits between adjacent commits. Returns the probes
-/// by position and how many were made.
+/// by position.
 fn probe_line(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
     line: &[Oid],
     exact: &Exact,
-) -> Result<(Probes, usize)> {
-    let mut prober = Prober {
+) -> Result<Probes> {
+    let prober = Prober {
         project,
         cache,
         state,
         setup: DriftSetup::new(project, cache, state, state.commits.base)?,
         tracked: exact.keys().cloned().collect(),
-        probes: 0,
     };
     let last = line.len() - 1;
     let mut probes = Probes::new();
@@ -404,7 +402,7 @@ fn probe_line(
             .map(|w| w[0] + (w[1] - w[0]) / 2)
             .collect();
         if split.is_empty() {
-            return Ok((probes, prober.probes));
+            return Ok(probes);
         }
         prober.probe_all(line, &split, &mut probes)?;
     }
