@@ -87,13 +87,6 @@ pub struct Event {
     pub change: Change,
 }
 
-impl Event {
-    /// Whether a draft answers this event (a drift finding with a mechanical fix).
-    pub fn drafted(&self) -> bool {
-        matches!(&self.change, Change::DriftAppears { draft: Some(_), .. })
-    }
-}
-
 /// A commit the overlay can move to.
 #[derive(Debug, Clone, Serialize)]
 pub struct Candidate {
