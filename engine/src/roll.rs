@@ -188,7 +188,7 @@ fn exact_conflicts(cache: &Cache, state: &OverlayState, line: &[Oid]) -> Result<
         let mut regions = Vec::with_capacity(line.len());
         for &commit in line {
             let id = blob_id(repo, commit, path)?;
-            if !by_blob.contains_key(&id) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = by_blob.entry(id) {
                 let pin_file = id.map(|id| cache.blob(id)).transpose()?;
                 let n = base::conflict_regions(
                     path,
@@ -197,7 +197,7 @@ fn exact_conflicts(cache: &Cache, state: &OverlayState, line: &[Oid]) -> Result<
                     fork_file.as_deref(),
                     base::SIDE_LABELS,
                 )?;
-                by_blob.insert(id, n);
+                slot.insert(n);
             }
             regions.push(by_blob[&id]);
         }
