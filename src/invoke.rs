@@ -1,6 +1,6 @@
 //! How forkbook runs one of its own commands in process: the argument vector, the exit
 //! statuses, and the type of the function that runs a command. The command line implements it
-//! (`cli::run_with_kind`); the book's step runner is handed one, so the book never calls the
+//! (`cli::run_for_book`); the book's step runner is handed one, so the book never calls the
 //! command line itself and the two do not depend on each other.
 
 use crate::engine::project::Overrides;

@@ -25,17 +25,6 @@ mod setup;
 mod text;
 pub use setup::{project_at, AdoptFlags};
 
-/// What to write beyond the lock.
-#[derive(Debug, Clone, Default)]
-pub struct AdoptRequest {
-    /// Add a counts block to the README (the one change to a user's file adopt makes, and only
-    /// when asked).
-    pub counts: bool,
-    /// A `forkbook.toml` to write at the project root before anything else, when the project has
-    /// none (the text adopt composed from its flags).
-    pub config_text: Option<String>,
-}
-
 /// What adopt wrote and what it understood.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Adoption {
@@ -118,18 +107,19 @@ pub fn run(
 ) -> Result<Adoption> {
     let (project, config_text) = project_at(root, overrides, flags)?;
     let cache = Cache::open(&project)?;
-    adopt(
-        &project,
-        &cache,
-        &AdoptRequest {
-            counts,
-            config_text,
-        },
-    )
+    adopt(&project, &cache, counts, config_text.as_deref())
 }
 
-/// Adopts the overlay of `project` as it stands; see the module documentation.
-pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result<Adoption> {
+/// Adopts the overlay of `project` as it stands; see the module documentation. What it writes
+/// beyond the lock: with `counts`, a counts block in the README (the one change to a user's
+/// file adopt makes, and only when asked); `config_text`, a `forkbook.toml` at the project
+/// root, when the project has none (the text adopt composed from its flags).
+pub fn adopt(
+    project: &Project,
+    cache: &Cache,
+    counts: bool,
+    config_text: Option<&str>,
+) -> Result<Adoption> {
     // The lock first, so the records read are the records written over; then read them all
     // before writing: records in an unexpected place are one error, and nothing is written.
     let _lock = ProjectLock::acquire(&project.root)?;
@@ -137,11 +127,11 @@ pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result
     let mut state = match OverlayState::from_records(project, cache, records.clone()) {
         Ok(state) => state,
         Err(e) if e.is_missing_object() => {
-            return adopt_records_only(project, cache, request, &records, e)
+            return adopt_records_only(project, cache, config_text, &records, e)
         }
         Err(e) => return Err(e),
     };
-    let mut wrote = write_config(project, request)?;
+    let mut wrote = write_config(project, config_text)?;
     let actual_lock = records::lock_of(&state.overlay);
     let lock = match &state.records.lock {
         Some(lock) => match lock.mismatches(&actual_lock).len() {
@@ -163,7 +153,7 @@ pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result
             "written".to_string()
         }
     };
-    if request.counts {
+    if counts {
         if let Some(name) = write_counts_block(project, &state)? {
             wrote.push(name);
         }
@@ -175,8 +165,8 @@ pub fn adopt(project: &Project, cache: &Cache, request: &AdoptRequest) -> Result
 }
 
 /// Writes the composed `forkbook.toml`, when adopt composed one; returns what it wrote.
-fn write_config(project: &Project, request: &AdoptRequest) -> Result<Vec<String>> {
-    let Some(text) = &request.config_text else {
+fn write_config(project: &Project, config_text: Option<&str>) -> Result<Vec<String>> {
+    let Some(text) = config_text else {
         return Ok(Vec::new());
     };
     replace_file(
@@ -192,11 +182,11 @@ fn write_config(project: &Project, request: &AdoptRequest) -> Result<Vec<String>
 fn adopt_records_only(
     project: &Project,
     cache: &Cache,
-    request: &AdoptRequest,
+    config_text: Option<&str>,
     records: &Records,
     error: super::error::Error,
 ) -> Result<Adoption> {
-    let wrote = write_config(project, request)?;
+    let wrote = write_config(project, config_text)?;
     let facts = gather_record_facts(project)?;
     let findings = run_checks(&facts)
         .into_iter()
@@ -204,7 +194,6 @@ fn adopt_records_only(
         .collect();
     let recorded = |key| records.upstream.get(key).unwrap_or_default().to_string();
     Ok(Adoption {
-        layout: project.config.overlay.layout.name().to_string(),
         fork: recorded(records::keys::COMMIT),
         base: recorded(records::keys::BASE),
         pin: recorded(records::keys::PIN),
@@ -284,6 +273,7 @@ fn summarize_records(
     let record = facts.records.residual_record.as_ref();
     Adoption {
         records_dir: config.dir.clone(),
+        layout: config.layout.name().to_string(),
         tree: (config.layout == super::config::Layout::Files).then(|| tree_name(config)),
         wrote,
         lock: "not written (the overlay could not be built)".into(),
@@ -360,8 +350,7 @@ fn summarize(
     wrote: Vec<String>,
     lock: String,
 ) -> Adoption {
-    let config = &project.config.overlay;
-    let prefix = config.backend_prefix.as_str();
+    let prefix = project.config.overlay.backend_prefix.as_str();
     let differing: Vec<String> = state.differences().into_iter().map(|(p, _, _)| p).collect();
     let adoption = summarize_records(project, facts, findings, wrote);
     let names = Names::new(facts.tree_files(), prefix);
@@ -380,8 +369,6 @@ fn summarize(
         .collect();
     let backend = state.backend_count(prefix);
     Adoption {
-        layout: state.layout.name().to_string(),
-        tree: (state.layout == super::config::Layout::Files).then(|| tree_name(config)),
         lock,
         fork: state.commits.fork.to_string(),
         base: state.commits.base.to_string(),

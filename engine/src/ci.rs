@@ -36,10 +36,15 @@ fn shell_line(words: &[&str]) -> String {
     shlex::try_join(words.iter().copied()).unwrap_or_default()
 }
 
-/// The workflow's text. Every value in it was checked by [`GithubRequest::new`] and
-/// [`check_folder`]: each is YAML-quoted, shell-quoted where a shell reads it, and holds no
-/// `${{`, so GitHub Actions evaluates only the expressions written here.
-fn github_workflow(project: &Project, request: &GithubRequest) -> String {
+/// `forkbook ci github --print`: the workflow's text, the records folder checked like the book's.
+/// Every value in it was checked by [`GithubRequest::new`] and [`check_folder`]: each is
+/// YAML-quoted, shell-quoted where a shell reads it, and holds no `${{`, so GitHub Actions
+/// evaluates only the expressions written here.
+pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String> {
+    check_folder(
+        &project.config.overlay.dir,
+        "forkbook.toml's records folder (`[overlay] dir`)",
+    )?;
     let records = project.config.overlay.dir.trim_end_matches('/');
     let book = request.book_dir.trim_end_matches('/');
     let setup = setup_steps(records, &request.install(project));
@@ -60,10 +65,10 @@ fn github_workflow(project: &Project, request: &GithubRequest) -> String {
         workflow_head(records, book, &request.branch),
         jobs(&setup, &test, &build, &site, &rocm_job)
     );
-    match &request.roll {
+    Ok(match &request.roll {
         Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
         None => text,
-    }
+    })
 }
 
 /// The two jobs: on a pull request the book's gate, on a push the book built and published to
@@ -264,15 +269,6 @@ impl GithubRequest {
         let what = if own { "--path ." } else { "forkbook" };
         format!("cargo install --locked {what}")
     }
-}
-
-/// `forkbook ci github --print`: the workflow's text, the records folder checked like the book's.
-pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String> {
-    check_folder(
-        &project.config.overlay.dir,
-        "forkbook.toml's records folder (`[overlay] dir`)",
-    )?;
-    Ok(github_workflow(project, request))
 }
 
 /// Whether `path` is relative and every part of it a name (no root, no `..`, no leading `.`).

@@ -147,9 +147,11 @@ pub fn build_proposal(
             .map_err(|e| e.context(format!("entry {}", draft.entry.number)))?;
         packages.push(package);
     }
-    let summary = packages_summary(&packages);
-    for (package, draft) in packages.iter_mut().zip(&drafts) {
-        package.pr_body = pr_body(draft.entry, package, &summary);
+    let bodies: Vec<String> = (packages.iter().zip(&drafts))
+        .map(|(package, draft)| pr_body(draft.entry, package, &packages))
+        .collect();
+    for (package, body) in packages.iter_mut().zip(bodies) {
+        package.pr_body = body;
     }
     Ok(Proposal { packages, skipped })
 }
@@ -168,7 +170,7 @@ enum Drafted<'a> {
 struct Draft<'a> {
     entry: &'a Entry,
     change: Vec<Change>,
-    touched: BTreeMap<String, Vec<Range<usize>>>,
+    touched: Touched,
 }
 
 fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a Entry>> {
@@ -314,19 +316,16 @@ fn files_change(
         .cloned()
         .collect();
     let differing = state.differences();
-    let differing_at: std::collections::HashMap<&str, &Change> =
-        differing.iter().map(|d| (d.0.as_str(), d)).collect();
     let names = Names::new(&all, prefix);
-    let mut taken = std::collections::HashSet::new();
-    let mut change = Vec::new();
+    let mut change: Vec<Change> = Vec::new();
     let mut named_a_file = false;
     for named in &entry.files {
         if let Resolved::File(path) = names.resolve(&named.name) {
             named_a_file = true;
-            if let Some(diff) = differing_at.get(path) {
-                if taken.insert(path) {
-                    change.push((*diff).clone());
-                }
+            // Each differing file once, in the order the entry first names it.
+            let diff = differing.iter().find(|d| d.0 == path);
+            if let Some(diff) = diff.filter(|_| change.iter().all(|c| c.0 != path)) {
+                change.push(diff.clone());
             }
         }
     }
@@ -562,15 +561,8 @@ fn overlaps(a: &Touched, b: &Touched) -> bool {
     })
 }
 
-fn packages_summary(packages: &[Package]) -> BTreeMap<u32, (String, String)> {
-    packages
-        .iter()
-        .map(|p| (p.number, (p.pr_title.clone(), p.file.clone())))
-        .collect()
-}
-
 /// The pull request body: the entry's prose, its reproduction, the files, and dependencies.
-fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, String)>) -> String {
+fn pr_body(entry: &Entry, package: &Package, others: &[Package]) -> String {
     let mut body = wrap_free_prose(&entry.prose);
     if let Some(repro) = entry.value("reproduction") {
         body.push_str(&format!("\n\n### Reproduction\n\n{repro}"));
@@ -584,9 +576,11 @@ fn pr_body(entry: &Entry, package: &Package, others: &BTreeMap<u32, (String, Str
             "\n### Stacked on\n\nThese changes touch the same lines, so this branch carries them \
              first; merge them before this one:\n\n",
         );
-        for n in &package.depends_on {
-            let (title, file) = others.get(n).cloned().unwrap_or_default();
-            let (title, file) = (markdown::text(&title), markdown::code_span(&file));
+        let below = (package.depends_on.iter())
+            .filter_map(|n| others.iter().rfind(|other| other.number == *n));
+        for other in below {
+            let title = markdown::text(&other.pr_title);
+            let file = markdown::code_span(&other.file);
             body.push_str(&format!("- {title} ({file})\n"));
         }
     }

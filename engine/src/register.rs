@@ -38,8 +38,7 @@ pub use migrate::{migrate, Migration, Proposal};
 
 use std::path::Path;
 
-use crate::bail;
-use crate::error::{Context, Result};
+use crate::error::{Context, Error, Result};
 
 /// Reads and parses the register at `path`; `label` is the path shown in findings.
 pub fn load(path: &Path, label: &str) -> Result<Register> {
@@ -50,8 +49,6 @@ pub fn load(path: &Path, label: &str) -> Result<Register> {
 
 /// The entry with this number, or an error naming the register.
 pub fn entry(register: &Register, number: u32) -> Result<&Entry> {
-    match register.entry(number) {
-        Some(entry) => Ok(entry),
-        None => bail!("`{}` has no entry {number}", register.file),
-    }
+    (register.entry(number))
+        .ok_or_else(|| Error::new(format!("`{}` has no entry {number}", register.file)))
 }

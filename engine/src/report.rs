@@ -231,7 +231,7 @@ fn drift_answered(
 }
 
 /// The fixes whose patches change `path`.
-fn fixes_touching(state: &OverlayState, path: &str) -> Vec<FixRef> {
+pub(crate) fn fixes_touching(state: &OverlayState, path: &str) -> Vec<FixRef> {
     let touching = state
         .steps
         .iter()

@@ -30,7 +30,7 @@ use super::cache::{short, Cache, Remote};
 use super::candidate::DriftSetup;
 use super::doc::{code, commit, either, fixes, text, words, Described, Doc, Row, Span};
 use super::drift::api::{self, ApiReport};
-use super::drift::draft::{self, record::CacheUpstream};
+use super::drift::draft::{self, CacheUpstream};
 use super::error::{Context, Error, Result};
 use super::markdown::PageLinks;
 use super::overlay::OverlayState;
@@ -85,13 +85,6 @@ pub struct Event {
     pub position: usize,
     #[serde(flatten)]
     pub change: Change,
-}
-
-impl Event {
-    /// Whether a draft answers this event (a drift finding with a mechanical fix).
-    pub fn drafted(&self) -> bool {
-        matches!(&self.change, Change::DriftAppears { draft: Some(_), .. })
-    }
 }
 
 /// A commit the overlay can move to.
@@ -195,22 +188,18 @@ fn exact_conflicts(cache: &Cache, state: &OverlayState, line: &[Oid]) -> Result<
         let mut regions = Vec::with_capacity(line.len());
         for &commit in line {
             let id = blob_id(repo, commit, path)?;
-            let n = match by_blob.get(&id) {
-                Some(&n) => n,
-                None => {
-                    let pin_file = id.map(|id| cache.blob(id)).transpose()?;
-                    let n = base::conflict_regions(
-                        path,
-                        base_file.as_deref(),
-                        pin_file.as_deref(),
-                        fork_file.as_deref(),
-                        base::SIDE_LABELS,
-                    )?;
-                    by_blob.insert(id, n);
-                    n
-                }
-            };
-            regions.push(n);
+            if let std::collections::hash_map::Entry::Vacant(slot) = by_blob.entry(id) {
+                let pin_file = id.map(|id| cache.blob(id)).transpose()?;
+                let n = base::conflict_regions(
+                    path,
+                    base_file.as_deref(),
+                    pin_file.as_deref(),
+                    fork_file.as_deref(),
+                    base::SIDE_LABELS,
+                )?;
+                slot.insert(n);
+            }
+            regions.push(by_blob[&id]);
         }
         // A file that conflicts at the pin already is resolved by the overlay's fixes: whether
         // they still carry is the planned retarget's to say, at the probes.
@@ -228,12 +217,11 @@ struct Prober<'a> {
     state: &'a OverlayState,
     setup: DriftSetup,
     tracked: BTreeSet<String>,
-    probes: usize,
 }
 
 impl Prober<'_> {
     /// Probes the commits of `line` at the positions `at` that `probes` does not hold yet.
-    fn probe_all(&mut self, line: &[Oid], at: &[usize], probes: &mut Probes) -> Result<()> {
+    fn probe_all(&self, line: &[Oid], at: &[usize], probes: &mut Probes) -> Result<()> {
         for &i in at {
             if let std::collections::btree_map::Entry::Vacant(slot) = probes.entry(i) {
                 slot.insert(self.probe(line[i])?);
@@ -242,8 +230,7 @@ impl Prober<'_> {
         Ok(())
     }
 
-    fn probe(&mut self, commit: Oid) -> Result<Probe> {
-        self.probes += 1;
+    fn probe(&self, commit: Oid) -> Result<Probe> {
         let new = base::Commits {
             pin: commit,
             ..self.state.commits
@@ -308,39 +295,23 @@ impl Prober<'_> {
     }
 }
 
-/// Resolves `--to` (default: the upstream branch's tip, as last fetched: `forkbook fetch`
-/// brings it up to date).
-fn target(project: &Project, cache: &Cache, to: Option<&str>) -> Result<Oid> {
-    cache.commit(
-        to.unwrap_or(&project.config.upstream.branch),
-        Remote::Upstream,
-    )
-}
-
-/// `forkbook roll --check`: the forecast from the recorded pin to `to`.
+/// `forkbook roll --check`: the forecast from the recorded pin to `to` (default: the upstream
+/// branch's tip, as last fetched: `forkbook fetch` brings it up to date).
 pub fn forecast(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
     to: Option<&str>,
 ) -> Result<Forecast> {
-    let to = target(project, cache, to)?;
-    forecast_to(project, cache, state, to)
-}
-
-fn forecast_to(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    to: Oid,
-) -> Result<Forecast> {
+    let branch = project.config.upstream.branch.as_str();
+    let to = cache.commit(to.unwrap_or(branch), Remote::Upstream)?;
     let repo = cache.repo();
     let pin = state.commits.pin;
     let line = first_parent_line(repo, pin, to)?;
     let last = line.len() - 1;
     let _memo = api::ParseMemo::scope();
     let exact = exact_conflicts(cache, state, &line)?;
-    let (probes, probed) = probe_line(project, cache, state, &line, &exact)?;
+    let probes = probe_line(project, cache, state, &line, &exact)?;
     let commit_of = |i: usize| UpstreamCommit::of(repo, line[i]);
     let mut events = Vec::new();
     for i in 1..=last {
@@ -372,28 +343,28 @@ fn forecast_to(
         events,
         clean: candidate(clean),
         drafted: candidate(drafted),
-        probes: probed,
+        // Each position is probed once, so the probes made are the positions held.
+        probes: probes.len(),
     })
 }
 
 /// Probes `line` where its state may change: both ends, both sides of every exact conflict
 /// event and of every commit a finding at the target names as its cause; then bisects every
 /// stretch whose ends differ until each change sits between adjacent commits. Returns the probes
-/// by position and how many were made.
+/// by position.
 fn probe_line(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
     line: &[Oid],
     exact: &Exact,
-) -> Result<(Probes, usize)> {
-    let mut prober = Prober {
+) -> Result<Probes> {
+    let prober = Prober {
         project,
         cache,
         state,
         setup: DriftSetup::new(project, cache, state, state.commits.base)?,
         tracked: exact.keys().cloned().collect(),
-        probes: 0,
     };
     let last = line.len() - 1;
     let mut probes = Probes::new();
@@ -424,7 +395,7 @@ fn probe_line(
             .map(|w| w[0] + (w[1] - w[0]) / 2)
             .collect();
         if split.is_empty() {
-            return Ok((probes, prober.probes));
+            return Ok(probes);
         }
         prober.probe_all(line, &split, &mut probes)?;
     }
@@ -685,8 +656,6 @@ pub struct Rolled {
     pub left: Vec<String>,
     /// The pull request's body, `report --pr-body` of the new state.
     pub body: Option<PathBuf>,
-    #[serde(skip)]
-    pub body_failed: bool,
 }
 
 /// `forkbook roll`: the bump to the clean candidate (or `request.to`), written.
@@ -705,14 +674,13 @@ pub fn roll(
     let mut rolled = Rolled {
         from: from.to_string(),
         to: UpstreamCommit::of(cache.repo(), to),
-        moved: false,
+        moved: to != from,
         conflicts: 0,
         drafted: Vec::new(),
         left: Vec::new(),
         body: None,
-        body_failed: false,
     };
-    if to == from {
+    if !rolled.moved {
         return Ok(rolled);
     }
     let options = sync::MoveOptions {
@@ -720,7 +688,6 @@ pub fn roll(
         ..Default::default()
     };
     let moved = sync::retarget(project, cache, state, &to.to_string(), &options)?;
-    rolled.moved = true;
     rolled.conflicts = moved.conflicts();
     let mut now = OverlayState::load(project, cache)?;
     if request.draft && rolled.conflicts == 0 {
@@ -737,9 +704,7 @@ pub fn roll(
         .filter(|f| f.suppressed.is_none())
         .map(|f| format!("{} {}", f.kind.as_str(), f.symbol))
         .collect();
-    let (path, failed) = write_body(project, cache, state, &now, request, to)?;
-    rolled.body_failed = failed;
-    rolled.body = Some(path);
+    rolled.body = Some(write_body(project, cache, state, &now, request, to)?);
     Ok(rolled)
 }
 
@@ -754,8 +719,7 @@ fn roll_target(
     let to = match &request.to {
         Some(rev) => cache.commit(rev, Remote::Upstream)?,
         None => {
-            let tip = target(project, cache, None)?;
-            let forecast = forecast_to(project, cache, state, tip)?;
+            let forecast = forecast(project, cache, state, None)?;
             let chosen = if request.draft {
                 &forecast.drafted
             } else {
@@ -796,7 +760,7 @@ fn refuse_record_as_body(project: &Project, body: &Path) -> Result<()> {
 }
 
 /// Writes the pull request's body (`report --pr-body` of the moved state against the state
-/// before the move) and says where, and whether the report found a problem. The state before is
+/// before the move) and says where. The state before is
 /// the one roll moved from, not the records as git last committed them: the project may be no
 /// git checkout, or hold changes not committed yet.
 fn write_body(
@@ -806,7 +770,7 @@ fn write_body(
     now: &OverlayState,
     request: &RollRequest,
     to: Oid,
-) -> Result<(PathBuf, bool)> {
+) -> Result<PathBuf> {
     let verification = super::verify::verify(project, cache, now)?;
     let report = super::report::report(project, cache, now, Some(before), &verification)?;
     let path = match &request.body {
@@ -819,7 +783,7 @@ fn write_body(
             path.display()
         )
     })?;
-    Ok((path, report.verdict() != Verdict::Clean))
+    Ok(path)
 }
 
 impl CommandReport for Rolled {

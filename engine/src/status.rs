@@ -157,12 +157,8 @@ fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> Ve
 
 /// "resolved by fix N, M": the fixes whose patches change `path`.
 fn resolved_by(state: &OverlayState, path: &str) -> String {
-    let fixes: Vec<String> = state
-        .steps
-        .iter()
-        .filter(|s| s.changed_paths().contains(&path))
-        .map(|s| s.number().to_string())
-        .collect();
+    let fixes = super::report::fixes_touching(state, path);
+    let fixes: Vec<String> = fixes.iter().map(|f| f.number.to_string()).collect();
     if fixes.is_empty() {
         "resolved locally".to_string()
     } else {

@@ -440,15 +440,24 @@ impl<R: StepRunner> Session<'_, R> {
     /// with the chapter file that shows it (a finding without one: the first chapter's, empty).
     fn problems_with(mut self, findings: &[GateFinding]) -> Vec<(PathBuf, String)> {
         for finding in findings {
-            let file = finding
+            let site = finding
                 .shown_by
                 .as_ref()
-                .and_then(|name| self.directive_sites.get(name))
+                .and_then(|name| self.directive_sites.get(name));
+            let file = site
                 .and_then(|site| site.rsplit_once(':'))
                 .map(|(file, _)| PathBuf::from(file))
                 .unwrap_or_default();
-            self.problems
-                .push((file, finding_message(finding, &self.directive_sites)));
+            let shown = site.map(|site| format!(" (shown in {site})"));
+            let message = format!(
+                "error[{}]: {}: {}{}\n  note: {}",
+                finding.check,
+                finding.location,
+                finding.message,
+                shown.unwrap_or_default(),
+                finding.help
+            );
+            self.problems.push((file, message));
         }
         self.problems
     }
@@ -471,15 +480,11 @@ fn mark_failures(book: &mut Book, src: &Path, problems: &[(PathBuf, String)]) {
             .map(|(_, text)| text.clone())
             .collect();
         let shown = if first { &all } else { &here };
-        let banner = if shown.is_empty() {
-            String::new()
-        } else {
-            render::gate_failure_html(shown, all.len(), first)
-        };
-        first = false;
-        if !banner.is_empty() {
+        if !shown.is_empty() {
+            let banner = render::gate_failure_html(shown, all.len(), first);
             chapter.content = format!("{banner}\n\n{}", chapter.content);
         }
+        first = false;
     });
 }
 
@@ -504,19 +509,6 @@ impl std::fmt::Display for GateFailure {
 }
 
 impl std::error::Error for GateFailure {}
-
-fn finding_message(finding: &GateFinding, sites: &BTreeMap<String, String>) -> String {
-    let shown = finding
-        .shown_by
-        .as_ref()
-        .and_then(|name| sites.get(name))
-        .map(|site| format!(" (shown in {site})"))
-        .unwrap_or_default();
-    format!(
-        "error[{}]: {}: {}{shown}\n  note: {}",
-        finding.check, finding.location, finding.message, finding.help
-    )
-}
 
 /// The command of a `forkbook` block: one line (`\` continues it), starting with `forkbook`.
 fn forkbook_command(text: &str) -> Result<String, String> {

@@ -165,10 +165,9 @@ pub fn parse_info(info: &str) -> Result<Option<(StepKind, Attrs)>, String> {
 }
 
 fn apply_attr(attrs: &mut Attrs, kind: StepKind, token: &str) -> Result<(), String> {
-    let (key, value) = match token.split_once('=') {
-        Some((k, v)) => (k, Some(v)),
-        None => (token, None),
-    };
+    let (key, value) = token
+        .split_once('=')
+        .map_or((token, None), |(k, v)| (k, Some(v)));
     match (key, value) {
         ("gate", None) => attrs.gate = true,
         ("hide", None) => attrs.hide = true,
@@ -305,11 +304,7 @@ fn is_var_name(name: &str) -> bool {
 
 /// 1-based line number of a byte offset.
 pub fn line_of(content: &str, offset: usize) -> usize {
-    content.as_bytes()[..offset]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    content[..offset].matches('\n').count() + 1
 }
 
 fn line_prefix(content: &str, offset: usize) -> String {

@@ -8,7 +8,7 @@
 
 use regex::Regex;
 use serde::Serialize;
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 /// The counts block of the overlay's README, between two HTML comments, so people read it as a
 /// list and the checker can verify every number.
@@ -50,14 +50,7 @@ impl Counts {
             let from = starts[begin];
             // The END line's text, without its line break, is replaced: the break stays.
             let line = &readme[starts[end]..];
-            let to = starts[end]
-                + line.find('\n').map_or(line.len(), |i| {
-                    if line[..i].ends_with('\r') {
-                        i - 1
-                    } else {
-                        i
-                    }
-                });
+            let to = starts[end] + line.lines().next().map_or(0, str::len);
             return format!("{}{}{}", &readme[..from], block, &readme[to..]);
         }
         let sep = if readme.is_empty() || readme.ends_with("\n\n") {
@@ -246,13 +239,9 @@ pub struct ProseCount {
     pub span: std::ops::Range<usize>,
 }
 
-fn pattern() -> &'static Regex {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN.get_or_init(|| {
-        Regex::new(r"(?i)\b(\d+)((?:\s+[a-z][\w-]*){0,3}?)\s+(files|fixes|entries|overlays)\b")
-            .unwrap()
-    })
-}
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(\d+)((?:\s+[a-z][\w-]*){0,3}?)\s+(files|fixes|entries|overlays)\b").unwrap()
+});
 
 /// Every count stated in prose: outside fenced code, outside the counts block, and outside lines
 /// that end with [`NOT_A_COUNT`].
@@ -277,7 +266,7 @@ pub fn prose(readme: &str, prefix: &str) -> Vec<ProseCount> {
         if in_fence || in_block || marked_not_a_count(line) {
             continue;
         }
-        for found in pattern().captures_iter(line) {
+        for found in PATTERN.captures_iter(line) {
             let number = found.get(1).unwrap();
             let Ok(value) = number.as_str().parse() else {
                 continue;

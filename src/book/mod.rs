@@ -27,7 +27,7 @@ mod fingerprint;
 pub mod steps;
 
 pub use steps::TIMED_OUT;
-use steps::{run_in_process, run_shell_with};
+use steps::{run_in_process, run_shell};
 
 /// The directives this book knows.
 const DIRECTIVES: &[&str] = &["register", "checks", "report"];
@@ -143,7 +143,7 @@ impl BookRunner {
             "PATH".into(),
             path_with_this_forkbook(overrides.search_path()),
         ));
-        match run_shell_with(&step.command, &self.root, step.attrs.timeout, &env) {
+        match run_shell(&step.command, &self.root, step.attrs.timeout, &env) {
             Ok((exit, output)) => StepOutcome::Ran {
                 exit,
                 duration: started.elapsed(),

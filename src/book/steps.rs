@@ -122,7 +122,11 @@ pub fn run_in_process(
             };
             let seconds = limit.as_secs_f64();
             let text = format!("{}\ntimed out after {seconds} s{abandoned}", out.text());
-            (timed_out(), text)
+            let ran = Ran {
+                exit: TIMED_OUT,
+                ..Ran::default()
+            };
+            (ran, text)
         }
         Err(_) => (
             Ran {
@@ -134,26 +138,10 @@ pub fn run_in_process(
     }
 }
 
-fn timed_out() -> Ran {
-    Ran {
-        exit: TIMED_OUT,
-        ..Ran::default()
-    }
-}
-
 /// Runs `sh -c script` in `dir` through the engine's runner, stdout and stderr in one stream,
-/// with `path` as PATH. A timeout gives [`TIMED_OUT`] and the output so far.
+/// with the variables of `env` (`PATH` among them) set over forkbook's environment. A timeout
+/// gives [`TIMED_OUT`] and the output so far.
 pub fn run_shell(
-    script: &str,
-    dir: &Path,
-    timeout: Option<Duration>,
-    path: OsString,
-) -> crate::engine::Result<(i32, String)> {
-    run_shell_with(script, dir, timeout, &[("PATH".into(), path)])
-}
-
-/// [`run_shell`] with these variables set (`PATH` among them) over forkbook's environment.
-pub fn run_shell_with(
     script: &str,
     dir: &Path,
     timeout: Option<Duration>,
@@ -190,7 +178,7 @@ mod tests {
             "echo out; echo err >&2; exit 3",
             Path::new("."),
             None,
-            "/usr/bin:/bin".into(),
+            &[("PATH".into(), "/usr/bin:/bin".into())],
         )
         .unwrap();
         assert_eq!(exit, 3);
@@ -204,7 +192,7 @@ mod tests {
             "sleep 30 & echo so far; sleep 30; echo never",
             Path::new("."),
             Some(Duration::from_millis(300)),
-            std::env::var_os("PATH").unwrap_or_default(),
+            &[("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
         )
         .unwrap();
         assert_eq!(exit, TIMED_OUT);
@@ -220,7 +208,7 @@ mod tests {
             "head -c 5000000 /dev/zero | tr '\\0' x; echo",
             Path::new("."),
             None,
-            std::env::var_os("PATH").unwrap_or_default(),
+            &[("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
         )
         .unwrap();
         assert_eq!(exit, 0);

@@ -106,14 +106,6 @@ struct Loaded {
     gate: Arc<Mutex<Option<GateFailure>>>,
 }
 
-/// The summary line every build and test ends with, so a book whose steps were all skipped
-/// does not read as a book whose steps all passed.
-fn print_tally(tally: &Mutex<Tally>, ctx: &mut Ctx) -> Result<()> {
-    let tally = tally.lock().map(|t| t.clone()).unwrap_or_default();
-    writeln!(ctx.out, "{tally}")?;
-    Ok(())
-}
-
 fn build(args: &BookArgs, ctx: &mut Ctx) -> Result<(i32, Option<PathBuf>)> {
     let loaded = load(args, ctx, None)?;
     let html = loaded.book.build_dir_for("html");
@@ -132,28 +124,25 @@ fn test(args: &BookArgs, ctx: &mut Ctx) -> Result<i32> {
 }
 
 /// Builds the loaded book into `html` and says `passed` when its gate passes; exit 1 with the
-/// gate's problems when it fails.
+/// gate's problems when it fails (anything else failing the build is the tool failing).
 fn build_gated(loaded: &Loaded, html: &Path, passed: &str, ctx: &mut Ctx) -> Result<i32> {
     let built = loaded.book.build();
-    print_tally(&loaded.tally, ctx)?;
-    match built {
-        Ok(()) => match failed_gate(loaded) {
-            None => {
-                writeln!(ctx.out, "{passed}")?;
-                Ok(OK)
-            }
-            Some(gate) => gate_failed(&gate, html, ctx),
-        },
-        Err(e) => gate_or_error(e, ctx),
+    // The summary line every build and test ends with, so a book whose steps were all skipped
+    // does not read as a book whose steps all passed.
+    let tally = loaded.tally.lock().map(|t| t.clone()).unwrap_or_default();
+    writeln!(ctx.out, "{tally}")?;
+    if let Err(e) = built {
+        let Some(gate) = e.downcast_ref::<GateFailure>() else {
+            return Err(Error::new(format!("{e:#}")));
+        };
+        writeln!(ctx.out, "error: {gate}")?;
+        return Ok(PROBLEMS);
     }
-}
-
-fn failed_gate(loaded: &Loaded) -> Option<GateFailure> {
-    loaded.gate.lock().ok().and_then(|mut slot| slot.take())
-}
-
-/// Exit 1 with the gate's problems, after saying where the pages that show them are.
-fn gate_failed(gate: &GateFailure, html: &Path, ctx: &mut Ctx) -> Result<i32> {
+    let Some(gate) = loaded.gate.lock().ok().and_then(|mut slot| slot.take()) else {
+        writeln!(ctx.out, "{passed}")?;
+        return Ok(OK);
+    };
+    // Say where the pages that show the gate's problems are.
     writeln!(
         ctx.out,
         "wrote the book into `{}`, each failure marked on its page",
@@ -161,17 +150,6 @@ fn gate_failed(gate: &GateFailure, html: &Path, ctx: &mut Ctx) -> Result<i32> {
     )?;
     writeln!(ctx.out, "error: {gate}")?;
     Ok(PROBLEMS)
-}
-
-/// A gate failure is exit 1 with its problems printed; anything else is the tool failing.
-fn gate_or_error(e: mdbook_driver::errors::Error, ctx: &mut Ctx) -> Result<i32> {
-    match e.downcast_ref::<GateFailure>() {
-        Some(gate) => {
-            writeln!(ctx.out, "error: {gate}")?;
-            Ok(PROBLEMS)
-        }
-        None => Err(Error::new(format!("{e:#}"))),
-    }
 }
 
 /// `mdbook serve` on the book, on 127.0.0.1, with this forkbook (and this project, its cache and

@@ -245,8 +245,12 @@ pub fn run(args: Vec<OsString>, out: &mut dyn Write) -> i32 {
 }
 
 /// Like [`run`], with errors going to `err` when given (the binary passes stderr).
+///
+/// With `--json`, an error is a JSON object on `out` (`{"error": …, "note": …}`), with the same
+/// exit status. A reader that closes the output early (`forkbook status | head -1`) ends the
+/// command quietly with status 0, as git does.
 pub fn run_split(args: Vec<OsString>, out: &mut dyn Write, err: Option<&mut dyn Write>) -> i32 {
-    run_with_kind(args, out, err).0
+    run_inner(args, out, err, None).0
 }
 
 /// How the book's step runner runs a command ([`crate::invoke::CommandFn`]): output and errors
@@ -261,21 +265,9 @@ pub fn run_for_book(args: Vec<OsString>, out: &mut dyn Write) -> crate::invoke::
     }
 }
 
-/// Like [`run_split`], also saying what kind of failure ended the command, if one did: the
-/// book skips a step whose objects are missing without reading its text.
-///
-/// With `--json`, an error is a JSON object on `out` (`{"error": …, "note": …}`), with the same
-/// exit status. A reader that closes the output early (`forkbook status | head -1`) ends the
-/// command quietly with status 0, as git does.
-pub fn run_with_kind(
-    args: Vec<OsString>,
-    out: &mut dyn Write,
-    err: Option<&mut dyn Write>,
-) -> (i32, Option<engine::ErrorKind>) {
-    run_inner(args, out, err, None)
-}
-
-/// [`run_with_kind`], leaving the result's Markdown in `page` when one is given.
+/// [`run_split`], also saying what kind of failure ended the command, if one did (the book
+/// skips a step whose objects are missing without reading its text), and leaving the result's
+/// Markdown in `page` when one is given.
 fn run_inner(
     args: Vec<OsString>,
     out: &mut dyn Write,

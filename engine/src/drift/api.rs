@@ -119,10 +119,7 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
     let (from_errors, to_errors) = (from_side.error_files(), to_side.error_files());
     let nodes = |list: &[(String, usize)]| list.iter().map(|(_, n)| n).sum();
     ApiReport {
-        from: String::new(),
-        to: String::new(),
         findings,
-        unused_suppressions: Vec::new(),
         parse: ParseStats {
             from_headers: from_side.visible.len(),
             from_error_nodes: nodes(&from_errors),
@@ -131,11 +128,12 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
             backend_files: backend_model.files,
             backend_error_nodes: nodes(&backend_model.error_files),
             error_files: error_files([
-                ("from", from_errors),
-                ("to", to_errors),
-                ("backend", backend_model.error_files),
+                (report::Side::From, from_errors),
+                (report::Side::To, to_errors),
+                (report::Side::Backend, backend_model.error_files),
             ]),
         },
+        ..ApiReport::default()
     }
 }
 
@@ -169,7 +167,7 @@ pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
 }
 
 /// Every side's files that kept ERROR nodes, by side and path.
-fn error_files(sides: [(&'static str, Vec<(String, usize)>); 3]) -> Vec<FileErrors> {
+fn error_files(sides: [(report::Side, Vec<(String, usize)>); 3]) -> Vec<FileErrors> {
     let mut out: Vec<FileErrors> = sides
         .into_iter()
         .flat_map(|(side, list)| {

@@ -311,10 +311,10 @@ pub fn drift_build_with(
     Ok(report)
 }
 
-/// `tree` and `build_dir` made absolute, once `tree` is a CMake project and `build_dir` exists.
 /// The build's temporary folder, inside the build folder (`TMPDIR` of every tool it runs).
 const TEMP_DIR: &str = "forkbook-tmp";
 
+/// `tree` and `build_dir` made absolute, once `tree` is a CMake project and `build_dir` exists.
 fn prepare(tree: &Path, build_dir: &Path) -> Result<(PathBuf, PathBuf)> {
     if !tree.join("CMakeLists.txt").is_file() {
         return Err(

@@ -26,7 +26,9 @@ pub use record::{
 };
 
 use super::api::{ApiReport, Finding, Kind, Loc};
+use crate::cache::Cache;
 use crate::FileMap;
+use git2::Oid;
 use serde::Serialize;
 
 /// A draft (or what a step towards one finds), or why there is none.
@@ -83,12 +85,25 @@ pub struct DraftPlan {
     pub without: Vec<NoDraft>,
 }
 
-/// What drafting may read besides the backend: upstream's files at the candidate.
-pub trait Upstream {
+/// What drafting may read besides the backend: upstream's files at the candidate, read from
+/// the object cache.
+pub struct CacheUpstream<'a> {
+    pub cache: &'a Cache,
+    pub commit: Oid,
+}
+
+impl CacheUpstream<'_> {
     /// The file at the candidate pin.
-    fn file(&self, path: &str) -> Option<Vec<u8>>;
+    fn file(&self, path: &str) -> Option<Vec<u8>> {
+        self.cache.read(self.commit, path).ok().flatten()
+    }
+
     /// Every file under `prefix` at the candidate pin.
-    fn files_under(&self, prefix: &str) -> FileMap;
+    fn files_under(&self, prefix: &str) -> FileMap {
+        self.cache
+            .files_under(self.commit, prefix)
+            .unwrap_or_default()
+    }
 }
 
 /// The other backends whose definitions a drafted one is shaped like, in order of preference.
@@ -100,7 +115,7 @@ pub const REFERENCE_BACKENDS: &[&str] = &[
 
 /// Plans one draft per finding that has a mechanical remedy, each on the backend as the earlier
 /// drafts leave it (two stubs in one file come out as two drafts, in order).
-pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &dyn Upstream) -> DraftPlan {
+pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &CacheUpstream) -> DraftPlan {
     let mut files = backend.clone();
     let mut out = DraftPlan::default();
     for finding in report.findings.iter().filter(|f| f.suppressed.is_none()) {
@@ -119,7 +134,7 @@ pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &dyn Upstream) -> D
     out
 }
 
-fn draft_one(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
+fn draft_one(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -> Drafting {
     match finding.kind {
         Kind::MissingEvalGpu => stub_eval_gpu(finding, files, upstream),
         Kind::MissingBackendDefinition => stub_definition(finding, files, upstream),
@@ -170,9 +185,7 @@ fn last_name(symbol: &str) -> &str {
 
 /// `mlx::core::Event::error` -> `Event` (the enclosing class or namespace).
 fn owner_name(symbol: &str) -> &str {
-    let mut parts = symbol.rsplit("::");
-    parts.next();
-    parts.next().unwrap_or("")
+    symbol.rsplit("::").nth(1).unwrap_or("")
 }
 
 /// Byte offset of the start of 1-based `line`.
@@ -302,7 +315,7 @@ fn draft_of(finding: &Finding, remedy: Remedy, path: &str, content: String) -> D
     }
 }
 
-fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
+fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -> Drafting {
     let class = owner_name(&finding.symbol).to_string();
     let missing = "no draft: the backend has no stub list to put a stub in";
     let (loc, text) = backend_file(finding, files, missing)?;
@@ -375,7 +388,7 @@ fn stub_macro(
 /// else after the last stub written with `macro_name`.
 fn stub_place(
     finding: &Finding,
-    upstream: &dyn Upstream,
+    upstream: &CacheUpstream,
     stubs: &[StubLine],
     class: &str,
     macro_name: &str,
@@ -395,17 +408,9 @@ fn stub_place(
             return (s.line, Some(s.class.clone()));
         }
     }
-    (last_stub(stubs, macro_name) + 1, None)
-}
-
-/// 0-based line of the last stub written with `macro_name`.
-fn last_stub(stubs: &[StubLine], macro_name: &str) -> usize {
-    stubs
-        .iter()
-        .filter(|s| s.macro_name == macro_name)
-        .map(|s| s.line)
-        .max()
-        .unwrap_or(0)
+    // After the last stub written with `macro_name`.
+    let same_macro = stubs.iter().filter(|s| s.macro_name == macro_name);
+    (same_macro.map(|s| s.line + 1).max().unwrap_or(1), None)
 }
 
 /// Names of the classes a header defines, in order (`class X : public Y {`).
@@ -432,7 +437,7 @@ fn class_names(text: &str) -> Vec<String> {
 
 /// Where a reference backend defines `Owner::name`: (path, signature up to `{`, body).
 fn reference_definition(
-    upstream: &dyn Upstream,
+    upstream: &CacheUpstream,
     owner: &str,
     name: &str,
 ) -> Option<(String, String, String)> {
@@ -464,7 +469,7 @@ fn reference_definition(
     None
 }
 
-fn stub_definition(finding: &Finding, files: &FileMap, upstream: &dyn Upstream) -> Drafting {
+fn stub_definition(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -> Drafting {
     let name = last_name(&finding.symbol);
     let owner = owner_name(&finding.symbol);
     let loc = finding

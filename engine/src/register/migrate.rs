@@ -113,7 +113,6 @@ fn migrate_list(text: &str, entries: &[&Entry], fork_web: Option<&str>) -> (Stri
 /// is not a list item's head.
 fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> Option<String> {
     let head = list_item_head(source)?;
-    let mut text = format!("## {}. {}\n\n", proposal.number, proposal.title);
     let mut body = String::new();
     let mut offset = 0;
     for (index, line) in source.split_inclusive('\n').enumerate() {
@@ -130,44 +129,58 @@ fn heading_entry(source: &str, indent: usize, proposal: &Proposal) -> Option<Str
             body.push_str(&line[spaces.min(indent)..]);
         }
     }
+    Some(heading_text(proposal, &body))
+}
+
+/// An entry as a `## N. Title` heading, its body (trimmed at its end) and the proposed fields,
+/// ending with a newline.
+fn heading_text(proposal: &Proposal, body: &str) -> String {
+    let mut text = format!("## {}. {}\n\n", proposal.number, proposal.title);
     let body = body.trim_end();
     if !body.is_empty() {
         text.push_str(body);
         text.push('\n');
     }
-    push_fields(&mut text, &proposal.fields);
-    Some(text)
-}
-
-fn push_fields(text: &mut String, fields: &[(String, String)]) {
-    if fields.is_empty() {
-        return;
+    if !proposal.fields.is_empty() {
+        text.push('\n');
     }
-    text.push('\n');
-    for (key, value) in fields {
+    for (key, value) in &proposal.fields {
         text.push_str(&format!("- {key}: {value}\n"));
     }
+    text
 }
 
 /// What the entry's words give, as the fields the migration adds.
 fn proposal_of(entry: &Entry, fork_web: Option<&str>) -> Proposal {
-    let (state, status, mut fields) = match &entry.stated {
-        Some(stated) => (
-            Some(stated.state),
-            Some(stated.from.clone()),
-            stated.fields.clone(),
-        ),
-        None => (None, None, Vec::new()),
-    };
-    if let Some(state) = state {
-        fields.insert(0, ("state".to_string(), state.as_str().to_string()));
+    let stated = entry.stated.as_ref();
+    let status = stated.map(|s| s.from.clone());
+    let said = stated.map(|s| (s.state, s.fields.as_slice()));
+    let title = entry.title.clone();
+    proposal(entry.number, title, entry.line, status, said, fork_web)
+}
+
+/// The proposal for entry `number`: with the state `said` gives (and the fields the words give
+/// with it), the fields `state` first, then those, then the pull request's link `status` names.
+fn proposal(
+    number: u32,
+    title: String,
+    line: usize,
+    status: Option<String>,
+    said: Option<(State, &[(String, String)])>,
+    fork_web: Option<&str>,
+) -> Proposal {
+    let mut fields = Vec::new();
+    if let Some((state, given)) = said {
+        fields.push(("state".to_string(), state.as_str().to_string()));
+        fields.extend_from_slice(given);
         let sentence = status.as_deref().unwrap_or("");
         add_pull_link(state, sentence, fork_web, &mut fields);
     }
+    let state = said.map(|(state, _)| state);
     Proposal {
-        number: entry.number,
-        title: entry.title.clone(),
-        line: entry.line,
+        number,
+        title,
+        line,
         missing: missing(state, &fields),
         status,
         state,
@@ -280,39 +293,14 @@ fn migrate_entry(
         .map(|b| b.range.start.max(body_start)..b.range.end);
     let status = last_paragraph.and_then(|p| status_range(text, p));
     let sentence = status.map(|r| text[r].split_whitespace().collect::<Vec<_>>().join(" "));
-    let (state, fields) = stated_fields(sentence.as_deref(), fork_web);
-    let proposal = Proposal {
-        number,
-        title,
-        line: lines.line(title_block.range.start),
-        missing: missing(state, &fields),
-        status: sentence,
-        state,
-        fields,
-    };
-    let mut entry = format!("## {}. {}\n\n", proposal.number, proposal.title);
-    let body = entry_body(title_block, &text[body_start..end]).trim_end();
-    if !body.is_empty() {
-        entry.push_str(body);
-        entry.push('\n');
-    }
-    push_fields(&mut entry, &proposal.fields);
+    // The state a status sentence says and the fields it gives.
+    let said = sentence.as_deref().and_then(|s| words::classify(s, None));
+    let said = said.as_ref().map(|s| (s.state, s.fields.as_slice()));
+    let line = lines.line(title_block.range.start);
+    let proposal = proposal(number, title, line, sentence, said, fork_web);
+    let mut entry = heading_text(&proposal, entry_body(title_block, &text[body_start..end]));
     entry.push('\n');
     (entry, proposal)
-}
-
-/// The state a status sentence says and the fields it gives, `state` first.
-fn stated_fields(
-    sentence: Option<&str>,
-    fork_web: Option<&str>,
-) -> (Option<State>, Vec<(String, String)>) {
-    let Some((sentence, said)) = sentence.and_then(|s| Some((s, words::classify(s, None)?))) else {
-        return (None, Vec::new());
-    };
-    let mut fields = vec![("state".to_string(), said.state.as_str().to_string())];
-    fields.extend(said.fields);
-    add_pull_link(said.state, sentence, fork_web, &mut fields);
-    (Some(said.state), fields)
 }
 
 /// The body after a bold title. A title that ends itself (`**3. Title.**`) has no separator

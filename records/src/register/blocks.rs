@@ -6,19 +6,20 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 /// What kind of top-level block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Kind {
     Heading(u8),
     Paragraph,
     List,
+    #[default]
     Other,
 }
 
 /// One top-level block.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Block {
     pub kind: Kind,
     pub range: Range<usize>,
@@ -82,7 +83,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
 
 fn start_block(tag: &Tag, range: Range<usize>) -> Block {
     let kind = match tag {
-        Tag::Heading { level, .. } => Kind::Heading(heading_level(*level)),
+        Tag::Heading { level, .. } => Kind::Heading(*level as u8),
         Tag::Paragraph => Kind::Paragraph,
         Tag::List(_) => Kind::List,
         _ => Kind::Other,
@@ -90,11 +91,8 @@ fn start_block(tag: &Tag, range: Range<usize>) -> Block {
     Block {
         kind,
         range,
-        text: String::new(),
-        codes: Vec::new(),
-        items: Vec::new(),
         ordered: matches!(tag, Tag::List(Some(_))),
-        strong_lead: None,
+        ..Block::default()
     }
 }
 
@@ -126,10 +124,6 @@ fn push_text(blocks: &mut [Block], strong: &mut Option<(String, usize)>, text: &
     if let Some((lead, _)) = strong {
         lead.push_str(text);
     }
-}
-
-fn heading_level(level: HeadingLevel) -> u8 {
-    level as u8
 }
 
 /// Maps byte offsets to 1-based line numbers.

@@ -7,7 +7,7 @@
 //! says, there is no state (the checks then name the entry's line). Every rule of that reading
 //! is here, so the parser, `fixes list`, the book and `fixes migrate` agree.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -216,9 +216,8 @@ fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
 /// the checks then name the entry's line, and a `state:` field says it plainly.
 pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
     // Addresses are names, not words: a repository called `no` or `will` says nothing.
-    static URL: OnceLock<Regex> = OnceLock::new();
-    let url = URL.get_or_init(|| Regex::new(r"https?://\S+").unwrap());
-    let lower = url.replace_all(lower, " link ");
+    static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"https?://\S+").unwrap());
+    let lower = URL.replace_all(lower, " link ");
     if lower.contains('?') || undone(&lower) || answered_no(&lower) {
         return false;
     }
@@ -232,7 +231,9 @@ pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
             let after = words[at + 1..].iter().take_while(|w| {
                 !STATE_VERBS.contains(&w.as_str()) && !matches!(w.as_str(), "and" | "then")
             });
-            !words[..at].iter().any(|w| negates(w) || conditions(w))
+            !words[..at]
+                .iter()
+                .any(|w| negates(w) || CONDITIONS.contains(&w.as_str()))
                 && !phrase_before(&words[..at])
                 && !after.clone().any(|w| subordinates(w))
                 && !words.get(at + 1).is_some_and(|w| negates(w) || w == "yet")
@@ -253,11 +254,10 @@ const STATE_VERBS: &[&str] = &[
 
 /// A state verb answered with a no: "merged: no", "proposed = false", "sent - not yet".
 fn answered_no(lower: &str) -> bool {
-    static NO: OnceLock<Regex> = OnceLock::new();
-    let no = NO.get_or_init(|| {
+    static NO: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"\b(?:merged|proposed|sent|submitted|opened|filed|upstreamed)\s*[:=–—-]\s*(?:no|not|never|false|none|nope|pending|tbd|n/a)\b").unwrap()
     });
-    no.is_match(lower)
+    NO.is_match(lower)
 }
 
 /// A word that opens a subordinate condition, which holds the verb before it too ("merged if
@@ -281,8 +281,7 @@ fn subordinates(word: &str) -> bool {
 
 /// The clauses of a sentence: a denial's scope ends where a new statement starts.
 fn clauses(lower: &str) -> Vec<&str> {
-    static BREAK: OnceLock<Regex> = OnceLock::new();
-    let split = BREAK.get_or_init(|| {
+    static BREAK: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"[;—–]|:\s+[a-z]|\s-\s|\b(?:but|however|although|though|whereas|while|except)\b",
         )
@@ -290,7 +289,7 @@ fn clauses(lower: &str) -> Vec<&str> {
     });
     let mut out = Vec::new();
     let mut start = 0;
-    for m in split.find_iter(lower) {
+    for m in BREAK.find_iter(lower) {
         out.push(&lower[start..m.start()]);
         // A colon's new statement starts at its first letter, which belongs to the next clause.
         start = m.end() - if m.as_str().starts_with(':') { 1 } else { 0 };
@@ -320,11 +319,7 @@ const NEGATIONS: &[&str] = &[
     "hardly", "barely",
 ];
 
-/// A word that makes its clause a condition, a wish, a plan or a possibility, not a fact.
-fn conditions(word: &str) -> bool {
-    CONDITIONS.contains(&word)
-}
-
+/// Words that make their clause a condition, a wish, a plan or a possibility, not a fact.
 const CONDITIONS: &[&str] = &[
     "if",
     "once",
@@ -405,22 +400,20 @@ fn phrase_before(words: &[String]) -> bool {
 
 /// A sentence saying the pull request did not stand: rejected, reverted, abandoned.
 fn undone(lower: &str) -> bool {
-    static UNDONE: OnceLock<Regex> = OnceLock::new();
-    let undone = UNDONE.get_or_init(|| {
+    static UNDONE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"\b(?:rejected|reverted|declined|abandoned|withdrawn|withdrew|superseded|unmerged)\b",
         )
         .unwrap()
     });
-    undone.is_match(lower)
+    UNDONE.is_match(lower)
 }
 
 /// "Applies to the fork", not "applies to the fork's kernels".
 fn applies_to_fork(lower: &str) -> bool {
-    static APPLIES: OnceLock<Regex> = OnceLock::new();
-    let applies =
-        APPLIES.get_or_init(|| Regex::new(r"\bappl(?:y|ies) to the fork(?:$|[^'’a-z])").unwrap());
-    applies.is_match(lower)
+    static APPLIES: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\bappl(?:y|ies) to the fork(?:$|[^'’a-z])").unwrap());
+    APPLIES.is_match(lower)
 }
 
 /// Words that say a fix is deliberately not sent back.
@@ -442,9 +435,8 @@ fn not_proposed(lower: &str) -> bool {
 
 /// "Kept local", "not upstreamed", or "kept in / stays in <project>" said about the fork.
 fn kept_local(lower: &str) -> bool {
-    static KEPT_IN: OnceLock<Regex> = OnceLock::new();
-    let kept_in = KEPT_IN
-        .get_or_init(|| Regex::new(r"\b(?:kept|keep|stays|stay|remains) in [\w.-]+").unwrap());
+    static KEPT_IN: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\b(?:kept|keep|stays|stay|remains) in [\w.-]+").unwrap());
     let said = [
         "kept local",
         "kept-local",
@@ -461,7 +453,7 @@ fn kept_local(lower: &str) -> bool {
     let about_the_fork = ["fork", "upstream", "propos", "policy"]
         .iter()
         .any(|w| lower.contains(w));
-    said || not_proposed(lower) || (kept_in.is_match(lower) && about_the_fork)
+    said || not_proposed(lower) || (KEPT_IN.is_match(lower) && about_the_fork)
 }
 
 /// The hold of a to-propose sentence: "to be proposed there after a root cause".
@@ -492,9 +484,8 @@ fn issue(sentence: &str) -> Option<String> {
     if let Some(url) = urls(sentence).into_iter().find(|u| u.contains("/issues/")) {
         return Some(url);
     }
-    static ISSUE: OnceLock<Regex> = OnceLock::new();
-    let issue = ISSUE.get_or_init(|| Regex::new(r"(?i)issue\s*#(\d+)").unwrap());
-    issue.captures(sentence).map(|c| format!("#{}", &c[1]))
+    static ISSUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)issue\s*#(\d+)").unwrap());
+    ISSUE.captures(sentence).map(|c| format!("#{}", &c[1]))
 }
 
 /// A pull request the sentence links, as a URL.
@@ -506,39 +497,36 @@ fn pull_link(sentence: &str) -> Option<String> {
 
 /// The number of a pull request named as `PR #12` or `pull request #12`.
 pub fn pr_number(sentence: &str) -> Option<String> {
-    static PR: OnceLock<Regex> = OnceLock::new();
-    let pr = PR.get_or_init(|| Regex::new(r"(?i)\b(?:PR|pull request)\s*#(\d+)").unwrap());
-    pr.captures(sentence).map(|c| c[1].to_string())
+    static PR: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\b(?:PR|pull request)\s*#(\d+)").unwrap());
+    PR.captures(sentence).map(|c| c[1].to_string())
 }
 
 /// The web addresses in `text`, in order, each once, without trailing punctuation.
 pub fn urls(text: &str) -> Vec<String> {
-    static URL: OnceLock<Regex> = OnceLock::new();
-    let url = URL.get_or_init(|| Regex::new(r"https?://[^\s<>()\[\]`]+").unwrap());
-    let mut out: Vec<String> = Vec::new();
-    for m in url.find_iter(text) {
-        let found = m
-            .as_str()
+    static URL: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"https?://[^\s<>()\[\]`]+").unwrap());
+    each_once(URL.find_iter(text).map(|m| {
+        m.as_str()
             .trim_end_matches(['.', ',', ';', ':', ')', '*', '_', '"', '\''])
-            .to_string();
-        if !out.contains(&found) {
-            out.push(found);
-        }
-    }
-    out
+            .to_string()
+    }))
 }
 
 /// The `owner/repo#N` references in `text`, in order, each once.
 pub fn issue_refs(text: &str) -> Vec<String> {
-    static REF: OnceLock<Regex> = OnceLock::new();
-    let reference = REF.get_or_init(|| {
+    static REF: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?:^|[^\w/.#-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*#\d+)\b").unwrap()
     });
+    each_once(REF.captures_iter(text).map(|c| c[1].to_string()))
+}
+
+/// The items in order, each once.
+fn each_once(items: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for c in reference.captures_iter(text) {
-        let found = c[1].to_string();
-        if !out.contains(&found) {
-            out.push(found);
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
         }
     }
     out
@@ -546,9 +534,8 @@ pub fn issue_refs(text: &str) -> Vec<String> {
 
 /// A commit SHA (7 to 40 hex digits with a letter among them).
 fn sha(sentence: &str) -> Option<String> {
-    static SHA: OnceLock<Regex> = OnceLock::new();
-    let sha = SHA.get_or_init(|| Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap());
-    sha.find_iter(sentence)
+    static SHA: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap());
+    SHA.find_iter(sentence)
         .map(|m| m.as_str())
         .find(|s| s.bytes().any(|b| b.is_ascii_alphabetic()))
         .map(String::from)

@@ -45,12 +45,13 @@ impl<'r> History<'r> {
     /// The file at `from` and after every commit that changed it, oldest first.
     fn versions(&mut self, path: &str) -> Result<&[Version]> {
         if !self.versions.contains_key(path) {
-            let mut list = vec![(self.from, self.blob_at(self.from, path)?)];
-            let mut last_id = self.entry_id(self.from, path)?;
-            for commit in self.commits.clone() {
+            let mut list: Vec<Version> = Vec::new();
+            let mut last_id = None;
+            for commit in std::iter::once(self.from).chain(self.commits.clone()) {
                 let id = self.entry_id(commit, path)?;
-                if id != last_id {
-                    list.push((commit, self.blob_at(commit, path)?));
+                if list.is_empty() || id != last_id {
+                    let blob = id.and_then(|id| self.repo.find_blob(id).ok());
+                    list.push((commit, blob.map(|b| b.content().to_vec())));
                     last_id = id;
                 }
             }
@@ -63,14 +64,6 @@ impl<'r> History<'r> {
         let tree = self.repo.find_commit(commit)?.tree()?;
         let id = tree.get_path(Path::new(path)).ok().map(|entry| entry.id());
         Ok(id)
-    }
-
-    fn blob_at(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
-        let blob = |id| self.repo.find_blob(id).ok();
-        Ok(self
-            .entry_id(commit, path)?
-            .and_then(blob)
-            .map(|b| b.content().to_vec()))
     }
 
     /// The commit after which `path` holds `text` without interruption up to `to`. None when

@@ -57,24 +57,19 @@ pub struct ParseStats {
 /// A file tree-sitter could not fully parse, even after blanking.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileErrors {
-    /// `from`, `to` (upstream at either commit) or `backend`.
-    #[serde(deserialize_with = "known_side")]
     pub side: Side,
     pub path: String,
     pub error_nodes: usize,
 }
 
-/// A side's name. (Spelled `&'static str` in the field, serde's derive would borrow it from the
-/// input instead of reading it through `known_side`.)
-pub type Side = &'static str;
-
-/// A [`FileErrors`] side as read back from the drift cache: one of the three names.
-fn known_side<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Side, D::Error> {
-    let side = String::deserialize(d)?;
-    ["from", "to", "backend"]
-        .into_iter()
-        .find(|s| *s == side)
-        .ok_or_else(|| serde::de::Error::custom(format!("unknown side `{side}`")))
+/// Which files a [`FileErrors`] is of: upstream at either commit, or the backend. In the order
+/// of their names, which is how the files are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Backend,
+    From,
+    To,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -493,16 +493,5 @@ fn definition_needle(decl: &Decl) -> String {
 }
 
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else {
-        return false;
-    };
-    let mut from = 0;
-    while let Some(offset) = haystack[from..].iter().position(|&b| b == first) {
-        let at = from + offset;
-        if haystack[at + 1..].starts_with(rest) {
-            return true;
-        }
-        from = at + 1;
-    }
-    false
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }

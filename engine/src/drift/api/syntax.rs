@@ -286,15 +286,12 @@ fn balanced_end(src: &[u8], open: usize, left: u8, right: u8) -> Option<usize> {
 
 /// If a macro's argument list follows `after` (spaces allowed), where it ends.
 fn macro_args_end(src: &[u8], after: usize) -> Option<usize> {
-    let mut j = after;
-    while j < src.len() && (src[j] == b' ' || src[j] == b'\t') {
-        j += 1;
-    }
-    if src.get(j) == Some(&b'(') {
-        balanced_end(src, j, b'(', b')')
-    } else {
-        None
-    }
+    let blanks = src[after..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'));
+    let open = after + blanks.count();
+    let paren = src.get(open).filter(|&&b| b == b'(');
+    paren.and_then(|_| balanced_end(src, open, b'(', b')'))
 }
 
 /// `(Name)` with one identifier inside: the identifier.

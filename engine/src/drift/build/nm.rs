@@ -112,10 +112,7 @@ pub fn qualified_name(symbol: &str) -> &str {
         name = rest;
     }
     let head = &name[..end_of_head(name)];
-    match start_after_return_type(head) {
-        Some(start) => &head[start..],
-        None => head,
-    }
+    start_after_return_type(head).map_or(head, |start| &head[start..])
 }
 
 /// Where the parameter list starts: the first `(` outside template brackets (or any `(`, or

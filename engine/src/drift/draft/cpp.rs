@@ -2,6 +2,8 @@
 //! a parameter's type. Comments and string literals are skipped so that a `)` or `,` in them
 //! does not count; nothing here parses C++ beyond that.
 
+use crate::drift::api::comment_end;
+
 /// Byte index of the bracket closing the one at `open` (`(`, `<`, `[` or `{`).
 pub fn matching(text: &str, open: usize) -> Option<usize> {
     let bytes = text.as_bytes();
@@ -15,7 +17,7 @@ pub fn matching(text: &str, open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = open;
     while i < bytes.len() {
-        if let Some(end) = comment_end(text, i) {
+        if let Some(end) = comment_end(bytes, i) {
             i = end;
             continue;
         }
@@ -41,11 +43,6 @@ pub fn matching(text: &str, open: usize) -> Option<usize> {
     None
 }
 
-/// Where the comment that starts at byte `i` of `text` ends, when one starts there.
-fn comment_end(text: &str, i: usize) -> Option<usize> {
-    crate::drift::api::comment_end(text.as_bytes(), i)
-}
-
 /// A parameter without its default argument (`int x = 0` -> `int x`).
 pub fn strip_default(param: &str) -> String {
     let mut depth = 0i32;
@@ -65,7 +62,7 @@ pub fn strip_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while let Some(c) = text[i..].chars().next() {
-        match comment_end(text, i) {
+        match comment_end(text.as_bytes(), i) {
             Some(end) => i = end,
             None => {
                 out.push(c);

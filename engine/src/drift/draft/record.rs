@@ -6,7 +6,7 @@
 //! the `fix-draft-confirmed` check fails on. Confirming removes the mark and records a
 //! `confirmed:` field in its place.
 
-use super::{plan, Draft, DraftPlan, NoDraft, Upstream};
+use super::{plan, CacheUpstream, Draft, NoDraft};
 use crate::cache::Cache;
 use crate::candidate;
 use crate::doc::{code, text, words, Doc, Span};
@@ -27,24 +27,6 @@ pub const DRAFT_KEY: &str = "draft";
 /// The field `fix confirm` leaves in its place.
 pub const CONFIRMED_KEY: &str = "confirmed";
 
-/// Upstream's files at one commit, read from the object cache.
-pub struct CacheUpstream<'a> {
-    pub cache: &'a Cache,
-    pub commit: Oid,
-}
-
-impl Upstream for CacheUpstream<'_> {
-    fn file(&self, path: &str) -> Option<Vec<u8>> {
-        self.cache.read(self.commit, path).ok().flatten()
-    }
-
-    fn files_under(&self, prefix: &str) -> FileMap {
-        self.cache
-            .files_under(self.commit, prefix)
-            .unwrap_or_default()
-    }
-}
-
 /// A draft written as fix `number`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Written {
@@ -61,27 +43,6 @@ pub struct Drafted {
     pub written: Vec<Written>,
     pub without: Vec<NoDraft>,
     pub after: Option<ApiReport>,
-}
-
-/// Plans the drafts for the drift from `from` to `to` of the overlay, without writing.
-pub fn plan_for(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    from: Oid,
-    to: Oid,
-) -> Result<(ApiReport, DraftPlan)> {
-    let report = candidate::drift_api(project, cache, state, from, to)?;
-    let prefix = &project.config.overlay.backend_prefix;
-    let backend: FileMap = state
-        .overlay
-        .iter()
-        .filter(|(p, _)| p.starts_with(prefix.as_str()))
-        .map(|(p, b)| (p.clone(), b.clone()))
-        .collect();
-    let upstream = CacheUpstream { cache, commit: to };
-    let planned = plan(&report, &backend, &upstream);
-    Ok((report, planned))
 }
 
 /// `forkbook drift api --draft`: a draft local fix for each finding with a mechanical remedy
@@ -109,7 +70,15 @@ pub fn write_drafts(
     // Every draft is a read-modify-write of the records (`fix add`, then its entry filled in):
     // all of them under the one project lock.
     let _lock = crate::fsutil::ProjectLock::acquire(&project.root)?;
-    let (before, planned) = plan_for(project, cache, state, from, to)?;
+    let before = candidate::drift_api(project, cache, state, from, to)?;
+    let prefix = &project.config.overlay.backend_prefix;
+    let backend: FileMap = state
+        .overlay
+        .iter()
+        .filter(|(p, _)| p.starts_with(prefix.as_str()))
+        .map(|(p, b)| (p.clone(), b.clone()))
+        .collect();
+    let planned = plan(&before, &backend, &CacheUpstream { cache, commit: to });
     let mut written = Vec::new();
     for draft in planned.drafts {
         let current = OverlayState::load(project, cache)?;
