@@ -96,7 +96,7 @@ impl DriftSetup {
     ) -> Result<DriftSetup> {
         let cfg = api_config(project)?;
         let prefix = project.config.overlay.backend_prefix.clone();
-        let backend = files_where(&state.overlay, |p, _| p.starts_with(prefix.as_str()));
+        let backend = state.backend_files(&prefix);
         // The fork's own core headers stand on the `from` side too, so what the fork itself
         // declares does not look new at `to`.
         let from_overrides = if from == state.commits.pin {

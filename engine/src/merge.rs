@@ -179,6 +179,16 @@ mod tests {
         theirs: "fork 3333333",
     };
 
+    /// A region counts as the checks count it (git's rule): a CRLF file's `<<<<<<<\r` opens
+    /// one, `<<<<<<<x` and eight `<` do not. Before, `status` counted only `<<<<<<< ` and a
+    /// bare `<<<<<<<`, so a CRLF overlay file with markers showed no conflict.
+    #[test]
+    fn conflicts_are_counted_by_the_checks_marker_rule() {
+        let text =
+            b"a\r\n<<<<<<<\r\nx\r\n=======\r\ny\r\n>>>>>>>\r\n<<<<<<< pin\n<<<<<<<x\n<<<<<<<<\n";
+        assert_eq!(count_conflicts(text), 2);
+    }
+
     #[test]
     fn disjoint_changes_merge_cleanly() {
         let base = b"a\nb\nc\nd\ne\n";

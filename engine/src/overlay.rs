@@ -443,6 +443,12 @@ impl OverlayState {
             .filter(|p| p.starts_with(prefix))
             .count()
     }
+
+    /// The overlay's files below the backend folder `prefix`: what the drift reads and drafts.
+    pub fn backend_files(&self, prefix: &str) -> FileMap {
+        let backend = self.overlay.iter().filter(|(p, _)| p.starts_with(prefix));
+        backend.map(|(p, b)| (p.clone(), b.clone())).collect()
+    }
 }
 
 /// Paths where `after` differs from `before`: (path, before, after).

@@ -760,9 +760,9 @@ fn refuse_record_as_body(project: &Project, body: &Path) -> Result<()> {
 }
 
 /// Writes the pull request's body (`report --pr-body` of the moved state against the state
-/// before the move) and says where. The state before is
-/// the one roll moved from, not the records as git last committed them: the project may be no
-/// git checkout, or hold changes not committed yet.
+/// before the move) and says where. The state before is the one roll moved from, not the
+/// records as git last committed them: the project may be no git checkout, or hold changes not
+/// committed yet.
 fn write_body(
     project: &Project,
     cache: &Cache,

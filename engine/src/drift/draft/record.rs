@@ -18,7 +18,6 @@ use crate::record::add_fix;
 use crate::records;
 use crate::register;
 use crate::report_value::{plural, CommandReport, Verdict};
-use crate::FileMap;
 use git2::Oid;
 use serde::Serialize;
 
@@ -71,13 +70,7 @@ pub fn write_drafts(
     // all of them under the one project lock.
     let _lock = crate::fsutil::ProjectLock::acquire(&project.root)?;
     let before = candidate::drift_api(project, cache, state, from, to)?;
-    let prefix = &project.config.overlay.backend_prefix;
-    let backend: FileMap = state
-        .overlay
-        .iter()
-        .filter(|(p, _)| p.starts_with(prefix.as_str()))
-        .map(|(p, b)| (p.clone(), b.clone()))
-        .collect();
+    let backend = state.backend_files(&project.config.overlay.backend_prefix);
     let planned = plan(&before, &backend, &CacheUpstream { cache, commit: to });
     let mut written = Vec::new();
     for draft in planned.drafts {
