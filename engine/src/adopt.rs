@@ -134,10 +134,7 @@ pub fn adopt(
     let mut wrote = write_config(project, config_text)?;
     let actual_lock = records::lock_of(&state.overlay);
     let lock = match &state.records.lock {
-        Some(lock) => match lock.mismatches(&actual_lock).len() {
-            0 => "matches".to_string(),
-            n => format!("differs ({n} files)"),
-        },
+        Some(lock) => super::status::lock_agreement(lock, &actual_lock),
         None => {
             let text = actual_lock.render();
             replace_file(

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::records::FIXES_FILE;
 use crate::register::{self, Listed, Listing, Migration};
-use crate::report_value::{CommandReport, Verdict};
+use crate::report_value::{plural, CommandReport, Verdict};
 use forkbook_records::remote::web_address;
 use serde::Serialize;
 use std::path::Path;
@@ -32,10 +32,8 @@ impl CommandReport for Listing {
     fn text(&self) -> String {
         let mut doc = Doc::default();
         let file = &self.file;
-        doc.line(vec![text(format!(
-            "{file}: {} entries",
-            self.entries.len()
-        ))]);
+        let entries = plural(self.entries.len(), "entry", "entries");
+        doc.line(vec![text(format!("{file}: {entries}"))]);
         let mut section: Option<&str> = None;
         for entry in &self.entries {
             if entry.section.as_deref() != section {

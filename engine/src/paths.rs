@@ -18,26 +18,29 @@ pub fn check_relative(path: &str) -> Result<()> {
     }
 }
 
-/// Whether a symbolic link at `link` (relative path) pointing at `target` stays inside the root.
-pub fn link_stays_inside(link: &str, target: &str) -> bool {
-    if target.starts_with('/') || target.is_empty() {
-        return false;
-    }
-    let mut depth: Vec<&str> = link.split('/').collect();
-    depth.pop();
-    for part in target.split('/') {
+/// Resolves `.` and `..` in a `/`-separated relative path; `None` when it climbs above its root.
+/// The one rule for such paths: includes, links, and the sources a build log names.
+pub fn normalize(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
         match part {
             "" | "." => {}
             ".." => {
-                if depth.pop().is_none() {
-                    return false;
-                }
+                parts.pop()?;
             }
-            other if other.eq_ignore_ascii_case(".git") => return false,
-            other => depth.push(other),
+            _ => parts.push(part),
         }
     }
-    true
+    Some(parts.join("/"))
+}
+
+/// Whether a symbolic link at `link` (relative path) pointing at `target` stays inside the root.
+pub fn link_stays_inside(link: &str, target: &str) -> bool {
+    let dir = link.rsplit_once('/').map_or("", |(dir, _)| dir);
+    !target.starts_with('/')
+        && !target.is_empty()
+        && !target.split('/').any(|p| p.eq_ignore_ascii_case(".git"))
+        && normalize(&format!("{dir}/{target}")).is_some()
 }
 
 /// Checks every link of a tree as a whole: each one's target is followed through the other links
@@ -137,6 +140,16 @@ mod tests {
         ] {
             assert!(check_relative(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn a_path_that_climbs_above_its_root_has_no_normal_form() {
+        assert_eq!(
+            normalize("mlx/./backend/../io.h").as_deref(),
+            Some("mlx/io.h")
+        );
+        assert_eq!(normalize("/mlx//io.h").as_deref(), Some("mlx/io.h"));
+        assert_eq!(normalize("mlx/../../io.h"), None);
     }
 
     #[test]

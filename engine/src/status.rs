@@ -90,15 +90,20 @@ fn from_records(project: &Project, records: &Records, missing: &Error) -> Status
     }
 }
 
+/// What a recorded lock says of the overlay's own: `matches` or `differs (N files)`.
+pub(crate) fn lock_agreement(recorded: &records::Lock, actual: &records::Lock) -> String {
+    match recorded.mismatches(actual).len() {
+        0 => "matches".to_string(),
+        n => format!("differs ({})", plural(n, "file", "files")),
+    }
+}
+
 /// `forkbook status`: the entry point (nothing to fetch, nothing written).
 pub fn status(project: &Project, state: &OverlayState) -> Status {
     let prefix = &project.config.overlay.backend_prefix;
     let lock = match &state.records.lock {
         None => "missing".to_string(),
-        Some(lock) => match lock.mismatches(&records::lock_of(&state.overlay)).len() {
-            0 => "matches".to_string(),
-            n => format!("differs ({})", plural(n, "file", "files")),
-        },
+        Some(lock) => lock_agreement(lock, &records::lock_of(&state.overlay)),
     };
     Status {
         layout: state.layout.name().into(),
@@ -175,7 +180,7 @@ impl CommandReport for Status {
             _ => unknown.to_string(),
         };
         let differs = self.differing_files.map_or(unknown.to_string(), |n| {
-            format!("{n} files from the base tree")
+            format!("{} from the base tree", plural(n, "file", "files"))
         });
         let mut doc = Doc::default();
         doc.field("layout", vec![words(&self.layout)])

@@ -241,7 +241,9 @@ fn residual_owned(state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
         return Ok((Outcome::Skipped(why.into()), details));
     }
     let orphans = residual.hunks.iter().filter(|h| h.fixes.is_empty()).count();
-    let outcome = failed_if(orphans > 0, || format!("{orphans} hunks belong to no fix"));
+    let outcome = failed_if(orphans > 0, || {
+        format!("{} belong to no fix", plural(orphans, "hunk", "hunks"))
+    });
     Ok((outcome, details))
 }
 
@@ -256,7 +258,7 @@ fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outc
         .collect();
     let breaks = report.breaks();
     Ok((
-        failed_if(breaks > 0, || format!("{breaks} breaks")),
+        failed_if(breaks > 0, || plural(breaks, "break", "breaks")),
         details,
     ))
 }

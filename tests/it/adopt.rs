@@ -447,7 +447,7 @@ fn adopt_writes_only_its_own_files_and_says_what_it_understood() {
         "wrote    forkbook.toml, patches-rocm/overlay.lock",
         "lock     written",
         "entries  4 in patches-rocm/LOCAL_FIXES.md:",
-        "residual patches-rocm/CORE_RESIDUAL.diff: 1 notes",
+        "residual patches-rocm/CORE_RESIDUAL.diff: 1 note",
         "  mlx/fast.cpp: item 1: the fast path waits for the backend's own check.",
         "decide   nothing: every check passes",
     ] {
@@ -471,6 +471,16 @@ fn adopt_writes_only_its_own_files_and_says_what_it_understood() {
         "--check",
     ]);
     assert_eq!(code, 0, "{out}");
+    // One backend file edited since the lock was written: adopt says so as `status` does.
+    let backend = after
+        .keys()
+        .find(|p| p.starts_with("patches-rocm/mlx/backend/rocm/"));
+    let edited = demo.root().join(backend.expect("a backend file"));
+    let mut text = std::fs::read(&edited).unwrap();
+    text.extend_from_slice(b"// edited\n");
+    std::fs::write(&edited, text).unwrap();
+    let (_, out) = adopt(&demo, &[]);
+    assert!(out.contains("lock     differs (1 file)\n"), "{out}");
 }
 
 #[test]

@@ -134,7 +134,7 @@ fn residual(a: &Adoption, doc: &mut Doc) {
         doc.field("residual", vec![words(none)]);
         return;
     };
-    let notes = format!("{file}: {} notes", a.notes.len());
+    let notes = format!("{file}: {}", plural(a.notes.len(), "note", "notes"));
     doc.field("residual", vec![text(notes)]);
     let notes = a.notes.iter().map(|note| {
         let item = note
@@ -171,7 +171,10 @@ fn decision(a: &Adoption, doc: &mut Doc) {
         .filter(|f| f.severity == forkbook_checks::Severity::Error)
         .cloned()
         .collect();
-    let decide = format!("{} errors from `forkbook check`:", errors.len());
+    let decide = format!(
+        "{} from `forkbook check`:",
+        plural(errors.len(), "error", "errors")
+    );
     doc.field("decide", vec![words(decide)]);
     let rendered = crate::check::render_findings(&errors, a.verbose);
     doc.list(rendered.lines().map(|l| vec![text(l)]).collect());

@@ -35,7 +35,7 @@ pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub use sources::ParseMemo;
 pub use suppress::Suppression;
 pub use syntax::squeeze;
-pub(crate) use syntax::{comment_end, split_top_level};
+pub(crate) use syntax::{balanced_end, comment_end, split_top_level};
 pub use uses::{Spelled, Uses};
 
 use crate::error::{Context, Error, Result};

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::doc::{code, codes, text, words, Doc, Row};
 use crate::error::{Context, Error, Result};
+use crate::report_value::plural;
 use crate::tools::find_program_in;
 
 pub use confirm::{confirm, Confirmation, Confirmed};
@@ -653,11 +654,19 @@ impl BuildReport {
     pub fn summary_line(&self) -> String {
         let build = match &self.build {
             Some(build) => format!(
-                "build {}, {} objects, {} compile errors, {} undefined symbols",
+                "build {}, {}, {}, {}",
                 took(build),
-                self.objects,
-                self.errors.len() + self.configure_errors.len(),
-                self.undefined.len()
+                plural(self.objects, "object", "objects"),
+                plural(
+                    self.errors.len() + self.configure_errors.len(),
+                    "compile error",
+                    "compile errors"
+                ),
+                plural(
+                    self.undefined.len(),
+                    "undefined symbol",
+                    "undefined symbols"
+                )
             ),
             None => "the build did not run".to_string(),
         };
@@ -701,7 +710,11 @@ impl BuildReport {
             .build
             .as_ref()
             .map_or("build: not run".to_string(), |b| {
-                format!("build: {}, {} objects", took(b), self.objects)
+                format!(
+                    "build: {}, {}",
+                    took(b),
+                    plural(self.objects, "object", "objects")
+                )
             });
         let configure = format!("configure: {}", took(&self.configure));
         doc.list(vec![vec![words(configure)], vec![words(build)]]);

@@ -7,7 +7,7 @@ use crate::overlay::OverlayState;
 use crate::project::Project;
 use crate::records::FIXES_FILE;
 use crate::register;
-use crate::report_value::{CommandReport, Verdict};
+use crate::report_value::{plural, CommandReport, Verdict};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -99,8 +99,8 @@ impl CommandReport for Proposed {
         }
         let _ = writeln!(
             out,
-            "wrote {} packages and {}",
-            self.packages.len(),
+            "wrote {} and {}",
+            plural(self.packages.len(), "package", "packages"),
             self.out.join(INDEX_FILE).display()
         );
         if !self.packages.is_empty() {

@@ -8,6 +8,7 @@ use super::model::Loc;
 use super::model::{Decl, DeclKind};
 use super::syntax::{self, StubUse};
 use super::uses::{self, Uses};
+use crate::paths::normalize;
 use crate::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -378,24 +379,12 @@ fn resolve_include(from: &str, include: &str, headers: &BTreeSet<&String>) -> Op
         return None;
     }
     let dir = from.rsplit_once('/').map_or("", |(d, _)| d);
+    // An include that climbs above the repository names no header of it.
     let beside = normalize(&format!("{dir}/{include}"));
     [beside, normalize(include)]
         .into_iter()
+        .flatten()
         .find(|c| headers.contains(c))
-}
-
-fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            _ => parts.push(part),
-        }
-    }
-    parts.join("/")
 }
 
 /// The backend: its declarations and definitions, what it uses, and its stubs.
@@ -494,4 +483,20 @@ fn definition_needle(decl: &Decl) -> String {
 
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_include_that_climbs_above_the_repository_names_no_header() {
+        let (io, utils) = ("io.h".to_string(), "mlx/utils.h".to_string());
+        let headers: BTreeSet<&String> = [&io, &utils].into_iter().collect();
+        let resolve = |include| resolve_include("mlx/backend/rocm/device.h", include, &headers);
+        assert_eq!(resolve("../../utils.h").as_deref(), Some("mlx/utils.h"));
+        assert_eq!(resolve("mlx/utils.h").as_deref(), Some("mlx/utils.h"));
+        // Four levels up from `mlx/backend/rocm/` is above the root: not the root's `io.h`.
+        assert_eq!(resolve("../../../../io.h"), None);
+    }
 }

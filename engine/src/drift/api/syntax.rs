@@ -240,7 +240,7 @@ fn blank_braced_default(src: &[u8], out: &mut [u8], eq: usize) -> usize {
     if src.get(j) != Some(&b'{') {
         return eq + 1;
     }
-    let Some(end) = balanced_end(src, j, b'{', b'}') else {
+    let Some(end) = balanced_end(src, j) else {
         return eq + 1;
     };
     blank(out, j, end);
@@ -260,13 +260,26 @@ fn blank_launch_config(src: &[u8], out: &mut [u8], start: usize) -> usize {
     }
 }
 
-/// The end (exclusive) of the bracket group opening at `open`.
-fn balanced_end(src: &[u8], open: usize, left: u8, right: u8) -> Option<usize> {
+/// The end (exclusive) of the bracket group opening at `open` (`(`, `<`, `[` or `{`): the one
+/// bracket matcher of the C++ text handling (blanking here, drafts). Comments and string or
+/// character literals are skipped, so a bracket inside them does not count.
+pub fn balanced_end(src: &[u8], open: usize) -> Option<usize> {
+    let (left, right) = match src.get(open)? {
+        b'(' => (b'(', b')'),
+        b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
+        b'<' => (b'<', b'>'),
+        _ => return None,
+    };
     let mut depth = 0usize;
     let mut i = open;
     while i < src.len() {
+        if let Some(end) = comment_end(src, i) {
+            i = end;
+            continue;
+        }
         match src[i] {
-            b'"' | b'\'' => {
+            b'"' | b'\'' if !is_digit_separator(src, i) => {
                 i = skip_quoted(src, i);
                 continue;
             }
@@ -284,6 +297,12 @@ fn balanced_end(src: &[u8], open: usize, left: u8, right: u8) -> Option<usize> {
     None
 }
 
+/// A `'` between digits (`1'000`, C++14) separates them and opens no character literal; the
+/// character literal `u8'a'` follows its prefix.
+fn is_digit_separator(src: &[u8], i: usize) -> bool {
+    src[i] == b'\'' && i > 0 && src[i - 1].is_ascii_digit() && !src[..i].ends_with(b"u8")
+}
+
 /// If a macro's argument list follows `after` (spaces allowed), where it ends.
 fn macro_args_end(src: &[u8], after: usize) -> Option<usize> {
     let blanks = src[after..]
@@ -291,7 +310,7 @@ fn macro_args_end(src: &[u8], after: usize) -> Option<usize> {
         .take_while(|b| matches!(b, b' ' | b'\t'));
     let open = after + blanks.count();
     let paren = src.get(open).filter(|&&b| b == b'(');
-    paren.and_then(|_| balanced_end(src, open, b'(', b')'))
+    paren.and_then(|_| balanced_end(src, open))
 }
 
 /// `(Name)` with one identifier inside: the identifier.

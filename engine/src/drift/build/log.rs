@@ -8,6 +8,7 @@
 //! Make and ninja name the object whose compile failed. The input is other people's build
 //! output: every parser here takes any text and never panics.
 
+use crate::paths::normalize;
 use serde::Serialize;
 
 /// One error from the compiler or CMake.
@@ -214,21 +215,6 @@ pub fn source_of_object(object: &str) -> Option<String> {
         .collect::<Vec<_>>()
         .join("/");
     normalize(&format!("{folder}{source}"))
-}
-
-/// Resolves `.` and `..` in a `/`-separated relative path; None when it climbs out.
-pub fn normalize(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            _ => parts.push(part),
-        }
-    }
-    Some(parts.join("/"))
 }
 
 #[cfg(test)]

@@ -2,45 +2,11 @@
 //! a parameter's type. Comments and string literals are skipped so that a `)` or `,` in them
 //! does not count; nothing here parses C++ beyond that.
 
-use crate::drift::api::comment_end;
+use crate::drift::api::{balanced_end, comment_end};
 
 /// Byte index of the bracket closing the one at `open` (`(`, `<`, `[` or `{`).
 pub fn matching(text: &str, open: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let (o, c) = match bytes.get(open)? {
-        b'(' => (b'(', b')'),
-        b'{' => (b'{', b'}'),
-        b'[' => (b'[', b']'),
-        b'<' => (b'<', b'>'),
-        _ => return None,
-    };
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < bytes.len() {
-        if let Some(end) = comment_end(bytes, i) {
-            i = end;
-            continue;
-        }
-        match bytes[i] {
-            b'"' | b'\'' => {
-                let quote = bytes[i];
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b if b == o => depth += 1,
-            b if b == c => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
+    balanced_end(text.as_bytes(), open).map(|end| end - 1)
 }
 
 /// A parameter without its default argument (`int x = 0` -> `int x`).
@@ -322,6 +288,12 @@ mod tests {
     #[test]
     fn brackets_match_past_comments_and_strings() {
         let text = "f(a /* ) */, \")\", g(b)) rest";
+        assert_eq!(matching(text, 1), Some(text.find(" rest").unwrap() - 1));
+        // A digit separator opens no character literal, and a stray quote ends at its line:
+        // neither swallows the brackets after it.
+        let text = "f(1'000, g(b)) rest";
+        assert_eq!(matching(text, 1), Some(text.find(" rest").unwrap() - 1));
+        let text = "f(a, ' stray\n  g(b)) rest";
         assert_eq!(matching(text, 1), Some(text.find(" rest").unwrap() - 1));
     }
 }
