@@ -18,7 +18,7 @@ use std::path::Path;
 
 use forkbook::demo::world::generate;
 use forkbook::engine::drift::build::{
-    drift_build_with, nm::qualified_name, BuildConfig, BuildOptions, BuildReport, Differential,
+    drift_build, nm::qualified_name, BuildConfig, BuildOptions, BuildReport, Differential,
 };
 
 /// A HIP kernel and its launcher over the demo's backend headers: compiles at both pins.
@@ -104,7 +104,7 @@ fn run(hipcc: &Path) {
             ..BuildOptions::default()
         };
         let build_dir = work.join(&pin[..8]).join("build");
-        let report = drift_build_with(&tree, &build_dir, &BuildConfig::default(), &options)
+        let report = drift_build(&tree, &build_dir, &BuildConfig::default(), &options)
             .unwrap_or_else(|e| panic!("{}", e.message()));
         assert!(report.configure.ok(), "{}", report.doc().text());
         reports.push(report);

@@ -9,7 +9,7 @@ use super::base::Commits;
 use super::cache::{short, Cache, Remote};
 use super::config::Config;
 use super::doc::Doc;
-use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs};
+use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs, Kind};
 use super::drift::build::{
     self, stubs::StubsReport, BuildConfig, BuildOptions, BuildReport, Confirmation, Differential,
 };
@@ -144,7 +144,7 @@ impl DriftSetup {
             suppressions: &self.suppressions,
         };
         let store = cache.drift_store();
-        api::drift_api_stored(cache.repo(), from, to, &inputs, &self.cfg, Some(&store))
+        api::drift_api(cache.repo(), from, to, &inputs, &self.cfg, Some(&store))
     }
 }
 
@@ -219,7 +219,7 @@ pub fn drift_build(
     let reports = trees
         .into_iter()
         .map(|(tree, build_dir, conflicted)| {
-            let report = build::drift_build_with(&tree, &build_dir, &cfg, &options)?;
+            let report = build::drift_build(&tree, &build_dir, &cfg, &options)?;
             Ok(BuildReport {
                 conflicted,
                 ..report
@@ -319,12 +319,8 @@ fn api_config(project: &Project) -> Result<ApiConfig> {
 }
 
 /// The static findings of `api` that are not suppressed, as `confirm` takes them.
-fn predicted(api: &ApiReport) -> Vec<(String, String)> {
-    api.findings
-        .iter()
-        .filter(|f| f.suppressed.is_none())
-        .map(|f| (f.kind.as_str().to_string(), f.symbol.clone()))
-        .collect()
+fn predicted(api: &ApiReport) -> Vec<(Kind, String)> {
+    api.live().map(|f| (f.kind, f.symbol.clone())).collect()
 }
 
 /// `forkbook drift api`: static drift from `from` (default: the fork base) to `to` (default: the

@@ -55,25 +55,32 @@ pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String>
     };
     let (test, build) = (book_step("test"), book_step("build"));
     let site = quoted(&format!("{book}/book"));
-    let rocm_job = if request.rocm {
-        super::ci_rocm::rocm_drift_job(records, &setup)
-    } else {
-        String::new()
-    };
-    let text = format!(
+    let mut extra_jobs = String::new();
+    if request.rocm {
+        extra_jobs.push_str(&super::ci_rocm::rocm_drift_job(records, &setup));
+    }
+    let schedule = request
+        .roll
+        .as_deref()
+        .map(super::roll_ci::schedule_trigger);
+    if request.roll.is_some() {
+        extra_jobs.push_str(&super::roll_ci::roll_job(&setup, records));
+    }
+    Ok(format!(
         "{}{}",
-        workflow_head(records, book, &request.branch),
-        jobs(&setup, &test, &build, &site, &rocm_job)
-    );
-    Ok(match &request.roll {
-        Some(cron) => super::roll_ci::with_roll(text, cron, &setup, records),
-        None => text,
-    })
+        workflow_head(
+            records,
+            book,
+            &request.branch,
+            &schedule.unwrap_or_default()
+        ),
+        jobs(&setup, &test, &build, &site, &extra_jobs)
+    ))
 }
 
 /// The two jobs: on a pull request the book's gate, on a push the book built and published to
-/// GitHub Pages; then the ROCm job where there is one.
-fn jobs(setup: &str, test: &str, build: &str, site: &str, rocm_job: &str) -> String {
+/// GitHub Pages; then the ROCm and roll jobs where there are.
+fn jobs(setup: &str, test: &str, build: &str, site: &str, extra_jobs: &str) -> String {
     format!(
         "jobs:
   test:
@@ -105,13 +112,14 @@ fn jobs(setup: &str, test: &str, build: &str, site: &str, rocm_job: &str) -> Str
           path: {site}
       - id: deployment
         uses: actions/deploy-pages@v4
-{rocm_job}"
+{extra_jobs}"
     )
 }
 
 /// The workflow's head: what starts it (pull requests that touch the records, the configuration,
-/// the book or the workflow; pushes to `branch`) and its permissions.
-fn workflow_head(records: &str, book: &str, branch: &str) -> String {
+/// the book or the workflow; pushes to `branch`; the roll's `schedule`, when there is one) and
+/// its permissions.
+fn workflow_head(records: &str, book: &str, branch: &str, schedule: &str) -> String {
     let paths = [
         format!("{records}/**"),
         super::config::CONFIG_FILE.to_string(),
@@ -135,7 +143,7 @@ on:
     paths:
 {paths}  push:
     branches: [{branch}]
-  workflow_dispatch:
+{schedule}  workflow_dispatch:
 
 permissions:
   contents: read

@@ -226,8 +226,7 @@ fn drift_answered(
             finding,
         }
     };
-    let unsuppressed = api.findings.into_iter().filter(|f| f.suppressed.is_none());
-    Ok(unsuppressed.map(answered).collect())
+    Ok(api.live().cloned().map(answered).collect())
 }
 
 /// The fixes whose patches change `path`.

@@ -281,7 +281,7 @@ impl Prober<'_> {
         let reasons: HashMap<_, _> = (planned.without.iter())
             .map(|n| (key(n.kind, &n.symbol), n.reason.clone()))
             .collect();
-        for f in report.findings.iter().filter(|f| f.suppressed.is_none()) {
+        for f in report.live() {
             let key = key(f.kind, &f.symbol);
             let entry = drafts.remove(&key).ok_or_else(|| {
                 let reason = reasons.get(&key).cloned();
@@ -656,6 +656,8 @@ pub struct Rolled {
     pub left: Vec<String>,
     /// The pull request's body, `report --pr-body` of the new state.
     pub body: Option<PathBuf>,
+    /// The `verify` steps that body shows as failed: the bump is not done while it says FAILED.
+    pub body_failed: usize,
 }
 
 /// `forkbook roll`: the bump to the clean candidate (or `request.to`), written.
@@ -679,6 +681,7 @@ pub fn roll(
         drafted: Vec::new(),
         left: Vec::new(),
         body: None,
+        body_failed: 0,
     };
     if !rolled.moved {
         return Ok(rolled);
@@ -699,12 +702,11 @@ pub fn roll(
         super::candidate::drift_api(project, cache, &now, now.commits.base, now.commits.pin)?;
     // Findings a written draft answers are gone from the backend's drift now.
     rolled.left = drift
-        .findings
-        .iter()
-        .filter(|f| f.suppressed.is_none())
+        .live()
         .map(|f| format!("{} {}", f.kind.as_str(), f.symbol))
         .collect();
-    rolled.body = Some(write_body(project, cache, state, &now, request, to)?);
+    let (body, failed) = write_body(project, cache, state, &now, request, to)?;
+    (rolled.body, rolled.body_failed) = (Some(body), failed);
     Ok(rolled)
 }
 
@@ -760,9 +762,9 @@ fn refuse_record_as_body(project: &Project, body: &Path) -> Result<()> {
 }
 
 /// Writes the pull request's body (`report --pr-body` of the moved state against the state
-/// before the move) and says where. The state before is the one roll moved from, not the
-/// records as git last committed them: the project may be no git checkout, or hold changes not
-/// committed yet.
+/// before the move); where it is and how many verify steps it shows as failed. The state before
+/// is the one roll moved from, not the records as git last committed them: the project may be
+/// no git checkout, or hold changes not committed yet.
 fn write_body(
     project: &Project,
     cache: &Cache,
@@ -770,7 +772,7 @@ fn write_body(
     now: &OverlayState,
     request: &RollRequest,
     to: Oid,
-) -> Result<PathBuf> {
+) -> Result<(PathBuf, usize)> {
     let verification = super::verify::verify(project, cache, now)?;
     let report = super::report::report(project, cache, now, Some(before), &verification)?;
     let path = match &request.body {
@@ -783,7 +785,7 @@ fn write_body(
             path.display()
         )
     })?;
-    Ok(path)
+    Ok((path, report.verify_failed))
 }
 
 impl CommandReport for Rolled {
@@ -815,6 +817,12 @@ impl CommandReport for Rolled {
             .iter()
             .map(|l| vec![words("left for a person: "), text(l)]);
         items.extend(left);
+        if self.body_failed > 0 {
+            let steps = plural(self.body_failed, "verify step fails", "verify steps fail");
+            items.push(vec![words(format!(
+                "the pull request's body says FAILED: {steps} at the new pin"
+            ))]);
+        }
         doc.list(items);
         if let Some(body) = &self.body {
             let body = text(body.display().to_string());
@@ -826,10 +834,13 @@ impl CommandReport for Rolled {
         doc.text()
     }
 
-    /// A bump that leaves conflicts, drift or drafts to review is not done yet.
+    /// A bump that leaves conflicts, drift, drafts to review or a failing step is not done yet.
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(
-            self.conflicts > 0 || !self.left.is_empty() || !self.drafted.is_empty(),
+            self.conflicts > 0
+                || !self.left.is_empty()
+                || !self.drafted.is_empty()
+                || self.body_failed > 0,
         )
     }
 }

@@ -102,17 +102,6 @@ pub fn roll_job(setup: &str, records: &str) -> String {
     )
 }
 
-/// The workflow `text` with the schedule and the roll job added.
-pub fn with_roll(text: String, cron: &str, setup: &str, records: &str) -> String {
-    let dispatch = "  workflow_dispatch:\n";
-    let mut out = match text.find(dispatch) {
-        Some(at) => format!("{}{}{}", &text[..at], schedule_trigger(cron), &text[at..]),
-        None => text,
-    };
-    out.push_str(&roll_job(setup, records));
-    out
-}
-
 /// What `ci github` says about the roll job it wrote.
 pub fn describe(cron: &str) -> String {
     format!(

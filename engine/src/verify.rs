@@ -251,9 +251,7 @@ fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outc
     let report =
         candidate::drift_api(project, cache, state, state.commits.base, state.commits.pin)?;
     let details = report
-        .findings
-        .iter()
-        .filter(|f| f.suppressed.is_none())
+        .live()
         .map(|f| format!("{}: {}", f.kind.as_str(), f.symbol))
         .collect();
     let breaks = report.breaks();

@@ -49,7 +49,7 @@ fn demo_report(suppressions: &[Suppression]) -> (world::World, ApiReport) {
         to_overrides: &empty,
         suppressions,
     };
-    let report = drift_api(&upstream, pin1, pin2, &inputs, &ApiConfig::default()).unwrap();
+    let report = drift_api(&upstream, pin1, pin2, &inputs, &ApiConfig::default(), None).unwrap();
     (world, report)
 }
 
@@ -103,7 +103,7 @@ fn the_demo_world_breaks_exactly_where_it_was_broken() {
 #[test]
 fn a_suppressed_demo_break_no_longer_counts() {
     let suppression = Suppression {
-        kind: "missing-eval-gpu".to_string(),
+        kind: Kind::MissingEvalGpu,
         symbol: "mlx::core::GatherQMM::eval_gpu".to_string(),
         reason: "the demo never runs GatherQMM on the GPU".to_string(),
     };
@@ -142,7 +142,7 @@ fn a_suppressed_demo_break_no_longer_counts() {
 /// a changed backend file, a changed setting or changed suppressions never serve a stale entry.
 #[test]
 fn the_drift_cache_serves_the_same_inputs_and_only_those() {
-    use forkbook::engine::drift::api::{drift_api_stored, store, upstream_ids};
+    use forkbook::engine::drift::api::{store, upstream_ids};
     use forkbook_records::cache_entry::{seal, Secret, Store};
     let dir = tempfile::tempdir().unwrap();
     let world = world::generate(&dir.path().join("world")).unwrap();
@@ -173,9 +173,9 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
             suppressions: &[],
         }
     }
-    let fresh = drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg).unwrap();
+    let fresh = drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg, None).unwrap();
     assert_eq!(entries(), 0, "no store given, nothing kept");
-    let first = drift_api_stored(
+    let first = drift_api(
         &upstream,
         pin1,
         pin2,
@@ -187,7 +187,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     assert_eq!(entries(), 1);
     assert_eq!(json(&first), json(&fresh));
     assert_eq!(first.breaks(), world::BREAKS.len());
-    let second = drift_api_stored(
+    let second = drift_api(
         &upstream,
         pin1,
         pin2,
@@ -230,7 +230,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     );
     assert_ne!(unsealed, original);
     std::fs::write(&entry, &unsealed).unwrap();
-    let unsealed_run = drift_api_stored(
+    let unsealed_run = drift_api(
         &upstream,
         pin1,
         pin2,
@@ -247,7 +247,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), original);
     // Sealed with the store's secret, it is read back as written.
     std::fs::write(&entry, seal(&secret, "drift api", &key, marked.as_bytes())).unwrap();
-    let reused = drift_api_stored(
+    let reused = drift_api(
         &upstream,
         pin1,
         pin2,
@@ -265,7 +265,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     );
     // A damaged entry is a miss, recomputed and rewritten.
     std::fs::write(&entry, seal(&secret, "drift api", &key, b"{ not json")).unwrap();
-    let repaired = drift_api_stored(
+    let repaired = drift_api(
         &upstream,
         pin1,
         pin2,
@@ -280,11 +280,11 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     // Suppressions are applied after the cache.
     let finding = &fresh.findings[0];
     let suppression = Suppression {
-        kind: finding.kind.as_str().to_string(),
+        kind: finding.kind,
         symbol: finding.symbol.clone(),
         reason: "judged harmless".to_string(),
     };
-    let suppressed = drift_api_stored(
+    let suppressed = drift_api(
         &upstream,
         pin1,
         pin2,
@@ -307,7 +307,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     let path = path.clone();
     std::sync::Arc::make_mut(bytes)
         .extend_from_slice(b"\nnamespace mlx::core { void added_by_the_test(); }\n");
-    let changed = drift_api_stored(
+    let changed = drift_api(
         &upstream,
         pin1,
         pin2,
@@ -317,7 +317,8 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     )
     .unwrap();
     assert_eq!(entries(), 2, "`{path}` changed: a new entry");
-    let fresh_changed = drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg).unwrap();
+    let fresh_changed =
+        drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg, None).unwrap();
     assert_eq!(json(&changed), json(&fresh_changed));
 
     // So is a changed setting.
@@ -325,7 +326,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
         follow_includes: !cfg.follow_includes,
         ..cfg.clone()
     };
-    drift_api_stored(
+    drift_api(
         &upstream,
         pin1,
         pin2,

@@ -11,14 +11,26 @@ use std::path::Path;
 
 use crate::tree_export::export;
 use forkbook::demo::world::{generate, BuildFailure, BREAKS};
-use forkbook::engine::drift::build::{confirm, drift_build, BuildConfig, BuildReport};
+use forkbook::engine::drift::api::Kind;
+use forkbook::engine::drift::build::{
+    confirm, drift_build, BuildConfig, BuildOptions, BuildReport,
+};
+
+/// The host compiler, `jobs` at a time.
+fn cxx(jobs: Option<usize>) -> BuildOptions {
+    BuildOptions {
+        compiler: Some("c++".to_string()),
+        jobs,
+        ..BuildOptions::default()
+    }
+}
 
 fn build(tree: &Path, build_dir: &Path, with_tests: bool) -> BuildReport {
     let mut cfg = BuildConfig::default();
     if with_tests {
         cfg.cmake_args.retain(|arg| arg != "-DMLX_BUILD_TESTS=OFF");
     }
-    drift_build(tree, build_dir, &cfg, Some("c++"), Some(2), None).unwrap()
+    drift_build(tree, build_dir, &cfg, &cxx(Some(2))).unwrap()
 }
 
 #[test]
@@ -99,10 +111,10 @@ fn pin2_shows_each_break_as_the_error_or_undefined_symbol_it_causes() {
         "{text}"
     );
 
-    let findings: Vec<(String, String)> = world
+    let findings: Vec<(Kind, String)> = world
         .breaks
         .iter()
-        .map(|(k, s, _)| (k.clone(), s.clone()))
+        .map(|(k, s, _)| (Kind::parse(k).expect("a drift kind"), s.clone()))
         .collect();
     let confirmation = confirm(&report, &findings);
     assert_eq!(
@@ -112,7 +124,7 @@ fn pin2_shows_each_break_as_the_error_or_undefined_symbol_it_causes() {
         confirmation.doc().text()
     );
     for (finding, expected) in confirmation.confirmed.iter().zip(BREAKS) {
-        assert_eq!(finding.kind, expected.kind);
+        assert_eq!(finding.kind.as_str(), expected.kind);
         match expected.shows_as {
             BuildFailure::CompileError => assert!(
                 finding
@@ -158,15 +170,7 @@ fn a_missing_cmake_is_an_error() {
         cmake: "no-such-cmake".into(),
         ..BuildConfig::default()
     };
-    let error = drift_build(
-        dir.path(),
-        &dir.path().join("b"),
-        &cfg,
-        Some("c++"),
-        None,
-        None,
-    )
-    .unwrap_err();
+    let error = drift_build(dir.path(), &dir.path().join("b"), &cfg, &cxx(None)).unwrap_err();
     assert_eq!(error.message(), "CMake `no-such-cmake` not found");
 }
 
@@ -560,15 +564,7 @@ fn flags_the_compiler_refuses_are_dropped() {
         cmake_args: vec!["-DCMAKE_CXX_COMPILER={compiler}".to_string()],
         ..BuildConfig::default()
     };
-    let refused = drift_build(
-        &tree,
-        &dir.path().join("b1"),
-        &cfg,
-        Some("c++"),
-        Some(1),
-        None,
-    )
-    .unwrap();
+    let refused = drift_build(&tree, &dir.path().join("b1"), &cfg, &cxx(Some(1))).unwrap();
     assert!(
         refused.build.as_ref().is_some_and(|b| !b.ok()) && !refused.problems().is_empty(),
         "{}",
@@ -577,15 +573,7 @@ fn flags_the_compiler_refuses_are_dropped() {
     assert_eq!(refused.objects, 0);
     cfg.drop_flags = vec!["-no-such-flag-*".to_string()];
     cfg.add_flags = vec!["-DFORKBOOK_ADDED=1".to_string()];
-    let report = drift_build(
-        &tree,
-        &dir.path().join("b2"),
-        &cfg,
-        Some("c++"),
-        Some(1),
-        None,
-    )
-    .unwrap();
+    let report = drift_build(&tree, &dir.path().join("b2"), &cfg, &cxx(Some(1))).unwrap();
     assert!(report.problems().is_empty(), "{}", report.doc().text());
     assert_eq!(report.objects, 1);
     assert!(dir.path().join("b2/forkbook-compiler/c++").is_file());
@@ -616,15 +604,7 @@ fn files_of_targets_after_a_failed_one_are_compiled_too() {
         cmake_args: vec!["-DCMAKE_CXX_COMPILER={compiler}".to_string()],
         ..BuildConfig::default()
     };
-    let report = drift_build(
-        &tree,
-        &dir.path().join("b"),
-        &cfg,
-        Some("c++"),
-        Some(1),
-        None,
-    )
-    .unwrap();
+    let report = drift_build(&tree, &dir.path().join("b"), &cfg, &cxx(Some(1))).unwrap();
     let files: Vec<&str> = report.errors.iter().map(|e| e.file.as_str()).collect();
     assert_eq!(files, ["a.cpp"], "{}", report.doc().text());
     assert_eq!(report.objects, 1, "{}", report.doc().text());

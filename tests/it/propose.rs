@@ -420,7 +420,7 @@ fn propose_without_numbers_skips_an_entry_the_fork_already_contains_and_proposes
         text.contains("entry 4: 0004-synchronize-the-stream-before-finalize-returns.patch"),
         "{text}"
     );
-    assert!(text.contains("wrote 1 packages"), "{text}");
+    assert!(text.contains("wrote 1 package and"), "{text}");
     assert!(packages
         .join("0004-synchronize-the-stream-before-finalize-returns.patch")
         .is_file());

@@ -156,6 +156,29 @@ fn roll_moves_to_the_clean_candidate_and_the_gate_passes() {
     assert!(out.contains("nothing to roll"), "{out}");
 }
 
+/// A roll whose pull request body says FAILED is not done: before, `roll` exited 0 beside a
+/// body that `report --pr-body` had marked FAILED for a failing `[verify]` step.
+#[test]
+fn a_roll_whose_body_says_failed_is_not_done() {
+    let demo = Demo::new(Layout::Patch);
+    let next = demo.demo.world.next.clone();
+    let config = demo.root().join("forkbook.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text.replace("branch = \"main\"", "branch = \"next\"");
+    let step = "[[verify.steps]]\nname = \"smoke\"\ncommand = \"echo boom; exit 3\"\n";
+    std::fs::write(&config, format!("{text}\n{step}")).unwrap();
+    let body = demo.tmp.path().join("body.md");
+    let (code, out) = demo.run(&["roll", "--body", body.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(demo.read("UPSTREAM").contains(&next[3]), "{out}");
+    assert!(
+        out.contains("the pull request's body says FAILED: 1 verify step fails at the new pin"),
+        "{out}"
+    );
+    let pr = std::fs::read_to_string(&body).unwrap();
+    assert!(pr.contains("FAILED"), "{pr}");
+}
+
 #[test]
 fn roll_with_drafts_past_both_breaks_leaves_only_the_undraftable_one() {
     let demo = Demo::new(Layout::Patch);

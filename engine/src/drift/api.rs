@@ -195,20 +195,10 @@ pub struct DriftInputs<'a> {
 }
 
 /// The whole static drift check: collect the upstream files at both commits, lay the
-/// overrides over them, analyze, name the commit behind each finding, apply suppressions.
+/// overrides over them, analyze, name the commit behind each finding, apply suppressions. With
+/// a drift cache `store` (see [`store`]), the analysis made from the same inputs is reused, and
+/// this one kept there when there is none.
 pub fn drift_api(
-    repo: &Repository,
-    from: Oid,
-    to: Oid,
-    inputs: &DriftInputs,
-    cfg: &ApiConfig,
-) -> Result<ApiReport> {
-    drift_api_stored(repo, from, to, inputs, cfg, None)
-}
-
-/// [`drift_api`], reusing the analysis kept in the drift cache `store` (see [`store`]) when one
-/// was made from the same inputs, and keeping this one there when not.
-pub fn drift_api_stored(
     repo: &Repository,
     from: Oid,
     to: Oid,

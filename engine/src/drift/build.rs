@@ -248,27 +248,10 @@ fn find_compiler(
 }
 
 /// Configures and builds `tree` in `build_dir` and reports the errors and undefined symbols.
-/// `compiler`, `jobs` and `arch` override the configuration. A missing compiler, CMake or nm
-/// is an error; a tree that fails to configure or build is a report with problems.
+/// `options` override the configuration (the compiler, jobs, arch) and give the tool path and
+/// ccache's folders. A missing compiler, CMake or nm is an error; a tree that fails to configure
+/// or build is a report with problems.
 pub fn drift_build(
-    tree: &Path,
-    build_dir: &Path,
-    cfg: &BuildConfig,
-    compiler: Option<&str>,
-    jobs: Option<usize>,
-    arch: Option<&str>,
-) -> Result<BuildReport> {
-    let options = BuildOptions {
-        compiler: compiler.map(str::to_string),
-        jobs,
-        arch: arch.map(str::to_string),
-        ..BuildOptions::default()
-    };
-    drift_build_with(tree, build_dir, cfg, &options)
-}
-
-/// [`drift_build`] with every option: the tool path, ccache's folders.
-pub fn drift_build_with(
     tree: &Path,
     build_dir: &Path,
     cfg: &BuildConfig,
@@ -891,15 +874,11 @@ mod tests {
     fn a_missing_compiler_is_an_error_with_a_note() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = BuildConfig::default();
-        let error = drift_build(
-            dir.path(),
-            &dir.path().join("b"),
-            &cfg,
-            Some("no-such-hipcc-here"),
-            None,
-            None,
-        )
-        .unwrap_err();
+        let options = BuildOptions {
+            compiler: Some("no-such-hipcc-here".to_string()),
+            ..BuildOptions::default()
+        };
+        let error = drift_build(dir.path(), &dir.path().join("b"), &cfg, &options).unwrap_err();
         assert_eq!(error.message(), "compiler `no-such-hipcc-here` not found");
         assert!(error.note.unwrap().contains("--compiler"));
     }

@@ -118,7 +118,7 @@ pub const REFERENCE_BACKENDS: &[&str] = &[
 pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &CacheUpstream) -> DraftPlan {
     let mut files = backend.clone();
     let mut out = DraftPlan::default();
-    for finding in report.findings.iter().filter(|f| f.suppressed.is_none()) {
+    for finding in report.live() {
         match draft_one(finding, &files, upstream) {
             Ok(draft) => {
                 files.insert(draft.path.clone(), draft.content.clone().into());

@@ -83,12 +83,14 @@ pub struct ApiReport {
 }
 
 impl ApiReport {
-    /// Findings that break the backend and are not suppressed.
+    /// The findings that break the backend: those no suppression answers.
+    pub fn live(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.suppressed.is_none())
+    }
+
+    /// How many findings break the backend.
     pub fn breaks(&self) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.suppressed.is_none())
-            .count()
+        self.live().count()
     }
 
     /// The report: the count, each finding with where upstream declares it at both commits
@@ -108,7 +110,10 @@ impl ApiReport {
             self.findings.iter().map(|f| self.row(f, links)).collect(),
         );
         for stale in &self.unused_suppressions {
-            let (kind, reason) = (text(format!("{} ", stale.kind)), text(&stale.reason));
+            let (kind, reason) = (
+                text(format!("{} ", stale.kind.as_str())),
+                text(&stale.reason),
+            );
             let symbol = code(&stale.symbol);
             doc.line(vec![
                 words("unused suppression: "),
@@ -164,7 +169,7 @@ pub fn apply_suppressions(report: &mut ApiReport, suppressions: &[Suppression]) 
     for finding in &mut report.findings {
         let hit = suppressions
             .iter()
-            .position(|s| s.kind == finding.kind.as_str() && s.symbol == finding.symbol);
+            .position(|s| s.kind == finding.kind && s.symbol == finding.symbol);
         if let Some(index) = hit {
             used[index] = true;
             finding.suppressed = Some(suppressions[index].reason.clone());

@@ -13,11 +13,12 @@ use super::log::Diagnostic;
 use super::nm::qualified_name;
 use super::{BuildReport, UndefinedSymbol};
 use crate::doc::{code, separated, words, Doc};
+use crate::drift::api::Kind;
 
 /// A static finding the build confirmed, with the build's evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Confirmed {
-    pub kind: String,
+    pub kind: Kind,
     pub symbol: String,
     /// The errors (`file:line: message`) and undefined symbols that show it.
     pub evidence: Vec<String>,
@@ -28,7 +29,7 @@ pub struct Confirmed {
 pub struct Confirmation {
     pub confirmed: Vec<Confirmed>,
     /// Findings the build did not show, as (kind, symbol).
-    pub not_seen: Vec<(String, String)>,
+    pub not_seen: Vec<(Kind, String)>,
     /// Errors no finding names.
     pub unpredicted_errors: Vec<Diagnostic>,
     /// Undefined symbols no finding names.
@@ -36,7 +37,7 @@ pub struct Confirmation {
 }
 
 /// Compares the build's errors and undefined symbols with `static_findings` (kind, symbol).
-pub fn confirm(report: &BuildReport, static_findings: &[(String, String)]) -> Confirmation {
+pub fn confirm(report: &BuildReport, static_findings: &[(Kind, String)]) -> Confirmation {
     let keys: Vec<SymbolKey> = static_findings
         .iter()
         .map(|(_, symbol)| SymbolKey::new(symbol, &report.namespace))
@@ -48,7 +49,7 @@ pub fn confirm(report: &BuildReport, static_findings: &[(String, String)]) -> Co
         let evidence: Vec<String> = (errors.map(describe_error))
             .chain(undefined.map(|u| u.symbol.clone()))
             .collect();
-        let (kind, symbol) = (kind.clone(), symbol.clone());
+        let (kind, symbol) = (*kind, symbol.clone());
         match evidence.is_empty() {
             true => confirmation.not_seen.push((kind, symbol)),
             false => confirmation.confirmed.push(Confirmed {
@@ -70,17 +71,18 @@ impl Confirmation {
     /// The static findings against the build: which it confirmed (with its evidence), which it
     /// did not show, and what it found that none predicted.
     pub fn doc(&self) -> Doc {
-        let finding = |kind: &str, symbol: &str| vec![words(format!("{kind} ")), code(symbol)];
+        let finding =
+            |kind: Kind, symbol: &str| vec![words(format!("{} ", kind.as_str())), code(symbol)];
         let confirmed = self.confirmed.iter().map(|f| {
             let evidence = f.evidence.iter().map(code);
-            vec![finding(&f.kind, &f.symbol), separated(evidence, "; ")]
+            vec![finding(f.kind, &f.symbol), separated(evidence, "; ")]
         });
         let mut doc = Doc::default();
         doc.say(format!("confirmed by the build: {}", self.confirmed.len()))
             .records(&["static finding", "evidence"], confirmed.collect());
         if !self.not_seen.is_empty() {
             doc.say(format!("not seen in the build: {}", self.not_seen.len()))
-                .list(self.not_seen.iter().map(|(k, s)| finding(k, s)).collect());
+                .list(self.not_seen.iter().map(|(k, s)| finding(*k, s)).collect());
         }
         let unpredicted = self.unpredicted_errors.len() + self.unpredicted_undefined.len();
         let errors = self

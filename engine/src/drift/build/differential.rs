@@ -182,15 +182,19 @@ impl Differential {
             return doc;
         };
         let (c, mut doc) = (&self.candidate, Doc::default());
+        let pins = format!(
+            "recorded pin `{}` and candidate `{}`",
+            short_id(&self.recorded_pin),
+            short_id(&self.candidate_pin)
+        );
+        let (compiler, generator, jobs) = (&c.compiler, &c.generator, c.jobs);
         doc.say(format!(
-            "drift build with `{}` ({}, {} jobs), differential: recorded pin `{}` and candidate `{}`",
-            c.compiler, c.generator, c.jobs, short_id(&self.recorded_pin), short_id(&self.candidate_pin)
+            "drift build with `{compiler}` ({generator}, {jobs} jobs), differential: {pins}"
         ))
         .list(vec![
             vec![words(format!("recorded pin: {}", recorded.summary_line()))],
             vec![words(format!("candidate: {}", c.summary_line()))],
-        ])
-;
+        ]);
         let (new, new_undefined) = (&self.new_errors, &self.new_undefined);
         found(&mut doc, "new at the candidate (drift)", new, new_undefined);
         if let Some(failure) = &self.unexplained_failure {

@@ -181,8 +181,7 @@ impl CommandReport for Drafted {
             let left = plural(after.breaks(), "break left", "breaks left");
             doc.gap()
                 .line(vec![words(format!("with the drafts applied: {left}"))]);
-            let unsuppressed = after.findings.iter().filter(|f| f.suppressed.is_none());
-            doc.list(unsuppressed.map(|f| finding(f.kind, &f.symbol)).collect());
+            doc.list(after.live().map(|f| finding(f.kind, &f.symbol)).collect());
         }
         if !self.written.is_empty() {
             doc.gap().say("note: each draft fails the gate (check `fix-draft-confirmed`) until a person reviews it and runs `forkbook fix confirm N`");
