@@ -1,6 +1,8 @@
 //! Fingerprints the static drift analysis's source code, so that its on-disk cache
 //! (`drift::api::store`) never serves a result an older analysis made: a changed rule is a new
 //! key, even between two builds of one version.
+//!
+//! A file the analysis comes to use from outside `src/drift/api` belongs in the list below.
 
 use std::path::Path;
 
@@ -8,6 +10,10 @@ fn main() {
     let mut files = Vec::new();
     collect(Path::new("src/drift/api"), &mut files);
     files.push(Path::new("src/drift/api.rs").to_path_buf());
+    // What the analysis uses from outside its folder (the include paths' rule), and the
+    // workspace's lock: another tree-sitter parses otherwise.
+    files.push(Path::new("src/paths.rs").to_path_buf());
+    files.push(Path::new("../Cargo.lock").to_path_buf());
     files.sort();
     // FNV-1a, 64 bits: stable across toolchains, no dependency.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
