@@ -7,7 +7,7 @@
 //! is one the path check accepts, HTML output holds no markup from the input.
 
 use forkbook_engine::drift::build::{log, nm};
-use forkbook_engine::paths::check_relative;
+use forkbook_engine::paths::{check_relative, normalize};
 use forkbook_engine::records::{Counts, Lock, Upstream};
 use forkbook_engine::{patch, register, FileMap};
 use forkbook_preprocessor::{blocks, render};
@@ -181,7 +181,7 @@ pub fn compiler_log(data: &[u8]) {
         }
     }
     for line in text.lines().take(64) {
-        if let Some(path) = log::normalize(line) {
+        if let Some(path) = normalize(line) {
             assert!(
                 !path.split('/').any(|p| p == ".." || p == "."),
                 "normalize({line:?}) = {path:?}"
