@@ -18,11 +18,9 @@ use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
 use super::patch;
 use super::project::Project;
-use super::records::{self, keys, Lock};
+use super::records::{self, Lock};
 use super::{Bytes, FileMap};
 use forkbook_records::readme;
-use forkbook_records::remote::same_repository;
-use forkbook_records::Upstream;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -524,7 +522,13 @@ fn render_records(
         }
     }
     super::residual::rewrite_record_in(&mut files, &state.core_files, new, new_base, overlay);
-    let upstream = moved_upstream(project, state, new).render();
+    let commits = [new.fork, new.base, new.pin].map(|oid| oid.to_string());
+    let upstream = state.records.upstream.moved(
+        commits.each_ref().map(String::as_str),
+        &project.canonical_urls.0,
+        &project.config.fork.branch,
+    );
+    let upstream = upstream.render();
     files.insert(records::UPSTREAM_FILE.into(), upstream.into_bytes().into());
     let prefix = &project.config.overlay.backend_prefix;
     let counts = readme::actual(overlay.keys(), prefix, count_entries(&files));
@@ -535,28 +539,6 @@ fn render_records(
     );
     files.insert(records::README_FILE.into(), readme.into_bytes().into());
     Ok(files)
-}
-
-/// `UPSTREAM` after a move to `new`: the new commits, and the fork the objects came from (the
-/// record's own spelling of that fork stays).
-fn moved_upstream(project: &Project, state: &OverlayState, new: Commits) -> Upstream {
-    let mut upstream = state.records.upstream.clone();
-    upstream.set(keys::COMMIT, &new.fork.to_string());
-    upstream.set(keys::BASE, &new.base.to_string());
-    if new.pin != new.base || upstream.get(keys::PIN).is_some() {
-        upstream.set(keys::PIN, &new.pin.to_string());
-    }
-    let (url, branch) = (&project.canonical_urls.0, &project.config.fork.branch);
-    if !upstream
-        .get(keys::SOURCE)
-        .is_some_and(|s| same_repository(s, url))
-    {
-        upstream.set(keys::SOURCE, url);
-    }
-    if upstream.get(keys::BRANCH).map(str::trim) != Some(branch) {
-        upstream.set(keys::BRANCH, branch);
-    }
-    upstream
 }
 
 /// Entries of LOCAL_FIXES.md: headings that start with a number (`## 3. Title`).

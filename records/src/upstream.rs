@@ -167,6 +167,27 @@ impl Upstream {
         );
     }
 
+    /// This record after a move to the fork commit `commit` on the merge base `base` and the
+    /// pin `pin`, its objects from the fork at `source` on `branch`: the new commits (a pin only
+    /// where it is not the base or the record already names one), and the fork, where the record
+    /// names another (its own spelling of the same repository stays).
+    pub fn moved(&self, [commit, base, pin]: [&str; 3], source: &str, branch: &str) -> Upstream {
+        let mut upstream = self.clone();
+        upstream.set(keys::COMMIT, commit);
+        upstream.set(keys::BASE, base);
+        if pin != base || upstream.get(keys::PIN).is_some() {
+            upstream.set(keys::PIN, pin);
+        }
+        let named = upstream.get(keys::SOURCE);
+        if !named.is_some_and(|named| crate::remote::same_repository(named, source)) {
+            upstream.set(keys::SOURCE, source);
+        }
+        if upstream.get(keys::BRANCH).map(str::trim) != Some(branch) {
+            upstream.set(keys::BRANCH, branch);
+        }
+        upstream
+    }
+
     /// The record as `sync` writes it.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -215,6 +236,28 @@ mod tests {
         assert_eq!(u.render(), REAL_STYLE);
         assert_eq!(u.get("branch"), Some("rocm-support"));
         assert_eq!(u.line_of("license"), Some(6));
+    }
+
+    #[test]
+    fn a_move_writes_the_commits_and_keeps_the_record_s_spelling_of_its_fork() {
+        let u = Upstream::parse(REAL_STYLE, "UPSTREAM").unwrap();
+        let (fork, base) = ("a".repeat(40), "b".repeat(40));
+        // The same fork spelled with `.git`: the record's spelling stays; no pin besides the base.
+        let moved = u.moved(
+            [&fork, &base, &base],
+            "https://example.org/fork.git",
+            "rocm-support",
+        );
+        let expected = REAL_STYLE
+            .replace("75915908dfe5028335d318b10340313744fd3a8d", &fork)
+            .replace("39886de461d4f014cd60a3a68ad42fd8d776754a", &base);
+        assert_eq!(moved.render(), expected);
+        // Another fork and branch are written, and a pin apart from the base is recorded.
+        let pin = "c".repeat(40);
+        let moved = u.moved([&fork, &base, &pin], "https://example.org/other", "next");
+        assert_eq!(moved.get(keys::SOURCE), Some("https://example.org/other"));
+        assert_eq!(moved.get(keys::BRANCH), Some("next"));
+        assert_eq!(moved.get(keys::PIN), Some(pin.as_str()));
     }
 
     #[test]
