@@ -97,18 +97,21 @@ fn the_forecast_names_each_event_at_its_commit_and_the_two_candidates() {
     );
 }
 
-#[test]
-fn roll_moves_to_the_clean_candidate_and_the_gate_passes() {
+/// A demo project in the patch layout that follows upstream's branch `next`, so `roll` needs no
+/// `--to`; `more_config` is added to its forkbook.toml.
+fn following_next(more_config: &str) -> Demo {
     let demo = Demo::new(Layout::Patch);
-    let next = demo.demo.world.next.clone();
-    // The upstream branch the project follows is `next` here, so `roll` needs no `--to`.
     let config = demo.root().join("forkbook.toml");
     let text = std::fs::read_to_string(&config).unwrap();
-    std::fs::write(
-        &config,
-        text.replace("branch = \"main\"", "branch = \"next\""),
-    )
-    .unwrap();
+    let text = text.replace("branch = \"main\"", "branch = \"next\"");
+    std::fs::write(&config, format!("{text}\n{more_config}")).unwrap();
+    demo
+}
+
+#[test]
+fn roll_moves_to_the_clean_candidate_and_the_gate_passes() {
+    let demo = following_next("");
+    let next = demo.demo.world.next.clone();
     let upstream = demo.read("UPSTREAM");
     let value = |key: &str| {
         let line = upstream.lines().find(|l| l.starts_with(key))?;
@@ -160,13 +163,9 @@ fn roll_moves_to_the_clean_candidate_and_the_gate_passes() {
 /// body that `report --pr-body` had marked FAILED for a failing `[verify]` step.
 #[test]
 fn a_roll_whose_body_says_failed_is_not_done() {
-    let demo = Demo::new(Layout::Patch);
-    let next = demo.demo.world.next.clone();
-    let config = demo.root().join("forkbook.toml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    let text = text.replace("branch = \"main\"", "branch = \"next\"");
     let step = "[[verify.steps]]\nname = \"smoke\"\ncommand = \"echo boom; exit 3\"\n";
-    std::fs::write(&config, format!("{text}\n{step}")).unwrap();
+    let demo = following_next(step);
+    let next = demo.demo.world.next.clone();
     let body = demo.tmp.path().join("body.md");
     let (code, out) = demo.run(&["roll", "--body", body.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
