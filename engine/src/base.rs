@@ -8,6 +8,7 @@ use super::cache::{short, Cache};
 use super::error::{Context, Result};
 use super::merge::{merge3, Labels, Outcome};
 use super::FileMap;
+use forkbook_records::residual_record::RecordedCommits;
 use git2::Oid;
 use serde::Serialize;
 
@@ -30,6 +31,15 @@ impl Commits {
             short(self.base),
             short(self.pin)
         )
+    }
+
+    /// The commits as the residual record names them.
+    pub fn recorded(&self) -> RecordedCommits {
+        RecordedCommits {
+            pin: self.pin.to_string(),
+            fork: self.fork.to_string(),
+            base: self.base.to_string(),
+        }
     }
 }
 

@@ -517,11 +517,6 @@ impl RunLock {
         RunLock::take(dir, what, false)
     }
 
-    /// Whether this lock keeps every other run out.
-    pub fn is_exclusive(&self) -> bool {
-        self.exclusive
-    }
-
     /// Turns a shared lock into an exclusive one (nothing to do when it is one): refused while
     /// another run holds the lock, reading or writing.
     pub fn make_exclusive(&mut self) -> Result<()> {
@@ -772,7 +767,6 @@ mod tests {
         drop((first, second));
         let mut first = RunLock::acquire_shared(tmp.path(), "cache").unwrap();
         first.make_exclusive().unwrap();
-        assert!(first.is_exclusive());
         assert!(RunLock::acquire_shared(tmp.path(), "cache").is_err());
         drop(first);
         RunLock::acquire(tmp.path(), "cache").unwrap();

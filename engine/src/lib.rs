@@ -34,6 +34,7 @@ pub mod register;
 pub mod report;
 pub mod report_value;
 pub mod residual;
+pub mod residual_diff;
 pub mod residual_record;
 pub mod roll;
 pub mod roll_ci;

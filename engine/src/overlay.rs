@@ -17,48 +17,13 @@ use super::FileMap;
 use forkbook_checks::facts::MarkedFile;
 use std::collections::BTreeMap;
 
+/// One patch of the series as stored: the patch layout's fixes.
+pub use forkbook_records::series::PatchFile;
 /// Folder of the patch series, inside the records folder.
-pub const PATCHES_DIR: &str = "patches";
+pub use forkbook_records::PATCHES_DIR;
 
 /// A file's content on one side of a step; `None` when the file does not exist there.
 pub type Image = Option<super::Bytes>;
-
-/// One patch of the series as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PatchFile {
-    /// File name inside `patches/`, such as `0003-keep-fast-path.patch`.
-    pub name: String,
-    pub text: String,
-}
-
-impl PatchFile {
-    /// The fix number, from the file name's leading digits.
-    pub fn number(&self) -> Option<usize> {
-        self.name.split('-').next()?.parse().ok()
-    }
-
-    /// Everything before the first `diff --git` line: the header we keep across rewrites.
-    pub fn header(&self) -> &str {
-        match self.text.find("diff --git ") {
-            Some(at) => &self.text[..at],
-            None => &self.text,
-        }
-    }
-
-    /// The `Subject:` of the header without its `[PATCH]` tag.
-    pub fn title(&self) -> String {
-        let subject = self
-            .header()
-            .lines()
-            .find_map(|l| l.strip_prefix("Subject:"))
-            .unwrap_or("")
-            .trim();
-        match subject.strip_prefix('[').and_then(|s| s.split_once(']')) {
-            Some((_, rest)) => rest.trim().to_string(),
-            None => subject.to_string(),
-        }
-    }
-}
 
 /// The records folder as read from disk.
 #[derive(Debug, Clone)]
@@ -77,16 +42,19 @@ pub struct Records {
 }
 
 impl Records {
-    /// The project's records, read from its folder once ([`records::read_files`]).
+    /// The project's records, read from its folder once ([`records::read`]).
     pub fn read(project: &Project) -> Result<Records> {
-        let tree_prefix = project.config.overlay.tree_prefix();
-        Records::from_folder(project, records::read_files(project)?, &tree_prefix)
+        let (files, model) = records::read(project)?;
+        Records::from_folder(project, files, &model)
     }
 
-    /// The records of `files`, the project's records folder as [`records::read_files`] read it,
-    /// the whole files under `tree_prefix` ([`crate::config::OverlayConfig::tree_prefix`]):
-    /// refused where the folder is a link or missing.
-    pub fn from_folder(project: &Project, files: FileMap, tree_prefix: &str) -> Result<Records> {
+    /// The records of `files`, the project's records folder as [`records::read`] read it into
+    /// `model`: refused where the folder is a link or missing.
+    pub fn from_folder(
+        project: &Project,
+        files: FileMap,
+        model: &records::Records,
+    ) -> Result<Records> {
         let dir = project.records_dir();
         refuse_linked_records(&dir)?;
         let config = project.root.join(super::config::CONFIG_FILE);
@@ -105,35 +73,37 @@ impl Records {
             return Err(Error::new(format!("no overlay records folder `{}`", dir.display()))
                 .with_note("create one with `forkbook init --fork REV`, or set `[overlay] dir` in forkbook.toml"));
         }
-        Records::with_tree_prefix(project, files, tree_prefix)
+        Records::from_model(project, files, model)
     }
 
     /// The records from the files of a records folder (relative paths).
     pub fn from_files(project: &Project, files: FileMap) -> Result<Records> {
-        let tree_prefix = project.config.overlay.tree_prefix();
-        Records::with_tree_prefix(project, files, &tree_prefix)
+        let model = records::model(project, &files)?;
+        Records::from_model(project, files, &model)
     }
 
-    /// [`Records::from_files`], the whole files under `tree_prefix`.
-    fn with_tree_prefix(project: &Project, files: FileMap, tree_prefix: &str) -> Result<Records> {
-        let text = |name: &str| -> Result<Option<String>> {
-            files.get(name).map(|b| utf8(project, name, b)).transpose()
-        };
-        let upstream_text = text(records::UPSTREAM_FILE)?.ok_or_else(|| {
+    /// The overlay's records from the `files` of a records folder and their `model`, which
+    /// parsed each record once: a move needs `UPSTREAM` and the lock without a problem.
+    fn from_model(project: &Project, files: FileMap, model: &records::Records) -> Result<Records> {
+        for name in [records::UPSTREAM_FILE, records::LOCK_FILE] {
+            files
+                .get(name)
+                .map(|b| records::utf8(project, name, b))
+                .transpose()?;
+        }
+        let upstream = model.upstream.clone().ok_or_else(|| {
             Error::new(format!(
                 "no `{}`",
                 project.record_name(records::UPSTREAM_FILE)
             ))
             .with_note("it records the fork commit and the pin; `forkbook init` writes one")
         })?;
-        let lock_text = text(records::LOCK_FILE)?;
         // Where the files are is told before what is wrong inside a record.
-        let (patches, tree) = patches_and_tree(project, &files, tree_prefix)?;
-        check_placement(project, &files, &tree, tree_prefix)?;
-        let upstream =
-            Upstream::parse(&upstream_text, &project.record_name(records::UPSTREAM_FILE))?;
-        let lock = lock_text
-            .map(|t| Lock::parse(&t, &project.record_name(records::LOCK_FILE)))
+        let (patches, tree, tree_prefix) = records::sort_folder(project, &files)?;
+        let upstream = upstream.checked()?;
+        let lock_name = project.record_name(records::LOCK_FILE);
+        let lock = (model.lock.clone())
+            .map(|lock| lock.checked(&lock_name))
             .transpose()?;
         Ok(Records {
             upstream,
@@ -141,7 +111,7 @@ impl Records {
             files,
             patches,
             tree,
-            tree_prefix: tree_prefix.to_string(),
+            tree_prefix,
             dir: project.records_name().to_string(),
         })
     }
@@ -160,165 +130,6 @@ impl Records {
             base: cache.recorded(&base, Remote::Upstream)?,
             pin: cache.recorded(&pin, Remote::Upstream)?,
         })
-    }
-}
-
-/// Names in the records folder that are records, never overlay files: forkbook's own and the
-/// ones projects keep (the first user's `CORE_RESIDUAL.diff`).
-pub const RECORD_FILES: &[&str] = &[
-    records::UPSTREAM_FILE,
-    records::FIXES_FILE,
-    records::README_FILE,
-    records::LOCK_FILE,
-    records::RESIDUAL_FILE,
-    records::CORE_RESIDUAL_FILE,
-    "drift-suppressions.toml",
-];
-
-/// File names that desktops, editors and git leave in any folder: neither records nor overlay.
-fn is_noise(name: &str) -> bool {
-    matches!(
-        name,
-        ".DS_Store" | "Thumbs.db" | "desktop.ini" | ".gitignore" | ".gitattributes"
-    ) || name.starts_with("._")
-        || name.starts_with(".#")
-        || name.ends_with('~')
-        || name.ends_with(".swp")
-        || name.contains(".forkbook-new-")
-}
-
-/// Whether `path` (relative to the records folder) is a record or noise rather than an overlay
-/// file, when the whole files sit in the records folder itself.
-///
-/// A name that looks like noise is noise only outside the places the fork's files go (the
-/// backend folder and the core files): a fork may hold a `.gitignore` or a `notes~` there, and
-/// what `sync` writes from the fork must read back as the overlay. forkbook's own temporary
-/// files (`.forkbook-new-`) are never overlay files.
-pub fn is_record(project: &Project, path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let config = &project.config.overlay;
-    let fork_place = path.starts_with(config.backend_prefix.as_str())
-        || config.core_files.iter().any(|c| c == path);
-    RECORD_FILES.contains(&path)
-        || config.records.iter().any(|r| {
-            let r = r.trim_end_matches('/');
-            path == r || path.starts_with(&format!("{r}/"))
-        })
-        || name.contains(".forkbook-new-")
-        || (is_noise(name) && !fork_place)
-}
-
-/// A record's text, or an error naming it when it is not UTF-8.
-fn utf8(project: &Project, name: &str, bytes: &[u8]) -> Result<String> {
-    String::from_utf8(bytes.to_vec())
-        .map_err(|_| Error::new(format!("`{}` is not UTF-8", project.record_name(name))))
-}
-
-/// The patch series (`patches/*.patch`) and the overlay's files (under the tree prefix, or every
-/// file but the records where the files lie in the records folder itself) of a records folder.
-fn patches_and_tree(
-    project: &Project,
-    files: &FileMap,
-    tree_prefix: &str,
-) -> Result<(Vec<PatchFile>, FileMap)> {
-    let mut patches = Vec::new();
-    let mut tree = FileMap::new();
-    let in_place = project.config.overlay.layout == Layout::Files && tree_prefix.is_empty();
-    for (path, bytes) in files {
-        if in_place {
-            if !is_record(project, path) {
-                tree.insert(path.clone(), bytes.clone());
-            }
-        } else if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
-            if name.ends_with(".patch") {
-                let text = utf8(project, path, bytes)?;
-                let name = name.to_string();
-                patches.push(PatchFile { name, text });
-            }
-        } else if let Some(rel) = path.strip_prefix(tree_prefix) {
-            tree.insert(rel.to_string(), bytes.clone());
-        }
-    }
-    Ok((patches, tree))
-}
-
-/// The overlay's files must be where the configuration says: one error naming the records folder
-/// and the setting to change, rather than an overlay read as empty (every base file "removed").
-fn check_placement(
-    project: &Project,
-    files: &FileMap,
-    tree: &FileMap,
-    tree_prefix: &str,
-) -> Result<()> {
-    let config = &project.config.overlay;
-    let prefix = config.backend_prefix.as_str();
-    let looks_like_overlay =
-        |p: &str| p.starts_with(prefix) || config.core_files.iter().any(|c| c == p);
-    let beside: Vec<&String> = files
-        .keys()
-        .filter(|p| looks_like_overlay(p) && !is_record(project, p))
-        .collect();
-    let folder = project.record_name("");
-    match config.layout {
-        Layout::Patch if !beside.is_empty() => Err(Error::new(format!(
-            "`{folder}` holds whole overlay files ({}), but `[overlay] layout` is \"patch\", which keeps only patches there",
-            first_names(&beside)
-        ))
-        .with_note("set `layout = \"files\"` and `tree = \".\"` under `[overlay]` in forkbook.toml to use the files where they are")),
-        Layout::Files if !tree.keys().any(|p| p.starts_with(prefix)) => {
-            Err(no_overlay_files(project, files, tree_prefix))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Up to three of `paths`, quoted, and how many more there are.
-fn first_names(paths: &[&String]) -> String {
-    let mut names: Vec<String> = paths.iter().take(3).map(|p| format!("`{p}`")).collect();
-    if paths.len() > 3 {
-        names.push(format!("and {} more", paths.len() - 3));
-    }
-    names.join(", ")
-}
-
-/// The error for a files layout with no backend file under its tree: where the tree setting
-/// points, and where the whole files seem to sit instead.
-fn no_overlay_files(project: &Project, files: &FileMap, tree_prefix: &str) -> Error {
-    let config = &project.config.overlay;
-    let prefix = config.backend_prefix.as_str();
-    let folder = project.record_name("");
-    let setting = match config.tree.as_deref() {
-        Some(tree) => format!("`[overlay] tree = \"{tree}\"`"),
-        None => format!(
-            "`[overlay] tree`, unset, means `{}`",
-            super::config::DEFAULT_TREE
-        ),
-    };
-    let place = format!("`{folder}{tree_prefix}`");
-    let err = Error::new(format!(
-        "no overlay files under `{prefix}` in {place} ({setting})"
-    ));
-    let elsewhere: Vec<&String> = files
-        .keys()
-        .filter(|p| p.contains(&format!("/{prefix}")) || p.starts_with(prefix))
-        .collect();
-    match elsewhere.first() {
-        Some(first) if !tree_prefix.is_empty() && first.starts_with(prefix) => err.with_note(format!(
-            "the whole files sit in `{folder}` itself ({}): set `tree = \".\"` under `[overlay]` in forkbook.toml to use them there",
-            first_names(&elsewhere)
-        )),
-        Some(first) => {
-            let at = first.find(&format!("/{prefix}")).unwrap_or(0);
-            err.with_note(format!(
-                "the whole files sit in `{folder}{}/` ({}): set `tree = \"{}\"` under `[overlay]` in forkbook.toml",
-                &first[..at],
-                first_names(&elsewhere),
-                &first[..at]
-            ))
-        }
-        None => err.with_note(format!(
-            "the files layout keeps the whole overlay there (the backend `{prefix}` and the core files); check `[overlay] tree` and `backend_prefix` in forkbook.toml"
-        )),
     }
 }
 

@@ -167,7 +167,7 @@ fn write_change(
 /// files layout.
 fn fix_count(state: &OverlayState) -> usize {
     let text = super::text_of(&state.records.files, records::FIXES_FILE);
-    let entries = sync::count_entries_in(&text);
+    let entries = records::register_entries(&text);
     let last_patch = match state.layout {
         Layout::Patch => state.steps.iter().map(|s| s.number()).max().unwrap_or(0),
         Layout::Files => 0,

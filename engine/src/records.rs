@@ -6,18 +6,89 @@ pub use forkbook_records::lock::{sha256_hex, LockMismatch, MismatchKind};
 pub use forkbook_records::readme::{Counts, COUNTS_BEGIN, COUNTS_END};
 pub use forkbook_records::upstream::{keys, KeyValueLine};
 pub use forkbook_records::{
-    Lock, Records, Upstream, CORE_RESIDUAL_FILE, FIXES_FILE, LOCK_FILE, README_FILE, RESIDUAL_FILE,
-    UPSTREAM_FILE,
+    Lock, Records, Upstream, CORE_RESIDUAL_FILE, FIXES_FILE, LOCK_FILE, PATCHES_DIR, README_FILE,
+    RESIDUAL_FILE, UPSTREAM_FILE,
 };
 
 use super::config::Layout;
 use super::error::Result;
 use super::project::Project;
-use super::FileMap;
+use super::{residual_diff, text_of, FileMap};
+use forkbook_records::residual_record::RecordedCommits;
+
+mod folder;
+pub use folder::{is_record, sort_folder, utf8, RECORD_FILES};
 
 /// The lock of these overlay files.
 pub fn lock_of(files: &FileMap) -> Lock {
     Lock::of(files.iter().map(|(path, bytes)| (path, bytes.as_slice())))
+}
+
+/// What a move computed, handed down to make the records folder after it ([`after_move`]).
+pub struct Moved<'a> {
+    /// The records folder before the move, by relative path.
+    pub before: &'a FileMap,
+    pub upstream: &'a Upstream,
+    /// Where the files layout keeps its whole files in the folder: `tree/`, or nothing.
+    pub tree_prefix: &'a str,
+    pub core_files: &'a [String],
+    pub commits: RecordedCommits,
+    /// The base tree and the overlay at the new commits.
+    pub new_base: &'a FileMap,
+    pub overlay: &'a FileMap,
+    /// Each fix's patch written again against the new chain: its file name and text.
+    pub patches: Vec<(&'a str, &'a str)>,
+}
+
+/// The whole records folder after a move: the patches, the lock, the files layout's tree, the
+/// residual record, `UPSTREAM` and the README counts, each rendered from what the move computed;
+/// every other record as it was.
+pub fn after_move(project: &Project, moved: &Moved) -> FileMap {
+    let mut files = moved.before.clone();
+    for (name, text) in &moved.patches {
+        let bytes = text.as_bytes().to_vec();
+        files.insert(format!("{PATCHES_DIR}/{name}"), bytes.into());
+    }
+    let lock = lock_of(moved.overlay).render();
+    files.insert(LOCK_FILE.into(), lock.into_bytes().into());
+    if project.config.overlay.layout == Layout::Files {
+        let tree_prefix = moved.tree_prefix;
+        files.retain(|p, _| match tree_prefix {
+            "" => is_record(project, p),
+            _ => !p.starts_with(tree_prefix),
+        });
+        for (path, bytes) in moved.overlay {
+            files.insert(format!("{tree_prefix}{path}"), bytes.clone());
+        }
+    }
+    let (core_files, commits) = (moved.core_files, &moved.commits);
+    residual_diff::rewrite_record_in(
+        &mut files,
+        core_files,
+        commits,
+        moved.new_base,
+        moved.overlay,
+    );
+    let upstream = moved.upstream.moved(
+        [&commits.fork, &commits.base, &commits.pin].map(String::as_str),
+        &project.canonical_urls.0,
+        &project.config.fork.branch,
+    );
+    files.insert(UPSTREAM_FILE.into(), upstream.render().into_bytes().into());
+    let prefix = &project.config.overlay.backend_prefix;
+    let entries = register_entries(&text_of(&files, FIXES_FILE));
+    let counts = forkbook_records::readme::actual(moved.overlay.keys(), prefix, entries);
+    let readme =
+        forkbook_records::readme::write_readme(&text_of(&files, README_FILE), prefix, &counts);
+    files.insert(README_FILE.into(), readme.into_bytes().into());
+    files
+}
+
+/// The entries of a LOCAL_FIXES.md text, as the register parser reads them.
+pub fn register_entries(text: &str) -> usize {
+    forkbook_records::register::parse(FIXES_FILE, text)
+        .entries
+        .len()
 }
 
 /// Every file of the project's records folder by relative path, read once: what both the records
@@ -41,10 +112,11 @@ pub fn read(project: &Project) -> Result<(FileMap, Records)> {
 /// The records model of `files` (the records folder as [`read_files`] read it), with the build's
 /// pin where `[overlay] pin_file` names one.
 pub fn model(project: &Project, files: &FileMap) -> Result<Records> {
+    let options = read_options(project);
     let by_path = files
         .iter()
         .map(|(path, bytes)| (path.as_str(), bytes.as_slice()));
-    Ok(Records::from_files(by_path, &read_options(project))?)
+    Ok(Records::from_files(by_path, &options)?)
 }
 
 fn read_options(project: &Project) -> forkbook_records::ReadOptions {

@@ -6,7 +6,8 @@ use super::cache::Cache;
 use super::doc::{code, text, words, Described, Doc};
 use super::error::Result;
 use super::project::Project;
-use super::residual::{render_record, Residual};
+use super::residual::Residual;
+use super::residual_diff::render_record;
 use serde::Serialize;
 
 pub use forkbook_records::residual_record::{
@@ -36,7 +37,7 @@ pub fn write(
     let (text, flagged) = render_record(
         old.as_ref(),
         flavor,
-        computed.commits,
+        &computed.commits.recorded(),
         &computed.core,
         &computed.residual,
     );

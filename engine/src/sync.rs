@@ -15,12 +15,11 @@ use super::config::Layout;
 use super::error::{Error, Result};
 use super::fsutil::{write_tree_synced, ProjectLock, StagedDir};
 use super::merge::{merge3, ConflictKind, Labels, Outcome};
-use super::overlay::{self, Image, OverlayState, PatchFile, PATCHES_DIR};
+use super::overlay::{self, Image, OverlayState, PatchFile};
 use super::patch;
 use super::project::Project;
 use super::records::{self, Lock};
 use super::{Bytes, FileMap};
-use forkbook_records::readme;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -208,7 +207,7 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
     hooks_outside.retain(|p| !state.core_files.contains(p));
     let remaining = left_conflicts(&overlay, &files);
     let resolved = resolved_conflicts(project, state, &new_base, &overlay, &fixes);
-    let records = render_records(project, state, new, &new_base.files, &overlay, &fixes)?;
+    let records = records_after(project, state, new, &new_base.files, &overlay, &fixes);
     Ok(Move {
         old: state.commits,
         new,
@@ -493,67 +492,29 @@ fn rewrite_patch(
     Ok(format!("{}{}", old.header(), diff))
 }
 
-/// The whole records folder after a move to `new` with `overlay` as the result.
-fn render_records(
+/// The records folder after a move of `state` to `new`, the pieces the move computed handed
+/// down to [`records::after_move`].
+fn records_after(
     project: &Project,
     state: &OverlayState,
     new: Commits,
     new_base: &FileMap,
     overlay: &FileMap,
     fixes: &[FixReport],
-) -> Result<FileMap> {
-    let mut files = state.records.files.clone();
-    for fix in fixes {
-        files.insert(
-            format!("{PATCHES_DIR}/{}", fix.patch),
-            fix.text.clone().into_bytes().into(),
-        );
-    }
-    let lock = records::lock_of(overlay).render();
-    files.insert(records::LOCK_FILE.into(), lock.into_bytes().into());
-    if state.layout == Layout::Files {
-        let tree_prefix = &state.records.tree_prefix;
-        files.retain(|p, _| match tree_prefix.as_str() {
-            "" => overlay::is_record(project, p),
-            _ => !p.starts_with(tree_prefix),
-        });
-        for (path, bytes) in overlay {
-            files.insert(format!("{tree_prefix}{path}"), bytes.clone());
-        }
-    }
-    super::residual::rewrite_record_in(&mut files, &state.core_files, new, new_base, overlay);
-    let commits = [new.fork, new.base, new.pin].map(|oid| oid.to_string());
-    let upstream = state.records.upstream.moved(
-        commits.each_ref().map(String::as_str),
-        &project.canonical_urls.0,
-        &project.config.fork.branch,
-    );
-    let upstream = upstream.render();
-    files.insert(records::UPSTREAM_FILE.into(), upstream.into_bytes().into());
-    let prefix = &project.config.overlay.backend_prefix;
-    let counts = readme::actual(overlay.keys(), prefix, count_entries(&files));
-    let readme = readme::write_readme(
-        &super::text_of(&files, records::README_FILE),
-        prefix,
-        &counts,
-    );
-    files.insert(records::README_FILE.into(), readme.into_bytes().into());
-    Ok(files)
-}
-
-/// Entries of LOCAL_FIXES.md: headings that start with a number (`## 3. Title`).
-fn count_entries(files: &FileMap) -> usize {
-    let Some(text) = files.get(records::FIXES_FILE) else {
-        return 0;
+) -> FileMap {
+    let moved = records::Moved {
+        before: &state.records.files,
+        upstream: &state.records.upstream,
+        tree_prefix: &state.records.tree_prefix,
+        core_files: &state.core_files,
+        commits: new.recorded(),
+        new_base,
+        overlay,
+        patches: (fixes.iter())
+            .map(|f| (f.patch.as_str(), f.text.as_str()))
+            .collect(),
     };
-    count_entries_in(&String::from_utf8_lossy(text))
-}
-
-/// The entries of a LOCAL_FIXES.md text, as the register parser reads them.
-pub fn count_entries_in(text: &str) -> usize {
-    super::register::parse(records::FIXES_FILE, text)
-        .entries
-        .len()
+    records::after_move(project, &moved)
 }
 
 /// Writes the planned records in one swap, holding the project's lock, and only while the
@@ -722,7 +683,14 @@ pub fn recorded_records(project: &Project, state: &OverlayState) -> Result<FileM
         })
         .collect::<Result<Vec<_>>>()?;
     let (base, overlay) = (&state.base.files, &state.overlay);
-    render_records(project, state, state.commits, base, overlay, &fixes)
+    Ok(records_after(
+        project,
+        state,
+        state.commits,
+        base,
+        overlay,
+        &fixes,
+    ))
 }
 
 /// Rebuilds every record at the recorded commits and compares byte for byte; writes nothing.

@@ -107,11 +107,15 @@ impl Lock {
 
     /// Reads the lock for a command that cannot go on with a malformed one.
     pub fn parse(text: &str, file: &str) -> Result<Lock, RecordError> {
-        let lock = Lock::read(text);
-        match lock.problems.first() {
+        Lock::read(text).checked(file)
+    }
+
+    /// The lock as read, or its first problem as an error naming `file` and the line.
+    pub fn checked(self, file: &str) -> Result<Lock, RecordError> {
+        match self.problems.first() {
             Some(problem) => Err(RecordError::at(file, Some(problem.line), &problem.message)
                 .with_note("regenerate the lock with `forkbook sync` at the recorded commits")),
-            None => Ok(lock),
+            None => Ok(self),
         }
     }
 

@@ -3,6 +3,43 @@
 
 use serde::Serialize;
 
+/// One patch of the series as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    /// File name inside `patches/`, such as `0003-keep-fast-path.patch`.
+    pub name: String,
+    pub text: String,
+}
+
+impl PatchFile {
+    /// The fix number, from the file name's leading digits.
+    pub fn number(&self) -> Option<usize> {
+        self.name.split('-').next()?.parse().ok()
+    }
+
+    /// Everything before the first `diff --git` line: the header we keep across rewrites.
+    pub fn header(&self) -> &str {
+        match self.text.find("diff --git ") {
+            Some(at) => &self.text[..at],
+            None => &self.text,
+        }
+    }
+
+    /// The `Subject:` of the header without its `[PATCH]` tag.
+    pub fn title(&self) -> String {
+        let subject = self
+            .header()
+            .lines()
+            .find_map(|l| l.strip_prefix("Subject:"))
+            .unwrap_or("")
+            .trim();
+        match subject.strip_prefix('[').and_then(|s| s.split_once(']')) {
+            Some((_, rest)) => rest.trim().to_string(),
+            None => subject.to_string(),
+        }
+    }
+}
+
 /// One patch of the series.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SeriesPatch {

@@ -108,11 +108,19 @@ impl Upstream {
     /// Reads the record for a command that cannot go on with a malformed one: the first line
     /// that is not `key: value` is the error.
     pub fn parse(text: &str, file: &str) -> Result<Upstream, RecordError> {
-        let record = Upstream::read(file, text);
-        match record.problems.first() {
-            Some(problem) => Err(RecordError::at(file, Some(problem.line), &problem.message)
-                .with_note("each line of UPSTREAM is `key: value`, a blank line or a `#` comment")),
-            None => Ok(record),
+        Upstream::read(file, text).checked()
+    }
+
+    /// The record as read, or its first problem as an error naming its file and line: what a
+    /// move needs before it rewrites the record.
+    pub fn checked(self) -> Result<Upstream, RecordError> {
+        match self.problems.first() {
+            Some(problem) => Err(
+                RecordError::at(&self.file, Some(problem.line), &problem.message).with_note(
+                    "each line of UPSTREAM is `key: value`, a blank line or a `#` comment",
+                ),
+            ),
+            None => Ok(self),
         }
     }
 

@@ -41,10 +41,10 @@ pub struct Skipped {
 /// `forkbook check`: every check of the catalogue over the records and, where the cache can
 /// build it, the overlay.
 pub fn run(project: &Project) -> Result<CheckRun> {
-    let tree_prefix = project.config.overlay.tree_prefix();
-    let (files, records) = records::read(project)?;
-    let mut facts = record_facts(project, &files, records);
-    let overlay = Records::from_folder(project, files, &tree_prefix).and_then(|records| {
+    let (files, model) = records::read(project)?;
+    let mut facts = record_facts(project, &files, model);
+    // The overlay's records are made from the same model: each record is parsed once.
+    let overlay = Records::from_folder(project, files, &facts.records).and_then(|records| {
         let cache = Cache::open(project)?;
         let state = OverlayState::from_records(project, &cache, records)?;
         add_overlay_facts(&mut facts, project, &cache, &state)
