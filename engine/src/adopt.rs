@@ -321,12 +321,7 @@ fn write_counts_block(project: &Project, state: &OverlayState) -> Result<Option<
     if Counts::stated(&readme).is_some() {
         return Ok(None);
     }
-    let register = state
-        .records
-        .files
-        .get(records::FIXES_FILE)
-        .map(|b| super::register::parse(records::FIXES_FILE, &String::from_utf8_lossy(b)));
-    let entries = register.map_or(0, |r| r.entries.len());
+    let entries = records::register_entries(&state.records.model);
     let counts = super::counts::actual(
         &state.overlay,
         &project.config.overlay.backend_prefix,

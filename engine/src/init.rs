@@ -135,11 +135,12 @@ fn empty_state(
     let records = Records {
         upstream,
         lock: None,
-        files,
         patches: Vec::new(),
         tree,
         tree_prefix: project.config.overlay.tree_prefix(),
         dir: project.records_name().to_string(),
+        model: records::model(project, &files)?,
+        files,
     };
     Ok(OverlayState {
         layout,

@@ -39,13 +39,16 @@ pub struct Records {
     pub tree_prefix: String,
     /// The records folder as the project names it (`patches-rocm`), for naming its files.
     pub dir: String,
+    /// Every record as the bottom crate read it (the register, the README, the residual
+    /// record…), parsed once with the rest.
+    pub model: records::Records,
 }
 
 impl Records {
     /// The project's records, read from its folder once ([`records::read`]).
     pub fn read(project: &Project) -> Result<Records> {
         let (files, model) = records::read(project)?;
-        Records::from_folder(project, files, &model)
+        Records::from_folder(project, files, model)
     }
 
     /// The records of `files`, the project's records folder as [`records::read`] read it into
@@ -53,7 +56,7 @@ impl Records {
     pub fn from_folder(
         project: &Project,
         files: FileMap,
-        model: &records::Records,
+        model: records::Records,
     ) -> Result<Records> {
         let dir = project.records_dir();
         refuse_linked_records(&dir)?;
@@ -79,12 +82,12 @@ impl Records {
     /// The records from the files of a records folder (relative paths).
     pub fn from_files(project: &Project, files: FileMap) -> Result<Records> {
         let model = records::model(project, &files)?;
-        Records::from_model(project, files, &model)
+        Records::from_model(project, files, model)
     }
 
     /// The overlay's records from the `files` of a records folder and their `model`, which
     /// parsed each record once: a move needs `UPSTREAM` and the lock without a problem.
-    fn from_model(project: &Project, files: FileMap, model: &records::Records) -> Result<Records> {
+    fn from_model(project: &Project, files: FileMap, model: records::Records) -> Result<Records> {
         for name in [records::UPSTREAM_FILE, records::LOCK_FILE] {
             files
                 .get(name)
@@ -113,6 +116,7 @@ impl Records {
             tree,
             tree_prefix,
             dir: project.records_name().to_string(),
+            model,
         })
     }
 

@@ -166,8 +166,7 @@ fn write_change(
 /// its number without a patch, so the count of patches can be less), register entries in the
 /// files layout.
 fn fix_count(state: &OverlayState) -> usize {
-    let text = super::text_of(&state.records.files, records::FIXES_FILE);
-    let entries = records::register_entries(&text);
+    let entries = records::register_entries(&state.records.model);
     let last_patch = match state.layout {
         Layout::Patch => state.steps.iter().map(|s| s.number()).max().unwrap_or(0),
         Layout::Files => 0,

@@ -26,8 +26,10 @@ pub fn lock_of(files: &FileMap) -> Lock {
 
 /// What a move computed, handed down to make the records folder after it ([`after_move`]).
 pub struct Moved<'a> {
-    /// The records folder before the move, by relative path.
+    /// The records folder before the move, by relative path, and its model.
     pub before: &'a FileMap,
+    pub model: &'a Records,
+    /// Its `UPSTREAM`, which a move needs whole (`Upstream::checked`).
     pub upstream: &'a Upstream,
     /// Where the files layout keeps its whole files in the folder: `tree/`, or nothing.
     pub tree_prefix: &'a str,
@@ -62,13 +64,14 @@ pub fn after_move(project: &Project, moved: &Moved) -> FileMap {
         }
     }
     let (core_files, commits) = (moved.core_files, &moved.commits);
-    residual_diff::rewrite_record_in(
-        &mut files,
-        core_files,
-        commits,
-        moved.new_base,
-        moved.overlay,
-    );
+    if let Some(old) = &moved.model.residual_record {
+        let residual = residual_diff::residual_of(core_files, moved.new_base, moved.overlay, &[]);
+        let core = residual_diff::core_of(core_files, moved.overlay);
+        // The record itself marks the notes it flags for review (a review line under each).
+        let (text, _) =
+            residual_diff::render_record(Some(old), old.flavor, commits, &core, &residual);
+        files.insert(old.flavor.file().into(), text.into_bytes().into());
+    }
     let upstream = moved.upstream.moved(
         [&commits.fork, &commits.base, &commits.pin].map(String::as_str),
         &project.canonical_urls.0,
@@ -76,19 +79,20 @@ pub fn after_move(project: &Project, moved: &Moved) -> FileMap {
     );
     files.insert(UPSTREAM_FILE.into(), upstream.render().into_bytes().into());
     let prefix = &project.config.overlay.backend_prefix;
-    let entries = register_entries(&text_of(&files, FIXES_FILE));
-    let counts = forkbook_records::readme::actual(moved.overlay.keys(), prefix, entries);
+    let counts = forkbook_records::readme::actual(
+        moved.overlay.keys(),
+        prefix,
+        register_entries(moved.model),
+    );
     let readme =
         forkbook_records::readme::write_readme(&text_of(&files, README_FILE), prefix, &counts);
     files.insert(README_FILE.into(), readme.into_bytes().into());
     files
 }
 
-/// The entries of a LOCAL_FIXES.md text, as the register parser reads them.
-pub fn register_entries(text: &str) -> usize {
-    forkbook_records::register::parse(FIXES_FILE, text)
-        .entries
-        .len()
+/// The register's entries (none without a register), as the README counts them.
+pub fn register_entries(model: &Records) -> usize {
+    model.register.as_ref().map_or(0, |r| r.entries.len())
 }
 
 /// Every file of the project's records folder by relative path, read once: what both the records

@@ -167,31 +167,6 @@ pub fn render_record(
     forkbook_records::residual_record::render(old, flavor, commits, &hashes, &diffs)
 }
 
-/// The records after a move: the residual record the folder keeps (if any) rewritten for the new
-/// base tree and overlay. Returns the notes flagged for review.
-pub fn rewrite_record_in(
-    files: &mut FileMap,
-    core_files: &[String],
-    commits: &RecordedCommits,
-    base: &FileMap,
-    overlay: &FileMap,
-) -> Vec<String> {
-    let Some(flavor) = Flavor::of(files) else {
-        return Vec::new();
-    };
-    let old = ResidualRecord::parse(&String::from_utf8_lossy(&files[flavor.file()]), flavor);
-    let residual = residual_of(core_files, base, overlay, &[]);
-    let (text, flagged) = render_record(
-        Some(&old),
-        flavor,
-        commits,
-        &core_of(core_files, overlay),
-        &residual,
-    );
-    files.insert(flavor.file().to_string(), text.into_bytes().into());
-    flagged
-}
-
 /// The core files of `overlay`, sorted by path.
 pub fn core_of(core_files: &[String], overlay: &FileMap) -> FileMap {
     core_files

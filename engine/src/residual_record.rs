@@ -30,12 +30,10 @@ pub fn write(
     computed: &super::residual::Computed,
 ) -> super::error::Result<Written> {
     let files = &computed.records.files;
-    let flavor = Flavor::of(files).unwrap_or(Flavor::Own);
-    let old = files
-        .get(flavor.file())
-        .map(|bytes| ResidualRecord::parse(&String::from_utf8_lossy(bytes), flavor));
+    let old = computed.records.model.residual_record.as_ref();
+    let flavor = old.map_or(Flavor::Own, |record| record.flavor);
     let (text, flagged) = render_record(
-        old.as_ref(),
+        old,
         flavor,
         &computed.commits.recorded(),
         &computed.core,
@@ -58,11 +56,9 @@ pub fn write(
 /// Each hunk with the record's note for its file: the note is what explains it, and in the files
 /// layout (no patches to attribute it) the item the note names is its fix.
 fn attach_notes(computed: &mut super::residual::Computed) {
-    let files = &computed.records.files;
-    let Some(flavor) = Flavor::of(files) else {
+    let Some(record) = &computed.records.model.residual_record else {
         return;
     };
-    let record = ResidualRecord::parse(&String::from_utf8_lossy(&files[flavor.file()]), flavor);
     for hunk in &mut computed.residual.hunks {
         let Some(note) = record.note(&hunk.file) else {
             continue;

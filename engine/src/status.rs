@@ -145,11 +145,9 @@ fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> Ve
     if project.config.overlay.layout == super::config::Layout::Patch {
         return patches;
     }
-    let Some(bytes) = records.files.get(super::records::FIXES_FILE) else {
+    let Some(register) = &records.model.register else {
         return patches;
     };
-    let name = project.record_name(super::records::FIXES_FILE);
-    let register = super::register::parse(&name, &String::from_utf8_lossy(bytes));
     register
         .entries
         .iter()

@@ -505,6 +505,7 @@ fn records_after(
     let moved = records::Moved {
         before: &state.records.files,
         upstream: &state.records.upstream,
+        model: &state.records.model,
         tree_prefix: &state.records.tree_prefix,
         core_files: &state.core_files,
         commits: new.recorded(),
@@ -823,13 +824,12 @@ fn resolved_conflicts(
 
 /// Files layout: the register entries that name `path` (there are no patches to say it).
 fn entries_naming(project: &Project, state: &OverlayState, path: &str) -> Vec<usize> {
-    let Some(text) = state.records.files.get(records::FIXES_FILE) else {
+    let Some(register) = &state.records.model.register else {
         return Vec::new();
     };
-    let register = super::register::parse(records::FIXES_FILE, &String::from_utf8_lossy(text));
     let known: Vec<String> = state.overlay.keys().cloned().collect();
     let names = forkbook_checks::names::Names::new(&known, &project.config.overlay.backend_prefix);
-    forkbook_checks::names::entries_naming(&register, &names, path)
+    forkbook_checks::names::entries_naming(register, &names, path)
         .into_iter()
         .map(|n| n as usize)
         .collect()

@@ -44,7 +44,7 @@ pub fn run(project: &Project) -> Result<CheckRun> {
     let (files, model) = records::read(project)?;
     let mut facts = record_facts(project, &files, model);
     // The overlay's records are made from the same model: each record is parsed once.
-    let overlay = Records::from_folder(project, files, &facts.records).and_then(|records| {
+    let overlay = Records::from_folder(project, files, facts.records.clone()).and_then(|records| {
         let cache = Cache::open(project)?;
         let state = OverlayState::from_records(project, &cache, records)?;
         add_overlay_facts(&mut facts, project, &cache, &state)
