@@ -149,9 +149,13 @@ fn series(
         .peekable();
     series.peek()?;
     let patches = series
-        .filter(|(patch, _, _)| patch.ends_with(".patch") && !patch.contains('/'))
-        .map(|(patch, path, bytes)| {
-            SeriesPatch::of(patch, name(path), &String::from_utf8_lossy(bytes))
+        .filter_map(|(_, path, bytes)| {
+            let patch = series::series_name(path)?;
+            Some(SeriesPatch::of(
+                patch,
+                name(path),
+                &String::from_utf8_lossy(bytes),
+            ))
         })
         .collect();
     Some(patches)

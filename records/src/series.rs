@@ -40,6 +40,14 @@ impl PatchFile {
     }
 }
 
+/// The file name of the series patch at `path` (relative to the records folder): a `.patch`
+/// file right in the series folder. One in a folder below it (`patches/dropped/`, where a
+/// maintainer keeps what left the series) is not in the series: neither applied nor checked.
+pub fn series_name(path: &str) -> Option<&str> {
+    let name = path.strip_prefix(crate::PATCHES_DIR)?.strip_prefix('/')?;
+    (name.ends_with(".patch") && !name.contains('/')).then_some(name)
+}
+
 /// One patch of the series.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SeriesPatch {

@@ -554,6 +554,53 @@ fn a_fifo_in_the_records_folder_is_refused_not_read() {
     }
 }
 
+/// A patch in a folder below the series (`patches/dropped/`, where a maintainer keeps what left
+/// the series) is in no series: not applied, not checked, and a move keeps it as it is. Fails
+/// on d481506, where the overlay took it into the series (every command: "out of sequence")
+/// while the checks' series left it out.
+#[test]
+fn a_patch_below_the_series_folder_is_kept_and_not_applied() {
+    let demo = Demo::new(Layout::Patch);
+    let (code, status) = demo.run(&["status"]);
+    assert_eq!(code, 0, "{status}");
+    let series = demo.records().join("patches");
+    let mut names: Vec<_> = std::fs::read_dir(&series)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    std::fs::create_dir_all(series.join("dropped")).unwrap();
+    let dropped = series.join("dropped/0009-an-old-fix.patch");
+    std::fs::copy(&names[0], &dropped).unwrap();
+    let kept = std::fs::read(&dropped).unwrap();
+    let (code, out) = demo.run(&["status"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, status.as_str()),
+        "status reads the same series"
+    );
+    let upstream = demo.read("UPSTREAM");
+    let recorded = upstream
+        .lines()
+        .find_map(|l| l.strip_prefix("commit: "))
+        .unwrap();
+    // A move that writes: to the recorded fork commit, every record rendered again.
+    for args in [
+        vec!["check"],
+        vec!["sync", "--check"],
+        vec!["sync", recorded],
+    ] {
+        let (code, out) = demo.run(&args);
+        assert_eq!(code, 0, "{}: {out}", args.join(" "));
+        assert!(!out.contains("0009"), "{}: {out}", args.join(" "));
+    }
+    assert_eq!(
+        std::fs::read(&dropped).unwrap(),
+        kept,
+        "the move kept it byte for byte"
+    );
+}
+
 /// A sync killed with `kill -9` leaves its stage (`.patches-rocm.forkbook-new-PID`); the next
 /// run clears it even when that run is refused. Fails on main, where only a run that got as far
 /// as staging its own folder cleared a dead one.

@@ -10,7 +10,7 @@ use crate::config::Layout;
 use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::FileMap;
-use forkbook_records::series::PatchFile;
+use forkbook_records::series::{series_name, PatchFile};
 
 /// Names in the records folder that are records, never overlay files: forkbook's own and the
 /// ones projects keep (the first user's `CORE_RESIDUAL.diff`).
@@ -91,8 +91,8 @@ fn patches_and_tree(
             if !is_record(project, path) {
                 tree.insert(path.clone(), bytes.clone());
             }
-        } else if let Some(name) = path.strip_prefix(&format!("{PATCHES_DIR}/")) {
-            if name.ends_with(".patch") {
+        } else if path.starts_with(&format!("{PATCHES_DIR}/")) {
+            if let Some(name) = series_name(path) {
                 let text = utf8(project, path, bytes)?;
                 let name = name.to_string();
                 patches.push(PatchFile { name, text });
