@@ -28,20 +28,6 @@ pub struct Facts {
     /// The records themselves (`LOCAL_FIXES.md`, the README, `UPSTREAM`, the lock, the residual
     /// record, each patch) that hold conflict markers: a merge of the records left unresolved.
     pub record_markers: Vec<MarkedFile>,
-    /// Sections of the register that say what the overlay leaves out of the vendored set
-    /// ("Dropped from the vendored set"), in their own words.
-    #[serde(default)]
-    pub dropped: Vec<ProseSection>,
-}
-
-/// A section of a record's prose: its heading and its text.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ProseSection {
-    pub file: String,
-    /// Line of the heading.
-    pub line: usize,
-    pub title: String,
-    pub text: String,
 }
 
 /// What the base tree and the overlay hold, beside the records.

@@ -73,11 +73,16 @@ fn explained(hook: &str, facts: &Facts, named: &NamedInRegister) -> bool {
     in_readme
         || named.written.contains(hook)
         || named.resolved.contains(hook)
-        || facts.dropped.iter().any(|section| {
-            section.text.contains(hook)
-                || folder_mentioned(&section.text, hook)
-                || said_in_words(&section.text, hook)
-        })
+        || facts
+            .records
+            .register
+            .iter()
+            .flat_map(|r| &r.left_out)
+            .any(|section| {
+                section.text.contains(hook)
+                    || folder_mentioned(&section.text, hook)
+                    || said_in_words(&section.text, hook)
+            })
 }
 
 /// Whether a section's words name what `path` is: the first word of its top folder or of its

@@ -8,9 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use forkbook_checks::facts::{
-    MarkedFile, OverlayView, ProseSection, Repos, ResidualHunk, TreeFacts,
-};
+use forkbook_checks::facts::{MarkedFile, OverlayView, Repos, ResidualHunk, TreeFacts};
 use forkbook_checks::names::Names;
 pub use forkbook_checks::{Facts, Finding, Severity};
 use forkbook_records::register::Register;
@@ -23,7 +21,7 @@ use super::overlay::OverlayState;
 use super::project::Project;
 use super::records::{self, Records};
 use super::{residual, FileMap};
-use forkbook_records::readme::{self, without_comments};
+use forkbook_records::readme;
 use git2::Oid;
 
 mod run;
@@ -57,13 +55,8 @@ pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Fac
         fork_url: project.canonical_urls.0.clone(),
         fork_branch: project.config.fork.branch.clone(),
     };
-    let register_name = project.record_name(records::FIXES_FILE);
-    let dropped = (records.register_text.as_deref()).map_or(Vec::new(), |t| {
-        dropped_sections(&register_name, &without_comments(t))
-    });
     Facts {
         record_markers: record_markers(&records, files),
-        dropped,
         repos,
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
@@ -103,57 +96,6 @@ fn record_markers(records: &Records, files: &FileMap) -> Vec<MarkedFile> {
         }
     }
     out
-}
-
-/// The sections of the register that say what is left out of the vendored set ("Dropped from
-/// the vendored set", "Not carried"): what `fork-hooks-explained` accepts as an explanation in
-/// words, as a reader sees them (no HTML comment). A section runs to the next heading of its
-/// level or above.
-fn dropped_sections(file: &str, text: &str) -> Vec<ProseSection> {
-    const SAY_LEFT_OUT: &[&str] = &[
-        "dropped",
-        "not carried",
-        "left out",
-        "not vendored",
-        "excluded",
-        "omitted",
-        "not copied",
-    ];
-    let mut sections: Vec<(usize, ProseSection)> = Vec::new();
-    let mut open: Option<(usize, ProseSection)> = None;
-    let mut fenced = false;
-    for (index, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-        }
-        let level = line.bytes().take_while(|b| *b == b'#').count();
-        let heading = !fenced && (1..=6).contains(&level) && line[level..].starts_with(' ');
-        if heading {
-            if open.as_ref().is_some_and(|(l, _)| level <= *l) {
-                sections.extend(open.take());
-            }
-            let title = line[level..].trim().to_string();
-            let lower = title.to_ascii_lowercase();
-            if open.is_none() && SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
-                open = Some((
-                    level,
-                    ProseSection {
-                        file: file.to_string(),
-                        line: index + 1,
-                        title,
-                        text: String::new(),
-                    },
-                ));
-                continue;
-            }
-        }
-        if let Some((_, section)) = open.as_mut() {
-            section.text.push_str(line);
-            section.text.push('\n');
-        }
-    }
-    sections.extend(open);
-    sections.into_iter().map(|(_, s)| s).collect()
 }
 
 /// Fills the view of the overlay: trees, lock mismatches, markers, residual, hooks, true counts.

@@ -67,9 +67,6 @@ pub struct Records {
     pub upstream: Option<Upstream>,
     pub lock: Option<Lock>,
     pub readme: Option<Readme>,
-    /// The register's text, for what reads its prose beyond the entries.
-    #[serde(skip)]
-    pub register_text: Option<String>,
     /// `LOCAL_FIXES.md` as parsed ([`register::parse`]).
     pub register: Option<register::Register>,
     /// `CORE_RESIDUAL.diff`, else `residual.diff`.
@@ -104,13 +101,9 @@ impl Records {
             lock: read(LOCK_FILE).map(|t| Lock::read(&t)),
             readme: read(README_FILE)
                 .map(|t| Readme::read(&name(README_FILE), t, &options.backend_prefix)),
-            register_text: read(FIXES_FILE),
+            register: read(FIXES_FILE).map(|text| register::parse(&name(FIXES_FILE), &text)),
             ..Records::default()
         };
-        records.register = records
-            .register_text
-            .as_deref()
-            .map(|text| register::parse(&name(FIXES_FILE), text));
         records.residual_record = [Flavor::Core, Flavor::Own].into_iter().find_map(|flavor| {
             let text = read(flavor.file())?;
             Some(ResidualRecord::read(&name(flavor.file()), &text, flavor))

@@ -80,7 +80,56 @@ pub fn parse(file: &str, text: &str) -> Register {
     sources.extend(finish(&mut register, current, text.len(), text, &lines));
     tidy_problems(&mut register, text);
     read_words(&mut register, text, &lines, &outside, &sources);
+    register.left_out = left_out_sections(&blocks, text, &lines);
     register
+}
+
+/// The sections whose heading says what is left out of the vendored set: what
+/// `fork-hooks-explained` accepts as an explanation in words. A section runs to the next heading
+/// of its level or above; a heading in a comment or a code block is none.
+fn left_out_sections(blocks: &[Block], text: &str, lines: &Lines) -> Vec<Section> {
+    const SAY_LEFT_OUT: &[&str] = &[
+        "dropped",
+        "not carried",
+        "left out",
+        "not vendored",
+        "excluded",
+        "omitted",
+        "not copied",
+    ];
+    let mut sections = Vec::new();
+    let mut open: Option<(u8, Section, usize)> = None;
+    let headings = blocks.iter().filter_map(|b| match b.kind {
+        Kind::Heading(level) => Some((level, b)),
+        _ => None,
+    });
+    let close = |(_, mut section, start): (u8, Section, usize), end: usize| {
+        section.text = crate::readme::without_comments(&text[start..end]);
+        section
+    };
+    for (level, block) in headings {
+        if open.as_ref().is_some_and(|(l, _, _)| level <= *l) {
+            sections.extend(open.take().map(|o| close(o, block.range.start)));
+        }
+        let title = heading_text(block, text)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim();
+        let lower = title.to_ascii_lowercase();
+        if open.is_none() && SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
+            let line = lines.line(block.range.start);
+            let title = title.to_string();
+            let section = Section {
+                line,
+                title,
+                text: String::new(),
+            };
+            open = Some((level, section, block.range.end));
+        }
+    }
+    sections.extend(open.map(|o| close(o, text.len())));
+    sections
 }
 
 /// The register's problems in line order, with the entry numbers too large to read, and
@@ -689,5 +738,31 @@ mod tests {
         ] {
             assert!(!looks_like_path(code), "{code}");
         }
+    }
+
+    #[test]
+    fn a_left_out_section_runs_to_the_next_heading_of_its_level_and_hides_nothing_else() {
+        let text = "# Local fixes\n\n## 1. A fix\n\nProse.\n\n\
+                    ## Dropped from the vendored set\n\n`python/` is not vendored.\n\n\
+                    ### Details\n\nThe docs too.\n<!-- and `benchmarks/`, hidden -->\n\n\
+                    ## Notes\n\n```text\n## Not carried: a heading in a code block\n```\n\n\
+                    <!--\n## Omitted: a heading in a comment\n-->\n\n\
+                    Not copied either\n-----------------\n\n`examples/` stays upstream.\n";
+        let register = parse("LOCAL_FIXES.md", text);
+        let sections: Vec<(usize, &str)> = (register.left_out.iter())
+            .map(|s| (s.line, s.title.as_str()))
+            .collect();
+        assert_eq!(
+            sections,
+            [
+                (7, "Dropped from the vendored set"),
+                (26, "Not copied either")
+            ]
+        );
+        let dropped = &register.left_out[0].text;
+        assert!(dropped.contains("`python/`") && dropped.contains("The docs too."));
+        assert!(!dropped.contains("benchmarks") && !dropped.contains("Notes"));
+        assert!(register.left_out[1].text.contains("`examples/`"));
+        assert_eq!(register.entries.len(), 1);
     }
 }

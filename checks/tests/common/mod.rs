@@ -127,6 +127,7 @@ pub fn healthy() -> Facts {
             ),
         ],
         problems: Vec::new(),
+        left_out: Vec::new(),
     };
     let records = Records {
         dir: "patches-rocm".into(),
@@ -159,7 +160,6 @@ pub fn healthy() -> Facts {
             unread: Vec::new(),
         }),
         residual_record: Some(residual_record()),
-        register_text: None,
         register: Some(register),
     };
     let overlay = OverlayView {
@@ -215,7 +215,6 @@ pub fn healthy() -> Facts {
         },
         overlay: Some(overlay),
         record_markers: Vec::new(),
-        dropped: Vec::new(),
     }
 }
 

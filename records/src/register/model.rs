@@ -44,6 +44,18 @@ pub struct Register {
     /// Problems with the register's shape: headings that look like entries but are not, an
     /// older-style register, entries out of order.
     pub problems: Vec<Problem>,
+    /// The sections that say what the overlay leaves out of the vendored set ("Dropped from the
+    /// vendored set", "Not carried"), in their own words.
+    pub left_out: Vec<Section>,
+}
+
+/// A section of the register's prose: its heading's line and title, and its text as a reader
+/// sees it (no HTML comment).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Section {
+    pub line: usize,
+    pub title: String,
+    pub text: String,
 }
 
 impl Register {
