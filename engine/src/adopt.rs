@@ -8,7 +8,7 @@
 //! checks' errors, listed with the rest.
 
 use super::cache::{Cache, Remote};
-use super::check::{add_overlay_facts, gather_record_facts, run_checks, Finding};
+use super::check::{gather_facts, record_facts, run_checks, Finding};
 use super::error::Result;
 use super::fsutil::{replace_file, ProjectLock};
 use super::overlay::{OverlayState, Records};
@@ -131,6 +131,12 @@ pub fn adopt(
         }
         Err(e) => return Err(e),
     };
+    // Made before anything is written, so a README it cannot read is refused with nothing done.
+    let readme = if counts {
+        with_counts_block(project, &state)?
+    } else {
+        None
+    };
     let mut wrote = write_config(project, config_text)?;
     let actual_lock = records::lock_of(&state.overlay);
     let lock = match &state.records.lock {
@@ -150,13 +156,16 @@ pub fn adopt(
             "written".to_string()
         }
     };
-    if counts {
-        if let Some(name) = write_counts_block(project, &state)? {
-            wrote.push(name);
-        }
+    if let Some(text) = readme {
+        let path = project.records_dir().join(records::README_FILE);
+        replace_file(&path, text.as_bytes())?;
+        let files = &mut state.records.files;
+        files.insert(records::README_FILE.into(), text.into_bytes().into());
+        wrote.push(project.record_name(records::README_FILE));
     }
-    let mut facts = gather_record_facts(project)?;
-    add_overlay_facts(&mut facts, project, cache, &state)?;
+    // The records as this run read them under its lock, with what it wrote: not read again.
+    state.records.model = records::model(project, &state.records.files)?;
+    let facts = gather_facts(project, cache, &state)?;
     let findings = run_checks(&facts);
     Ok(summarize(project, &state, &facts, findings, wrote, lock))
 }
@@ -184,7 +193,7 @@ fn adopt_records_only(
     error: super::error::Error,
 ) -> Result<Adoption> {
     let wrote = write_config(project, config_text)?;
-    let facts = gather_record_facts(project)?;
+    let facts = record_facts(project, &records.files, records.model.clone());
     let findings = run_checks(&facts)
         .into_iter()
         .filter(|f| !forkbook_checks::needs_objects(&f.check))
@@ -314,10 +323,13 @@ fn tree_name(config: &super::config::OverlayConfig) -> String {
     if tree.is_empty() { "." } else { tree }.to_string()
 }
 
-/// Adds a counts block to the README when it has none; returns its name when it wrote one.
-fn write_counts_block(project: &Project, state: &OverlayState) -> Result<Option<String>> {
-    let path = project.records_dir().join(records::README_FILE);
-    let readme = std::fs::read_to_string(&path).unwrap_or_default();
+/// The README with a counts block added, when it has none. One that is not UTF-8 is refused:
+/// it would be written back without its bytes.
+fn with_counts_block(project: &Project, state: &OverlayState) -> Result<Option<String>> {
+    let readme = match state.records.files.get(records::README_FILE) {
+        Some(bytes) => records::utf8(project, records::README_FILE, bytes)?,
+        None => String::new(),
+    };
     if Counts::stated(&readme).is_some() {
         return Ok(None);
     }
@@ -327,8 +339,7 @@ fn write_counts_block(project: &Project, state: &OverlayState) -> Result<Option<
         &project.config.overlay.backend_prefix,
         entries,
     );
-    replace_file(&path, counts.write_into(&readme).as_bytes())?;
-    Ok(Some(project.record_name(records::README_FILE)))
+    Ok(Some(counts.write_into(&readme)))
 }
 
 /// What adopt understood with the overlay built: the records' summary, with each named file

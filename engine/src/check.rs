@@ -2,7 +2,7 @@
 //! from the overlay state, and the check catalogue run over both.
 //!
 //! The two halves are apart so a broken record is a finding, not a crash: the records need no
-//! cache ([`gather_record_facts`]); the base tree, the overlay, the lock's mismatches, the
+//! cache ([`record_facts`]); the base tree, the overlay, the lock's mismatches, the
 //! residual, the fork hooks and the true counts come from the overlay state
 //! ([`add_overlay_facts`]).
 
@@ -29,8 +29,8 @@ pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Lis
 
 /// Every fact: the records the state was read from, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
-    let files = &state.records.files;
-    let mut facts = record_facts(project, files, records::model(project, files)?);
+    let records = &state.records;
+    let mut facts = record_facts(project, &records.files, records.model.clone());
     add_overlay_facts(&mut facts, project, cache, state)?;
     Ok(facts)
 }
@@ -38,12 +38,6 @@ pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> R
 /// Runs the whole catalogue.
 pub fn run_checks(facts: &Facts) -> Vec<Finding> {
     forkbook_checks::run_all(facts)
-}
-
-/// The facts that need only the records folder and the project's files, read from disk.
-pub fn gather_record_facts(project: &Project) -> Result<Facts> {
-    let (files, records) = records::read(project)?;
-    Ok(record_facts(project, &files, records))
 }
 
 /// The facts that need only the records folder's `files` and their model (as [`records::read`]

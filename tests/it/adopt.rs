@@ -538,6 +538,24 @@ fn adopt_counts_adds_a_counts_block_only_when_asked() {
     );
 }
 
+/// `adopt --counts` over a README that is not UTF-8 is refused with nothing written. Fails on
+/// d481506, where the README read as empty and was replaced by the counts block alone.
+#[test]
+fn adopt_counts_over_a_readme_that_is_not_utf8_writes_nothing() {
+    let demo = never_adopted();
+    let mut readme = demo.read("README.md").into_bytes();
+    readme.extend_from_slice(b"Caf\xe9 notes, in Latin-1.\n");
+    std::fs::write(demo.records().join("README.md"), &readme).unwrap();
+    let before = snapshot(demo.root());
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm", "--tree", ".", "--counts"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("`patches-rocm/README.md` is not UTF-8"),
+        "{out}"
+    );
+    assert_eq!(snapshot(demo.root()), before, "nothing written");
+}
+
 #[test]
 fn fix_add_records_an_edit_in_the_whole_files_where_they_are() {
     let demo = files_in_place(true);
