@@ -344,10 +344,17 @@ impl Cache {
         let objects = source.path().join("objects");
         let alternates = self.repo.path().join("objects/info/alternates");
         let line = objects.to_string_lossy().into_owned();
-        let existing = std::fs::read_to_string(&alternates).unwrap_or_default();
-        if !existing.lines().any(|l| l == line) {
-            std::fs::create_dir_all(alternates.parent().unwrap_or(Path::new(".")))?;
-            std::fs::write(&alternates, format!("{existing}{line}\n"))?;
+        // Bytes, not text: a line that is not UTF-8 is kept, not the whole file lost with it.
+        let mut existing = std::fs::read(&alternates).unwrap_or_default();
+        if !existing
+            .split(|b| *b == b'\n')
+            .any(|l| l == line.as_bytes())
+        {
+            if !existing.is_empty() && !existing.ends_with(b"\n") {
+                existing.push(b'\n');
+            }
+            existing.extend_from_slice(format!("{line}\n").as_bytes());
+            super::fsutil::replace_file(&alternates, &existing)?;
             self.repo.odb()?.add_disk_alternate(&line)?;
         }
         Ok(())
@@ -681,16 +688,19 @@ fn objects_from_checkout(project: &Project, cache_dir: &Path) -> bool {
     let config = &project.config;
     // The cache's alternates too: a mirror linked by an earlier run (another pull request's
     // checkout at the same path, on a runner that keeps its cache) is read through them.
-    let alternates =
-        std::fs::read_to_string(cache_dir.join("objects/info/alternates")).unwrap_or_default();
+    // Bytes, not text: one line that is not UTF-8 must not hide the others.
+    let alternates = std::fs::read(cache_dir.join("objects/info/alternates")).unwrap_or_default();
+    let linked = |line: &[u8]| {
+        use std::os::unix::ffi::OsStrExt;
+        let line = line.trim_ascii();
+        !line.starts_with(b"#") && inside(Path::new(std::ffi::OsStr::from_bytes(line)))
+    };
     inside(cache_dir)
         || [&config.fork.url, &config.upstream.url]
             .into_iter()
             .filter_map(|url| local_mirror(url))
             .any(|mirror| inside(&mirror))
-        || alternates
-            .lines()
-            .any(|line| !line.starts_with('#') && inside(Path::new(line.trim())))
+        || alternates.split(|b| *b == b'\n').any(linked)
 }
 
 /// The folders a pull request's checkout controls: the project folder, the git work tree

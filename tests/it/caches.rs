@@ -600,3 +600,27 @@ fn a_step_result_made_with_hipcc_is_not_replayed_without_it() {
     assert!(!html.contains("hipcc: stub failure"), "{html}");
     assert!(html.contains("which is not on PATH"), "{html}");
 }
+
+/// The object cache's alternates keep every line a run did not add, bytes and all: a line that
+/// is not UTF-8, and a last line without its newline. Fails on d481506, where such a file read
+/// as empty and was replaced by the one line the run added: the upstream mirror's line was lost.
+#[test]
+fn a_fetch_keeps_every_alternate_it_did_not_add() {
+    let demo = Demo::new(Layout::Patch);
+    let alternates = demo.demo.cache.join("objects/info/alternates");
+    let text = String::from_utf8(std::fs::read(&alternates).unwrap()).unwrap();
+    let fork = format!("{}\n", demo.demo.world.fork.join("objects").display());
+    assert!(text.contains(&fork), "{text}");
+    let kept = [
+        text.replace(&fork, "").as_bytes(),
+        b"/srv/mirrors/caf\xe9.git/objects",
+    ]
+    .concat();
+    std::fs::write(&alternates, &kept).unwrap();
+    let (code, out) = demo.run(&["fetch"]);
+    assert_eq!(code, 0, "{out}");
+    let after = std::fs::read(&alternates).unwrap();
+    let shown = String::from_utf8_lossy(&after);
+    assert!(after.starts_with(&[&kept[..], b"\n"].concat()), "{shown}");
+    assert!(shown.lines().any(|l| format!("{l}\n") == fork), "{shown}");
+}
