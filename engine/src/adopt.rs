@@ -143,31 +143,38 @@ pub fn adopt(
         Some(lock) => super::status::lock_agreement(lock, &actual_lock),
         None => {
             let text = actual_lock.render();
-            replace_file(
-                &project.records_dir().join(records::LOCK_FILE),
-                text.as_bytes(),
-            )?;
+            wrote.push(write_record(project, &mut state, records::LOCK_FILE, text)?);
             state.records.lock = Some(actual_lock);
-            state
-                .records
-                .files
-                .insert(records::LOCK_FILE.into(), text.into_bytes().into());
-            wrote.push(project.record_name(records::LOCK_FILE));
             "written".to_string()
         }
     };
     if let Some(text) = readme {
-        let path = project.records_dir().join(records::README_FILE);
-        replace_file(&path, text.as_bytes())?;
-        let files = &mut state.records.files;
-        files.insert(records::README_FILE.into(), text.into_bytes().into());
-        wrote.push(project.record_name(records::README_FILE));
+        wrote.push(write_record(
+            project,
+            &mut state,
+            records::README_FILE,
+            text,
+        )?);
     }
     // The records as this run read them under its lock, with what it wrote: not read again.
     state.records.model = records::model(project, &state.records.files)?;
     let facts = gather_facts(project, cache, &state)?;
     let findings = run_checks(&facts);
     Ok(summarize(project, &state, &facts, findings, wrote, lock))
+}
+
+/// Writes the record `name` of the records folder, and keeps it in `state` as written; returns
+/// its name.
+fn write_record(
+    project: &Project,
+    state: &mut OverlayState,
+    name: &str,
+    text: String,
+) -> Result<String> {
+    replace_file(&project.records_dir().join(name), text.as_bytes())?;
+    let files = &mut state.records.files;
+    files.insert(name.to_string(), text.into_bytes().into());
+    Ok(project.record_name(name))
 }
 
 /// Writes the composed `forkbook.toml`, when adopt composed one; returns what it wrote.
