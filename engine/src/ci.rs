@@ -385,9 +385,10 @@ pub fn github(
     check_out(project, &file)?;
     let path = project.root.join(&file);
     if check {
-        let current = std::fs::read_to_string(&path).ok();
+        // Bytes: a file there that is not UTF-8 differs; it is not missing.
+        let current = std::fs::read(&path).ok();
         return Ok(Github::Checked {
-            up_to_date: current.as_deref() == Some(text.as_str()),
+            up_to_date: current.as_deref() == Some(text.as_bytes()),
             present: current.is_some(),
             file,
         });

@@ -49,6 +49,15 @@ fn the_workflow_gates_overlay_pull_requests_and_publishes_the_main_branch() {
         std::fs::read_to_string(demo.root().join(WORKFLOW)).unwrap(),
         text
     );
+    // A workflow there that is not UTF-8 differs: it is not missing (it read as missing before).
+    let latin1 = [text.as_bytes(), b"# caf\xe9\n"].concat();
+    std::fs::write(demo.root().join(WORKFLOW), latin1).unwrap();
+    let (code, out) = demo.run(&["ci", "github", "--check"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("differs from") && !out.contains("missing"),
+        "{out}"
+    );
 }
 
 /// Fails on main before this change: `ci github` wrote over a `book.yml` the project had
