@@ -26,8 +26,9 @@ pub fn lock_of(files: &FileMap) -> Lock {
 
 /// What a move computed, handed down to make the records folder after it ([`after_move`]).
 pub struct Moved<'a> {
-    /// The records folder before the move, by relative path, and its model.
+    /// The records folder before the move, by relative path.
     pub before: &'a FileMap,
+    /// Those records as the model read them.
     pub model: &'a Records,
     /// Its `UPSTREAM`, which a move needs whole (`Upstream::checked`).
     pub upstream: &'a Upstream,
