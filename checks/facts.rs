@@ -9,7 +9,7 @@ use serde::Serialize;
 
 pub use forkbook_records::lock::{LockMismatch, MismatchKind};
 pub use forkbook_records::readme::{Counts, Readme, StatedCount, UnreadCount};
-pub use forkbook_records::residual_record::{Note, Recorded, ResidualRecord};
+pub use forkbook_records::residual_record::{Hunk, Note, Recorded, ResidualRecord};
 pub use forkbook_records::upstream::{KeyValueLine, Upstream};
 pub use forkbook_records::{BuildPin, Lock, Records, SeriesPatch};
 
@@ -39,7 +39,7 @@ pub struct OverlayView {
     /// Where the materialized overlay and `overlay.lock` disagree.
     pub lock_mismatches: Vec<LockMismatch>,
     /// The hunks of the residual (local fixes in core files), each with the fix it belongs to.
-    pub residual: Vec<ResidualHunk>,
+    pub residual: Vec<Hunk>,
     /// Upstream files the fork changes that the overlay does not carry (fork hooks outside it).
     pub fork_hooks: Vec<String>,
     /// The true counts, the way `sync` writes them.
@@ -83,18 +83,6 @@ pub struct TreeFacts {
     pub differing: Vec<String>,
 }
 
-/// One hunk of the residual: a local change to a core file.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ResidualHunk {
-    /// The core file, repository-relative.
-    pub file: String,
-    /// The hunk's first line in the overlay's version of the file.
-    pub line: usize,
-    /// The register entries the hunk is attributed to (the fixes whose patches change the
-    /// file; in the files layout, the entries that name it). Empty: no fix explains it.
-    pub fixes: Vec<u32>,
-}
-
 /// The two repositories as `forkbook.toml` names them.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Repos {
@@ -131,7 +119,7 @@ impl Facts {
     }
 
     /// The residual's hunks; none without the overlay.
-    pub fn residual(&self) -> &[ResidualHunk] {
+    pub fn residual(&self) -> &[Hunk] {
         self.overlay.as_ref().map_or(&[][..], |o| &o.residual[..])
     }
 }

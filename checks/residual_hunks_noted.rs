@@ -1,7 +1,7 @@
 //! `residual-hunks-noted`: every hunk of the residual (a local change to a core file) belongs to
 //! an entry that names the file.
 
-use crate::facts::{Facts, ResidualHunk};
+use crate::facts::{Facts, Hunk};
 use crate::names::{Names, Resolved};
 use crate::{Chapter, Check, Finding, Needs, Severity};
 use forkbook_records::register::Register;
@@ -44,12 +44,7 @@ fn noting_record(facts: &Facts) -> Option<&ResidualRecord> {
     record.filter(|r| r.core_header() && files_layout)
 }
 
-fn problem(
-    hunk: &ResidualHunk,
-    register: &Register,
-    facts: &Facts,
-    names: &Names,
-) -> Option<String> {
+fn problem(hunk: &Hunk, register: &Register, facts: &Facts, names: &Names) -> Option<String> {
     // A note of the residual record ties the file to its entry; `residual-notes` checks the note.
     let record = facts.records.residual_record.as_ref();
     if record.is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file)) {
@@ -76,9 +71,10 @@ fn problem(
 }
 
 /// When none of the hunk's fixes has an entry that names its file: which fixes those are.
-fn unnamed_by_its_fixes(hunk: &ResidualHunk, register: &Register, names: &Names) -> Option<String> {
-    let names_it = |number: &u32| {
-        register.entry(*number).is_some_and(|entry| {
+fn unnamed_by_its_fixes(hunk: &Hunk, register: &Register, names: &Names) -> Option<String> {
+    let names_it = |number: &usize| {
+        let entry = u32::try_from(*number).ok().and_then(|n| register.entry(n));
+        entry.is_some_and(|entry| {
             entry
                 .files
                 .iter()

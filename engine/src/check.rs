@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use forkbook_checks::facts::{MarkedFile, OverlayView, Repos, ResidualHunk, TreeFacts};
+use forkbook_checks::facts::{Hunk, MarkedFile, OverlayView, Repos, TreeFacts};
 use forkbook_checks::names::Names;
 pub use forkbook_checks::{Facts, Finding, Severity};
 use forkbook_records::register::Register;
@@ -184,26 +184,19 @@ fn residual_hunks(
     record: Option<&ResidualRecord>,
     files: &[String],
     prefix: &str,
-) -> Vec<ResidualHunk> {
+) -> Vec<Hunk> {
     let names = Names::new(files, prefix);
-    residual::compute(state)
-        .hunks
-        .into_iter()
-        .map(|hunk| {
-            let fixes = match state.layout {
-                Layout::Patch => hunk.fixes.iter().map(|n| *n as u32).collect(),
-                Layout::Files => match record.filter(|r| r.core_header()) {
-                    Some(record) => noted_items(record, &hunk.file),
-                    None => naming_entries(register, &names, &hunk.file),
-                },
+    let mut hunks = residual::compute(state).hunks;
+    if state.layout == Layout::Files {
+        for hunk in &mut hunks {
+            let items = match record.filter(|r| r.core_header()) {
+                Some(record) => noted_items(record, &hunk.file),
+                None => naming_entries(register, &names, &hunk.file),
             };
-            ResidualHunk {
-                file: hunk.file,
-                line: hunk.line,
-                fixes,
-            }
-        })
-        .collect()
+            hunk.fixes = items.into_iter().map(|n| n as usize).collect();
+        }
+    }
+    hunks
 }
 
 /// The register items the record's notes for `path` name.

@@ -5,34 +5,10 @@
 use super::{text_of, FileMap};
 use forkbook_records::lock::sha256_hex;
 use forkbook_records::residual_record::{Flavor, RecordedCommits, ResidualRecord};
+pub use forkbook_records::residual_record::{Hunk, HunkNote};
 use serde::Serialize;
 use similar::udiff::UnifiedHunkHeader;
 use similar::{ChangeTag, TextDiff};
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Hunk {
-    pub file: String,
-    /// First line of the hunk in the overlay's file (1-based).
-    pub line: usize,
-    pub removed: usize,
-    pub added: usize,
-    /// Fix numbers whose patches change this file (patch layout).
-    pub fixes: Vec<usize>,
-    /// The hunk in unified form.
-    pub text: String,
-    /// The residual record's note for the hunk's file, which is what explains it (files
-    /// layout: the register item the note names is then the hunk's fix).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<HunkNote>,
-}
-
-/// A residual record's note as it explains a hunk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HunkNote {
-    /// The register item it names (`LOCAL_FIXES.md item N`), when it names one.
-    pub item: Option<u32>,
-    pub reason: String,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Residual {

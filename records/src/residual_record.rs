@@ -18,6 +18,36 @@ use serde::Serialize;
 use crate::problem::Problem;
 use crate::{CORE_RESIDUAL_FILE, RESIDUAL_FILE};
 
+/// One hunk of the residual: a local change to a core file, against B (the pin plus the fork's
+/// change).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Hunk {
+    /// The core file, repository-relative.
+    pub file: String,
+    /// First line of the hunk in the overlay's file (1-based).
+    pub line: usize,
+    pub removed: usize,
+    pub added: usize,
+    /// The fixes that explain it: the fixes whose patches change the file (patch layout); in the
+    /// files layout, the items the record's notes name for it, or the entries that name it.
+    /// Empty: no fix explains it.
+    pub fixes: Vec<usize>,
+    /// The hunk in unified form.
+    pub text: String,
+    /// The residual record's note for the hunk's file, which is what explains it (files
+    /// layout: the register item the note names is then the hunk's fix).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<HunkNote>,
+}
+
+/// A residual record's note as it explains a hunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HunkNote {
+    /// The register item it names (`LOCAL_FIXES.md item N`), when it names one.
+    pub item: Option<u32>,
+    pub reason: String,
+}
+
 /// Header keys of the three commits, in the order the record lists them.
 pub const COMMIT_KEYS: [&str; 3] = ["pin", "fork", "fork_upstream_merge_base"];
 

@@ -176,10 +176,11 @@ pub fn healthy() -> Facts {
         },
         markers: Vec::new(),
         lock_mismatches: Vec::new(),
-        residual: vec![ResidualHunk {
+        residual: vec![Hunk {
             file: "mlx/device.cpp".into(),
             line: 40,
             fixes: vec![1],
+            ..Hunk::default()
         }],
         fork_hooks: vec![
             "mlx/backend/cuda/eval.cpp".into(),
@@ -295,15 +296,16 @@ pub fn broken() -> Facts {
         kind: MismatchKind::NotLocked,
         line: None,
     });
-    overlay.residual.push(ResidualHunk {
+    overlay.residual.push(Hunk {
         file: "mlx/fast.cpp".into(),
         line: 12,
-        fixes: vec![],
+        ..Hunk::default()
     });
-    overlay.residual.push(ResidualHunk {
+    overlay.residual.push(Hunk {
         file: "mlx/fast.cpp".into(),
         line: 30,
         fixes: vec![2],
+        ..Hunk::default()
     });
     overlay.fork_hooks.push("docs/rocm-notes.md".into());
     overlay
