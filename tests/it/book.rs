@@ -1016,24 +1016,32 @@ fn book_serve_answers_a_page_past_32_idle_clients() {
     let idle: Vec<TcpStream> = (0..32)
         .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
         .collect();
-    // Answered at once: main's server answered 16 clients at a time and dropped an idle one
-    // after 10 s, so this page came after 20 s there.
-    let mut client = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    client
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    write!(
-        client,
-        "GET /steps.html HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = Vec::new();
-    let read = client.read_to_end(&mut response);
-    let response = String::from_utf8_lossy(&response).into_owned();
+    // Answered within 5 s: main's server answered 16 clients at a time and dropped an idle one
+    // after 10 s, so this page came after 20 s there. A connection the server resets is asked
+    // again, as a browser does, within the same 5 s (one such reset was seen in a CI run on a
+    // busy machine; a server that resets every 33rd client still fails).
+    let get = || -> std::io::Result<String> {
+        let mut client = TcpStream::connect(("127.0.0.1", port))?;
+        client.set_read_timeout(Some(Duration::from_secs(5)))?;
+        write!(
+            client,
+            "GET /steps.html HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )?;
+        let mut response = Vec::new();
+        client.read_to_end(&mut response)?;
+        Ok(String::from_utf8_lossy(&response).into_owned())
+    };
+    let asked = Instant::now();
+    let mut read = get();
+    while read.is_err() && asked.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+        read = get();
+    }
+    let response = read.as_deref().unwrap_or_default().to_string();
     server.kill().unwrap();
     server.wait().unwrap();
     drop(idle);
-    assert!(read.is_ok(), "{read:?}: {response}");
+    assert!(read.is_ok(), "{read:?}; the server said: {}", log_text());
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
     assert!(
         response.contains("layout   patch"),
