@@ -139,12 +139,11 @@ pub fn adopt(
     };
     let mut wrote = write_config(project, config_text)?;
     let actual_lock = records::lock_of(&state.overlay);
-    let lock = match &state.records.lock {
+    let lock = match &state.records.model.lock {
         Some(lock) => super::status::lock_agreement(lock, &actual_lock),
         None => {
             let text = actual_lock.render();
             wrote.push(write_record(project, &mut state, records::LOCK_FILE, text)?);
-            state.records.lock = Some(actual_lock);
             "written".to_string()
         }
     };
@@ -334,7 +333,7 @@ fn tree_name(config: &super::config::OverlayConfig) -> String {
 /// it would be written back without its bytes.
 fn with_counts_block(project: &Project, state: &OverlayState) -> Result<Option<String>> {
     let readme = match state.records.files.get(records::README_FILE) {
-        Some(bytes) => records::utf8(project, records::README_FILE, bytes)?,
+        Some(bytes) => records::utf8(project, records::README_FILE, bytes)?.to_string(),
         None => String::new(),
     };
     if Counts::stated(&readme).is_some() {

@@ -119,9 +119,14 @@ pub fn add_overlay_facts(
         residual,
         tree,
         markers,
-        lock_mismatches: state.records.lock.as_ref().map_or(Vec::new(), |lock| {
-            lock.disagreements(&records::lock_of(&state.overlay))
-        }),
+        lock_mismatches: state
+            .records
+            .model
+            .lock
+            .as_ref()
+            .map_or(Vec::new(), |lock| {
+                lock.disagreements(&records::lock_of(&state.overlay))
+            }),
         fork_hooks,
         counts: readme::actual(state.overlay.keys(), prefix, entries),
         core_hashes: core

@@ -134,7 +134,6 @@ fn empty_state(
     };
     let records = Records {
         upstream,
-        lock: None,
         patches: Vec::new(),
         tree,
         tree_prefix: project.config.overlay.tree_prefix(),

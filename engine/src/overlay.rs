@@ -11,7 +11,7 @@ use super::config::Layout;
 use super::error::{Context, Error, Result};
 use super::patch;
 use super::project::Project;
-use super::records::{self, keys, Lock, Upstream};
+use super::records::{self, keys, Upstream};
 use super::report_value::{CommandReport, Verdict};
 use super::FileMap;
 use forkbook_checks::facts::MarkedFile;
@@ -29,7 +29,6 @@ pub type Image = Option<super::Bytes>;
 #[derive(Debug, Clone)]
 pub struct Records {
     pub upstream: Upstream,
-    pub lock: Option<Lock>,
     /// Every file of the records folder, by relative path (patches and tree included).
     pub files: FileMap,
     pub patches: Vec<PatchFile>,
@@ -104,13 +103,12 @@ impl Records {
         // Where the files are is told before what is wrong inside a record.
         let (patches, tree, tree_prefix) = records::sort_folder(project, &files)?;
         let upstream = upstream.checked()?;
-        let lock_name = project.record_name(records::LOCK_FILE);
-        let lock = (model.lock.clone())
-            .map(|lock| lock.checked(&lock_name))
-            .transpose()?;
+        // The model's lock is the overlay's, once it reads without a problem.
+        if let Some(lock) = &model.lock {
+            lock.check(&project.record_name(records::LOCK_FILE))?;
+        }
         Ok(Records {
             upstream,
-            lock,
             files,
             patches,
             tree,
@@ -283,7 +281,7 @@ pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<S
         return config.core_files.clone();
     }
     let prefix = &config.backend_prefix;
-    let listed: Vec<String> = match (layout, &records.lock) {
+    let listed: Vec<String> = match (layout, &records.model.lock) {
         (Layout::Files, _) => records.tree.keys().cloned().collect(),
         (Layout::Patch, Some(lock)) => lock.files.keys().cloned().collect(),
         (Layout::Patch, None) => Vec::new(),

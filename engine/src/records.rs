@@ -17,7 +17,7 @@ use super::{residual_diff, text_of, FileMap};
 use forkbook_records::residual_record::RecordedCommits;
 
 mod folder;
-pub use folder::{is_record, sort_folder, utf8, RECORD_FILES};
+pub use folder::{is_record, sort_folder, utf8};
 
 /// The lock of these overlay files.
 pub fn lock_of(files: &FileMap) -> Lock {

@@ -80,7 +80,7 @@ fn from_records(project: &Project, records: &Records, missing: &Error) -> Status
             records.patches.iter().map(|p| p.name.clone()).collect(),
         ),
         differing_files: None,
-        lock: if records.lock.is_some() {
+        lock: if records.model.lock.is_some() {
             "recorded (not compared: the overlay is not built here)".to_string()
         } else {
             "missing".to_string()
@@ -101,7 +101,7 @@ pub(crate) fn lock_agreement(recorded: &records::Lock, actual: &records::Lock) -
 /// `forkbook status`: the entry point (nothing to fetch, nothing written).
 pub fn status(project: &Project, state: &OverlayState) -> Status {
     let prefix = &project.config.overlay.backend_prefix;
-    let lock = match &state.records.lock {
+    let lock = match &state.records.model.lock {
         None => "missing".to_string(),
         Some(lock) => lock_agreement(lock, &records::lock_of(&state.overlay)),
     };

@@ -715,7 +715,7 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
         Some(text) => Lock::parse(&String::from_utf8_lossy(text), records::LOCK_FILE)?,
         None => records::lock_of(&state.overlay),
     };
-    if let Some(lock) = &state.records.lock {
+    if let Some(lock) = &state.records.model.lock {
         let why = "materialized file does not match overlay.lock";
         out.extend(
             lock.mismatches(&planned_lock)

@@ -107,15 +107,17 @@ impl Lock {
 
     /// Reads the lock for a command that cannot go on with a malformed one.
     pub fn parse(text: &str, file: &str) -> Result<Lock, RecordError> {
-        Lock::read(text).checked(file)
+        let lock = Lock::read(text);
+        lock.check(file)?;
+        Ok(lock)
     }
 
-    /// The lock as read, or its first problem as an error naming `file` and the line.
-    pub fn checked(self, file: &str) -> Result<Lock, RecordError> {
+    /// The lock's first problem, if it has one, as an error naming `file` and the line.
+    pub fn check(&self, file: &str) -> Result<(), RecordError> {
         match self.problems.first() {
             Some(problem) => Err(RecordError::at(file, Some(problem.line), &problem.message)
                 .with_note("regenerate the lock with `forkbook sync` at the recorded commits")),
-            None => Ok(self),
+            None => Ok(()),
         }
     }
 

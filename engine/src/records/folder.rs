@@ -14,7 +14,7 @@ use forkbook_records::series::{series_name, PatchFile};
 
 /// Names in the records folder that are records, never overlay files: forkbook's own and the
 /// ones projects keep (the first user's `CORE_RESIDUAL.diff`).
-pub const RECORD_FILES: &[&str] = &[
+const RECORD_FILES: &[&str] = &[
     UPSTREAM_FILE,
     FIXES_FILE,
     README_FILE,
@@ -58,8 +58,8 @@ pub fn is_record(project: &Project, path: &str) -> bool {
 }
 
 /// A record's text, or an error naming it when it is not UTF-8.
-pub fn utf8(project: &Project, name: &str, bytes: &[u8]) -> Result<String> {
-    String::from_utf8(bytes.to_vec())
+pub fn utf8<'a>(project: &Project, name: &str, bytes: &'a [u8]) -> Result<&'a str> {
+    std::str::from_utf8(bytes)
         .map_err(|_| Error::new(format!("`{}` is not UTF-8", project.record_name(name))))
 }
 
@@ -93,7 +93,7 @@ fn patches_and_tree(
             }
         } else if path.starts_with(&format!("{PATCHES_DIR}/")) {
             if let Some(name) = series_name(path) {
-                let text = utf8(project, path, bytes)?;
+                let text = utf8(project, path, bytes)?.to_string();
                 let name = name.to_string();
                 patches.push(PatchFile { name, text });
             }
