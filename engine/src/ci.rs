@@ -6,30 +6,12 @@
 use super::error::{Error, Result};
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
+use super::text::yaml_quoted;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Where the workflow goes, relative to the project root.
 pub const WORKFLOW_FILE: &str = ".github/workflows/book.yml";
-
-/// A YAML double-quoted scalar that means exactly `text`: `"` and `\` escaped, and every
-/// character outside printable ASCII written as `\uXXXX`, so no line break of any YAML version
-/// (NEL, U+2028 and U+2029 included) or invisible character reaches the file.
-pub(crate) fn quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            ' '..='~' => out.push(c),
-            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// `words` as one shell command line, each word quoted where it needs it.
 fn shell_line(words: &[&str]) -> String {
@@ -49,12 +31,12 @@ pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String>
     let book = request.book_dir.trim_end_matches('/');
     let setup = setup_steps(records, &request.install(project));
     let book_step = |verb: &str| {
-        quoted(&shell_line(&[
+        yaml_quoted(&shell_line(&[
             "forkbook", "book", verb, "--rerun", "--dir", book,
         ]))
     };
     let (test, build) = (book_step("test"), book_step("build"));
-    let site = quoted(&format!("{book}/book"));
+    let site = yaml_quoted(&format!("{book}/book"));
     let mut extra_jobs = String::new();
     if request.rocm {
         extra_jobs.push_str(&super::ci_rocm::rocm_drift_job(records, &setup));
@@ -128,9 +110,9 @@ fn workflow_head(records: &str, book: &str, branch: &str, schedule: &str) -> Str
     ];
     let paths: String = paths
         .iter()
-        .map(|p| format!("      - {}\n", quoted(p)))
+        .map(|p| format!("      - {}\n", yaml_quoted(p)))
         .collect();
-    let branch = quoted(branch);
+    let branch = yaml_quoted(branch);
     format!(
         "\
 {WORKFLOW_HEADER}: the executable book is this project's gate and its site.
@@ -160,10 +142,10 @@ fn setup_steps(records: &str, install: &str) -> String {
     // An expression's string literal is single-quoted, with `''` for a quote. The key is the
     // recorded commits: a new pin or fork commit starts a new entry.
     let upstream = format!("'{}'", format!("{records}/UPSTREAM").replace('\'', "''"));
-    let cache_key = quoted(&format!(
+    let cache_key = yaml_quoted(&format!(
         "forkbook-objects-${{{{ hashFiles({upstream}) }}}}"
     ));
-    let install = quoted(install);
+    let install = yaml_quoted(install);
     format!(
         "      - uses: actions/checkout@v4
       - name: Keep forkbook's caches outside the checkout

@@ -8,9 +8,9 @@
 //! is rebuilt and published with it. Scheduling and pull requests stay GitHub's: forkbook only
 //! writes the records and the body.
 
-// The workflow's one YAML quoting rule (every character outside printable ASCII escaped).
-use super::ci::quoted;
 use super::error::{Error, Result};
+// The workflow's one YAML quoting rule (every character outside printable ASCII escaped).
+use super::text::yaml_quoted;
 
 /// The schedule when `--schedule` is left out: every day at 05:17 UTC (off the hour, when
 /// GitHub's scheduled runs queue least).
@@ -44,7 +44,7 @@ pub fn check_schedule(cron: &str) -> Result<String> {
 pub fn schedule_trigger(cron: &str) -> String {
     format!(
         "  # The roll's forecast (and the book with it) is made again on this schedule (UTC).\n  schedule:\n    - cron: {}\n",
-        quoted(cron)
+        yaml_quoted(cron)
     )
 }
 
@@ -52,8 +52,8 @@ pub fn schedule_trigger(cron: &str) -> String {
 /// cache, forkbook, the recorded commits); `records` the records folder, the only files the pull
 /// request carries.
 pub fn roll_job(setup: &str, records: &str) -> String {
-    let add_paths = quoted(&format!("{records}/**"));
-    let branch = quoted(ROLL_BRANCH);
+    let add_paths = yaml_quoted(&format!("{records}/**"));
+    let branch = yaml_quoted(ROLL_BRANCH);
     format!(
         "
   # The scheduled roll: forecast the next pin bump and, when the clean candidate (the newest

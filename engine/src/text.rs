@@ -1,4 +1,4 @@
-//! Small helpers for the text forkbook prints to people.
+//! Small helpers for the text forkbook writes: for people, and quoted for the files it generates.
 
 /// A commit id as every report shows one: its first 8 characters (all of it when shorter).
 pub fn short_id(id: &str) -> &str {
@@ -27,6 +27,25 @@ pub fn wrap_list(items: &[String], indent: &str, width: usize) -> String {
         line_len += piece.chars().count();
         out.push_str(&piece);
     }
+    out
+}
+
+/// A YAML double-quoted scalar that means exactly `text`: `"` and `\` escaped, and every
+/// character outside printable ASCII written as `\uXXXX`, so no line break of any YAML version
+/// (NEL, U+2028 and U+2029 included) or invisible character reaches the file.
+pub fn yaml_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
     out
 }
 

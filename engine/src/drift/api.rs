@@ -103,7 +103,7 @@ fn read_blobs(repo: &Repository, commit: Oid, ids: store::BlobIds) -> Result<Fil
 /// Compares the upstream files at two commits against a backend. Pure: no history, no
 /// suppressions (see [`drift_api`] for both).
 pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig) -> ApiReport {
-    let prep = sources::Prep::new(cfg, &[from, to], backend);
+    let prep = sources::prep(cfg, &[from, to], backend);
     let backend_model = sources::backend_model(backend, &prep);
     let to_side = sources::upstream_side(to, cfg, &prep, &backend_model, None);
     let from_side = sources::upstream_side(from, cfg, &prep, &backend_model, Some((to, &to_side)));
@@ -150,7 +150,7 @@ pub struct BackendUses {
 /// The backend's includes and uses, for `drift build --stubs`, which declares the names a
 /// missing library header would have given.
 pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
-    let prep = sources::Prep::new(cfg, &[], backend);
+    let prep = sources::prep(cfg, &[], backend);
     let model = sources::backend_model(backend, &prep);
     let mut declared: std::collections::BTreeSet<String> =
         model.decls.iter().map(|d| d.name.clone()).collect();

@@ -6,7 +6,7 @@ use super::extract::{self, Source};
 use super::macros;
 use super::model::Loc;
 use super::model::{Decl, DeclKind};
-use super::syntax::{self, StubUse};
+use super::syntax::{self, Prep, StubUse};
 use super::uses::{self, Uses};
 use crate::paths::normalize;
 use crate::FileMap;
@@ -56,55 +56,40 @@ fn under(path: &str, prefixes: &[String]) -> bool {
     prefixes.iter().any(|p| path.starts_with(p.as_str()))
 }
 
-/// What to blank before parsing, and the backend's stub macros: the configured ones plus
-/// those learned from the files' own `#define` lines (see [`macros`]).
-#[derive(Debug, Default)]
-pub struct Prep {
-    /// A digest of everything below: parses kept by [`ParseMemo`] are kept per preparation.
-    pub fingerprint: u64,
-    /// Blanked anywhere, with their argument list when one follows.
-    pub blank: BTreeSet<String>,
-    /// Function-like macros defined anywhere in the input, blanked in statement position.
-    pub statement: BTreeSet<String>,
-    /// Stub and definer macros with the members each defines for its argument (recorded where
-    /// used, then blanked).
-    pub stubs: BTreeMap<String, Vec<String>>,
-}
-
-impl Prep {
-    pub fn new(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-        let defined = |(_, bytes): (&str, &[u8])| macros::definitions(bytes);
-        let upstream_inputs = upstream
-            .iter()
-            .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
-        let mut defs: Vec<_> = upstream_inputs.flat_map(defined).collect();
-        let backend_defs: Vec<_> = cpp_inputs(backend, |_, _| true)
-            .into_iter()
-            .flat_map(defined)
-            .collect();
-        let mut stubs = macros::definers(&backend_defs);
-        stubs.extend(cfg.stub_macros.clone());
-        defs.extend(backend_defs);
-        let attributes = defs.iter().filter(|d| macros::is_attribute_like(d));
-        let blank = cfg.blank_macros.iter().chain(attributes.map(|d| &d.name));
-        let blank: BTreeSet<String> = blank.cloned().collect();
-        let statement = defs
-            .into_iter()
-            .filter(|d| d.function_like)
-            .map(|d| d.name)
-            .collect();
-        let fingerprint = {
-            use std::hash::{Hash, Hasher};
-            let mut hasher = std::collections::hash_map::DefaultHasher::new();
-            (&blank, &statement, &stubs).hash(&mut hasher);
-            hasher.finish()
-        };
-        Prep {
-            fingerprint,
-            blank,
-            statement,
-            stubs,
-        }
+/// What to blank before parsing `upstream` and `backend`: the configured macros plus those
+/// learned from the files' own `#define` lines (see [`macros`]).
+pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
+    let defined = |(_, bytes): (&str, &[u8])| macros::definitions(bytes);
+    let upstream_inputs = upstream
+        .iter()
+        .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
+    let mut defs: Vec<_> = upstream_inputs.flat_map(defined).collect();
+    let backend_defs: Vec<_> = cpp_inputs(backend, |_, _| true)
+        .into_iter()
+        .flat_map(defined)
+        .collect();
+    let mut stubs = macros::definers(&backend_defs);
+    stubs.extend(cfg.stub_macros.clone());
+    defs.extend(backend_defs);
+    let attributes = defs.iter().filter(|d| macros::is_attribute_like(d));
+    let blank = cfg.blank_macros.iter().chain(attributes.map(|d| &d.name));
+    let blank: BTreeSet<String> = blank.cloned().collect();
+    let statement = defs
+        .into_iter()
+        .filter(|d| d.function_like)
+        .map(|d| d.name)
+        .collect();
+    let fingerprint = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (&blank, &statement, &stubs).hash(&mut hasher);
+        hasher.finish()
+    };
+    Prep {
+        fingerprint,
+        blank,
+        statement,
+        stubs,
     }
 }
 

@@ -8,8 +8,23 @@
 //! records the backend's stub-macro invocations (`NO_GPU(Abs)`) and blanks them too, and blanks
 //! kernel launch configurations (`<<<grid, block>>>`).
 
-use super::sources::Prep;
+use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::{Node, Parser, Tree};
+
+/// What to blank before parsing, and the backend's stub macros: the configured ones plus
+/// those learned from the files' own `#define` lines (`sources::prep` gathers them).
+#[derive(Debug, Default)]
+pub struct Prep {
+    /// A digest of everything below: parses kept by `sources::ParseMemo` are kept per preparation.
+    pub fingerprint: u64,
+    /// Blanked anywhere, with their argument list when one follows.
+    pub blank: BTreeSet<String>,
+    /// Function-like macros defined anywhere in the input, blanked in statement position.
+    pub statement: BTreeSet<String>,
+    /// Stub and definer macros with the members each defines for its argument (recorded where
+    /// used, then blanked).
+    pub stubs: BTreeMap<String, Vec<String>>,
+}
 
 /// One invocation of a stub macro, `NO_GPU(Abs)`: the macro, its argument, the 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,7 +427,6 @@ pub fn squeeze(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::{BTreeMap, BTreeSet};
 
     fn blank_set(names: &[&str]) -> BTreeSet<String> {
         names.iter().map(|s| s.to_string()).collect()
