@@ -298,33 +298,41 @@ fn tagged_processes(tag: &str, pipe_inode: Option<u64>) -> Vec<i32> {
             continue;
         }
         let dir = entry.path();
-        let zombie = std::fs::read_to_string(dir.join("stat"))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(')')
-                    .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true);
-        if zombie {
+        let Some((state, parent)) = state_and_parent(&dir) else {
+            continue;
+        };
+        if state == 'Z' {
             continue;
         }
         let tagged = std::fs::read(dir.join("environ")).is_ok_and(|env| {
             env.split(|b| *b == 0)
                 .any(|var| var.starts_with(needle.as_bytes()))
         });
-        let holds_pipe = pipe.as_ref().is_some_and(|pipe| {
-            std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
-                fds.flatten().any(|fd| {
-                    std::fs::read_link(fd.path())
-                        .is_ok_and(|target| target.as_os_str() == pipe.as_str())
+        // A child of this process holding the pipe is either the run's own child (its group was
+        // killed above) or another thread's child between fork and exec, which holds every
+        // descriptor of this process until exec closes them: never ours to kill.
+        let holds_pipe = parent != me
+            && pipe.as_ref().is_some_and(|pipe| {
+                std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
+                    fds.flatten().any(|fd| {
+                        std::fs::read_link(fd.path())
+                            .is_ok_and(|target| target.as_os_str() == pipe.as_str())
+                    })
                 })
-            })
-        });
+            });
         if tagged || holds_pipe {
             found.push(pid);
         }
     }
     found
+}
+
+/// A process's state letter (`Z` for a zombie) and its parent, from `/proc/PID/stat`.
+fn state_and_parent(dir: &Path) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    Some((state, fields.next()?.parse().ok()?))
 }
 
 /// Tunes glibc's allocator for a short command-line run: grow the heap in 16 MiB steps and keep
@@ -405,6 +413,45 @@ mod tests {
         for pid in pids {
             assert!(!alive(pid), "process {pid} outlived the step");
         }
+    }
+
+    /// A run's clean-up killed any process holding its output pipe, and another thread's child
+    /// holds every pipe of this process between fork and exec: under load, a step running beside
+    /// another one was killed (a book test saw exit 137 where its timeout gives 124).
+    #[test]
+    fn the_clean_up_spares_this_process_s_own_children_but_not_a_grandchild() {
+        let (_reader, writer) = std::io::pipe().unwrap();
+        let inode = pipe_inode(&writer);
+        let pid_file = tempfile::NamedTempFile::new().unwrap();
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "sleep 30 & echo $! > {}; sleep 30",
+                pid_file.path().display()
+            ))
+            .stdout(writer.try_clone().unwrap())
+            .spawn()
+            .unwrap();
+        drop(writer);
+        let grandchild = loop {
+            if let Ok(pid) = std::fs::read_to_string(pid_file.path())
+                .unwrap()
+                .trim()
+                .parse()
+            {
+                break pid;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let found = tagged_processes("FORKBOOK_RUN_NOT_THIS_ONE", inode);
+        let _ = child.kill();
+        let _ = child.wait();
+        // SAFETY: kill(2) on the one process this test started and left behind.
+        unsafe {
+            libc::kill(grandchild, libc::SIGKILL);
+        }
+        assert!(!found.contains(&(child.id() as i32)), "{found:?}");
+        assert!(found.contains(&grandchild), "{found:?}");
     }
 
     #[test]
