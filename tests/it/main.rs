@@ -2,6 +2,7 @@
 //! (`common`).
 
 mod adopt;
+mod architecture;
 mod attacks;
 mod book;
 mod build_locks;
