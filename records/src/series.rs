@@ -14,7 +14,7 @@ pub struct PatchFile {
 impl PatchFile {
     /// The fix number, from the file name's leading digits.
     pub fn number(&self) -> Option<usize> {
-        self.name.split('-').next()?.parse().ok()
+        fix_number(&self.name)
     }
 
     /// Everything before the first `diff --git` line: the header we keep across rewrites.
@@ -38,6 +38,11 @@ impl PatchFile {
             None => subject.to_string(),
         }
     }
+}
+
+/// The fix a series patch belongs to: the number its file name starts with (`0003-…` is 3).
+fn fix_number(name: &str) -> Option<usize> {
+    name.split('-').next()?.parse().ok()
 }
 
 /// The file name of the series patch at `path` (relative to the records folder): a `.patch`
@@ -64,10 +69,8 @@ impl SeriesPatch {
     /// The patch named `name` in the series folder, `file` as the user names it.
     pub fn of(name: &str, file: String, text: &str) -> SeriesPatch {
         SeriesPatch {
-            number: name
-                .split('-')
-                .next()
-                .and_then(|n| n.parse().ok())
+            number: fix_number(name)
+                .and_then(|n| u32::try_from(n).ok())
                 .unwrap_or(0),
             file,
             empty: is_empty_patch(text),
