@@ -44,10 +44,14 @@ fn a_cycle_is_found_where_two_files_import_each_other() {
     assert_eq!(paths, ["super::a::B", "super::a::c::D", "super::e"]);
     let inline = inline_paths("    x.map(super::roll_ci::describe);\n/// [`super::ci`]\n");
     assert_eq!(inline, ["super::roll_ci::describe"]);
+    let kept = without_tests(
+        "use a;\n#[cfg(test)]\nmod tests;\nuse b;\n#[cfg(test)]\nmod t {\n    use c;\n}\nuse d;\n",
+    );
+    assert_eq!(kept, "use a;\nuse b;\nuse d;\n");
 }
 
 /// Every module file below `dir` by its module path (`drift::api::syntax`; the crate root is
-/// ``), with its code before the first `#[cfg(test)]`.
+/// ``), with its code less its `#[cfg(test)]` items.
 fn modules_of(dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -64,8 +68,35 @@ fn modules_of(dir: &Path) -> BTreeMap<String, String> {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-            out.insert(module_path(dir, &path), code.to_string());
+            out.insert(module_path(dir, &path), without_tests(&text));
+        }
+    }
+    out
+}
+
+/// `text` without its `#[cfg(test)]` items: a `mod tests;` line, or everything up to the `}`
+/// that closes the item at the attribute's indentation (rustfmt's layout). Code after a test
+/// module (`src/cli/mod.rs`, `drift/api.rs` after its `mod tests;`) is kept.
+fn without_tests(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != "#[cfg(test)]" {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let close = format!("{}}}", &line[..line.len() - line.trim_start().len()]);
+        match lines.next() {
+            Some(item) if item.trim_end().ends_with(';') => {}
+            Some(_) => {
+                for inner in lines.by_ref() {
+                    if inner.trim_end() == close {
+                        break;
+                    }
+                }
+            }
+            None => {}
         }
     }
     out
