@@ -51,6 +51,9 @@ pub struct OverlayView {
     /// The register's `fork-commit` SHAs that are commits of the fork: the recorded fork
     /// commit's history, or the fork's branch as last fetched.
     pub fork_commits: Vec<String>,
+    /// Each pull request or issue of the fork or upstream the register cites, with its state as
+    /// the repository's pull refs (`refs/pull/N/head`) say.
+    pub pulls: Vec<CitedPull>,
 }
 
 impl OverlayView {
@@ -59,6 +62,59 @@ impl OverlayView {
         let mut files: Vec<String> = self.residual.iter().map(|h| h.file.clone()).collect();
         files.dedup();
         files
+    }
+}
+
+/// A pull request or issue of the fork or upstream that an entry cites, and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CitedPull {
+    /// The entry that cites it, and the line it is cited at (the `link` field's, else the
+    /// entry's own).
+    pub entry: u32,
+    pub line: usize,
+    /// As the entry writes it: a web address or `owner/repo#N`.
+    pub cited: String,
+    /// `fork` or `upstream`: whose pull refs were read.
+    pub repo: String,
+    pub number: u32,
+    /// Whether it is the entry's `link` field (its own pull request), not a cause or a reference.
+    pub is_link: bool,
+    pub state: PullState,
+}
+
+/// What a repository's pull refs say of a number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum PullState {
+    /// Its head ref is there and the branch holds neither its head nor a commit naming it.
+    Open { head: String },
+    /// The branch holds it: `commit` is its head (an ancestor of the branch) or the branch's
+    /// commit whose message names the number (a squash or rebase merge).
+    Merged {
+        commit: String,
+        head: Option<String>,
+    },
+    /// No pull ref of that number: an issue, or a pull request the mirror does not hold.
+    Absent,
+}
+
+impl PullState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PullState::Open { .. } => "open",
+            PullState::Merged { .. } => "merged",
+            PullState::Absent => "absent",
+        }
+    }
+
+    /// `open`, `merged at 1a2b3c4d5e6f`, `absent`: the state as people read it.
+    pub fn describe(&self) -> String {
+        match self {
+            PullState::Merged { commit, .. } => {
+                format!("merged at {}", &commit[..12.min(commit.len())])
+            }
+            other => other.as_str().to_string(),
+        }
     }
 }
 

@@ -37,6 +37,7 @@ catalogue![
     fix_state_complete,
     fix_link_present,
     fork_commit_on_fork,
+    fix_pull_state,
     differing_file_named,
     named_file_differs,
     overlay_matches_lock,

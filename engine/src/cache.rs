@@ -470,6 +470,53 @@ impl Cache {
             .map(|oids| oids[0])
     }
 
+    /// `remote`'s pull request heads by number and its branch tip, read where they are: a mirror
+    /// on this machine in place (`refs/pull/N/head`, `refs/heads/BRANCH`; a GitHub mirror has
+    /// them), else what the cache holds from a fetch (`refs/remotes/NAME/pull/N`, the branch as
+    /// last fetched). Nothing is fetched: pull refs are read, not asked of the network.
+    pub fn pull_heads(&self, remote: Remote) -> Result<(BTreeMap<u32, Oid>, Option<Oid>)> {
+        let config = self.remote_config(remote);
+        let name = remote.name();
+        let mirror = local_mirror(&config.url).and_then(|dir| {
+            Repository::open_bare(&dir)
+                .or_else(|_| Repository::open(&dir))
+                .ok()
+        });
+        let (repo, pulls, branch) = match &mirror {
+            Some(mirror) => (
+                mirror,
+                "refs/pull/".to_string(),
+                format!("refs/heads/{}", config.branch),
+            ),
+            None => (
+                &self.repo,
+                format!("refs/remotes/{name}/pull/"),
+                format!("refs/remotes/{name}/{}", config.branch),
+            ),
+        };
+        let mut heads = BTreeMap::new();
+        for reference in repo.references_glob(&format!("{pulls}*"))? {
+            let reference = reference?;
+            let Some(rest) = reference
+                .name()
+                .ok()
+                .and_then(|n| n.strip_prefix(pulls.as_str()))
+            else {
+                continue;
+            };
+            // `N/head` in a mirror, `N` as a fetch maps them into the cache.
+            let number = rest.strip_suffix("/head").unwrap_or(rest);
+            if let (Ok(number), Ok(commit)) = (number.parse(), reference.peel_to_commit()) {
+                heads.insert(number, commit.id());
+            }
+        }
+        let tip = repo.refname_to_id(&branch).ok().or_else(|| {
+            let cached = format!("refs/remotes/{name}/{}", config.branch);
+            self.repo.refname_to_id(&cached).ok()
+        });
+        Ok((heads, tip))
+    }
+
     /// The file at `path` in `commit`, or `None` when the commit has no such file.
     pub fn read(&self, commit: Oid, path: &str) -> Result<Option<Vec<u8>>> {
         let tree = self.repo.find_commit(commit)?.tree()?;

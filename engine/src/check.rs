@@ -135,6 +135,9 @@ pub fn add_overlay_facts(
             .collect(),
         core_files: state.core_files.clone(),
         fork_commits,
+        pulls: (records.register.as_ref()).map_or(Vec::new(), |r| {
+            crate::propose::pulls::states(project, cache, r)
+        }),
     });
     Ok(())
 }

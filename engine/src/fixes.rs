@@ -1,6 +1,7 @@
 //! `forkbook fixes list` and `forkbook fixes migrate`: the register of local fixes
 //! (LOCAL_FIXES.md) as forkbook reads it, and an older register turned into one with states.
 
+use crate::cache::Cache;
 use crate::doc::{code, text, words, Doc};
 use crate::error::{Error, Result};
 use crate::project::Project;
@@ -11,21 +12,31 @@ use forkbook_records::remote::web_address;
 use serde::Serialize;
 use std::path::Path;
 
-/// `forkbook fixes list`: the project's register, entry by entry.
+/// `forkbook fixes list`: the project's register, entry by entry, with the state of each pull
+/// request it cites as the fork's and upstream's pull refs say (none where the object cache
+/// cannot be opened).
 pub fn list(project: &Project) -> Result<Listing> {
-    list_file(
-        &project.records_dir().join(FIXES_FILE),
-        &project.record_name(FIXES_FILE),
-    )
+    let path = project.records_dir().join(FIXES_FILE);
+    let name = project.record_name(FIXES_FILE);
+    let register = read_register(&path, &name)?;
+    let pulls = match Cache::open(project) {
+        Ok(cache) => crate::propose::pulls::states(project, &cache, &register),
+        Err(_) => Vec::new(),
+    };
+    Ok(register::listing_with(&register, &pulls))
 }
 
 /// `forkbook fixes list --file PATH`: the register at `path` (named `name`), no project needed.
 pub fn list_file(path: &Path, name: &str) -> Result<Listing> {
+    Ok(register::listing(&read_register(path, name)?))
+}
+
+fn read_register(path: &Path, name: &str) -> Result<register::Register> {
     if !path.is_file() {
         return Err(Error::new(format!("there is no register at `{name}`"))
             .with_note("write one entry `N. **Title.** why…` or `## N. Title` per local fix"));
     }
-    Ok(register::listing(&register::load(path, name)?))
+    register::load(path, name)
 }
 
 impl CommandReport for Listing {
@@ -85,10 +96,18 @@ fn entry_lines(doc: &mut Doc, entry: &Listed, file: &str) {
         ("files", entry.files.clone()),
         ("issues", entry.issues.clone()),
         ("links", entry.links.clone()),
+        ("pull requests", pull_states(entry)),
     ];
     for (label, values) in lists.iter().filter(|(_, values)| !values.is_empty()) {
         doc.line(vec![text(format!("       {label}: {}", values.join(", ")))]);
     }
+}
+
+/// `fork #101 merged at 1a2b3c4d5e6f`, one per citation whose pull refs were read.
+fn pull_states(entry: &Listed) -> Vec<String> {
+    (entry.pulls.iter())
+        .map(|p| format!("{} #{} {}", p.repo, p.number, p.state.describe()))
+        .collect()
 }
 
 /// What `forkbook fixes migrate` proposed (and with `--write` wrote). Its JSON is the migration.

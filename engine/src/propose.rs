@@ -15,7 +15,6 @@ use git2::{build::TreeUpdateBuilder, FileMode, Oid, Repository, Signature};
 use serde::Serialize;
 
 use super::cache::{short, Cache};
-use super::config::Layout;
 use super::doc::{code, either, text, words, Doc};
 use super::error::{Context, Error, Result};
 use super::markdown;
@@ -28,8 +27,10 @@ use super::register::{self, Entry, Register, State};
 use super::report_value::plural;
 use super::FileMap;
 use crate::bail;
-use forkbook_checks::names::{Names, Resolved};
 
+mod draft;
+mod history;
+pub mod pulls;
 mod run;
 pub use run::{propose, record_pr, Proposed, Recorded};
 
@@ -44,10 +45,16 @@ pub const INDEX_FILE: &str = "index.md";
 /// same lines as far as applying goes.
 const CONTEXT: usize = 3;
 
-/// One entry's package.
+/// One package: an entry's change, or the changes of entries that share a file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Package {
+    /// The entry it is named after: the first of [`Package::entries`].
     pub number: u32,
+    /// Every entry whose change it holds: one, or the entries of a group (see `shared`).
+    pub entries: Vec<u32>,
+    /// The files its entries share, when it is a group: their changes could not be told
+    /// apart (no commit isolates them), so they go together.
+    pub shared: Vec<String>,
     pub title: String,
     pub state: Option<State>,
     pub link: Option<String>,
@@ -62,6 +69,11 @@ pub struct Package {
     pub paths: Vec<String>,
     /// Earlier packages this one is stacked on, because their changes touch the same lines.
     pub depends_on: Vec<u32>,
+    /// Where its change came from.
+    pub evidence: Evidence,
+    /// `git apply --check` of the patch: onto the commit it is made on, then (when stacked)
+    /// onto the fork commit alone.
+    pub apply_checks: Vec<ApplyCheck>,
     pub pr_title: String,
     pub pr_body: String,
     /// The `git format-patch` style text.
@@ -69,11 +81,52 @@ pub struct Package {
     pub patch: String,
 }
 
+/// Where a package's change came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "from")]
+pub enum Evidence {
+    /// The entry's patch of the series (patch layout).
+    Patch,
+    /// The project's own commit that added or changed the entry, restricted to the files the
+    /// entry names (files layout).
+    Commit { commit: String, summary: String },
+    /// The files the entries name, overlay against the base tree (files layout, where no
+    /// commit isolates the change).
+    Files,
+}
+
+impl Evidence {
+    /// The evidence as people read it.
+    pub fn describe(&self) -> String {
+        match self {
+            Evidence::Patch => "its patch of the series".to_string(),
+            Evidence::Commit { commit, summary } => {
+                let short = &commit[..12.min(commit.len())];
+                format!(
+                    "commit {short} of the project's history (\"{summary}\"), the files it names"
+                )
+            }
+            Evidence::Files => "the files it names, overlay against the base tree".to_string(),
+        }
+    }
+}
+
+/// What `git apply --check` said of a patch onto one tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApplyCheck {
+    /// The commit whose tree it was checked against.
+    pub onto: String,
+    /// `None` when it could not be checked (no `git`).
+    pub applies: Option<bool>,
+    /// What git said when it does not apply, or why it was not checked.
+    pub said: String,
+}
+
 /// One file's change: its content before and after the fix.
 type Change = (String, Image, Image);
 
-/// An entry left out of a run without numbers, and why: the fork already holds its change, so
-/// there is nothing to send (asking for it by number is an error saying the same).
+/// An entry left out, and why: a run without numbers skips an entry whose change the fork
+/// already holds (nothing to send), and names each entry it cannot package (something to add).
 #[derive(Debug, Clone, Serialize)]
 pub struct Skipped {
     pub number: u32,
@@ -83,11 +136,13 @@ pub struct Skipped {
     pub note: String,
 }
 
-/// What [`build_proposal`] made: the packages, and the entries it left out.
+/// What [`build_proposal`] made: the packages, the entries it skipped, and those it could not
+/// package.
 #[derive(Debug, Clone, Serialize)]
 pub struct Proposal {
     pub packages: Vec<Package>,
     pub skipped: Vec<Skipped>,
+    pub not_packaged: Vec<Skipped>,
 }
 
 /// The packages of [`build_proposal`].
@@ -101,12 +156,15 @@ pub fn build(
     Ok(build_proposal(project, cache, state, register, numbers)?.packages)
 }
 
-/// Builds the packages of `numbers` (every entry that applies to the fork when empty; those
-/// whose change the fork already holds are skipped then, each with its reason).
+/// Builds the packages of `numbers` (every entry that applies to the fork when empty). Asked
+/// for by number, an entry that cannot be packaged is an error; without numbers, every entry
+/// that can be is packaged, one whose change the fork holds is skipped and every other is named
+/// in [`Proposal::not_packaged`] with its reason and what to add.
 ///
-/// Packages whose changes touch the same lines (directly or through a third) form a stack:
-/// each is committed on top of the previous one of its stack, so the patches apply in order
-/// with `git am` and each branch holds what it needs.
+/// Entries whose change only their files (not a commit) give, and that share a file with
+/// another, become one package. Packages whose changes touch the same lines (directly or
+/// through a third) form a stack: each is committed on top of the previous one of its stack,
+/// so the patches apply in order with `git am` and each branch holds what it needs.
 pub fn build_proposal(
     project: &Project,
     cache: &Cache,
@@ -115,45 +173,90 @@ pub fn build_proposal(
     numbers: &[u32],
 ) -> Result<Proposal> {
     let fork = state.commits.fork;
+    let asked = !numbers.is_empty();
+    let drafting = draft::Drafting::new(project, cache, state, register);
+    let mut proposal = Proposal {
+        packages: Vec::new(),
+        skipped: Vec::new(),
+        not_packaged: Vec::new(),
+    };
     let mut drafts = Vec::new();
-    let mut skipped = Vec::new();
     for entry in chosen_entries(register, numbers)? {
-        let drafted = draft(project, cache, state, register, entry)
-            .map_err(|e| e.context(format!("entry {}", entry.number)))?;
-        match drafted {
-            Drafted::Ready(draft) => drafts.push(draft),
-            Drafted::Contained { reason, note } if numbers.is_empty() => skipped.push(Skipped {
-                number: entry.number,
-                title: entry.title.clone(),
-                reason,
-                note,
-            }),
-            Drafted::Contained { reason, note } => {
+        let left_out = |reason: String, note: String| Skipped {
+            number: entry.number,
+            title: entry.title.clone(),
+            reason,
+            note,
+        };
+        match drafting.draft(entry) {
+            Ok(Drafted::Ready(draft)) => drafts.push(draft),
+            Ok(Drafted::Contained { reason, note }) if !asked => {
+                proposal.skipped.push(left_out(reason, note))
+            }
+            Ok(Drafted::Contained { reason, note }) => {
                 return Err(Error::new(reason)
                     .with_note(note)
                     .context(format!("entry {}", entry.number)))
             }
+            Err(e) if !asked => proposal
+                .not_packaged
+                .push(left_out(e.message(), e.note.clone().unwrap_or_default())),
+            Err(e) => return Err(e.context(format!("entry {}", entry.number))),
         }
     }
+    let (drafts, failed) = drafting.group_shared(drafts);
+    for (entries, e) in failed {
+        if asked {
+            return Err(e);
+        }
+        proposal.not_packaged.extend(group_left_out(&entries, &e));
+    }
     let stacks = stacks(&drafts);
-    let mut packages: Vec<Package> = Vec::new();
+    // Each draft's package, by the draft's index; `None` for one that failed.
+    let mut made: Vec<Option<usize>> = Vec::new();
     for (draft, below) in drafts.iter().zip(&stacks) {
+        let below: Vec<usize> = below.iter().filter_map(|&i| made[i]).collect();
         let parent = match below.last() {
-            Some(&i) => Oid::from_str(&packages[i].commit)?,
+            Some(&i) => Oid::from_str(&proposal.packages[i].commit)?,
             None => fork,
         };
-        let depends_on = below.iter().map(|&i| drafts[i].entry.number).collect();
-        let package = package_on(cache, fork, parent, draft, depends_on)
-            .map_err(|e| e.context(format!("entry {}", draft.entry.number)))?;
-        packages.push(package);
+        let depends_on = below.iter().map(|&i| proposal.packages[i].number).collect();
+        match package_on(cache, fork, parent, draft, depends_on) {
+            Ok(package) => {
+                made.push(Some(proposal.packages.len()));
+                proposal.packages.push(package);
+            }
+            Err(e) if !asked => {
+                made.push(None);
+                proposal
+                    .not_packaged
+                    .extend(group_left_out(&draft.entries, &e));
+            }
+            Err(e) => return Err(e.context(format!("entry {}", draft.entries[0].number))),
+        }
     }
-    let bodies: Vec<String> = (packages.iter().zip(&drafts))
-        .map(|(package, draft)| pr_body(draft.entry, package, &packages))
+    proposal.not_packaged.sort_by_key(|s| s.number);
+    let packages = &proposal.packages;
+    let bodies: Vec<String> = (made.iter().zip(&drafts))
+        .filter_map(|(made, draft)| Some(pr_body(draft, &packages[(*made)?], packages)))
         .collect();
-    for (package, body) in packages.iter_mut().zip(bodies) {
+    for (package, body) in proposal.packages.iter_mut().zip(bodies) {
         package.pr_body = body;
     }
-    Ok(Proposal { packages, skipped })
+    Ok(proposal)
+}
+
+/// Each entry of a draft that could not be packaged, with the error's words.
+fn group_left_out(entries: &[&Entry], e: &Error) -> Vec<Skipped> {
+    entries
+        .iter()
+        .map(|entry| Skipped {
+            number: entry.number,
+            title: entry.title.clone(),
+            reason: e.message(),
+            note: e.note.clone().unwrap_or_default(),
+        })
+        .collect()
 }
 
 /// An entry's draft, or why there is nothing to propose.
@@ -166,11 +269,15 @@ enum Drafted<'a> {
     },
 }
 
-/// An entry's change, and the lines of the fork commit it touches.
+/// A package to be: its entries' change, where it came from, and the lines of the fork commit
+/// it touches.
 struct Draft<'a> {
-    entry: &'a Entry,
+    entries: Vec<&'a Entry>,
     change: Vec<Change>,
     touched: Touched,
+    evidence: Evidence,
+    /// The files its entries share (a group).
+    shared: Vec<String>,
 }
 
 fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a Entry>> {
@@ -196,39 +303,6 @@ fn chosen_entries<'a>(register: &'a Register, numbers: &[u32]) -> Result<Vec<&'a
     Ok(entries)
 }
 
-fn draft<'a>(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    register: &Register,
-    entry: &'a Entry,
-) -> Result<Drafted<'a>> {
-    let fork = state.commits.fork;
-    let note = "mark the entry `merged` with the fork commit that contains it".to_string();
-    let Some(change) = fix_change(project, state, register, entry)? else {
-        return Ok(Drafted::Contained {
-            reason: format!(
-                "the files it names equal the base tree ({}): the change is already there",
-                state.commits.describe()
-            ),
-            note,
-        });
-    };
-    let on_fork = carry_onto(cache.repo(), fork, &change)?;
-    if on_fork.iter().all(|(_, before, after)| before == after) {
-        return Ok(Drafted::Contained {
-            reason: format!("fork commit `{}` already contains this change", short(fork)),
-            note,
-        });
-    }
-    let touched = touched_lines(&on_fork);
-    Ok(Drafted::Ready(Draft {
-        entry,
-        change,
-        touched,
-    }))
-}
-
 /// The package of one draft, committed on `parent` (the fork commit, or the package below it
 /// in its stack) and verified against `parent`'s tree.
 fn package_on(
@@ -238,12 +312,12 @@ fn package_on(
     draft: &Draft,
     depends_on: Vec<u32>,
 ) -> Result<Package> {
-    let entry = draft.entry;
+    let entry = draft.entries[0];
     // The package is committed into the cache (blobs, tree, commit, `refs/forkbook/propose/`).
     cache.lock_for_writing()?;
     let files = carry_onto(cache.repo(), parent, &draft.change)?;
     let name = format!("{:04}-{}", entry.number, slug(&entry.title));
-    let commit = commit_package(cache.repo(), parent, &files, entry, &name)?;
+    let commit = commit_package(cache.repo(), parent, &files, &draft.entries, &name)?;
     let patch = format_patch(cache.repo(), commit)?;
     verify(cache.repo(), parent, commit, &patch).with_context(|| {
         format!(
@@ -251,8 +325,14 @@ fn package_on(
             short(parent)
         )
     })?;
+    let mut apply_checks = vec![apply_check(cache, parent, &patch)];
+    if parent != fork {
+        apply_checks.push(apply_check(cache, fork, &patch));
+    }
     Ok(Package {
         number: entry.number,
+        entries: draft.entries.iter().map(|e| e.number).collect(),
+        shared: draft.shared.clone(),
         title: entry.title.clone(),
         state: entry.state(),
         link: entry.value("link").map(String::from),
@@ -266,79 +346,68 @@ fn package_on(
             .map(|(p, _, _)| p.clone())
             .collect(),
         depends_on,
-        pr_title: plain_title(&entry.title),
+        evidence: draft.evidence.clone(),
+        apply_checks,
+        pr_title: pr_title(&draft.entries),
         pr_body: String::new(),
         patch,
     })
 }
 
-/// The entry's change against the base tree: its patch's images (patch layout), or the named
-/// files' difference between B and the overlay (files layout). `None`: the files it names are
-/// there but equal the base tree, which already holds the change.
-fn fix_change(
-    project: &Project,
-    state: &OverlayState,
-    register: &Register,
-    entry: &Entry,
-) -> Result<Option<Vec<Change>>> {
-    match state.layout {
-        Layout::Patch => {
-            let Some(step) = state
-                .steps
-                .iter()
-                .find(|s| s.number() == entry.number as usize)
-            else {
-                bail!("the series has no patch for entry {}", entry.number);
-            };
-            Ok(Some(
-                step.changed_paths()
-                    .into_iter()
-                    .map(|p| (p.to_string(), step.pre[p].clone(), step.post[p].clone()))
-                    .collect(),
-            ))
-        }
-        Layout::Files => files_change(project, state, register, entry),
+/// `git apply --check` of `patch` against `onto`'s tree, in a scratch index of the cache: the
+/// check a maintainer's `git am` makes first, by git itself.
+fn apply_check(cache: &Cache, onto: Oid, patch: &str) -> ApplyCheck {
+    let checked = |applies: Option<bool>, said: String| ApplyCheck {
+        onto: onto.to_string(),
+        applies,
+        said,
+    };
+    let Ok(scratch) = tempfile::tempdir() else {
+        return checked(None, "no scratch folder for git's index".into());
+    };
+    let (index, file) = (
+        scratch.path().join("index"),
+        scratch.path().join("package.patch"),
+    );
+    if std::fs::write(&file, patch).is_err() {
+        return checked(None, "the patch could not be written for git".into());
     }
-}
-
-fn files_change(
-    project: &Project,
-    state: &OverlayState,
-    register: &Register,
-    entry: &Entry,
-) -> Result<Option<Vec<Change>>> {
-    let prefix = &project.config.overlay.backend_prefix;
-    let all: Vec<String> = state
-        .base
-        .files
-        .keys()
-        .chain(state.overlay.keys())
-        .cloned()
-        .collect();
-    let differing = state.differences();
-    let names = Names::new(&all, prefix);
-    let mut change: Vec<Change> = Vec::new();
-    let mut named_a_file = false;
-    for named in &entry.files {
-        if let Resolved::File(path) = names.resolve(&named.name) {
-            named_a_file = true;
-            // Each differing file once, in the order the entry first names it.
-            let diff = differing.iter().find(|d| d.0 == path);
-            if let Some(diff) = diff.filter(|_| change.iter().all(|c| c.0 != path)) {
-                change.push(diff.clone());
-            }
+    let onto_text = onto.to_string();
+    let git = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(cache.dir())
+            .args(args)
+            .env("GIT_INDEX_FILE", &index)
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    let read = git(&["read-tree".as_ref(), onto_text.as_ref()]);
+    let output = match read {
+        Ok(out) if out.status.success() => git(&[
+            "apply".as_ref(),
+            "--cached".as_ref(),
+            "--check".as_ref(),
+            file.as_os_str(),
+        ]),
+        other => other,
+    };
+    match output {
+        Err(e) => checked(None, format!("`git` could not be run: {e}")),
+        Ok(out) if out.status.success() => checked(Some(true), String::new()),
+        Ok(out) => {
+            let said = String::from_utf8_lossy(&out.stderr);
+            let said: Vec<&str> = said
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            checked(
+                Some(false),
+                crate::terminal::escape_controls(&said.join("; ")).into_owned(),
+            )
         }
     }
-    if change.is_empty() && named_a_file {
-        return Ok(None);
-    }
-    if change.is_empty() {
-        bail!(
-            "`{}` names no file that differs from the base tree",
-            register.file
-        );
-    }
-    Ok(Some(change))
 }
 
 /// A file's bytes as a side of a merge.
@@ -391,7 +460,7 @@ fn commit_package(
     repo: &Repository,
     fork: Oid,
     files: &[Change],
-    entry: &Entry,
+    entries: &[&Entry],
     name: &str,
 ) -> Result<Oid> {
     let parent = repo.find_commit(fork)?;
@@ -413,7 +482,7 @@ fn commit_package(
     }
     let tree = repo.find_tree(update.create_updated(repo, &base_tree)?)?;
     let author = author(repo, &parent)?;
-    let message = commit_message(entry);
+    let message = commit_message(entries);
     let commit = repo.commit(None, &author, &author, &message, &tree, &[&parent])?;
     repo.reference(
         &format!("refs/forkbook/propose/{name}"),
@@ -439,15 +508,31 @@ fn author(repo: &Repository, parent: &git2::Commit) -> Result<Signature<'static>
     )?)
 }
 
-fn commit_message(entry: &Entry) -> String {
-    let mut message = plain_title(&entry.title);
-    let prose = wrap_free_prose(&entry.prose);
-    if !prose.is_empty() {
-        message.push_str("\n\n");
-        message.push_str(&prose);
+/// The subject, then each entry's prose (a group's under each entry's title).
+fn commit_message(entries: &[&Entry]) -> String {
+    let mut message = pr_title(entries);
+    for entry in entries {
+        let prose = wrap_free_prose(&entry.prose);
+        if entries.len() > 1 {
+            message.push_str(&format!("\n\n{}:", plain_title(&entry.title)));
+        }
+        if !prose.is_empty() {
+            message.push_str(if entries.len() > 1 { "\n" } else { "\n\n" });
+            message.push_str(&prose);
+        }
     }
     message.push('\n');
     message
+}
+
+/// The pull request's title: the entry's, or for a group the first entry's and how many more.
+fn pr_title(entries: &[&Entry]) -> String {
+    let first = plain_title(&entries[0].title);
+    match entries.len() {
+        1 => first,
+        2 => format!("{first}, and one more fix"),
+        n => format!("{first}, and {} more fixes", n - 1),
+    }
 }
 
 /// The prose without `Files:` lines, which name our overlay's view of the change.
@@ -562,10 +647,34 @@ fn overlaps(a: &Touched, b: &Touched) -> bool {
 }
 
 /// The pull request body: the entry's prose, its reproduction, the files, and dependencies.
-fn pr_body(entry: &Entry, package: &Package, others: &[Package]) -> String {
-    let mut body = wrap_free_prose(&entry.prose);
-    if let Some(repro) = entry.value("reproduction") {
-        body.push_str(&format!("\n\n### Reproduction\n\n{repro}"));
+fn pr_body(draft: &Draft, package: &Package, others: &[Package]) -> String {
+    let mut body = String::new();
+    for entry in &draft.entries {
+        if draft.entries.len() > 1 {
+            body.push_str(&format!(
+                "\n\n## {}\n\n",
+                markdown::text(&plain_title(&entry.title))
+            ));
+        }
+        body.push_str(&wrap_free_prose(&entry.prose));
+        if let Some(repro) = entry.value("reproduction") {
+            body.push_str(&format!("\n\n### Reproduction\n\n{repro}"));
+        }
+    }
+    if !draft.shared.is_empty() {
+        let shared: Vec<String> = draft
+            .shared
+            .iter()
+            .map(|p| markdown::code_span(p))
+            .collect();
+        body.push_str(&format!(
+            "\n\nThese fixes change the same {} together, so they come as one change.",
+            if shared.len() == 1 {
+                format!("file {}", shared[0])
+            } else {
+                format!("files {}", shared.join(", "))
+            }
+        ));
     }
     body.push_str("\n\n### Files\n\n");
     for path in &package.paths {
@@ -585,9 +694,19 @@ fn pr_body(entry: &Entry, package: &Package, others: &[Package]) -> String {
         }
     }
     body.push_str(&format!(
-        "\nMade against fork commit `{}` by `forkbook propose` from local fix {} of our overlay.\n",
+        "\nMade against fork commit `{}` by `forkbook propose` from local {} {} of our overlay.\n",
         &package.fork_commit[..12.min(package.fork_commit.len())],
-        package.number
+        if package.entries.len() == 1 {
+            "fix"
+        } else {
+            "fixes"
+        },
+        package
+            .entries
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
     body.trim_start().to_string()
 }

@@ -33,7 +33,7 @@ pub use forkbook_records::register::{
     list_item_head, normalize_key, numbered_title, parse, Entry, Field, Form, NamedFile, Problem,
     Register, State, Stated, KNOWN_KEYS, STATES,
 };
-pub use listing::{listing, Listed, Listing, StateCount};
+pub use listing::{listing, listing_with, Listed, Listing, StateCount};
 pub use migrate::{migrate, Migration, Proposal};
 
 use std::path::Path;

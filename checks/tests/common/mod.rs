@@ -204,6 +204,25 @@ pub fn healthy() -> Facts {
         .map(String::from)
         .to_vec(),
         fork_commits: vec![FORK.into()],
+        pulls: vec![
+            pull(
+                2,
+                18,
+                12,
+                PullState::Open {
+                    head: "c".repeat(40),
+                },
+            ),
+            pull(
+                3,
+                28,
+                13,
+                PullState::Merged {
+                    commit: FORK.into(),
+                    head: None,
+                },
+            ),
+        ],
     };
     Facts {
         records,
@@ -216,6 +235,19 @@ pub fn healthy() -> Facts {
         },
         overlay: Some(overlay),
         record_markers: Vec::new(),
+    }
+}
+
+/// Pull request `number` of the fork, the `link` of entry `entry` at `line`, in `state`.
+fn pull(entry: u32, line: usize, number: u32, state: PullState) -> CitedPull {
+    CitedPull {
+        entry,
+        line,
+        cited: format!("https://github.com/NripeshN/mlx/pull/{number}"),
+        repo: "fork".into(),
+        number,
+        is_link: true,
+        state,
     }
 }
 
@@ -278,6 +310,10 @@ pub fn broken() -> Facts {
     register.entries[0].files.push(named("mlx/fast.cpp", 6));
     register.entries[0].files.push(named("mlx/nothing.cpp", 7));
     let overlay = facts.overlay.as_mut().unwrap();
+    // Entry 3 says `merged`, but the fork's pull refs say its pull request is still open.
+    overlay.pulls[1].state = PullState::Open {
+        head: "d".repeat(40),
+    };
     let tree = &mut overlay.tree;
     tree.differing.push("mlx/backend/rocm/kernels.cpp".into());
     tree.files.push("mlx/backend/rocm/kernels.cpp".into());

@@ -1,5 +1,6 @@
 //! `forkbook propose`: the packages made, written and pushed, and `--record`, each reported.
 
+use super::pulls::{self, CitedPull};
 use super::{build_proposal, push, record, write, Package, Skipped, DEFAULT_OUT, INDEX_FILE};
 use crate::cache::Cache;
 use crate::error::Result;
@@ -17,9 +18,10 @@ fn out_dir(project: &Project, out: Option<&Path>) -> PathBuf {
     out.map_or_else(|| project.root.join(DEFAULT_OUT), Path::to_path_buf)
 }
 
-/// What `forkbook propose` made. Its JSON is the list of packages.
+/// What `forkbook propose` made. Its JSON: the packages, the entries skipped and those not
+/// packaged (each with its reason and note), and the state of every pull request the register
+/// cites.
 #[derive(Debug, Clone, Serialize)]
-#[serde(transparent)]
 pub struct Proposed {
     pub packages: Vec<Package>,
     /// The folder the packages and their index were written to.
@@ -29,8 +31,11 @@ pub struct Proposed {
     #[serde(skip)]
     pub pushed: Option<String>,
     /// Entries left out because the fork already holds their change (a run without numbers).
-    #[serde(skip)]
     pub skipped: Vec<Skipped>,
+    /// Entries that could not be packaged, each with what to add (a run without numbers).
+    pub not_packaged: Vec<Skipped>,
+    /// Every pull request or issue of the fork or upstream the register cites, with its state.
+    pub pulls: Vec<CitedPull>,
 }
 
 /// `forkbook propose`: a package per entry of `numbers` (default: every entry that applies to
@@ -61,6 +66,8 @@ pub fn propose(
         out,
         pushed: push_to.map(str::to_string),
         skipped: proposal.skipped,
+        not_packaged: proposal.not_packaged,
+        pulls: pulls::states(project, &cache, &register),
     })
 }
 
@@ -75,27 +82,17 @@ impl CommandReport for Proposed {
             );
         }
         for p in &self.packages {
-            let _ = writeln!(
-                out,
-                "entry {}: {} ({} file{}), applies to fork commit {}",
-                p.number,
-                p.file,
-                p.paths.len(),
-                if p.paths.len() == 1 { "" } else { "s" },
-                &p.fork_commit[..12]
-            );
-            let _ = writeln!(out, "  title: {}", p.pr_title);
-            if !p.depends_on.is_empty() {
-                let depends: Vec<String> = p.depends_on.iter().map(|n| n.to_string()).collect();
-                let _ = writeln!(
-                    out,
-                    "  stacked on entry {} (their changes touch the same lines)",
-                    depends.join(", ")
-                );
+            package_lines(&mut out, p, self.pushed.as_deref());
+        }
+        for left in &self.not_packaged {
+            let _ = writeln!(out, "entry {}: not packaged: {}", left.number, left.reason);
+            if !left.note.is_empty() {
+                let _ = writeln!(out, "  note: {}", left.note);
             }
-            if let Some(remote) = &self.pushed {
-                let _ = writeln!(out, "  pushed as branch `{}` to {remote}", p.branch);
-            }
+        }
+        let pulls = pull_lines(&self.pulls);
+        if !pulls.is_empty() {
+            let _ = writeln!(out, "pull requests the register cites:\n{pulls}");
         }
         let _ = writeln!(
             out,
@@ -103,15 +100,82 @@ impl CommandReport for Proposed {
             plural(self.packages.len(), "package", "packages"),
             self.out.join(INDEX_FILE).display()
         );
+        if !self.not_packaged.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} not packaged: add what each note says, then run `forkbook propose` again",
+                plural(self.not_packaged.len(), "entry", "entries")
+            );
+        }
         if !self.packages.is_empty() {
             out.push_str("once a pull request is open: `forkbook propose --record N URL`\n");
         }
-        out
+        crate::terminal::escape_controls(&out).into_owned()
     }
 
+    /// Some entry could not be packaged: what was made is written, and the run says so.
     fn verdict(&self) -> Verdict {
-        Verdict::Clean
+        Verdict::problems_if(!self.not_packaged.is_empty())
     }
+}
+
+/// A package's lines: its file, entries, evidence, `git apply --check`, stack and branch.
+fn package_lines(out: &mut String, p: &Package, pushed: Option<&str>) {
+    let files = plural(p.paths.len(), "file", "files");
+    let _ = writeln!(out, "entry {}: {} ({files})", p.number, p.file);
+    let _ = writeln!(out, "  title: {}", p.pr_title);
+    if p.entries.len() > 1 {
+        let entries: Vec<String> = p.entries.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  one package for entries {}: they share `{}`, and no commit of the project's history tells their changes apart",
+            entries.join(", "),
+            p.shared.join("`, `")
+        );
+    }
+    let _ = writeln!(out, "  change from: {}", p.evidence.describe());
+    for check in &p.apply_checks {
+        let onto = &check.onto[..12.min(check.onto.len())];
+        let what = if check.onto == p.fork_commit {
+            format!("fork commit {onto}")
+        } else {
+            format!("{onto} (the package below it)")
+        };
+        let said = match check.applies {
+            Some(true) => "applies".to_string(),
+            Some(false) => format!("does not apply: {}", check.said),
+            None => format!("not checked: {}", check.said),
+        };
+        let _ = writeln!(out, "  git apply --check onto {what}: {said}");
+    }
+    if !p.depends_on.is_empty() {
+        let depends: Vec<String> = p.depends_on.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  stacked on entry {} (their changes touch the same lines)",
+            depends.join(", ")
+        );
+    }
+    if let Some(remote) = pushed {
+        let _ = writeln!(out, "  pushed as branch `{}` to {remote}", p.branch);
+    }
+}
+
+/// `  entry 4: fork #102: open (…/pull/102)`, one line per citation.
+pub(crate) fn pull_lines(pulls: &[CitedPull]) -> String {
+    let mut out = String::new();
+    for pull in pulls {
+        let _ = writeln!(
+            out,
+            "  entry {}: {} #{}: {} ({})",
+            pull.entry,
+            pull.repo,
+            pull.number,
+            pull.state.describe(),
+            pull.cited
+        );
+    }
+    out
 }
 
 /// What `forkbook propose --record N URL` recorded.

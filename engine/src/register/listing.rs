@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::{Entry, Problem, Register, State, STATES};
+use forkbook_checks::facts::CitedPull;
 
 /// Every entry of a register and what is wrong with its shape.
 #[derive(Debug, Clone, Serialize)]
@@ -44,6 +45,21 @@ pub struct Listed {
     pub files: Vec<String>,
     pub section: Option<String>,
     pub line: usize,
+    /// The pull requests and issues of the fork and upstream it cites, each with its state as
+    /// the pull refs say (`fixes list` in a project fills them in; empty otherwise).
+    pub pulls: Vec<CitedPull>,
+}
+
+/// The listing of a parsed register, each entry with its citations' states from `pulls`.
+pub fn listing_with(register: &Register, pulls: &[CitedPull]) -> Listing {
+    let mut listing = listing(register);
+    for entry in &mut listing.entries {
+        entry.pulls = (pulls.iter())
+            .filter(|p| p.entry == entry.number)
+            .cloned()
+            .collect();
+    }
+    listing
 }
 
 /// The listing of a parsed register.
@@ -101,5 +117,6 @@ fn listed(entry: &Entry, problems: &mut Vec<Problem>) -> Listed {
         files: entry.files.iter().map(|f| f.name.clone()).collect(),
         section: entry.section.clone(),
         line: entry.line,
+        pulls: Vec::new(),
     }
 }
