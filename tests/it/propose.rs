@@ -490,3 +490,263 @@ fn propose_never_writes_into_the_records_or_over_a_file_not_its_own() {
         );
     }
 }
+
+/// Runs `forkbook ARGS` with the world's repositories as mirrors of the URLs `forkbook.toml`
+/// names (as a user points `FORKBOOK_FORK_URL` at a clone of the fork).
+fn run_with_mirrors(demo: &Demo, args: &[&str]) -> (i32, String) {
+    let world = &demo.demo.world;
+    let overrides = forkbook::engine::project::Overrides {
+        cache: Some(demo.demo.cache.clone()),
+        tool_path: Some(crate::common::tool_path().to_os_string()),
+        fork_url: Some(world.fork.to_string_lossy().into_owned()),
+        upstream_url: Some(world.upstream.to_string_lossy().into_owned()),
+        ..Default::default()
+    };
+    let full = forkbook::cli::argv(demo.root(), &overrides, args.iter().copied());
+    let mut out = Vec::new();
+    let code = forkbook::cli::run(full, &mut out);
+    (code, String::from_utf8_lossy(&out).into_owned())
+}
+
+/// `forkbook.toml` names the fork and upstream by their web addresses, as a real project does.
+fn name_the_repositories_by_their_addresses(demo: &Demo) {
+    let path = demo.root().join("forkbook.toml");
+    let world = &demo.demo.world;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text
+        .replace(
+            &format!("url = \"{}\"", world.fork.display()),
+            "url = \"https://github.com/NripeshN/mlx.git\"",
+        )
+        .replace(
+            &format!("url = \"{}\"", world.upstream.display()),
+            "url = \"https://github.com/ml-explore/mlx.git\"",
+        );
+    assert!(text.contains("NripeshN/mlx.git") && text.contains("ml-explore/mlx.git"));
+    std::fs::write(path, text).unwrap();
+}
+
+/// Appends `text` to line `line` (1-based) of the overlay file `path` in the records' tree.
+fn mark_line(demo: &Demo, path: &str, line: usize, text: &str) {
+    let file = demo.records().join("tree").join(path);
+    let old = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<String> = old.lines().map(String::from).collect();
+    lines[line - 1].push_str(text);
+    std::fs::write(&file, format!("{}\n", lines.join("\n"))).unwrap();
+}
+
+fn add_entry(demo: &Demo, text: &str) {
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let old = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{old}\n{text}")).unwrap();
+}
+
+fn commit_all(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+/// A commit of the world's fork with `parent` as its only parent and `parent`'s tree; `branch`
+/// moves to it when given.
+fn fork_commit(demo: &Demo, parent: &str, message: &str, branch: Option<&str>) -> String {
+    let repo = git2::Repository::open_bare(&demo.demo.world.fork).unwrap();
+    let parent = repo
+        .find_commit(git2::Oid::from_str(parent).unwrap())
+        .unwrap();
+    let who = git2::Signature::new("t", "t@t", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let tree = parent.tree().unwrap();
+    let reference = branch.map(|b| format!("refs/heads/{b}"));
+    let oid = repo
+        .commit(reference.as_deref(), &who, &who, message, &tree, &[&parent])
+        .unwrap();
+    oid.to_string()
+}
+
+fn pull_ref(demo: &Demo, number: u32, commit: &str) {
+    let repo = git2::Repository::open_bare(&demo.demo.world.fork).unwrap();
+    let oid = git2::Oid::from_str(commit).unwrap();
+    let name = format!("refs/pull/{number}/head");
+    repo.reference(&name, oid, true, "test").unwrap();
+}
+
+/// The files layout with the project's own git history: two entries whose changes to one file
+/// each came in the commit that wrote the entry (each its own package, the second stacked on
+/// the first, as their lines touch), two entries sharing a file with no commit of their own
+/// (one package that says so), and an entry naming no file (named with what to add, exit 1).
+/// Every patch passes `git apply --check` on a clone of the fork at the fork commit, in order.
+/// Fails on main before this change: `propose` stopped at entry 9 ("names no file that differs
+/// from the base tree", exit 2) and wrote nothing.
+#[test]
+fn propose_packages_what_it_can_from_the_project_s_history_and_names_the_rest() {
+    let demo = Demo::new(Layout::Files);
+    name_the_repositories_by_their_addresses(&demo);
+    let root = demo.root().to_path_buf();
+    git(&root, &["init", "-q"]);
+    commit_all(&root, "Adopt the ROCm overlay");
+    let kernels = "mlx/backend/rocm/kernels.cpp";
+    mark_line(&demo, kernels, 10, " // local fix 5: guard the empty grid");
+    add_entry(&demo, "## 5. Guard the kernel launch against an empty grid\n\nFiles: `mlx/backend/rocm/kernels.cpp`\n\nAn empty grid launched anyway. Discussed in https://github.com/NripeshN/mlx/pull/103.\n\n- state: to-propose\n");
+    commit_all(&root, "Guard the kernel launch against an empty grid");
+    mark_line(
+        &demo,
+        kernels,
+        12,
+        " // local fix 6: round the block count up",
+    );
+    add_entry(&demo, "## 6. Round the block count up\n\nFiles: `mlx/backend/rocm/kernels.cpp`\n\nThe last partial block was dropped; see NripeshN/mlx#104.\n\n- state: to-propose\n");
+    commit_all(&root, "Round the block count up");
+    // Not committed: entries 7 and 8 change one file, and entry 9 names none.
+    let copy = "mlx/backend/rocm/copy.cpp";
+    mark_line(&demo, copy, 5, " // local fix 7");
+    mark_line(&demo, copy, 20, " // local fix 8");
+    add_entry(&demo, "## 7. Copy strided views in one pass\n\nFiles: `mlx/backend/rocm/copy.cpp`\n\nLike https://github.com/NripeshN/mlx/pull/105.\n\n- state: to-propose\n");
+    add_entry(&demo, "## 8. Copy an empty array without a launch\n\nFiles: `mlx/backend/rocm/copy.cpp`\n\nNo launch for no elements.\n\n- state: to-propose\n");
+    add_entry(&demo, "## 9. Retry the device query once\n\nThe first query after a reset fails.\n\n- state: to-propose\n");
+    // The fork's pull refs: #101 merged (its head on the branch), #102 open, #103 open, #105
+    // squash-merged (the branch's commit names it), #104 none.
+    pull_ref(&demo, 101, demo.fork(3));
+    let open = fork_commit(
+        &demo,
+        demo.fork(1),
+        "Synchronize before finalize returns",
+        None,
+    );
+    pull_ref(&demo, 102, &open);
+    pull_ref(
+        &demo,
+        103,
+        &fork_commit(&demo, demo.fork(1), "Guard the empty grid", None),
+    );
+    pull_ref(
+        &demo,
+        105,
+        &fork_commit(&demo, demo.fork(1), "Copy strided views", None),
+    );
+    let tip = demo.fork(4).to_string();
+    let squash = fork_commit(
+        &demo,
+        &tip,
+        "Copy strided views in one pass (#105)",
+        Some("rocm-support"),
+    );
+
+    let out_dir = demo.tmp.path().join("packages");
+    let (code, text) = run_with_mirrors(&demo, &["propose", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "some entries were not packaged: {text}");
+    let history: Vec<String> = git(&root, &["log", "--format=%H", "-2"])
+        .lines()
+        .map(String::from)
+        .collect();
+    let (fix6_commit, fix5_commit) = (&history[0][..12], &history[1][..12]);
+    let f1 = &demo.fork(1)[..12];
+    for line in [
+        "entry 5: 0005-guard-the-kernel-launch-against-an-empty-grid.patch (1 file)".to_string(),
+        format!("  change from: commit {fix5_commit} of the project's history (\"Guard the kernel launch against an empty grid\"), the files it names"),
+        format!("  change from: commit {fix6_commit} of the project's history (\"Round the block count up\"), the files it names"),
+        "  stacked on entry 5 (their changes touch the same lines)".to_string(),
+        "entry 7: 0007-copy-strided-views-in-one-pass.patch (1 file)".to_string(),
+        "  one package for entries 7, 8: they share `mlx/backend/rocm/copy.cpp`, and no commit of the project's history tells their changes apart".to_string(),
+        "  change from: the files it names, overlay against the base tree".to_string(),
+        format!("  git apply --check onto fork commit {f1}: applies"),
+        "entry 9: not packaged: entry 9 names no file".to_string(),
+        "  note: add the files it changes to its text (`mlx/backend/rocm/…` in backticks) or a `- files:` line to entry 9 of `patches-rocm/LOCAL_FIXES.md`".to_string(),
+        format!("  entry 2: fork #101: merged at {}", &demo.fork(3)[..12]),
+        "  entry 4: fork #102: open (https://github.com/NripeshN/mlx/pull/102)".to_string(),
+        "  entry 5: fork #103: open".to_string(),
+        "  entry 6: fork #104: absent (NripeshN/mlx#104)".to_string(),
+        format!("  entry 7: fork #105: merged at {}", &squash[..12]),
+        "1 entry not packaged: add what each note says, then run `forkbook propose` again".to_string(),
+    ] {
+        assert!(text.contains(&line), "missing {line:?} in:\n{text}");
+    }
+    assert!(
+        !text.contains("entry 8: 0008"),
+        "entry 8 is in entry 7's package: {text}"
+    );
+    // The stacked package does not apply to the fork commit alone, and says so.
+    let six = text.split("entry 6: ").nth(1).unwrap();
+    assert!(
+        six.contains(&format!(
+            "git apply --check onto fork commit {f1}: does not apply"
+        )),
+        "{text}"
+    );
+
+    // Each package holds its own change: 5's line in 5's patch, 6's in 6's.
+    let patch = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap();
+    let added = |text: &str| -> String {
+        text.lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let five = patch("0005-guard-the-kernel-launch-against-an-empty-grid.patch");
+    let six = patch("0006-round-the-block-count-up.patch");
+    let seven = patch("0007-copy-strided-views-in-one-pass.patch");
+    assert!(
+        added(&five).contains("local fix 5") && !added(&five).contains("local fix 6"),
+        "{five}"
+    );
+    assert!(
+        added(&six).contains("local fix 6") && !added(&six).contains("local fix 5"),
+        "{six}"
+    );
+    assert!(
+        added(&seven).contains("local fix 7") && added(&seven).contains("local fix 8"),
+        "{seven}"
+    );
+
+    // git itself: every package that is on the fork commit applies there, and 6 after 5.
+    let checkout = fork_checkout(&demo, "apply");
+    let check = |name: &str| {
+        let file = out_dir.join(name);
+        git(&checkout, &["apply", "--check", file.to_str().unwrap()]);
+    };
+    for name in [
+        "0002-free-pooled-buffers-when-the-allocator-is.patch",
+        "0004-synchronize-the-stream-before-finalize-returns.patch",
+        "0005-guard-the-kernel-launch-against-an-empty-grid.patch",
+        "0007-copy-strided-views-in-one-pass.patch",
+    ] {
+        check(name);
+    }
+    let five_file = out_dir.join("0005-guard-the-kernel-launch-against-an-empty-grid.patch");
+    git(&checkout, &["am", "--quiet", five_file.to_str().unwrap()]);
+    check("0006-round-the-block-count-up.patch");
+
+    // `fixes list` and `check` read the same states from the pull refs.
+    let (code, list) = run_with_mirrors(&demo, &["fixes", "list"]);
+    assert_eq!(code, 0, "{list}");
+    for line in [
+        format!(
+            "       pull requests: fork #101 merged at {}",
+            &demo.fork(3)[..12]
+        ),
+        "       pull requests: fork #102 open".to_string(),
+        "       pull requests: fork #104 absent".to_string(),
+    ] {
+        assert!(list.contains(&line), "missing {line:?} in:\n{list}");
+    }
+    let (_, checked) = run_with_mirrors(&demo, &["check"]);
+    let pull_findings: Vec<&str> = checked
+        .lines()
+        .filter(|l| l.contains("[fix-pull-state]"))
+        .collect();
+    assert_eq!(pull_findings.len(), 3, "{checked}");
+    for finding in [
+        "entry 2 is `proposed`, but the fork's pull request #101 is merged at",
+        "entry 5 is to be proposed, but the fork's pull request #103 is already open",
+        "entry 7 is to be proposed, but the fork's pull request #105 is merged at",
+    ] {
+        assert!(
+            pull_findings.iter().any(|f| f.contains(finding)),
+            "missing {finding:?} in:\n{checked}"
+        );
+    }
+    assert!(
+        checked.contains(&format!(
+            "record it: `forkbook propose --record 5 https://github.com/NripeshN/mlx/pull/103`"
+        )),
+        "{checked}"
+    );
+}
