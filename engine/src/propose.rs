@@ -711,7 +711,7 @@ fn pr_body(draft: &Draft, package: &Package, others: &[Package]) -> String {
     body.trim_start().to_string()
 }
 
-/// The index of packages: entry, state, patch, branch, link, dependencies. A title and a link
+/// The index of packages: entries, state, patch, branch, link, dependencies. A title and a link
 /// are the register's text, quoted for Markdown.
 pub fn render_index(packages: &[Package]) -> String {
     let row = |p: &Package| {
@@ -720,7 +720,12 @@ pub fn render_index(packages: &[Package]) -> String {
         // The patch's name is forkbook's (a slug of the title), so it links as it is.
         let patch = format!("[`{0}`]({0})", p.file);
         vec![
-            vec![words(p.number.to_string())],
+            // A group's every entry: their changes are all in this one patch.
+            vec![words(
+                (p.entries.iter().map(u32::to_string))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )],
             vec![text(&p.title)],
             vec![words(p.state.map_or("none", |s| s.as_str()))],
             vec![either(&p.file, patch)],

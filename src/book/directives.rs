@@ -20,7 +20,12 @@ impl BookRunner {
             ));
         }
         let register = crate::engine::register::load(&path, &label).map_err(|e| e.message())?;
-        Ok(render_register(&register, &label))
+        // Each cited pull request's state, as the fork's and upstream's pull refs say.
+        let pulls = match crate::engine::Cache::open(&project) {
+            Ok(cache) => crate::engine::propose::pulls::states(&project, &cache, &register),
+            Err(_) => Vec::new(),
+        };
+        Ok(render_register(&register, &label, &pulls))
     }
 
     pub(super) fn report(&self) -> String {
@@ -70,8 +75,13 @@ pub(super) fn gate_finding(finding: Finding) -> GateFinding {
 /// `fork-commit`, `cause`, `reason`, `issue`, from its field list or its own words), a field
 /// its state needs and it lacks marked missing, and the files it names. A five-column table hid
 /// the state, link and package off the right edge of mdBook's column; a fixed `link` slot said
-/// "no link yet" on entries that never get one.
-fn render_register(register: &crate::engine::register::Register, label: &str) -> String {
+/// "no link yet" on entries that never get one. Each pull request it cites follows with its
+/// state from `pulls` (open, merged at a commit, absent).
+fn render_register(
+    register: &crate::engine::register::Register,
+    label: &str,
+    pulls: &[crate::engine::propose::pulls::CitedPull],
+) -> String {
     let mut text = format!(
         "{} in `{label}`.\n\n",
         crate::engine::report_value::plural(register.entries.len(), "entry", "entries")
@@ -98,6 +108,16 @@ fn render_register(register: &crate::engine::register::Register, label: &str) ->
         } else {
             format!("**files** {}", files.join(", "))
         });
+        let cited: Vec<String> = (pulls.iter())
+            .filter(|p| p.entry == entry.number)
+            .map(|p| {
+                let number = markdown::text(&format!("{} #{}", p.repo, p.number));
+                format!("{number} *{}*", p.state.describe())
+            })
+            .collect();
+        if !cited.is_empty() {
+            lines.push(format!("**pull requests** {}", cited.join(", ")));
+        }
         text.push_str(&format!(
             "### {}. {} {{#fix-{}}}\n\n{}\n\n",
             entry.number,
@@ -179,6 +199,36 @@ mod tests {
         );
     }
 
+    /// A card names each pull request its entry cites with the state the pull refs gave.
+    #[test]
+    fn a_card_shows_the_state_of_each_pull_request_it_cites() {
+        use crate::engine::propose::pulls::{CitedPull, PullState};
+        let text = "# Local fixes\n\n## 1. Free the buffers\n\nWhy.\n\n- state: proposed\n\
+            - link: https://github.com/o/fork/pull/12\n- files: `mlx/c.cpp`\n\n\
+            ## 2. Sync the stream\n\nWhy.\n\n- state: to-propose\n- files: `mlx/d.cpp`\n";
+        let register = crate::engine::register::parse("p/LOCAL_FIXES.md", text);
+        let pull = CitedPull {
+            entry: 1,
+            line: 8,
+            cited: "https://github.com/o/fork/pull/12".into(),
+            repo: "fork".into(),
+            number: 12,
+            is_link: true,
+            state: PullState::Merged {
+                commit: "ab".repeat(20),
+                head: None,
+            },
+        };
+        let page = render_register(&register, "p/LOCAL_FIXES.md", &[pull]);
+        let cards: Vec<&str> = page.split("### ").skip(1).collect();
+        assert!(
+            cards[0].contains("**pull requests** fork \\#12 *merged at abababababab*"),
+            "{}",
+            cards[0]
+        );
+        assert!(!cards[1].contains("pull requests"), "{}", cards[1]);
+    }
+
     /// Fails before issue 25: every card said "link no link yet", and none showed `cause`,
     /// `reason` or `issue`.
     #[test]
@@ -191,7 +241,7 @@ mod tests {
             ## 3. Free the buffers\n\nWhy.\n\n- state: to-propose\n- files: `mlx/c.cpp`\n\n\
             ## 4. Sync the stream\n\nWhy.\n\n- state: proposed\n- files: `mlx/d.cpp`\n";
         let register = crate::engine::register::parse("p/LOCAL_FIXES.md", text);
-        let page = render_register(&register, "p/LOCAL_FIXES.md");
+        let page = render_register(&register, "p/LOCAL_FIXES.md", &[]);
         assert!(!page.contains("no link yet"), "{page}");
         let cards: Vec<&str> = page.split("### ").skip(1).collect();
         assert_eq!(cards.len(), 4, "{page}");
