@@ -473,7 +473,8 @@ impl Cache {
     /// `remote`'s pull request heads by number and its branch tip, read where they are: a mirror
     /// on this machine in place (`refs/pull/N/head`, `refs/heads/BRANCH`; a GitHub mirror has
     /// them), else what the cache holds from a fetch (`refs/remotes/NAME/pull/N`, the branch as
-    /// last fetched). Nothing is fetched: pull refs are read, not asked of the network.
+    /// last fetched). Nothing is fetched: pull refs are read, not asked of the network. Where
+    /// there are none at all, nothing can be said of any number: an error saying so.
     pub fn pull_heads(&self, remote: Remote) -> Result<(BTreeMap<u32, Oid>, Option<Oid>)> {
         let config = self.remote_config(remote);
         let name = remote.name();
@@ -509,6 +510,15 @@ impl Cache {
             if let (Ok(number), Ok(commit)) = (number.parse(), reference.peel_to_commit()) {
                 heads.insert(number, commit.id());
             }
+        }
+        if heads.is_empty() {
+            let held = match &mirror {
+                Some(_) => "the mirror holds no `refs/pull/*` (a GitHub mirror made with `git clone --mirror` has them)",
+                None => "the cache holds no pull refs of it (a fetch of a pull request's head brings them)",
+            };
+            return Err(Error::new(format!(
+                "no pull refs of the {name} to read: {held}"
+            )));
         }
         let tip = repo.refname_to_id(&branch).ok().or_else(|| {
             let cached = format!("refs/remotes/{name}/{}", config.branch);

@@ -162,7 +162,8 @@ pub fn build(
 /// in [`Proposal::not_packaged`] with its reason and what to add.
 ///
 /// Entries whose change only their files (not a commit) give, and that share a file with
-/// another, become one package. Packages whose changes touch the same lines (directly or
+/// another, become one package; asked for by number, such an entry brings the others that name
+/// its file (its difference holds their change too). Packages whose changes touch the same lines (directly or
 /// through a third) form a stack: each is committed on top of the previous one of its stack,
 /// so the patches apply in order with `git am` and each branch holds what it needs.
 pub fn build_proposal(
@@ -202,6 +203,13 @@ pub fn build_proposal(
                 .not_packaged
                 .push(left_out(e.message(), e.note.clone().unwrap_or_default())),
             Err(e) => return Err(e.context(format!("entry {}", entry.number))),
+        }
+    }
+    if asked {
+        for entry in drafting.companions(&drafts, numbers) {
+            if let Ok(Drafted::Ready(draft)) = drafting.draft(entry) {
+                drafts.push(draft);
+            }
         }
     }
     let (drafts, failed) = drafting.group_shared(drafts);

@@ -593,7 +593,7 @@ fn propose_packages_what_it_can_from_the_project_s_history_and_names_the_rest() 
         12,
         " // local fix 6: round the block count up",
     );
-    add_entry(&demo, "## 6. Round the block count up\n\nFiles: `mlx/backend/rocm/kernels.cpp`\n\nThe last partial block was dropped; see NripeshN/mlx#104.\n\n- state: to-propose\n");
+    add_entry(&demo, "## 6. Round the block count up\n\nFiles: `mlx/backend/rocm/kernels.cpp`\n\nThe last partial block was dropped; see NripeshN/mlx#104 and ml-explore/mlx#7.\n\n- state: to-propose\n");
     commit_all(&root, "Round the block count up");
     // Not committed: entries 7 and 8 change one file, and entry 9 names none.
     let copy = "mlx/backend/rocm/copy.cpp";
@@ -656,6 +656,8 @@ fn propose_packages_what_it_can_from_the_project_s_history_and_names_the_rest() 
         "  entry 6: fork #104: absent (NripeshN/mlx#104)".to_string(),
         format!("  entry 7: fork #105: merged at {}", &squash[..12]),
         "1 entry not packaged: add what each note says, then run `forkbook propose` again".to_string(),
+        // The upstream world has no pull refs at all: nothing is said of its numbers.
+        "no pull refs of the upstream to read: the mirror holds no `refs/pull/*` (a GitHub mirror made with `git clone --mirror` has them): their state is not said".to_string(),
     ] {
         assert!(text.contains(&line), "missing {line:?} in:\n{text}");
     }
@@ -713,6 +715,15 @@ fn propose_packages_what_it_can_from_the_project_s_history_and_names_the_rest() 
     let five_file = out_dir.join("0005-guard-the-kernel-launch-against-an-empty-grid.patch");
     git(&checkout, &["am", "--quiet", five_file.to_str().unwrap()]);
     check("0006-round-the-block-count-up.patch");
+
+    // Asked for by number, entry 8 brings entry 7, whose change its file's difference holds.
+    let (code, text) =
+        run_with_mirrors(&demo, &["propose", "8", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("one package for entries 7, 8: they share"),
+        "{text}"
+    );
 
     // `fixes list` and `check` read the same states from the pull refs.
     let (code, list) = run_with_mirrors(&demo, &["fixes", "list"]);

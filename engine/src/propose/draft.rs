@@ -158,6 +158,26 @@ impl<'a> Drafting<'a> {
         Ok(paths)
     }
 
+    /// The entries not asked for whose files the asked drafts' whole-file differences hold: a
+    /// draft of the files against the base tree carries their change too, so they join its
+    /// package (which says so) rather than ride along unnamed.
+    pub(super) fn companions(&self, drafts: &[Draft], asked: &[u32]) -> Vec<&'a Entry> {
+        let loose: BTreeSet<&str> = (drafts.iter())
+            .filter(|d| d.evidence == Evidence::Files)
+            .flat_map(|d| d.change.iter().map(|c| c.0.as_str()))
+            .collect();
+        if loose.is_empty() {
+            return Vec::new();
+        }
+        (self.register.entries.iter())
+            .filter(|e| e.applies_to_fork() && !asked.contains(&e.number))
+            .filter(|e| {
+                self.named_paths(e)
+                    .is_ok_and(|paths| paths.iter().any(|p| loose.contains(p.as_str())))
+            })
+            .collect()
+    }
+
     /// The drafts with the entries that share a file made one: each group's change is its
     /// files against the base tree, carried onto the fork commit. A draft whose change a commit
     /// isolates joins a group only when a draft with no commit names one of its files (that
@@ -189,7 +209,9 @@ impl<'a> Drafting<'a> {
                 out.extend(members.pop());
                 continue;
             }
-            let entries: Vec<&'e Entry> = members.iter().flat_map(|d| d.entries.clone()).collect();
+            let mut entries: Vec<&'e Entry> =
+                members.iter().flat_map(|d| d.entries.clone()).collect();
+            entries.sort_by_key(|e| e.number);
             match self.grouped(&members, entries.clone()) {
                 Ok(draft) => out.push(draft),
                 Err(e) => failed.push((entries, e)),

@@ -5,7 +5,8 @@
 //! a fetch maps them to `refs/remotes/NAME/pull/N` in the cache). A number with a head ref is
 //! `open` unless the branch holds it: its head is an ancestor of the branch, or a commit of the
 //! branch names it (`(#N)`, a squash merge's subject; `Merge pull request #N`). A number with
-//! no head ref is `absent`: an issue, or a pull request the mirror does not hold. For the fork,
+//! no head ref is `absent`: an issue, or a pull request the mirror does not hold; a repository
+//! with no pull refs at all says nothing of any number (see [`Pulls::unread`]). For the fork,
 //! only its own commits are read for names (upstream's history, which the fork merges, has its
 //! own numbers).
 
@@ -31,25 +32,44 @@ struct Citation {
     is_link: bool,
 }
 
+/// The register's citations with their states, and the repositories whose pull refs could
+/// not be read (their citations have no state then: nothing is claimed of them).
+#[derive(Debug, Clone, Default)]
+pub struct Pulls {
+    pub states: Vec<CitedPull>,
+    /// Why a remote's citations have no state (`no pull refs of the fork to read: …`).
+    pub unread: Vec<String>,
+}
+
 /// Every citation of the register with its state, in entry order; fork and upstream each read
-/// once. A remote whose refs cannot be read gives none of its citations.
+/// once.
 pub fn states(project: &Project, cache: &Cache, register: &Register) -> Vec<CitedPull> {
+    read(project, cache, register).states
+}
+
+/// [`states`], and why a remote's pull refs could not be read.
+pub fn read(project: &Project, cache: &Cache, register: &Register) -> Pulls {
     let citations: Vec<Citation> = (register.entries.iter())
         .flat_map(|entry| citations(project, entry))
         .collect();
     let mut read: BTreeMap<&str, BTreeMap<u32, PullState>> = BTreeMap::new();
+    let mut unread = Vec::new();
     for remote in Remote::ALL {
         let numbers: BTreeSet<u32> = (citations.iter())
             .filter(|c| c.remote == remote)
             .map(|c| c.number)
             .collect();
-        if !numbers.is_empty() {
-            if let Ok(states) = remote_states(cache, remote, &numbers) {
+        if numbers.is_empty() {
+            continue;
+        }
+        match remote_states(cache, remote, &numbers) {
+            Ok(states) => {
                 read.insert(remote.name(), states);
             }
+            Err(e) => unread.push(e.message()),
         }
     }
-    citations
+    let states = citations
         .into_iter()
         .filter_map(|c| {
             let state = read.get(c.remote.name())?.get(&c.number)?.clone();
@@ -63,7 +83,8 @@ pub fn states(project: &Project, cache: &Cache, register: &Register) -> Vec<Cite
                 state,
             })
         })
-        .collect()
+        .collect();
+    Pulls { states, unread }
 }
 
 /// The numbers of `remote` and their states.

@@ -36,6 +36,8 @@ pub struct Proposed {
     pub not_packaged: Vec<Skipped>,
     /// Every pull request or issue of the fork or upstream the register cites, with its state.
     pub pulls: Vec<CitedPull>,
+    /// Why the pull refs of the fork or upstream could not be read, where they could not.
+    pub pulls_unread: Vec<String>,
 }
 
 /// `forkbook propose`: a package per entry of `numbers` (default: every entry that applies to
@@ -54,6 +56,7 @@ pub fn propose(
     let name = project.record_name(FIXES_FILE);
     let register = register::load(&project.records_dir().join(FIXES_FILE), &name)?;
     let proposal = build_proposal(project, &cache, &state, &register, numbers)?;
+    let cited = pulls::read(project, &cache, &register);
     let packages = proposal.packages;
     write(&out, &packages)?;
     if let Some(remote) = push_to {
@@ -67,7 +70,8 @@ pub fn propose(
         pushed: push_to.map(str::to_string),
         skipped: proposal.skipped,
         not_packaged: proposal.not_packaged,
-        pulls: pulls::states(project, &cache, &register),
+        pulls: cited.states,
+        pulls_unread: cited.unread,
     })
 }
 
@@ -93,6 +97,9 @@ impl CommandReport for Proposed {
         let pulls = pull_lines(&self.pulls);
         if !pulls.is_empty() {
             let _ = writeln!(out, "pull requests the register cites:\n{pulls}");
+        }
+        for unread in &self.pulls_unread {
+            let _ = writeln!(out, "{unread}: their state is not said");
         }
         let _ = writeln!(
             out,
