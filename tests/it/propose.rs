@@ -755,9 +755,9 @@ fn propose_packages_what_it_can_from_the_project_s_history_and_names_the_rest() 
         );
     }
     assert!(
-        checked.contains(&format!(
+        checked.contains(
             "record it: `forkbook propose --record 5 https://github.com/NripeshN/mlx/pull/103`"
-        )),
+        ),
         "{checked}"
     );
 }
