@@ -842,9 +842,11 @@ mod tests {
 
     fn draft<'a>(entry: &'a Entry, path: &str, lines: Range<usize>) -> Draft<'a> {
         Draft {
-            entry,
+            entries: vec![entry],
             change: Vec::new(),
             touched: BTreeMap::from([(path.to_string(), vec![lines])]),
+            evidence: Evidence::Files,
+            shared: Vec::new(),
         }
     }
 
