@@ -40,8 +40,12 @@ fn entry_findings(entry: &Entry, cited: &[&CitedPull], file: &str) -> Vec<Findin
                 true => cited.iter().copied().filter(|p| p.is_link).collect(),
                 false => cited.to_vec(),
             };
-            let merged = own.iter().any(|p| matches!(p.state, PullState::Merged { .. }));
-            let open = own.iter().find(|p| matches!(p.state, PullState::Open { .. }));
+            let merged = own
+                .iter()
+                .any(|p| matches!(p.state, PullState::Merged { .. }));
+            let open = own
+                .iter()
+                .find(|p| matches!(p.state, PullState::Open { .. }));
             match (merged, open) {
                 (false, Some(pull)) => vec![CHECK
                     .finding(file, Some(pull.line), format!(
@@ -80,7 +84,11 @@ fn further_on(entry: &Entry, state: State, pull: &CitedPull, file: &str) -> Opti
         _ => return None,
     };
     let message = format!("entry {n} {said}, but {} {what}", name(pull));
-    Some(CHECK.finding(file, Some(pull.line), message).with_note(note))
+    Some(
+        CHECK
+            .finding(file, Some(pull.line), message)
+            .with_note(note),
+    )
 }
 
 /// `the fork's pull request #12`.
