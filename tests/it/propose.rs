@@ -656,6 +656,8 @@ fn propose_packages_what_it_can_from_the_project_s_history_and_names_the_rest() 
         "  entry 6: fork #104: absent (NripeshN/mlx#104)".to_string(),
         format!("  entry 7: fork #105: merged at {}", &squash[..12]),
         "1 entry not packaged: add what each note says, then run `forkbook propose` again".to_string(),
+        // Entries 1 and 3 cite the project's own tracker, which nobody mirrors here.
+        "2 numbers of example/app cited, not read: it is neither the fork nor upstream".to_string(),
         // The upstream world has no pull refs at all: nothing is said of its numbers.
         "no pull refs of the upstream to read: the mirror holds no `refs/pull/*` (a GitHub mirror made with `git clone --mirror` has them): their state is not said".to_string(),
     ] {

@@ -39,6 +39,9 @@ pub struct Pulls {
     pub states: Vec<CitedPull>,
     /// Why a remote's citations have no state (`no pull refs of the fork to read: …`).
     pub unread: Vec<String>,
+    /// The other repositories the register cites (`lablup/app`), each with how many of its
+    /// numbers: neither the fork nor upstream, so no pull refs of theirs are read.
+    pub elsewhere: Vec<(String, usize)>,
 }
 
 /// Every citation of the register with its state, in entry order; fork and upstream each read
@@ -84,7 +87,27 @@ pub fn read(project: &Project, cache: &Cache, register: &Register) -> Pulls {
             })
         })
         .collect();
-    Pulls { states, unread }
+    Pulls {
+        states,
+        unread,
+        elsewhere: elsewhere(project, register),
+    }
+}
+
+/// Each repository the register cites that is neither the fork nor upstream, with how many
+/// distinct numbers of it.
+fn elsewhere(project: &Project, register: &Register) -> Vec<(String, usize)> {
+    let mut numbers: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    for entry in &register.entries {
+        let written = entry.links.iter().chain(&entry.issues);
+        for (repo, number) in written.filter_map(|w| split_reference(w)) {
+            if which_remote(project, repo).is_none() {
+                let numbers = numbers.entry(repo.to_ascii_lowercase()).or_default();
+                numbers.insert(number);
+            }
+        }
+    }
+    numbers.into_iter().map(|(r, n)| (r, n.len())).collect()
 }
 
 /// The numbers of `remote` and their states.

@@ -38,6 +38,8 @@ pub struct Proposed {
     pub pulls: Vec<CitedPull>,
     /// Why the pull refs of the fork or upstream could not be read, where they could not.
     pub pulls_unread: Vec<String>,
+    /// Other repositories the register cites, with how many numbers each: not read.
+    pub cited_elsewhere: Vec<(String, usize)>,
 }
 
 /// `forkbook propose`: a package per entry of `numbers` (default: every entry that applies to
@@ -72,6 +74,7 @@ pub fn propose(
         not_packaged: proposal.not_packaged,
         pulls: cited.states,
         pulls_unread: cited.unread,
+        cited_elsewhere: cited.elsewhere,
     })
 }
 
@@ -100,6 +103,13 @@ impl CommandReport for Proposed {
         }
         for unread in &self.pulls_unread {
             let _ = writeln!(out, "{unread}: their state is not said");
+        }
+        for (repo, count) in &self.cited_elsewhere {
+            let cited = plural(*count, "number", "numbers");
+            let _ = writeln!(
+                out,
+                "{cited} of {repo} cited, not read: it is neither the fork nor upstream"
+            );
         }
         let _ = writeln!(
             out,
