@@ -207,7 +207,7 @@ impl<R: StepRunner> Preprocessor for ForkbookPreprocessor<R> {
 
     fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> Result<Book> {
         // Before anything is run or rendered: the site must hold the book and nothing else.
-        crate::bounds::check(&ctx.root, &ctx.config).map_err(Error::msg)?;
+        crate::bounds::check(&ctx.root, &ctx.config, &book).map_err(Error::msg)?;
         let mut session = self.session(ctx)?;
         book.for_each_chapter_mut(|chapter| session.chapter(chapter));
         let findings = self.runner.gate_findings(&session.renderer);

@@ -8,12 +8,13 @@
 //! the book's own: a build folder that holds or lies in the book's files (every build empties
 //! it), and a step cache outside the book folder, in its sources or in its build folder.
 
+use mdbook_preprocessor::book::Book;
 use mdbook_preprocessor::config::Config;
 use std::path::{Component, Path, PathBuf};
 
 /// Every way the book reaches outside its folder, or `Ok`. `root` is the book's folder (where
-/// book.toml is).
-pub fn check(root: &Path, config: &Config) -> Result<(), String> {
+/// book.toml is), `chapters` the book as mdBook loaded it from the summary.
+pub fn check(root: &Path, config: &Config, chapters: &Book) -> Result<(), String> {
     let book = root
         .canonicalize()
         .map_err(|e| format!("the book folder `{}`: {e}", root.display()))?;
@@ -31,7 +32,16 @@ pub fn check(root: &Path, config: &Config) -> Result<(), String> {
         }
     }
     links_below(&book, root, &build_dir, &mut problems);
-    includes_below(&book, &src, &mut problems);
+    let chapters = chapter_texts(&book, &src, chapters, &mut problems);
+    includes(&book, &src, &chapters, &mut problems);
+    let mut published = vec![src.clone(), root.join("theme")];
+    published.extend(
+        named
+            .iter()
+            .filter(|(key, _)| key.starts_with("output."))
+            .map(|(_, p)| p.clone()),
+    );
+    hard_links(&published, &mut problems);
     if !problems.is_empty() {
         return Err(format!(
             "the book reaches outside its folder, and the site would carry what it reaches:\n  {}\n\
@@ -241,70 +251,312 @@ fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
     paths
 }
 
-/// The `{{#include}}`-like directives of mdBook's links preprocessor: each reads a file.
-const INCLUDES: &[&str] = &["include", "rustdoc_include", "playground", "playpen"];
-
-/// Every include in the Markdown below `src` whose file is outside `book`.
-fn includes_below(book: &Path, src: &Path, problems: &mut Vec<String>) {
-    for (path, meta) in entries_below(src, |_| true) {
-        if !meta.is_file() || path.extension().is_none_or(|e| e != "md") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
+/// The chapters mdBook renders, each as its path below `src` and its text; a chapter whose file
+/// the summary names outside the book (`[x](../../secret.md)`, which mdBook reads as it is) or
+/// that is a hard link is a problem instead.
+fn chapter_texts(
+    book: &Path,
+    src: &Path,
+    chapters: &Book,
+    problems: &mut Vec<String>,
+) -> Vec<(PathBuf, String)> {
+    let mut texts = Vec::new();
+    for chapter in chapters.chapters() {
+        let (Some(path), Some(source)) = (&chapter.path, &chapter.source_path) else {
             continue;
         };
-        let folder = path.parent().unwrap_or(src);
-        for (line, file) in included_files(&text) {
-            if !resolves_inside(book, &folder.join(&file)) {
-                problems.push(format!(
-                    "{}:{line} includes `{file}`, outside the book folder",
-                    path.display()
-                ));
+        let file = src.join(source);
+        if !resolves_inside(book, &file) {
+            problems.push(format!(
+                "the summary names the chapter `{}`, outside the book folder",
+                file.display()
+            ));
+            continue;
+        }
+        let hard = std::fs::metadata(&file)
+            .ok()
+            .and_then(|m| hard_link(&file, &m));
+        problems.extend(hard);
+        texts.push((path.clone(), chapter.content.clone()));
+    }
+    texts
+}
+
+/// A file a chapter's text reads, through the links that led to it: each hop the file it was
+/// found in (as mdBook joined it), the line there, and the file as the link names it.
+type Chain = Vec<(PathBuf, Option<usize>, String)>;
+
+/// `src/a.md:3 includes `b.txt`, which at line 2 includes `../x``: the chain as the reader
+/// follows it.
+fn shown(chain: &Chain) -> String {
+    let hops = chain
+        .iter()
+        .enumerate()
+        .map(|(i, (file, line, named))| match (i, line) {
+            (0, Some(line)) => format!("{}:{line} includes `{named}`", file.display()),
+            (0, None) => format!("{} includes `{named}`", file.display()),
+            (_, Some(line)) => format!("which at line {line} includes `{named}`"),
+            (_, None) => format!("which includes `{named}`"),
+        });
+    hops.collect::<Vec<_>>().join(", ")
+}
+
+/// A text mdBook's links preprocessor expands: a chapter, or what a link took from a file.
+struct Text {
+    text: String,
+    /// For each line of `text`, the line of `file` it came from.
+    lines: Vec<Option<usize>>,
+    /// The file it came from, as mdBook joined it; its folder is where the links lead from.
+    file: PathBuf,
+    chain: Chain,
+}
+
+/// Every file the chapters read through mdBook's links (`{{#include}}` and the others, by
+/// [`crate::links`]'s grammar, in included text too, as deep as mdBook goes) that is outside
+/// `book`, is not a regular file, or is a hard link, with the chain of files that leads to it.
+/// Nothing outside the book is read. The texts wait in a queue, shallowest first, and a file
+/// taken the same way from the same folder is expanded once: a book that includes itself ten
+/// times a page costs no more than one that does not.
+fn includes(book: &Path, src: &Path, chapters: &[(PathBuf, String)], problems: &mut Vec<String>) {
+    let mut queue: std::collections::VecDeque<(Text, usize)> = chapters
+        .iter()
+        .map(|(path, content)| {
+            let text = Text {
+                lines: (1..=content.split('\n').count()).map(Some).collect(),
+                text: content.clone(),
+                file: src.join(path),
+                chain: Vec::new(),
+            };
+            (text, 0)
+        })
+        .collect();
+    let mut expanded = std::collections::HashSet::new();
+    let mut met = std::collections::HashSet::new();
+    while let Some((text, depth)) = queue.pop_front() {
+        let folder = text.file.parent().unwrap_or(src);
+        for link in crate::links::links(&text.text) {
+            let line = text.text[..link.at].matches('\n').count();
+            let line = text.lines.get(line).copied().flatten();
+            // The same link met again (a chapter that is also included) says nothing new.
+            let site = (
+                (text.file.canonicalize().ok(), folder.canonicalize().ok()),
+                (line, link.at),
+                link.file.clone(),
+            );
+            if !met.insert(site) {
+                continue;
             }
+            let mut chain = text.chain.clone();
+            chain.push((text.file.clone(), line, link.file.display().to_string()));
+            let target = folder.join(&link.file);
+            let Some(content) = readable(book, &target, &chain, problems) else {
+                continue;
+            };
+            // mdBook follows the next links from the folder of the path as it joined it, which
+            // a link as the last part of the path does not change.
+            let from = target.parent().and_then(|f| f.canonicalize().ok());
+            let key = (target.canonicalize().ok(), from, link.kind.clone());
+            if depth + 1 > crate::links::MAX_DEPTH || !expanded.insert(key) {
+                continue;
+            }
+            let (taken, lines) = crate::links::taken(&content, &link.kind);
+            let next = Text {
+                text: taken,
+                lines,
+                file: target,
+                chain,
+            };
+            queue.push_back((next, depth + 1));
         }
     }
 }
 
-/// The files `{{#include FILE}}` (and the other [`INCLUDES`], `{{ #include FILE }}` too) name in
-/// `text`, with their lines; an escaped `\{{#include}}` is text, not an include.
-fn included_files(text: &str) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    let mut at = 0;
-    while let Some(start) = text[at..].find("{{").map(|i| at + i) {
-        at = start + 2;
-        let Some(rest) = text[at..].trim_start().strip_prefix('#') else {
-            continue;
-        };
-        if text[..start].ends_with('\\') {
-            continue;
-        }
-        let Some(end) = rest.find("}}") else {
-            break;
-        };
-        let mut words = rest[..end].split_whitespace();
-        let (Some(name), Some(arg)) = (words.next(), words.next()) else {
-            continue;
-        };
-        if INCLUDES.contains(&name) {
-            // `file.rs:2:10` and `file.rs:anchor` name `file.rs`.
-            let file = arg.split(':').next().unwrap_or(arg);
-            let line = text[..start].matches('\n').count() + 1;
-            found.push((line, file.to_string()));
+/// The content of a file a link reads, where it is in `book`, a regular file with one name and
+/// text (mdBook leaves a link it cannot read as it is); a problem, with `chain`, where it is not.
+fn readable(
+    book: &Path,
+    target: &Path,
+    chain: &Chain,
+    problems: &mut Vec<String>,
+) -> Option<String> {
+    if !resolves_inside(book, target) {
+        problems.push(format!("{}, outside the book folder", shown(chain)));
+        return None;
+    }
+    let meta = std::fs::metadata(target).ok()?;
+    if meta.is_dir() {
+        return None;
+    }
+    if !meta.is_file() {
+        problems.push(format!("{}, which is not a regular file", shown(chain)));
+        return None;
+    }
+    if let Some(problem) = hard_link(target, &meta) {
+        problems.push(format!("{}: {problem}", shown(chain)));
+        return None;
+    }
+    std::fs::read_to_string(target).ok()
+}
+
+/// Why a regular file with more than one name is refused, or `None`. Its content is the same
+/// file's wherever its other names are, and nothing in the book folder says where: a hard link
+/// to the runner's `.git/config` is in the book folder and carries the job's token.
+fn hard_link(path: &Path, meta: &std::fs::Metadata) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let names = meta.nlink();
+        if meta.is_file() && names > 1 {
+            return Some(format!(
+                "`{}` is a hard link ({names} names), whose content may be a file's outside the \
+                 book folder",
+                path.display()
+            ));
         }
     }
-    found
+    let _ = (path, meta);
+    None
+}
+
+/// Every regular file the site publishes as it is (below `src`, the theme folder, the CSS and
+/// JavaScript book.toml names) that is a hard link ([`hard_link`]).
+fn hard_links(published: &[PathBuf], problems: &mut Vec<String>) {
+    for dir in published {
+        let files = match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.is_dir() => entries_below(dir, |_| true),
+            Ok(meta) => vec![(dir.clone(), meta)],
+            Err(_) => continue,
+        };
+        for (path, meta) in files {
+            problems.extend(hard_link(&path, &meta));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mdbook_preprocessor::book::Chapter;
+
+    /// A book folder in a temporary folder, its files written, and a secret beside it.
+    fn book_with(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("secret.txt"), "SECRET\n").unwrap();
+        let root = tmp.path().join("book");
+        for (path, text) in files {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        (tmp, root)
+    }
+
+    /// The problems of the includes of the chapter `src/a.md`.
+    fn problems(root: &Path) -> Vec<String> {
+        let book = root.canonicalize().unwrap();
+        let content = std::fs::read_to_string(root.join("src/a.md")).unwrap();
+        let mut problems = Vec::new();
+        let chapters = [(PathBuf::from("a.md"), content)];
+        includes(&book, &root.join("src"), &chapters, &mut problems);
+        problems
+    }
 
     #[test]
-    fn includes_are_found_with_their_lines_and_escaped_ones_are_not() {
-        let text = "# A\n{{#include ../x.rs:2:3}}\n\\{{#include /etc/passwd}}\n{{ #playground  b.rs editable }}\n{{#forkbook checks}}\n";
-        assert_eq!(
-            included_files(text),
-            [(2, "../x.rs".to_string()), (4, "b.rs".to_string())]
+    fn an_include_is_followed_as_deep_as_mdbook_reads_and_no_deeper() {
+        // a.md includes d1.txt, …, d10.txt includes the secret: mdBook reads it at depth 10.
+        let mut files = vec![("src/a.md".to_string(), "{{#include d1.txt}}\n".to_string())];
+        for n in 1..10 {
+            files.push((
+                format!("src/d{n}.txt"),
+                format!("{{{{#include d{}.txt}}}}", n + 1),
+            ));
+        }
+        let last = (
+            "src/d10.txt".to_string(),
+            "{{#include ../../secret.txt}}".to_string(),
+        );
+        let refs = |files: &[(String, String)]| -> Vec<(String, String)> { files.to_vec() };
+        let deep = [refs(&files), vec![last.clone()]].concat();
+        let as_str: Vec<(&str, &str)> =
+            deep.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let (_tmp, root) = book_with(&as_str);
+        let found = problems(&root);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("a.md:1 includes `d1.txt`, which at line 1 includes `d2.txt`")
+                && found[0].ends_with(
+                    "which at line 1 includes `../../secret.txt`, outside the book folder"
+                ),
+            "{found:?}"
+        );
+        // One level more and mdBook never reads it: d11.txt's text is not expanded.
+        let mut deeper = files.clone();
+        deeper.push(("src/d10.txt".into(), "{{#include d11.txt}}".into()));
+        deeper.push(("src/d11.txt".into(), "{{#include ../../secret.txt}}".into()));
+        let as_str: Vec<(&str, &str)> = deeper
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let (_tmp, root) = book_with(&as_str);
+        assert!(problems(&root).is_empty());
+    }
+
+    #[test]
+    fn a_book_that_includes_itself_is_expanded_once_a_way() {
+        let many = "{{#include a.md}}\n".repeat(20);
+        let (_tmp, root) = book_with(&[("src/a.md", &many)]);
+        assert!(problems(&root).is_empty());
+        let leak = format!("{many}{{{{#include ../../secret.txt}}}}\n");
+        let (_tmp, root) = book_with(&[("src/a.md", &leak)]);
+        let found = problems(&root);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("a.md:21 includes `../../secret.txt`"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_link_named_last_leads_on_from_its_own_folder_as_in_mdbook() {
+        // `src/in.md` links to `deep/x/in.md`; mdBook follows its `../../secret.txt` from
+        // `src/`, not from `deep/x/`, which would stay in the book.
+        let (_tmp, root) = book_with(&[
+            (
+                "src/a.md",
+                "{{#include ../deep/x/in.md}}\n{{#include in.md}}\n",
+            ),
+            ("deep/x/in.md", "{{#include ../../secret.txt}}\n"),
+            ("secret.txt", "inside\n"),
+        ]);
+        std::os::unix::fs::symlink(root.join("deep/x/in.md"), root.join("src/in.md")).unwrap();
+        let found = problems(&root);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("a.md:2 includes `in.md`, which at line 1"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_hard_link_and_a_summary_chapter_outside_are_refused() {
+        let (tmp, root) = book_with(&[("src/a.md", "# A\n"), ("book.toml", "[book]\n")]);
+        let config = Config::default();
+        let chapter = |path: &str| Chapter::new("A", "# A\n".into(), path, Vec::new());
+        let book = Book::new_with_items(vec![chapter("a.md").into()]);
+        assert_eq!(check(&root, &config, &book), Ok(()));
+        std::fs::hard_link(tmp.path().join("secret.txt"), root.join("src/copy.txt")).unwrap();
+        let refused = check(&root, &config, &book).unwrap_err();
+        assert!(
+            refused.contains("copy.txt` is a hard link (2 names)"),
+            "{refused}"
+        );
+        std::fs::remove_file(root.join("src/copy.txt")).unwrap();
+        let outside = Book::new_with_items(vec![chapter("../../secret.txt").into()]);
+        let refused = check(&root, &config, &outside).unwrap_err();
+        assert!(
+            refused.contains("the summary names the chapter `")
+                && refused.contains("outside the book folder"),
+            "{refused}"
         );
     }
 }

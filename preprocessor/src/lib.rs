@@ -16,6 +16,7 @@ pub mod adapter;
 pub mod blocks;
 pub mod bounds;
 pub mod cache;
+mod links;
 pub mod render;
 
 pub use adapter::{

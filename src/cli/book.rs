@@ -159,7 +159,8 @@ fn build_gated(loaded: &Loaded, html: &Path, passed: &str, ctx: &mut Ctx) -> Res
 /// becomes mdbook, so stopping it stops the server.
 fn serve(args: &BookArgs, port: u16, ctx: &mut Ctx) -> Result<i32> {
     let Loaded { book, .. } = load(args, ctx, None)?;
-    forkbook_preprocessor::bounds::check(&book.root, &book.config).map_err(Error::new)?;
+    forkbook_preprocessor::bounds::check(&book.root, &book.config, &book.book)
+        .map_err(Error::new)?;
     let mdbook = crate::book::find_on_path("mdbook").ok_or_else(|| {
         Error::new("`forkbook book serve` runs `mdbook serve`, and `mdbook` is not on PATH")
             .with_note(

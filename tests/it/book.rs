@@ -890,6 +890,88 @@ fn a_link_or_include_out_of_the_book_folder_is_refused_in_build_test_and_serve()
         .all(|(_, bytes)| !String::from_utf8_lossy(bytes).contains("SECRET-FROM-OUTSIDE")));
 }
 
+/// Fails on main before this change: the book's bounds read includes in the `.md` files below
+/// `src` alone and took every `{{` after a backslash as escaped, while mdBook escapes only
+/// `\{{#` and expands the includes of included text, of any type, ten deep: `\{{ #include }}`,
+/// an include in `src/snippet.txt` and one in `extra/inner.md` each put a file from outside the
+/// book into the site, as did a hard link in `src` and a summary chapter outside the book. Each
+/// is refused before any step runs, with the chain of files that reaches it; a chain of includes
+/// inside the book still builds.
+#[test]
+fn every_file_mdbook_would_include_or_publish_is_held_to_the_book_folder() {
+    let fixture = BookFixture::new("# Steps\n");
+    let secret = fixture.demo.root().join("secret.txt");
+    std::fs::write(&secret, "SECRET-FROM-OUTSIDE\n").unwrap();
+    std::fs::write(fixture.demo.root().join("secret.md"), "SECRET-FROM-OUTSIDE\n").unwrap();
+    let ran = fixture.demo.tmp.path().join("the-step-ran");
+    let step = format!("\n```sh,run\ntouch '{}'\n```\n", ran.display());
+    let chapter = format!("# Steps\n\n{{{{#include snippet.txt}}}}\n{step}");
+    let legit = || {
+        fixture.write("src/SUMMARY.md", "# Summary\n\n- [Steps](steps.md)\n");
+        fixture.write("src/steps.md", &chapter);
+        fixture.write("src/snippet.txt", "{{#include ../extra/inner.md}}\n");
+        fixture.write("extra/inner.md", "INNER-TEXT\n");
+    };
+    legit();
+    let (code, out) = fixture.book("build", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(fixture.html("steps").contains("INNER-TEXT"), "an include inside the book works");
+    std::fs::remove_file(&ran).unwrap();
+
+    let escaped = format!("# Steps\n\n\\{{{{ #include ../../secret.txt }}}}\n{step}");
+    let attacks: [(&str, &str, &str); 4] = [
+        ("src/steps.md", &escaped, "src/steps.md:3 includes `../../secret.txt`, outside the book folder"),
+        (
+            "src/snippet.txt",
+            "text\n{{#include ../../secret.txt}}\n",
+            "src/steps.md:3 includes `snippet.txt`, which at line 2 includes `../../secret.txt`, \
+             outside the book folder",
+        ),
+        (
+            "extra/inner.md",
+            "{{#include ../../secret.txt}}",
+            "src/steps.md:3 includes `snippet.txt`, which at line 1 includes `../extra/inner.md`, \
+             which at line 1 includes `../../secret.txt`, outside the book folder",
+        ),
+        (
+            "src/SUMMARY.md",
+            "# Summary\n\n- [Steps](steps.md)\n- [Secret](../../secret.md)\n",
+            "src/../../secret.md`, outside the book folder",
+        ),
+    ];
+    let refused = |what: &str, named: &str| {
+        for subcommand in ["build", "test"] {
+            let site = fixture.book_dir().join("book");
+            let _ = std::fs::remove_dir_all(&site);
+            let (code, out) = fixture.book(subcommand, &[]);
+            assert_eq!(code, 2, "{what} {subcommand}: {out}");
+            assert!(out.contains(named), "{what} {subcommand}: {out}");
+            assert!(!ran.exists(), "{what} {subcommand}: a step ran");
+            let leaked = site_files(&site)
+                .into_iter()
+                .any(|(_, bytes)| String::from_utf8_lossy(&bytes).contains("SECRET-FROM-OUTSIDE"));
+            assert!(!leaked, "{what} {subcommand}");
+        }
+    };
+    for (file, text, named) in attacks {
+        legit();
+        fixture.write(file, text);
+        refused(file, named);
+    }
+    // A hard link carries the content of a file outside the book, published as it is or
+    // included.
+    legit();
+    let inner = fixture.book_dir().join("extra/inner.md");
+    std::fs::remove_file(&inner).unwrap();
+    std::fs::hard_link(&secret, &inner).unwrap();
+    refused("included hard link", "includes `../extra/inner.md`: `");
+    refused("included hard link", "extra/inner.md` is a hard link (2 names)");
+    std::fs::remove_file(&inner).unwrap();
+    legit();
+    std::fs::hard_link(&secret, fixture.book_dir().join("src/copy.txt")).unwrap();
+    refused("published hard link", "src/copy.txt` is a hard link (2 names)");
+}
+
 /// Fails on main before this change: every build empties its build folder, and `build-dir = "."`
 /// in book.toml deleted the whole book (book.toml, the chapters, the CSS); `src` deleted the
 /// chapters; a step cache `cache-dir = "../patches-rocm"` wrote its entries into the records
