@@ -3,6 +3,7 @@
 //! configuration, the book) it runs `forkbook book test`; on the main branch it builds the book
 //! and publishes it to GitHub Pages.
 
+use super::ci_actions::{CACHE, CHECKOUT, CONFIGURE_PAGES, DEPLOY_PAGES, UPLOAD_PAGES_ARTIFACT};
 use super::error::{Error, Result};
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
@@ -88,13 +89,16 @@ fn jobs(setup: &str, test: &str, build: &str, site: &str, extra_jobs: &str) -> S
     steps:
 {setup}      - name: Build the book
         run: {build}
-      - uses: actions/configure-pages@v5
-      - uses: actions/upload-pages-artifact@v3
+      - uses: {configure}
+      - uses: {upload}
         with:
           path: {site}
       - id: deployment
-        uses: actions/deploy-pages@v4
-{extra_jobs}"
+        uses: {deploy}
+{extra_jobs}",
+        configure = CONFIGURE_PAGES.uses(),
+        upload = UPLOAD_PAGES_ARTIFACT.uses(),
+        deploy = DEPLOY_PAGES.uses(),
     )
 }
 
@@ -147,10 +151,10 @@ fn setup_steps(records: &str, install: &str) -> String {
     ));
     let install = yaml_quoted(install);
     format!(
-        "      - uses: actions/checkout@v4
+        "      - uses: {checkout}
       - name: Keep forkbook's caches outside the checkout
         run: echo \"FORKBOOK_CACHE=$RUNNER_TEMP/forkbook/objects.git\" >> \"$GITHUB_ENV\"
-      - uses: actions/cache@v4
+      - uses: {cache}
         with:
           path: ${{{{ runner.temp }}}}/forkbook/objects.git
           key: {cache_key}
@@ -159,7 +163,9 @@ fn setup_steps(records: &str, install: &str) -> String {
         run: {install}
       - name: Fetch the recorded commits
         run: forkbook fetch
-"
+",
+        checkout = CHECKOUT.uses(),
+        cache = CACHE.uses(),
     )
 }
 

@@ -16,9 +16,10 @@ pub fn rocm_drift_job(records: &str, setup: &str) -> String {
     # the pull request's pin fails the job.
     if: github.event_name == 'pull_request'
     runs-on: ubuntu-latest
+    # The job's `env` may not read the `runner` context (GitHub refuses the whole file): the
+    # work folder in the runner's temporary folder is the drift build step's own.
     env:
       BASE_SHA: ${{{{ github.event.pull_request.base.sha }}}}
-      DRIFT_WORK: ${{{{ runner.temp }}}}/forkbook-drift-build
     steps:
 {setup}      - name: Did the pin move?
         id: pin
@@ -40,7 +41,7 @@ pub fn rocm_drift_job(records: &str, setup: &str) -> String {
           sudo apt-get install -y -qq --no-install-recommends hipcc libamdhip64-dev rocm-device-libs ccache cmake
       - name: Keep ccache between runs
         if: steps.pin.outputs.moved == 'true'
-        uses: actions/cache@v4
+        uses: {cache}
         with:
           path: ${{{{ runner.temp }}}}/forkbook-drift-build/ccache
           key: forkbook-ccache-${{{{ github.run_id }}}}
@@ -50,8 +51,10 @@ pub fn rocm_drift_job(records: &str, setup: &str) -> String {
         env:
           OLD_PIN: ${{{{ steps.pin.outputs.old }}}}
           NEW_PIN: ${{{{ steps.pin.outputs.new }}}}
+          DRIFT_WORK: ${{{{ runner.temp }}}}/forkbook-drift-build
         run: forkbook drift build --baseline \"$OLD_PIN\" --to \"$NEW_PIN\" --with-api --work \"$DRIFT_WORK\"
-"
+",
+        cache = super::ci_actions::CACHE.uses(),
     )
 }
 

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod candidate;
 pub mod check;
 pub mod ci;
+pub mod ci_actions;
 pub mod ci_rocm;
 pub mod config;
 pub mod counts;

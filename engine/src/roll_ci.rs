@@ -89,7 +89,7 @@ pub fn roll_job(setup: &str, records: &str) -> String {
         run: forkbook roll --to \"$CANDIDATE\" --body \"$RUNNER_TEMP/roll-body.md\" || test $? -eq 1
       - name: Open or update the roll's pull request
         if: steps.forecast.outputs.moves == 'true'
-        uses: peter-evans/create-pull-request@v7
+        uses: {create_pull_request}
         with:
           token: ${{{{ secrets.FORKBOOK_ROLL_TOKEN || github.token }}}}
           branch: {branch}
@@ -98,7 +98,8 @@ pub fn roll_job(setup: &str, records: &str) -> String {
           title: Roll the upstream pin to ${{{{ steps.forecast.outputs.candidate }}}}
           body-path: ${{{{ runner.temp }}}}/roll-body.md
           delete-branch: true
-"
+",
+        create_pull_request = super::ci_actions::CREATE_PULL_REQUEST.uses(),
     )
 }
 

@@ -902,7 +902,11 @@ fn every_file_mdbook_would_include_or_publish_is_held_to_the_book_folder() {
     let fixture = BookFixture::new("# Steps\n");
     let secret = fixture.demo.root().join("secret.txt");
     std::fs::write(&secret, "SECRET-FROM-OUTSIDE\n").unwrap();
-    std::fs::write(fixture.demo.root().join("secret.md"), "SECRET-FROM-OUTSIDE\n").unwrap();
+    std::fs::write(
+        fixture.demo.root().join("secret.md"),
+        "SECRET-FROM-OUTSIDE\n",
+    )
+    .unwrap();
     let ran = fixture.demo.tmp.path().join("the-step-ran");
     let step = format!("\n```sh,run\ntouch '{}'\n```\n", ran.display());
     let chapter = format!("# Steps\n\n{{{{#include snippet.txt}}}}\n{step}");
@@ -915,12 +919,19 @@ fn every_file_mdbook_would_include_or_publish_is_held_to_the_book_folder() {
     legit();
     let (code, out) = fixture.book("build", &[]);
     assert_eq!(code, 0, "{out}");
-    assert!(fixture.html("steps").contains("INNER-TEXT"), "an include inside the book works");
+    assert!(
+        fixture.html("steps").contains("INNER-TEXT"),
+        "an include inside the book works"
+    );
     std::fs::remove_file(&ran).unwrap();
 
     let escaped = format!("# Steps\n\n\\{{{{ #include ../../secret.txt }}}}\n{step}");
     let attacks: [(&str, &str, &str); 4] = [
-        ("src/steps.md", &escaped, "src/steps.md:3 includes `../../secret.txt`, outside the book folder"),
+        (
+            "src/steps.md",
+            &escaped,
+            "src/steps.md:3 includes `../../secret.txt`, outside the book folder",
+        ),
         (
             "src/snippet.txt",
             "text\n{{#include ../../secret.txt}}\n",
@@ -965,11 +976,17 @@ fn every_file_mdbook_would_include_or_publish_is_held_to_the_book_folder() {
     std::fs::remove_file(&inner).unwrap();
     std::fs::hard_link(&secret, &inner).unwrap();
     refused("included hard link", "includes `../extra/inner.md`: `");
-    refused("included hard link", "extra/inner.md` is a hard link (2 names)");
+    refused(
+        "included hard link",
+        "extra/inner.md` is a hard link (2 names)",
+    );
     std::fs::remove_file(&inner).unwrap();
     legit();
     std::fs::hard_link(&secret, fixture.book_dir().join("src/copy.txt")).unwrap();
-    refused("published hard link", "src/copy.txt` is a hard link (2 names)");
+    refused(
+        "published hard link",
+        "src/copy.txt` is a hard link (2 names)",
+    );
 }
 
 /// Fails on main before this change: every build empties its build folder, and `build-dir = "."`

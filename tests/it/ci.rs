@@ -305,3 +305,292 @@ fn hostile_values_never_reach_the_workflow_and_out_never_writes_over_a_record() 
         Some("docs/the-book_1.0/book")
     );
 }
+
+/// Every workflow `ci github` writes: each combination of `--roll` (with and without
+/// `--schedule`), `--rocm` and `--book`, as (its options, its text).
+fn every_workflow(demo: &Demo) -> Vec<(String, String)> {
+    let mut workflows = Vec::new();
+    let rolls: [&[&str]; 3] = [&[], &["--roll"], &["--roll", "--schedule", "0 4 * * 1-5"]];
+    for roll in rolls {
+        for rocm in [&[][..], &["--rocm"]] {
+            for book in [&[][..], &["--book", "docs/the-book_1.0"]] {
+                let options: Vec<&str> = [roll, rocm, book].concat();
+                let args = [&["ci", "github", "--print"][..], &options].concat();
+                let (code, text) = demo.run(&args);
+                assert_eq!(code, 0, "{options:?}: {text}");
+                workflows.push((options.join(" "), text));
+            }
+        }
+    }
+    workflows
+}
+
+/// Where an expression may stand in a workflow and what it may read there, from GitHub's table
+/// of context availability (docs.github.com, "Contexts reference"): contexts, and the functions
+/// only some keys allow (`hashFiles()`, the status functions). `*` stands for any one key: a
+/// job's id, a step's place, a variable's name. The functions every expression may call are in
+/// [`ANY_EXPRESSION`]. A key with no row takes no expression.
+const CONTEXTS: &[(&str, &[&str])] = &[
+    ("env.*", &["github", "secrets", "inputs", "vars"]),
+    ("concurrency", &["github", "inputs", "vars"]),
+    ("concurrency.*", &["github", "inputs", "vars"]),
+    ("jobs.*.if", JOB_IF),
+    ("jobs.*.name", JOB),
+    ("jobs.*.runs-on", JOB),
+    ("jobs.*.timeout-minutes", JOB),
+    ("jobs.*.continue-on-error", JOB),
+    ("jobs.*.concurrency.*", JOB),
+    ("jobs.*.environment.name", JOB),
+    ("jobs.*.env.*", JOB_ENV),
+    ("jobs.*.environment.url", ENVIRONMENT_URL),
+    ("jobs.*.steps.*.if", STEP_IF),
+    ("jobs.*.steps.*.name", STEP),
+    ("jobs.*.steps.*.run", STEP),
+    ("jobs.*.steps.*.env.*", STEP),
+    ("jobs.*.steps.*.with.*", STEP),
+    ("jobs.*.steps.*.working-directory", STEP),
+    ("jobs.*.steps.*.timeout-minutes", STEP),
+    ("jobs.*.steps.*.continue-on-error", STEP),
+];
+const JOB_IF: &[&str] = &[
+    "github",
+    "needs",
+    "vars",
+    "inputs",
+    "always()",
+    "cancelled()",
+    "success()",
+    "failure()",
+];
+const JOB: &[&str] = &["github", "needs", "strategy", "matrix", "vars", "inputs"];
+const JOB_ENV: &[&str] = &[
+    "github", "needs", "strategy", "matrix", "vars", "secrets", "inputs",
+];
+const ENVIRONMENT_URL: &[&str] = &[
+    "github", "needs", "strategy", "matrix", "job", "runner", "env", "vars", "steps", "inputs",
+];
+const STEP_IF: &[&str] = &[
+    "github",
+    "needs",
+    "strategy",
+    "matrix",
+    "job",
+    "runner",
+    "env",
+    "vars",
+    "steps",
+    "inputs",
+    "always()",
+    "cancelled()",
+    "success()",
+    "failure()",
+    "hashFiles()",
+];
+const STEP: &[&str] = &[
+    "github",
+    "needs",
+    "strategy",
+    "matrix",
+    "job",
+    "runner",
+    "env",
+    "vars",
+    "secrets",
+    "steps",
+    "inputs",
+    "hashFiles()",
+];
+const ANY_EXPRESSION: &[&str] = &[
+    "contains()",
+    "startsWith()",
+    "endsWith()",
+    "format()",
+    "join()",
+    "toJSON()",
+    "fromJSON()",
+];
+
+/// The contexts (`github`) and functions (`hashFiles()`) an expression reads: each name that is
+/// no property (after a `.`), no string and no literal.
+fn reads(expression: &str) -> Vec<String> {
+    let chars: Vec<char> = expression.chars().collect();
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            // A string literal, `''` for a quote.
+            i += 1;
+            while i < chars.len() && !(chars[i] == '\'' && chars.get(i + 1) != Some(&'\'')) {
+                i += if chars[i] == '\'' { 2 } else { 1 };
+            }
+            i += 1;
+            continue;
+        }
+        if !(c.is_ascii_alphabetic() || c == '_') {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && (chars[i].is_ascii_alphanumeric() || "_-".contains(chars[i])) {
+            i += 1;
+        }
+        let name: String = chars[start..i].iter().collect();
+        let before = chars[..start].iter().rev().find(|c| !c.is_whitespace());
+        let after = chars[i..].iter().find(|c| !c.is_whitespace());
+        if before == Some(&'.') || ["true", "false", "null"].contains(&name.as_str()) {
+            continue;
+        }
+        names.push(match after {
+            Some('(') => format!("{name}()"),
+            _ => name,
+        });
+    }
+    names
+}
+
+/// Each expression of the workflow `text` that reads what its key does not allow ([`CONTEXTS`]),
+/// as `key: reads name`.
+fn misplaced_expressions(text: &str) -> Vec<String> {
+    fn walk(value: &serde_norway::Value, path: &mut Vec<String>, found: &mut Vec<String>) {
+        match value {
+            serde_norway::Value::Mapping(map) => {
+                for (key, value) in map {
+                    let key = key
+                        .as_str()
+                        .map_or_else(|| format!("{key:?}"), str::to_string);
+                    path.push(key);
+                    walk(value, path, found);
+                    path.pop();
+                }
+            }
+            serde_norway::Value::Sequence(items) => {
+                for (i, value) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    walk(value, path, found);
+                    path.pop();
+                }
+            }
+            serde_norway::Value::String(text) => found.extend(misplaced_in(path, text)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(&parsed(text), &mut Vec::new(), &mut found);
+    found
+}
+
+/// What the expressions of one value at `path` read that their key does not allow.
+fn misplaced_in(path: &[String], text: &str) -> Vec<String> {
+    let mut expressions: Vec<&str> = text
+        .split("${{")
+        .skip(1)
+        .map(|part| part.split("}}").next().unwrap_or(part))
+        .collect();
+    // An `if:` is an expression with or without `${{ }}`.
+    if path.last().is_some_and(|key| key == "if") && !text.contains("${{") {
+        expressions.push(text);
+    }
+    let key = path.join(".");
+    let rule = CONTEXTS.iter().find(|(pattern, _)| {
+        let pattern: Vec<&str> = pattern.split('.').collect();
+        pattern.len() == path.len() && pattern.iter().zip(path).all(|(p, k)| *p == "*" || p == k)
+    });
+    let mut found = Vec::new();
+    for expression in expressions {
+        let Some((_, allowed)) = rule else {
+            found.push(format!("{key}: an expression where none is allowed"));
+            continue;
+        };
+        for name in reads(expression) {
+            if !allowed.contains(&name.as_str()) && !ANY_EXPRESSION.contains(&name.as_str()) {
+                found.push(format!("{key}: reads `{name}`"));
+            }
+        }
+    }
+    found
+}
+
+/// Fails on main before this change: `ci github --rocm` read `runner.temp` in the drift job's
+/// `env`, where GitHub allows no `runner` context and refuses the whole file, so neither the
+/// gate nor the publish job ran again. Every workflow `ci github` can write reads in each
+/// expression only what GitHub's table allows its key; the rule finds the old job's line.
+#[test]
+fn every_expression_of_every_workflow_reads_only_what_its_key_allows() {
+    let demo = Demo::new(Layout::Patch);
+    for (options, text) in every_workflow(&demo) {
+        let found = misplaced_expressions(&text);
+        assert!(found.is_empty(), "`ci github {options}`: {found:?}\n{text}");
+    }
+    let old = "jobs:\n  rocm-drift:\n    if: github.event_name == 'pull_request'\n    env:\n      \
+               BASE_SHA: ${{ github.event.pull_request.base.sha }}\n      DRIFT_WORK: ${{ runner.temp }}/x\n    \
+               steps:\n      - if: steps.pin.outputs.moved == 'true' && always()\n        \
+               run: echo ${{ hashFiles('a') }}\n        with:\n          path: ${{ runner.temp }}\n";
+    assert_eq!(
+        misplaced_expressions(old),
+        ["jobs.rocm-drift.env.DRIFT_WORK: reads `runner`"]
+    );
+    let old_if = "jobs:\n  x:\n    if: runner.os == 'Linux' && hashFiles('a') != ''\n    permissions:\n      \
+                  contents: ${{ github.token }}\n";
+    assert_eq!(
+        misplaced_expressions(old_if),
+        [
+            "jobs.x.if: reads `runner`",
+            "jobs.x.if: reads `hashFiles()`",
+            "jobs.x.permissions.contents: an expression where none is allowed"
+        ]
+    );
+    assert_eq!(
+        reads("contains(github.event.pull_request.title, 'x''s env.y') || secrets.A"),
+        ["contains()", "github", "secrets"]
+    );
+}
+
+/// Fails on main before this change: the roll job ran `peter-evans/create-pull-request@v7`, a
+/// tag its owner can move, with a token that writes to the repository. In every workflow, an
+/// action from outside GitHub's own is pinned by a full commit id with its release beside it,
+/// and GitHub's own are at their major tag.
+#[test]
+fn every_action_outside_github_s_own_is_pinned_by_a_commit_id() {
+    let demo = Demo::new(Layout::Patch);
+    let mut seen = std::collections::BTreeSet::new();
+    for (options, text) in every_workflow(&demo) {
+        for line in text.lines().filter_map(|l| l.trim().split_once("uses: ")) {
+            let uses = line.1;
+            let (action, rest) = uses.split_once('@').expect("an action at a revision");
+            seen.insert(action.to_string());
+            let (revision, release) = match rest.split_once(" # ") {
+                Some((revision, release)) => (revision, Some(release)),
+                None => (rest, None),
+            };
+            if action.starts_with("actions/") {
+                let major = revision
+                    .strip_prefix('v')
+                    .is_some_and(|n| n.parse::<u32>().is_ok());
+                assert!(major && release.is_none(), "`ci github {options}`: {uses}");
+                continue;
+            }
+            let commit = revision.len() == 40 && revision.chars().all(|c| c.is_ascii_hexdigit());
+            let semver = release.and_then(|r| r.strip_prefix('v')).is_some_and(|r| {
+                r.split('.').count() == 3 && r.split('.').all(|n| n.parse::<u32>().is_ok())
+            });
+            assert!(commit && semver, "`ci github {options}`: {uses}");
+        }
+    }
+    assert!(seen.contains("peter-evans/create-pull-request"), "{seen:?}");
+}
+
+#[test]
+#[ignore = "needs actionlint; .ci/run installs it and runs `cargo test --test it ci:: -- --ignored`"]
+fn every_combination_of_options_passes_actionlint() {
+    let demo = Demo::new(Layout::Patch);
+    let mut files = Vec::new();
+    for (n, (options, text)) in every_workflow(&demo).into_iter().enumerate() {
+        let file = demo.tmp.path().join(format!("workflow-{n}.yml"));
+        std::fs::write(&file, format!("# ci github {options}\n{text}")).unwrap();
+        files.push(file);
+    }
+    assert_eq!(files.len(), 12);
+    let (clean, report) = actionlint(&files);
+    assert!(clean, "{report}");
+}

@@ -289,7 +289,7 @@ fn the_workflow_gets_a_scheduled_roll_job_with_one_pull_request() {
         "forkbook roll --check --json > \"$RUNNER_TEMP/forecast.json\"",
         "if: steps.forecast.outputs.moves == 'true'",
         "forkbook roll --to \"$CANDIDATE\" --body \"$RUNNER_TEMP/roll-body.md\"",
-        "uses: peter-evans/create-pull-request@v7",
+        "uses: peter-evans/create-pull-request@22a9089034f40e5a961c8808d113e2c98fb63676 # v7.0.11",
         "branch: \"forkbook/roll\"",
         "add-paths: \"patches-rocm/**\"",
         "body-path: ${{ runner.temp }}/roll-body.md",
