@@ -116,6 +116,70 @@ pub fn text(text: &str) -> String {
             c => out.push(c),
         }
     }
+    inert_references(&out)
+}
+
+/// The zero-width space (U+200B) that [`inert_references`] puts inside a mention or reference.
+const ZERO_WIDTH_SPACE: char = '\u{200b}';
+
+/// `text` with a zero-width space after each `@` that starts a GitHub mention (`@user`,
+/// `@org/team`), each `#` that starts a reference (`#12`, `owner/repo#12`) and each `GH-` before
+/// a number: text from upstream's history or the register, posted in a pull request, then
+/// notifies no one and links no issue of the repository it is posted in (upstream's `#12` is not
+/// ours). GitHub finds mentions and references in the rendered text, after Markdown's escapes
+/// are gone (so `\@` or `\#` would not do), and not in code or links; the space is invisible,
+/// and the way Dependabot quotes a release note's mentions.
+pub fn inert_references(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        out.push(c);
+        let next = chars.peek().map(|&(_, next)| next);
+        let starts = match c {
+            '@' => next.is_some_and(|n| n.is_ascii_alphanumeric()),
+            '#' => next.is_some_and(|n| n.is_ascii_digit()),
+            '-' => {
+                let before = &text[..at];
+                let gh = before.len() >= 2 && before[before.len() - 2..].eq_ignore_ascii_case("gh");
+                gh && next.is_some_and(|n| n.is_ascii_digit())
+            }
+            _ => false,
+        };
+        if starts {
+            out.push(ZERO_WIDTH_SPACE);
+        }
+    }
+    out
+}
+
+/// Markdown someone wrote (a register entry's prose, posted in a pull request to the fork) with
+/// the mentions and references of its text made inert ([`inert_references`]); code, code
+/// blocks, links, HTML and web addresses (`https://…/#12`) stay as they are written.
+pub fn inert_references_in(markdown: &str) -> String {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let mut out = String::with_capacity(markdown.len() + 16);
+    let (mut copied, mut kept) = (0, 0usize);
+    for (event, range) in Parser::new(markdown).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Link { .. } | Tag::Image { .. } | Tag::CodeBlock(_)) => kept += 1,
+            Event::End(TagEnd::Link | TagEnd::Image | TagEnd::CodeBlock) => {
+                kept = kept.saturating_sub(1)
+            }
+            Event::Text(_) if kept == 0 && range.start >= copied => {
+                out.push_str(&markdown[copied..range.start]);
+                let words = markdown[range.clone()].split_inclusive(char::is_whitespace);
+                for word in words {
+                    match word.contains("://") {
+                        true => out.push_str(word),
+                        false => out.push_str(&inert_references(word)),
+                    }
+                }
+                copied = range.end;
+            }
+            _ => {}
+        }
+    }
+    out.push_str(&markdown[copied..]);
     out
 }
 
@@ -318,5 +382,37 @@ mod tests {
         );
         assert_eq!(PageLinks::default().fixes(&[2]), "fix 2");
         assert_eq!(links.fixes(&[]), "no fix");
+    }
+
+    /// Fails on main before this change: an upstream subject's `@someone` went into a pull
+    /// request's body as it was, and GitHub notified someone; `#12` linked our issue 12.
+    #[test]
+    fn mentions_and_references_are_made_inert() {
+        let subject =
+            "fix: thanks @someone and @ml-explore/core (#12, GH-7, a/b#3); mail a@b, #x, @-";
+        let zw = ZERO_WIDTH_SPACE;
+        assert_eq!(
+            text(subject),
+            format!(
+                "fix: thanks @{zw}someone and @{zw}ml-explore/core \\(\\#{zw}12, GH-{zw}7, \
+                 a/b\\#{zw}3\\); mail a@{zw}b, \\#x, @-"
+            )
+        );
+        assert_eq!(inert_references("gh-12"), format!("gh-{zw}12"));
+        assert_eq!(inert_references("@"), "@");
+    }
+
+    #[test]
+    fn the_register_s_mentions_are_inert_and_its_code_links_and_addresses_kept() {
+        let zw = ZERO_WIDTH_SPACE;
+        let prose = "Thanks @someone (see #12 and https://example.org/a#12).\n\n\
+                     `@code #1` [@link #2](https://x.org/#3)\n\n```\n@block #4\n```\n";
+        assert_eq!(
+            inert_references_in(prose),
+            format!(
+                "Thanks @{zw}someone (see #{zw}12 and https://example.org/a#12).\n\n\
+                 `@code #1` [@link #2](https://x.org/#3)\n\n```\n@block #4\n```\n"
+            )
+        );
     }
 }

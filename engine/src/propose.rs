@@ -664,8 +664,12 @@ fn pr_body(draft: &Draft, package: &Package, others: &[Package]) -> String {
                 markdown::text(&plain_title(&entry.title))
             ));
         }
-        body.push_str(&wrap_free_prose(&entry.prose));
+        // The body goes to another project's repository: the register's `@name` and `#12`
+        // were written for our readers (and `#12` for upstream's or our issues, not the fork's).
+        let prose = wrap_free_prose(&entry.prose);
+        body.push_str(&markdown::inert_references_in(&prose));
         if let Some(repro) = entry.value("reproduction") {
+            let repro = markdown::inert_references_in(repro);
             body.push_str(&format!("\n\n### Reproduction\n\n{repro}"));
         }
     }

@@ -231,6 +231,31 @@ fn written_packages_have_their_pr_text_and_an_index() {
     assert!(index.contains("| 2 | Free pooled buffers when the allocator is destroyed | proposed | [`0002-free-pooled-buffers-when-the-allocator-is.patch`]"), "{index}");
 }
 
+/// Fails on main before this change: the register's `@someone` and `#12` went into the pull
+/// request's body for the fork as written: GitHub would notify that person, and `#12` linked the
+/// fork's issue 12, not ours or upstream's. The body has them inert, a web address kept.
+#[test]
+fn the_pr_text_for_the_fork_notifies_no_one_and_links_none_of_its_issues() {
+    let demo = Demo::new(Layout::Patch);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let register = std::fs::read_to_string(&path).unwrap();
+    let said = "`finalize` returned before queued work finished";
+    let added = " (thanks @someone and @ml-explore/core; #12, https://example.org/x#12)";
+    assert!(register.contains(said));
+    std::fs::write(&path, register.replacen(said, &format!("{said}{added}"), 1)).unwrap();
+    let out = demo.tmp.path().join("out");
+    propose::write(&out, &packages(&demo, &[4]).unwrap()).unwrap();
+    let pr = std::fs::read_to_string(
+        out.join("0004-synchronize-the-stream-before-finalize-returns.pr.md"),
+    )
+    .unwrap();
+    let zw = '\u{200b}';
+    let inert = format!(
+        " (thanks @{zw}someone and @{zw}ml-explore/core; #{zw}12, https://example.org/x#12)"
+    );
+    assert!(pr.contains(&format!("{said}{inert}")), "{pr}");
+}
+
 /// A title and a link are the register's text: the index quotes them, so neither adds HTML, a
 /// link of its own or a column to the table.
 #[test]

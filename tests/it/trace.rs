@@ -147,3 +147,64 @@ fn the_report_links_each_conflict_region_to_its_upstream_commit() {
         device.as_str()
     );
 }
+
+/// A commit on top of pin2 in the demo's upstream that changes the conflicting region of
+/// `mlx/device.cpp` again, with `subject`; the branch `mentions` names it.
+fn upstream_commit_on_the_region(demo: &Demo, subject: &str) -> String {
+    let repo = Repository::open_bare(&demo.demo.world.upstream).unwrap();
+    let pin2 = repo
+        .find_commit(Oid::from_str(&demo.demo.world.pin2).unwrap())
+        .unwrap();
+    let tree = pin2.tree().unwrap();
+    let mlx = tree.get_path(std::path::Path::new("mlx")).unwrap();
+    let mlx = repo.find_tree(mlx.id()).unwrap();
+    let device = mlx.get_name("device.cpp").unwrap();
+    let text = String::from_utf8(repo.find_blob(device.id()).unwrap().content().to_vec()).unwrap();
+    let changed = text.replace("default_index()};", "default_index(/* env */)};");
+    assert_ne!(changed, text, "the region's comment is there to change");
+    let blob = repo.blob(changed.as_bytes()).unwrap();
+    let mut mlx_builder = repo.treebuilder(Some(&mlx)).unwrap();
+    mlx_builder.insert("device.cpp", blob, 0o100644).unwrap();
+    let mlx_id = mlx_builder.write().unwrap();
+    let mut root = repo.treebuilder(Some(&tree)).unwrap();
+    root.insert("mlx", mlx_id, 0o040000).unwrap();
+    let tree = repo.find_tree(root.write().unwrap()).unwrap();
+    let who = git2::Signature::now("t", "t@t").unwrap();
+    let commit = repo
+        .commit(
+            Some("refs/heads/mentions"),
+            &who,
+            &who,
+            subject,
+            &tree,
+            &[&pin2],
+        )
+        .unwrap();
+    commit.to_string()
+}
+
+/// Fails on main before this change: an upstream commit subject's `@someone` and
+/// `@ml-explore/core` went into `report --pr-body` (the roll's pull request body) as they were,
+/// and GitHub would notify that person and that team; its `#12` linked the project's own issue
+/// 12. Each comes out with a zero-width space after `@` and `#`.
+#[test]
+fn an_upstream_subject_s_mentions_and_references_notify_no_one_in_the_pr_body() {
+    let demo = Demo::new(Layout::Patch);
+    let subject = "device: word the GPU choice, thanks @someone and @ml-explore/core (see #12)";
+    let commit = upstream_commit_on_the_region(&demo, subject);
+    let (code, out) = demo.run(&["fetch", "--upstream", "mentions"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = demo.run(&["retarget", &commit]);
+    assert_eq!(code, 1, "the region conflicts: {out}");
+    let (_, body) = demo.run(&["report", "--pr-body"]);
+    let zw = '\u{200b}';
+    assert!(
+        body.contains(&format!(
+            "thanks @{zw}someone and @{zw}ml-explore/core \\(see \\#{zw}12\\)"
+        )),
+        "{body}"
+    );
+    for raw in ["@someone", "@ml-explore/core", "#12"] {
+        assert!(!body.contains(raw), "`{raw}` in the body: {body}");
+    }
+}
