@@ -419,15 +419,31 @@ fn hard_link(path: &Path, meta: &std::fs::Metadata) -> Option<String> {
 }
 
 /// Every regular file the site publishes as it is (below `src`, the theme folder, the CSS and
-/// JavaScript book.toml names) that is a hard link ([`hard_link`]).
+/// JavaScript book.toml names) that is a hard link ([`hard_link`]). mdBook copies through
+/// links, so a link is judged by what it leads to, and a linked folder is walked too, once.
 fn hard_links(published: &[PathBuf], problems: &mut Vec<String>) {
-    for dir in published {
-        let files = match std::fs::symlink_metadata(dir) {
-            Ok(meta) if meta.is_dir() => entries_below(dir, |_| true),
+    let mut pending = published.to_vec();
+    let mut walked = std::collections::HashSet::new();
+    while let Some(dir) = pending.pop() {
+        let files = match std::fs::metadata(&dir) {
+            Ok(meta) if meta.is_dir() => {
+                if !walked.insert(dir.canonicalize().ok()) {
+                    continue;
+                }
+                entries_below(&dir, |_| true)
+            }
             Ok(meta) => vec![(dir.clone(), meta)],
             Err(_) => continue,
         };
-        for (path, meta) in files {
+        for (path, _) in files {
+            // A link that leads nowhere is `links_below`'s to report.
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink()) {
+                pending.push(path);
+                continue;
+            }
             problems.extend(hard_link(&path, &meta));
         }
     }
@@ -551,6 +567,19 @@ mod tests {
             "{refused}"
         );
         std::fs::remove_file(root.join("src/copy.txt")).unwrap();
+        // Through a link in `src` to a file or a folder elsewhere in the book.
+        std::fs::create_dir_all(root.join("extra")).unwrap();
+        std::fs::hard_link(tmp.path().join("secret.txt"), root.join("extra/h.txt")).unwrap();
+        for (link, target) in [("src/h.txt", "../extra/h.txt"), ("src/more", "../extra")] {
+            std::os::unix::fs::symlink(target, root.join(link)).unwrap();
+            let refused = check(&root, &config, &book).unwrap_err();
+            assert!(
+                refused.contains("h.txt` is a hard link (2 names)"),
+                "{link}: {refused}"
+            );
+            std::fs::remove_file(root.join(link)).unwrap();
+        }
+        std::fs::remove_file(root.join("extra/h.txt")).unwrap();
         let outside = Book::new_with_items(vec![chapter("../../secret.txt").into()]);
         let refused = check(&root, &config, &outside).unwrap_err();
         assert!(
