@@ -104,6 +104,9 @@ pub struct RemoteConfig {
     /// A URL or a local path (a mirror).
     pub url: String,
     pub branch: String,
+    /// `[upstream]` only: the upstream commit a run uses in place of a recorded pin that no
+    /// mirror has, as `--stand-in-pin` does (see `engine::pin`). Never written into a record.
+    pub stand_in_pin: Option<String>,
 }
 
 impl Config {
@@ -113,10 +116,12 @@ impl Config {
             fork: RemoteConfig {
                 url: "https://github.com/NripeshN/mlx".into(),
                 branch: "rocm-support".into(),
+                stand_in_pin: None,
             },
             upstream: RemoteConfig {
                 url: "https://github.com/ml-explore/mlx".into(),
                 branch: "main".into(),
+                stand_in_pin: None,
             },
             ..Config::default()
         }
@@ -144,6 +149,16 @@ impl Config {
                 remote.branch = default.branch;
             }
             refuse_control_characters(name, remote)?;
+        }
+        if config.fork.stand_in_pin.is_some() {
+            return Err(
+                Error::new("`fork.stand_in_pin`: a stand-in is for the upstream pin")
+                    .with_note("move it to `[upstream] stand_in_pin`, or remove it"),
+            );
+        }
+        if let Some(rev) = &config.upstream.stand_in_pin {
+            super::cache::refuse_option_like(rev)
+                .map_err(|e| e.context("`upstream.stand_in_pin`"))?;
         }
         if config.overlay.backend_prefix.trim_matches('/').is_empty() {
             return Err(Error::new(
