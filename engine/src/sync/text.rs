@@ -252,7 +252,15 @@ impl SyncCheck {
     /// Marks `item`, about the mismatch `m`, when the check ran on a stand-in pin and what it
     /// is about depends on the pin (a core file, by its path or in its words).
     fn mark_stand_in(&self, item: &mut Vec<Span>, m: &super::Mismatch) {
-        if crate::pin::depends_on_pin(&m.path, &m.why, &self.stand_in_core) {
+        // The residual record is the core files' residual: all of it depends on the pin.
+        let residual_record = [
+            crate::records::RESIDUAL_FILE,
+            crate::records::CORE_RESIDUAL_FILE,
+        ]
+        .iter()
+        .any(|name| m.path.ends_with(&format!("/{name}")));
+        let core = crate::pin::depends_on_pin(&m.path, &m.why, &self.stand_in_core);
+        if !self.stand_in_core.is_empty() && (core || residual_record) {
             item.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
         }
     }
