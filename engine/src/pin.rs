@@ -103,10 +103,14 @@ fn upstream_refs(cache: &Cache) -> Result<(Option<Repository>, Vec<UpstreamRef>)
     Ok((mirror, refs))
 }
 
-/// A ref of a mirror of upstream: its branches, tags and pull request heads. Nothing else: a
-/// working clone used as the mirror may hold other remotes (the fork's among them).
+/// A ref of a mirror of upstream: its branches, tags and pull request heads, and in a working
+/// clone the branches of `origin`, the repository it was cloned from. Nothing else: such a clone
+/// may hold other remotes (the fork's among them).
 fn mirror_ref(name: &str) -> Option<(RefKind, &str)> {
-    if let Some(branch) = name.strip_prefix("refs/heads/") {
+    let branch = name
+        .strip_prefix("refs/heads/")
+        .or_else(|| name.strip_prefix("refs/remotes/origin/"));
+    if let Some(branch) = branch.filter(|b| *b != "HEAD") {
         return Some((RefKind::OtherBranch, branch));
     }
     if let Some(tag) = name.strip_prefix("refs/tags/") {
@@ -185,11 +189,9 @@ pub fn upstream_commit(cache: &Cache, rev: &str) -> Result<Oid> {
 /// Why `commit` is no upstream commit, saying where it does sit when the fork has it.
 pub fn not_upstream(cache: &Cache, commit: Oid) -> Error {
     let (branch, url) = cache.branch_and_url(Remote::Upstream);
-    let on_fork = fork_branch_holds(cache, commit);
-    let whose = if on_fork {
-        " it is a commit of the fork's branch, not upstream's."
-    } else {
-        ""
+    let whose = match fork_branch_holds(cache, commit) {
+        true => "it is a commit of the fork's branch; ",
+        false => "",
     };
     let fetched = match cache.mirror(Remote::Upstream) {
         Some(_) => "",
@@ -201,7 +203,7 @@ pub fn not_upstream(cache: &Cache, commit: Oid) -> Error {
         short(commit)
     ))
     .with_note(format!(
-        "a pin is a commit upstream published:{whose} give one on upstream's branch `{branch}`, \
+        "{whose}a pin is a commit upstream published: give one on upstream's branch `{branch}`, \
          a tag, or a pull request's head"
     ))
 }

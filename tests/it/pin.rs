@@ -300,6 +300,7 @@ fn a_pin_must_be_upstream_s_a_fork_commit_is_refused_and_a_pull_request_head_acc
     // The cache reads the fork's objects: the commit is found, and still refused.
     let (code, out) = world.run(&["fetch"]);
     assert_eq!(code, 0, "{out}");
+    let before = folder(&world.demo.records());
     for command in [
         &["retarget", fork_only.as_str(), "--check"][..],
         &["retarget", fork_only.as_str()],
@@ -317,6 +318,10 @@ fn a_pin_must_be_upstream_s_a_fork_commit_is_refused_and_a_pull_request_head_acc
         );
         assert!(out.contains("it is a commit of the fork's branch"), "{out}");
     }
+    assert!(
+        folder(&world.demo.records()) == before,
+        "a refused pin wrote records"
+    );
     // A commit only a pull request's head reaches is upstream's.
     let (code, out) = world.run(&["retarget", &world.pull_head, "--check"]);
     assert_ne!(code, 2, "{out}");
