@@ -54,6 +54,9 @@ pub struct OverlayView {
     /// Each pull request or issue of the fork or upstream the register cites, with its state as
     /// the repository's pull refs (`refs/pull/N/head`) say.
     pub pulls: Vec<CitedPull>,
+    /// Why the pin the overlay was built on is no upstream commit (none of upstream's branches,
+    /// tags and pull request heads reaches it); `None` when one does.
+    pub pin_not_upstream: Option<String>,
 }
 
 impl OverlayView {

@@ -33,6 +33,7 @@ catalogue![
     upstream_well_formed,
     upstream_names_the_fork,
     pin_matches_build,
+    pin_on_upstream,
     fixes_numbered,
     fix_state_complete,
     fix_link_present,

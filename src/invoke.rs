@@ -59,6 +59,9 @@ where
     if let Some(tool_path) = &overrides.tool_path {
         args.extend(["--tool-path".into(), tool_path.clone()]);
     }
+    if let Some(rev) = &overrides.stand_in_pin {
+        args.extend(["--stand-in-pin".into(), rev.into()]);
+    }
     args.extend(command.into_iter().map(Into::into));
     args
 }

@@ -10,7 +10,7 @@
 use super::cache::{Cache, Remote};
 use super::check::{gather_facts, record_facts, run_checks, Finding};
 use super::error::Result;
-use super::fsutil::{replace_file, ProjectLock};
+use super::fsutil::replace_file;
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, Counts};
@@ -122,7 +122,7 @@ pub fn adopt(
 ) -> Result<Adoption> {
     // The lock first, so the records read are the records written over; then read them all
     // before writing: records in an unexpected place are one error, and nothing is written.
-    let _lock = ProjectLock::acquire(&project.root)?;
+    let _lock = project.lock_records()?;
     let records = Records::read(project)?;
     let mut state = match OverlayState::from_records(project, cache, records.clone()) {
         Ok(state) => state,

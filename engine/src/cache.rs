@@ -187,6 +187,22 @@ impl Cache {
         Store::new(self.dir.with_file_name(folder), kind, secret)
     }
 
+    /// The folder `remote`'s URL names when it is a mirror on this machine (read in place).
+    pub fn mirror(&self, remote: Remote) -> Option<PathBuf> {
+        local_mirror(&self.remote_config(remote).url)
+    }
+
+    /// `remote`'s configured branch and URL.
+    pub fn branch_and_url(&self, remote: Remote) -> (&str, &str) {
+        let config = self.remote_config(remote);
+        (&config.branch, &config.url)
+    }
+
+    /// Whether this run may not touch the network (`--offline`).
+    pub fn is_offline(&self) -> bool {
+        self.offline
+    }
+
     fn remote_config(&self, remote: Remote) -> &RemoteConfig {
         &self.remotes[remote as usize].0
     }
@@ -244,7 +260,7 @@ impl Cache {
             refuse_option_like(rev)?;
         }
         self.lock_for_writing()?;
-        let RemoteConfig { url, branch } = self.remote_config(remote).clone();
+        let RemoteConfig { url, branch, .. } = self.remote_config(remote).clone();
         let name = remote.name();
         if let Some(mirror) = local_mirror(&url) {
             return self.link_mirror(remote, &mirror, &branch, revs);

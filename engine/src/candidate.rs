@@ -333,7 +333,11 @@ pub fn drift_api_report(
     to: Option<&str>,
 ) -> Result<ApiReport> {
     let (from, to) = api_range(cache, state, from, to)?;
-    drift_api(project, cache, state, from, to)
+    let mut report = drift_api(project, cache, state, from, to)?;
+    // Under a stand-in the recorded pin's side is the stand-in's headers.
+    let pin = state.commits.pin;
+    report.stand_in = project.stand_in_pin().is_some() && (from == pin || to == pin);
+    Ok(report)
 }
 
 impl CommandReport for ApiReport {

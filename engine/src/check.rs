@@ -138,6 +138,7 @@ pub fn add_overlay_facts(
         pulls: (records.register.as_ref()).map_or(Vec::new(), |r| {
             crate::propose::pulls::states(project, cache, r)
         }),
+        pin_not_upstream: pin_not_upstream(cache, state.commits.pin),
     });
     Ok(())
 }
@@ -162,6 +163,19 @@ fn fork_commits(cache: &Cache, state: &OverlayState, register: Option<&Register>
         .filter(|sha| Oid::from_str(sha).is_ok_and(on_fork))
         .map(String::from)
         .collect()
+}
+
+/// Why `pin` is no upstream commit, by the one rule ([`crate::pin::known_holder`]), from the
+/// refs this machine has: a check fetches nothing.
+fn pin_not_upstream(cache: &Cache, pin: Oid) -> Option<String> {
+    match crate::pin::known_holder(cache, pin) {
+        Ok(Some(_)) => None,
+        Ok(None) => Some(crate::pin::not_upstream(cache, pin).message()),
+        Err(e) => Some(format!(
+            "could not be traced to upstream's refs: {}",
+            e.message()
+        )),
+    }
 }
 
 /// The files of the base tree and the overlay, and those that differ between them.

@@ -104,6 +104,9 @@ pub struct RemoteConfig {
     /// A URL or a local path (a mirror).
     pub url: String,
     pub branch: String,
+    /// `[upstream]` only: the upstream commit a run uses in place of a recorded pin that no
+    /// mirror has, as `--stand-in-pin` does (see `engine::pin`). Never written into a record.
+    pub stand_in_pin: Option<String>,
 }
 
 impl Config {
@@ -113,10 +116,12 @@ impl Config {
             fork: RemoteConfig {
                 url: "https://github.com/NripeshN/mlx".into(),
                 branch: "rocm-support".into(),
+                stand_in_pin: None,
             },
             upstream: RemoteConfig {
                 url: "https://github.com/ml-explore/mlx".into(),
                 branch: "main".into(),
+                stand_in_pin: None,
             },
             ..Config::default()
         }
@@ -144,6 +149,27 @@ impl Config {
                 remote.branch = default.branch;
             }
             refuse_control_characters(name, remote)?;
+        }
+        if config.fork.stand_in_pin.is_some() {
+            return Err(
+                Error::new("`fork.stand_in_pin`: a stand-in is for the upstream pin")
+                    .with_note("move it to `[upstream] stand_in_pin`, or remove it"),
+            );
+        }
+        // An empty value is no stand-in (the README's example shows it so).
+        if config.upstream.stand_in_pin.as_deref() == Some("") {
+            config.upstream.stand_in_pin = None;
+        }
+        if let Some(rev) = &config.upstream.stand_in_pin {
+            // The revision rule of the cache (`cache::refuse_option_like`), which this file
+            // cannot ask: the cache reads the configuration.
+            if rev.starts_with('-') || rev.contains(|c: char| c.is_whitespace() || c.is_control()) {
+                return Err(Error::new(format!(
+                    "`upstream.stand_in_pin` is not a revision: `{}`",
+                    rev.escape_debug()
+                ))
+                .with_note("give an upstream commit SHA, a branch or a tag"));
+            }
         }
         if config.overlay.backend_prefix.trim_matches('/').is_empty() {
             return Err(Error::new(
@@ -363,6 +389,29 @@ mod tests {
         ] {
             let message = Config::parse(text).unwrap_err().message().to_string();
             assert!(message.contains("holds a line break"), "{message}");
+        }
+    }
+
+    /// A stand-in pin is upstream's alone, one revision, and empty means none.
+    #[test]
+    fn a_stand_in_pin_is_one_upstream_revision() {
+        let config = Config::parse("[upstream]\nstand_in_pin = \"abc1234\"\n").unwrap();
+        assert_eq!(config.upstream.stand_in_pin.as_deref(), Some("abc1234"));
+        let config = Config::parse("[upstream]\nstand_in_pin = \"\"\n").unwrap();
+        assert_eq!(config.upstream.stand_in_pin, None);
+        for (text, said) in [
+            (
+                "[upstream]\nstand_in_pin = \"--upload-pack=x\"\n",
+                "is not a revision",
+            ),
+            ("[upstream]\nstand_in_pin = \"a b\"\n", "is not a revision"),
+            (
+                "[fork]\nstand_in_pin = \"abc1234\"\n",
+                "a stand-in is for the upstream pin",
+            ),
+        ] {
+            let message = Config::parse(text).unwrap_err().message().to_string();
+            assert!(message.contains(said), "{text}: {message}");
         }
     }
 

@@ -53,6 +53,12 @@ pub fn fetch(
             continue;
         }
         for (rev, oid) in revs.iter().zip(cache.fetch(remote, &revs)?) {
+            // Fetched by its id, a commit is not yet shown to be upstream's: the refs that
+            // reach it come too, for `pin-on-upstream` (which reads them offline). A commit
+            // none reaches is that check's finding, not a failed fetch.
+            if remote == Remote::Upstream {
+                let _ = crate::pin::upstream_holder(cache, oid);
+            }
             fetched.push(FetchedRev {
                 commit: oid.to_string(),
                 remote: remote.name(),

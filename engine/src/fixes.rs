@@ -126,9 +126,7 @@ pub struct Migrated {
 /// the migrated register written in place.
 pub fn migrate(project: &Project, write: bool) -> Result<Migrated> {
     // A writing run reads under the project's lock, so what it writes over is what it read.
-    let _lock = write
-        .then(|| crate::fsutil::ProjectLock::acquire(&project.root))
-        .transpose()?;
+    let _lock = write.then(|| project.lock_records()).transpose()?;
     let path = project.records_dir().join(FIXES_FILE);
     let name = project.record_name(FIXES_FILE);
     let text = std::fs::read_to_string(&path)

@@ -5,7 +5,7 @@ use super::cache::{Cache, Remote};
 use super::config::Layout;
 use super::doc::{text, words, Doc};
 use super::error::{Error, Result};
-use super::fsutil::{write_tree_synced, ProjectLock, StagedDir};
+use super::fsutil::{write_tree_synced, StagedDir};
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, keys, Upstream};
@@ -82,7 +82,7 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
     };
     let state = empty_state(project, cache, commits, core_files)?;
     let planned = sync::plan(project, cache, &state, commits)?;
-    let _lock = ProjectLock::acquire(&project.root)?;
+    let _lock = project.lock_records()?;
     // Again under the lock: another init may have written the records since the first look.
     refuse_existing(project)?;
     super::overlay::refuse_linked_records(&dir)?;

@@ -26,6 +26,7 @@ pub mod merge;
 pub mod overlay;
 pub mod patch;
 pub mod paths;
+pub mod pin;
 pub mod process;
 pub mod project;
 pub mod propose;

@@ -127,11 +127,22 @@ impl Records {
             Some(_) => self.upstream.sha(keys::PIN, &name)?,
             None => base.clone(),
         };
-        Ok(Commits {
-            fork: cache.recorded(&fork, Remote::Fork)?,
-            base: cache.recorded(&base, Remote::Upstream)?,
-            pin: cache.recorded(&pin, Remote::Upstream)?,
-        })
+        let fork = cache.recorded(&fork, Remote::Fork)?;
+        let base = cache.recorded(&base, Remote::Upstream)?;
+        // A stand-in replaces the pin for this run only; the records keep theirs.
+        let pin = match super::pin::stand_in(project, cache)? {
+            Some(stand_in) => stand_in,
+            None => cache
+                .recorded(&pin, Remote::Upstream)
+                .map_err(|e| match e.kind {
+                    super::error::ErrorKind::MissingObject => {
+                        let register = self.model.register.as_ref();
+                        super::pin::missing_pin(e, project, cache, register)
+                    }
+                    _ => e,
+                })?,
+        };
+        Ok(Commits { fork, base, pin })
     }
 }
 

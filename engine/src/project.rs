@@ -19,6 +19,9 @@ pub struct Overrides {
     /// The folders tools are looked for in, `PATH`-style (`--tool-path`, `FORKBOOK_TOOL_PATH`);
     /// default `PATH`. It is also the `PATH` of the steps forkbook runs.
     pub tool_path: Option<std::ffi::OsString>,
+    /// The upstream commit this run uses in place of the recorded pin (`--stand-in-pin`,
+    /// `FORKBOOK_STAND_IN_PIN`): a run option, never a record (see `engine::pin`).
+    pub stand_in_pin: Option<String>,
 }
 
 impl Overrides {
@@ -34,6 +37,7 @@ impl Overrides {
         self.tool_path = self
             .tool_path
             .or_else(|| std::env::var_os("FORKBOOK_TOOL_PATH").filter(|v| !v.is_empty()));
+        self.stand_in_pin = self.stand_in_pin.or_else(|| var("FORKBOOK_STAND_IN_PIN"));
         self
     }
 
@@ -61,6 +65,9 @@ impl Overrides {
         }
         if self.offline {
             env.push(("FORKBOOK_OFFLINE".into(), "1".into()));
+        }
+        if let Some(rev) = &self.stand_in_pin {
+            env.push(("FORKBOOK_STAND_IN_PIN".into(), rev.into()));
         }
         env
     }
@@ -109,6 +116,35 @@ impl Project {
             ),
             canonical_urls,
         }
+    }
+
+    /// The stand-in pin of this run, if one is given, and where it came from (for messages):
+    /// `--stand-in-pin` (or its variable) over `[upstream] stand_in_pin`.
+    pub fn stand_in_pin(&self) -> Option<(&str, &'static str)> {
+        match (
+            &self.overrides.stand_in_pin,
+            &self.config.upstream.stand_in_pin,
+        ) {
+            (Some(rev), _) => Some((rev, "`--stand-in-pin`")),
+            (None, Some(rev)) => Some((rev, "`[upstream] stand_in_pin` in forkbook.toml")),
+            (None, None) => None,
+        }
+    }
+
+    /// The project's lock, taken before a command writes its records. Refused under a stand-in
+    /// pin: what a run computes from a stand-in is not the recorded pin's, so no record is
+    /// written from it.
+    pub fn lock_records(&self) -> Result<super::fsutil::ProjectLock> {
+        if let Some((rev, origin)) = self.stand_in_pin() {
+            return Err(Error::new(format!(
+                "refusing to write the records under the stand-in pin `{rev}` (from {origin})"
+            ))
+            .with_note(
+                "a stand-in pin is for reading only: drop it to write, once `forkbook fetch` \
+                 brings the recorded pin",
+            ));
+        }
+        super::fsutil::ProjectLock::acquire(&self.root)
     }
 
     /// The nearest folder at or above `start` that holds `forkbook.toml`.

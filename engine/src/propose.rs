@@ -817,7 +817,7 @@ pub fn push(cache: &Cache, remote: &str, package: &Package) -> Result<()> {
 /// path when the package exists in `out` and the entry names none. Returns the path written.
 pub fn record(project: &Project, number: u32, url: &str, out: &Path) -> Result<PathBuf> {
     // Read, edit and write under the project's lock: another writer's entry is never lost.
-    let _lock = super::fsutil::ProjectLock::acquire(&project.root)?;
+    let _lock = project.lock_records()?;
     let path = project.records_dir().join(records::FIXES_FILE);
     let name = project.record_name(records::FIXES_FILE);
     let text =

@@ -27,7 +27,9 @@ impl Residual {
     /// The residual: each hunk under its file and line with what explains it (the fixes that
     /// change the file, linked to their register entries on a page, and the record's note), and
     /// on a page its diff. A hunk nothing explains says so.
-    pub fn doc(&self, links: &PageLinks) -> Doc {
+    /// Under a stand-in pin (`stand_in`) each hunk is marked: a core file's residual depends
+    /// on the pin.
+    pub fn doc(&self, links: &PageLinks, stand_in: bool) -> Doc {
         let mut doc = Doc::default();
         let files = plural(self.files, "core file", "core files");
         if self.hunks.is_empty() {
@@ -63,6 +65,9 @@ impl Residual {
                 line.push(words("no fix"));
             }
             line.push(words(")"));
+            if stand_in {
+                line.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
+            }
             doc.list(vec![line]).page_code("diff", &h.text);
         }
         doc

@@ -39,7 +39,7 @@ pub fn write(
         &computed.core,
         &computed.residual,
     );
-    let _lock = super::fsutil::ProjectLock::acquire(&project.root)?;
+    let _lock = project.lock_records()?;
     let path = project.records_dir().join(flavor.file());
     super::fsutil::refuse_changed_since_read(
         &path,
@@ -80,6 +80,9 @@ pub struct ResidualRun {
     pub residual: Residual,
     #[serde(skip)]
     pub written: Option<Written>,
+    /// Whether the run was under a stand-in pin (each hunk is then marked).
+    #[serde(skip)]
+    pub stand_in: bool,
 }
 
 /// `forkbook residual`: the residual at the recorded commits; with `write`, also kept in the
@@ -91,13 +94,14 @@ pub fn run(project: &Project, cache: &Cache, write: bool) -> Result<ResidualRun>
     Ok(ResidualRun {
         residual: computed.residual,
         written,
+        stand_in: project.stand_in_pin().is_some(),
     })
 }
 
 impl Described for ResidualRun {
     /// The residual, then the record written and the notes to review.
     fn doc(&self, links: &crate::markdown::PageLinks) -> Doc {
-        let mut doc = self.residual.doc(links);
+        let mut doc = self.residual.doc(links, self.stand_in);
         if let Some(written) = &self.written {
             doc.line(vec![words("wrote "), text(&written.file)]);
             for path in &written.flagged {

@@ -26,7 +26,7 @@
 //! written to a file it names.
 
 use super::base;
-use super::cache::{short, Cache, Remote};
+use super::cache::{short, Cache};
 use super::candidate::DriftSetup;
 use super::doc::{code, commit, either, fixes, text, words, Described, Doc, Row, Span};
 use super::drift::api::{self, ApiReport};
@@ -304,7 +304,7 @@ pub fn forecast(
     to: Option<&str>,
 ) -> Result<Forecast> {
     let branch = project.config.upstream.branch.as_str();
-    let to = cache.commit(to.unwrap_or(branch), Remote::Upstream)?;
+    let to = super::pin::upstream_commit(cache, to.unwrap_or(branch))?;
     let repo = cache.repo();
     let pin = state.commits.pin;
     let line = first_parent_line(repo, pin, to)?;
@@ -719,7 +719,7 @@ fn roll_target(
     request: &RollRequest,
 ) -> Result<Oid> {
     let to = match &request.to {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        Some(rev) => super::pin::upstream_commit(cache, rev)?,
         None => {
             let forecast = forecast(project, cache, state, None)?;
             let chosen = if request.draft {

@@ -13,7 +13,7 @@ use super::base::{self, BaseTree, Commits};
 use super::cache::{short, Cache, Remote};
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::fsutil::{write_tree_synced, ProjectLock, StagedDir};
+use super::fsutil::{write_tree_synced, StagedDir};
 use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{self, Image, OverlayState, PatchFile};
 use super::patch;
@@ -129,6 +129,10 @@ pub struct Move {
     /// holds exactly these, so a record another run wrote since is never overwritten.
     #[serde(skip)]
     pub read_from: FileMap,
+    /// The core files, marked on a terminal and a page when the move started from a stand-in
+    /// pin (what a core file becomes depends on the pin); empty otherwise.
+    #[serde(skip)]
+    pub stand_in_core: Vec<String>,
 }
 
 fn ser_commits<S: serde::Serializer>(c: &Commits, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -156,7 +160,8 @@ pub fn resolve_target(cache: &Cache, old: Commits, target: &Target) -> Result<Co
         None => old.fork,
     };
     let pin = match &target.pin {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        // A pin must be upstream's: a fork's commit the cache also holds is refused.
+        Some(rev) => super::pin::upstream_commit(cache, rev)?,
         None => old.pin,
     };
     let base = if fork == old.fork {
@@ -221,7 +226,16 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
         records,
         written: false,
         read_from: state.records.files.clone(),
+        stand_in_core: stand_in_core(project, state),
     })
+}
+
+/// The core files whose findings depend on the pin, under a stand-in pin; none without one.
+fn stand_in_core(project: &Project, state: &OverlayState) -> Vec<String> {
+    match project.stand_in_pin() {
+        Some(_) => state.core_files.clone(),
+        None => Vec::new(),
+    }
 }
 
 struct MoveLabels {
@@ -523,7 +537,7 @@ fn records_after(
 /// between this run's read and its write is kept, and this run is refused (run it again). The
 /// comparison is made under the lock, so nothing changes after it.
 pub fn write(project: &Project, planned: &Move) -> Result<()> {
-    let _lock = ProjectLock::acquire(&project.root)?;
+    let _lock = project.lock_records()?;
     let now = super::fsutil::read_tree(&project.records_dir())?;
     if now != planned.read_from {
         let read_from = &planned.read_from;
@@ -627,6 +641,9 @@ fn move_to(
 #[serde(transparent)]
 pub struct SyncCheck {
     pub mismatches: Vec<Mismatch>,
+    /// The core files under a stand-in pin (see [`Move::stand_in_core`]).
+    #[serde(skip)]
+    pub stand_in_core: Vec<String>,
     #[serde(skip)]
     pub files: usize,
     /// The records folder's name, for the text.
@@ -640,6 +657,7 @@ pub struct SyncCheck {
 pub fn check_report(project: &Project, cache: &Cache, state: &OverlayState) -> Result<SyncCheck> {
     Ok(SyncCheck {
         mismatches: check(project, cache, state)?,
+        stand_in_core: stand_in_core(project, state),
         files: state.overlay.len(),
         records: project.record_name(""),
         commits: state.commits,
@@ -700,6 +718,7 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
         Layout::Patch => recorded_records(project, state)?,
         Layout::Files => plan(project, cache, state, state.commits)?.records,
     };
+    let planned_records = naming_the_recorded_pin(project, state, planned_records);
     let mut out = Vec::new();
     for (path, want, have) in super::overlay::differences(&planned_records, &state.records.files) {
         let why = match (want, have) {
@@ -725,6 +744,35 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
     }
     out.extend(marker_mismatches(state));
     Ok(out)
+}
+
+/// Under a stand-in pin, the planned records that name the pin (`UPSTREAM`, the residual
+/// record's header and conflict labels) name the recorded pin where the plan wrote the
+/// stand-in's id: that they differ there is the stand-in itself, not a finding.
+fn naming_the_recorded_pin(
+    project: &Project,
+    state: &OverlayState,
+    mut planned: FileMap,
+) -> FileMap {
+    let recorded = state.records.upstream.get(records::keys::PIN);
+    let (Some(_), Some(recorded)) = (project.stand_in_pin(), recorded) else {
+        return planned;
+    };
+    let stand_in = state.commits.pin.to_string();
+    let short_recorded = crate::text::short_id(recorded);
+    for name in [
+        records::UPSTREAM_FILE,
+        records::RESIDUAL_FILE,
+        records::CORE_RESIDUAL_FILE,
+    ] {
+        if let Some(bytes) = planned.get_mut(name) {
+            let text = String::from_utf8_lossy(bytes)
+                .replace(&stand_in, recorded)
+                .replace(crate::text::short_id(&stand_in), short_recorded);
+            *bytes = std::sync::Arc::new(text.into_bytes());
+        }
+    }
+    planned
 }
 
 /// Conflict markers left in the overlay, one mismatch a region or stray marker: records that

@@ -32,6 +32,11 @@ pub fn recorded_commits(project: &Project) -> Vec<(String, String)> {
             )
         })
     })
+    // A stand-in pin is what the steps ran on: the page says so beside the recorded pin.
+    .chain(project.stand_in_pin().map(|(rev, _)| {
+        let rev = crate::engine::text::short_id(rev).to_string();
+        ("stand-in pin".to_string(), rev)
+    }))
     .collect()
 }
 
@@ -57,6 +62,11 @@ fn state_digest(project: &Project) -> String {
     add(
         "forkbook.toml",
         &std::fs::read(project.root.join(crate::engine::config::CONFIG_FILE)).unwrap_or_default(),
+    );
+    // A stand-in pin (`--stand-in-pin`, its variable or forkbook.toml) changes every result.
+    add(
+        "stand-in pin",
+        project.stand_in_pin().map_or("", |(rev, _)| rev).as_bytes(),
     );
     if let Some(pin_file) = &project.config.overlay.pin_file {
         add(

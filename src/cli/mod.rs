@@ -55,6 +55,7 @@ Environment:
   FORKBOOK_UPSTREAM_URL  upstream's URL or a mirror on this machine, as `--upstream-url`
   FORKBOOK_OFFLINE=1     as `--offline`
   FORKBOOK_TOOL_PATH     where tools are looked for and the PATH of the steps, as `--tool-path`
+  FORKBOOK_STAND_IN_PIN  an upstream commit to run on in place of a missing pin, as `--stand-in-pin`
   FORKBOOK_LOCK_WAIT=1   wait for another run on the same overlay or cache instead of refusing
 
 Exit status:
@@ -91,6 +92,10 @@ pub struct Global {
     /// default: PATH [env: FORKBOOK_TOOL_PATH]
     #[arg(long, global = true, value_name = "DIRS")]
     pub tool_path: Option<std::ffi::OsString>,
+    /// Run on this upstream commit in place of a recorded pin no mirror has: read only, never
+    /// written into a record; findings on core files are marked [env: FORKBOOK_STAND_IN_PIN]
+    #[arg(long, global = true, value_name = "REV")]
+    pub stand_in_pin: Option<String>,
     /// Machine-readable output (errors too: `{"error": …, "note": …}` on stdout)
     #[arg(long, global = true)]
     pub json: bool,
@@ -143,6 +148,7 @@ impl Ctx<'_> {
             upstream_url: self.global.upstream_url.clone(),
             offline: self.global.offline,
             tool_path: self.global.tool_path.clone(),
+            stand_in_pin: self.global.stand_in_pin.clone(),
         }
         .with_env()
     }
@@ -183,9 +189,7 @@ impl Ctx<'_> {
         engine::overlay::OverlayState,
     )> {
         let project = self.project()?;
-        let lock = write
-            .then(|| engine::fsutil::ProjectLock::acquire(&project.root))
-            .transpose()?;
+        let lock = write.then(|| project.lock_records()).transpose()?;
         // A killed sync's stage goes before anything can refuse this run.
         engine::fsutil::clear_dead_stages(&project.records_dir(), lock.is_some());
         let cache = Cache::open(&project)?;
@@ -199,9 +203,20 @@ impl Ctx<'_> {
         &mut self,
         report: &R,
     ) -> engine::Result<i32> {
+        // Under a stand-in pin every output says so first (and its JSON in `stand_in_pin`).
+        let stand_in = self
+            .project()
+            .ok()
+            .and_then(|project| engine::pin::stand_in_head(&project));
         if self.global.json {
-            self.print_json(report)?;
+            match &stand_in {
+                Some(head) => self.print_json(&with_stand_in(report, head)?)?,
+                None => self.print_json(report)?,
+            }
         } else {
+            if let Some(head) = &stand_in {
+                writeln!(self.out, "{head}")?;
+            }
             write!(self.out, "{}", report.text())?;
         }
         // A step that asked for JSON shows the JSON it asked for.
@@ -219,9 +234,13 @@ impl Ctx<'_> {
             if let (Some(page), Some(links)) = (self.page.as_mut(), links) {
                 // Names from other people's trees reach the page as the terminal shows them
                 // (`\033`), never as the bytes: every helper escapes them, and this is the net.
-                page.markdown = report
-                    .markdown(&links)
-                    .map(|md| engine::terminal::escape_controls(&md).into_owned());
+                page.markdown = report.markdown(&links).map(|md| {
+                    let md = match &stand_in {
+                        Some(head) => format!("> {}\n\n{md}", engine::markdown::text(head)),
+                        None => md,
+                    };
+                    engine::terminal::escape_controls(&md).into_owned()
+                });
             }
         }
         Ok(match report.verdict() {
@@ -236,6 +255,19 @@ impl Ctx<'_> {
         writeln!(self.out, "{text}")?;
         Ok(())
     }
+}
+
+/// A report's JSON with `stand_in_pin` beside its own keys (an array or a value is wrapped as
+/// `{"stand_in_pin": …, "result": …}`).
+fn with_stand_in<R: serde::Serialize>(report: &R, head: &str) -> engine::Result<serde_json::Value> {
+    let value = serde_json::to_value(report).map_err(|e| Error::new(e.to_string()))?;
+    Ok(match value {
+        serde_json::Value::Object(mut map) => {
+            map.insert("stand_in_pin".into(), head.into());
+            serde_json::Value::Object(map)
+        }
+        other => serde_json::json!({ "stand_in_pin": head, "result": other }),
+    })
 }
 
 /// Runs forkbook with `args` (program name first), printing everything to `out`; returns the

@@ -39,6 +39,7 @@ impl DemoProject {
             upstream_url: None,
             offline: false,
             tool_path: None,
+            stand_in_pin: None,
         }
     }
 }

@@ -19,6 +19,7 @@ mod gate;
 mod hostile;
 mod merge_cache;
 mod offline;
+mod pin;
 mod propose;
 mod readonly;
 mod real_folder;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs `git --git-dir DIR ARGS` (with `env`), returning its trimmed output.
-fn git(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("--git-dir")
         .arg(dir)
@@ -32,7 +32,12 @@ fn git(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
 }
 
 /// A commit on top of `parent` in `repo` adding `files`, on no branch.
-fn commit_adding(repo: &Path, parent: &str, files: &[(&str, &str)], message: &str) -> String {
+pub(crate) fn commit_adding(
+    repo: &Path,
+    parent: &str,
+    files: &[(&str, &str)],
+    message: &str,
+) -> String {
     let index = repo.join("forkbook-test-index");
     let index = index.to_str().unwrap();
     let env = [("GIT_INDEX_FILE", index)];

@@ -223,6 +223,7 @@ pub fn healthy() -> Facts {
                 },
             ),
         ],
+        pin_not_upstream: None,
     };
     Facts {
         records,
@@ -344,6 +345,11 @@ pub fn broken() -> Facts {
         ..Hunk::default()
     });
     overlay.fork_hooks.push("docs/rocm-notes.md".into());
+    // The pin is a commit of the fork's branch that no upstream ref reaches.
+    overlay.pin_not_upstream = Some(
+        "`846d1762` is not upstream's: no branch, tag or pull request head of the upstream reaches it"
+            .into(),
+    );
     overlay
         .core_hashes
         .push(("mlx/fast.cpp".into(), "5".repeat(64)));

@@ -49,7 +49,14 @@ pub fn run(project: &Project) -> Result<CheckRun> {
         let state = OverlayState::from_records(project, &cache, records)?;
         add_overlay_facts(&mut facts, project, &cache, &state)
     });
-    let findings = run_checks(&facts);
+    let mut findings = run_checks(&facts);
+    if let (Some(_), Some(view)) = (project.stand_in_pin(), &facts.overlay) {
+        for finding in &mut findings {
+            if crate::pin::depends_on_pin(&finding.file, &finding.message, &view.core_files) {
+                finding.message = crate::pin::marked(&finding.message);
+            }
+        }
+    }
     let errors = findings
         .iter()
         .filter(|f| f.severity == Severity::Error)

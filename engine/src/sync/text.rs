@@ -32,6 +32,7 @@ impl Described for Move {
             }
             let mut item = vec![path(file), words(": ")];
             item.extend(file_spans(outcome, links));
+            self.mark_stand_in(&mut item, file);
             doc.list(vec![item]);
             if *outcome == FileOutcome::Taken {
                 doc.terminal_only();
@@ -103,7 +104,16 @@ impl Move {
                 ]),
                 None => item.push(words(format!("CONFLICT ({regions}, pin vs fork)"))),
             }
+            self.mark_stand_in(&mut item, file);
             doc.list(vec![item]);
+        }
+    }
+
+    /// Marks `item`, about `file`, when the move started from a stand-in pin and the file is a
+    /// core file: what it became depends on the pin.
+    fn mark_stand_in(&self, item: &mut Vec<Span>, file: &str) {
+        if self.stand_in_core.iter().any(|core| core == file) {
+            item.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
         }
     }
 
@@ -201,7 +211,11 @@ impl CommandReport for SyncCheck {
             doc.line(vec![words(format!(
                 "sync --check: {differ} differ from what {commits} gives:"
             ))]);
-            let item = |m: &&super::Mismatch| vec![path(&m.path), words(": "), text(&m.why)];
+            let item = |m: &&super::Mismatch| {
+                let mut item = vec![path(&m.path), words(": "), text(&m.why)];
+                self.mark_stand_in(&mut item, m);
+                item
+            };
             doc.list_first(records.iter().map(item).collect(), LISTED, MORE);
         }
         if !markers.is_empty() {
@@ -211,7 +225,9 @@ impl CommandReport for SyncCheck {
             ))]);
             let item = |m: &&super::Mismatch| {
                 let at = format!("{}:{}: ", m.path, m.line.unwrap_or(0));
-                vec![text(at), text(&m.why)]
+                let mut item = vec![text(at), text(&m.why)];
+                self.mark_stand_in(&mut item, m);
+                item
             };
             doc.list_first(markers.iter().map(item).collect(), LISTED, MORE);
         }
@@ -229,5 +245,23 @@ impl CommandReport for SyncCheck {
 
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(!self.mismatches.is_empty())
+    }
+}
+
+impl SyncCheck {
+    /// Marks `item`, about the mismatch `m`, when the check ran on a stand-in pin and what it
+    /// is about depends on the pin (a core file, by its path or in its words).
+    fn mark_stand_in(&self, item: &mut Vec<Span>, m: &super::Mismatch) {
+        // The residual record is the core files' residual: all of it depends on the pin.
+        let residual_record = [
+            crate::records::RESIDUAL_FILE,
+            crate::records::CORE_RESIDUAL_FILE,
+        ]
+        .iter()
+        .any(|name| m.path.ends_with(&format!("/{name}")));
+        let core = crate::pin::depends_on_pin(&m.path, &m.why, &self.stand_in_core);
+        if !self.stand_in_core.is_empty() && (core || residual_record) {
+            item.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
+        }
     }
 }

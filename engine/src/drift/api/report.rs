@@ -80,6 +80,10 @@ pub struct ApiReport {
     /// Suppressions that matched no finding: stale entries to delete.
     pub unused_suppressions: Vec<Suppression>,
     pub parse: ParseStats,
+    /// Whether one end is a stand-in pin: every finding compares upstream's headers there, so
+    /// each is marked (`engine::pin`). Never stored with the analysis.
+    #[serde(skip)]
+    pub stand_in: bool,
 }
 
 impl ApiReport {
@@ -152,6 +156,9 @@ impl ApiReport {
         what.extend([words(": "), Span::Prose(f.message.clone())]);
         if let Some(reason) = &f.suppressed {
             what.extend([words(" (suppressed: "), text(reason), words(")")]);
+        }
+        if self.stand_in {
+            what.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
         }
         let mut place = vec![words("upstream "), at(&self.from, &f.from)];
         place.extend([words(" → "), at(&self.to, &f.to)]);

@@ -68,7 +68,7 @@ pub fn write_drafts(
 ) -> Result<Drafted> {
     // Every draft is a read-modify-write of the records (`fix add`, then its entry filled in):
     // all of them under the one project lock.
-    let _lock = crate::fsutil::ProjectLock::acquire(&project.root)?;
+    let _lock = project.lock_records()?;
     let before = candidate::drift_api(project, cache, state, from, to)?;
     let backend = state.backend_files(&project.config.overlay.backend_prefix);
     let planned = plan(&before, &backend, &CacheUpstream { cache, commit: to });
@@ -220,7 +220,7 @@ impl CommandReport for Confirmed {
 
 /// `forkbook fix confirm N`: a person has reviewed draft fix N; its mark becomes a record.
 pub fn confirm(project: &Project, number: u32) -> Result<Confirmed> {
-    let _lock = crate::fsutil::ProjectLock::acquire(&project.root)?;
+    let _lock = project.lock_records()?;
     let path = project.records_dir().join(records::FIXES_FILE);
     let label = project.record_name(records::FIXES_FILE);
     let text = std::fs::read_to_string(&path)

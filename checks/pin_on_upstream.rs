@@ -1,0 +1,33 @@
+//! `pin-on-upstream`: the pin the overlay is built on is a commit upstream published.
+
+use crate::facts::Facts;
+use crate::{Chapter, Check, Finding, Needs, Severity};
+
+pub(crate) const CHECK: Check = Check {
+    id: "pin-on-upstream",
+    name: "the pin is upstream's",
+    severity: Severity::Error,
+    chapter: Chapter::Checks,
+    doc: include_str!("pin-on-upstream.md"),
+    source: file!(),
+    needs: Needs::Objects { without: None },
+    run,
+};
+
+/// The `UPSTREAM` key holding the pin.
+const PIN_KEY: &str = "retargeted_to_mlx_pin";
+
+fn run(facts: &Facts) -> Vec<Finding> {
+    let (Some(overlay), Some(upstream)) = (&facts.overlay, &facts.records.upstream) else {
+        return Vec::new();
+    };
+    let Some(why) = &overlay.pin_not_upstream else {
+        return Vec::new();
+    };
+    let line = upstream.pair(PIN_KEY).map(|pin| pin.line);
+    let note = "retarget onto a commit of upstream's branch, a tag or a pull request's head \
+                (`forkbook retarget REV`); `forkbook fetch` brings upstream's refs";
+    vec![CHECK
+        .finding(&upstream.file, line, format!("the pin {why}"))
+        .with_note(note)]
+}
