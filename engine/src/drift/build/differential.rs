@@ -635,6 +635,39 @@ mod tests {
     }
 
     #[test]
+    fn a_fix_answers_the_errors_in_its_files_and_the_symbols_its_lines_name() {
+        let fix = FixText {
+            number: 6,
+            title: "Stub it".into(),
+            paths: vec!["mlx/backend/rocm/primitives.cpp".into()],
+            added: "NO_GPU(GatherQQMM)\nbool Event::error() const { return false; }\n".into(),
+        };
+        let ns = "mlx::core";
+        let eval = "mlx::core::GatherQQMM::eval_gpu(std::vector<mlx::core::array> const&)";
+        assert!(answers(&fix, "undefined", eval, ns));
+        assert!(answers(
+            &fix,
+            "undefined",
+            "mlx::core::Event::error() const",
+            ns
+        ));
+        assert!(!answers(
+            &fix,
+            "undefined",
+            "mlx::core::GatherQMM::eval_gpu()",
+            ns
+        ));
+        assert!(!answers(&fix, "undefined", "mlx::core::Event::wait()", ns));
+        assert!(answers(
+            &fix,
+            "error",
+            "mlx/backend/rocm/primitives.cpp",
+            ns
+        ));
+        assert!(!answers(&fix, "conflict", "mlx/fast.cpp", ns));
+    }
+
+    #[test]
     fn missing_headers_are_read_from_clang_and_gcc() {
         assert_eq!(
             missing_header_name("'rocblas/rocblas.h' file not found").as_deref(),
