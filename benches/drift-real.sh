@@ -4,6 +4,7 @@
 #
 #   benches/drift-real.sh --fork DIR --upstream DIR [--to REV] [--bin target/release/forkbook]
 #                         [--jobs N] [--work DIR] [--cache DIR] [--phases cold,rerun,warm]
+#                         [--project DIR]
 #
 # The candidate is built as the retarget makes it before the local fixes, against the fork at
 # its upstream base (`drift build --without-fixes --with-api --stubs`), so what is new at the
@@ -14,6 +15,9 @@
 # Each phase prints wall and CPU time, peak memory and ccache's counters. Then the table: each
 # local fix -> the errors and symbols that show it (or the static finding, where no object of
 # this toolchain's build shows it), the items no fix answers, and the toolchain's new instances.
+#
+# --project DIR uses a project folder made by an earlier run (its forkbook.toml with the [build]
+# below), so a rerun's trees, settings and kept outcomes are that run's.
 #
 # The machine needs hipcc (Debian's 5.2 is what the [build] below is written for), cmake, make,
 # nm, ccache, python3, and the CPU backend's libraries (Debian: libopenblas-dev liblapacke-dev
@@ -29,6 +33,7 @@ cache=""
 phases="cold,rerun,warm"
 fork=""
 upstream=""
+project=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --fork) fork="$2"; shift 2 ;;
@@ -39,6 +44,7 @@ while [ $# -gt 0 ]; do
     --work) work="$2"; shift 2 ;;
     --cache) cache="$2"; shift 2 ;;
     --phases) phases="$2"; shift 2 ;;
+    --project) project="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +59,7 @@ work="${work:-$tmp/work}"
 cache="${cache:-$tmp/cache}"
 mkdir -p "$cache" "$tmp/empty-json"
 # The project: this repository's records and configuration, and the [build] of this machine.
+if [ -z "$project" ]; then
 project="$tmp/project"
 mkdir -p "$project"
 cp "$here/forkbook.toml" "$project/"
@@ -74,6 +81,7 @@ cmake_args = [
   "-DFETCHCONTENT_SOURCE_DIR_JSON=$tmp/empty-json",
 ]
 EOF
+fi
 export FORKBOOK_FORK_URL="$fork" FORKBOOK_UPSTREAM_URL="$upstream"
 export FORKBOOK_CACHE="$cache/cache.git"
 results="$cache/forkbook-drift-build-results"
