@@ -147,7 +147,14 @@ pub struct BuildReport {
     /// conflict), filled in by the caller that made the tree.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
+    /// The flag of `[build] add_flags` that compiles the host side of each HIP file alone, so
+    /// no device code was compiled; None: device code was compiled where the compiler does it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_only: Option<String>,
 }
+
+/// The compiler flags that leave device code out of a HIP compile.
+const HOST_ONLY_FLAGS: [&str; 2] = ["--cuda-host-only", "--offload-host-only"];
 
 /// How one build runs besides its configuration: the command line's overrides and the machine.
 #[derive(Debug, Clone, Default)]
@@ -299,7 +306,9 @@ pub fn drift_build(
             outcome
         }
     };
+    let host_only = (cfg.add_flags.iter()).find(|f| HOST_ONLY_FLAGS.contains(&f.as_str()));
     let base = BuildReport {
+        host_only: host_only.cloned(),
         compiler: tools.name.clone(),
         generator: cfg.generator.clone(),
         jobs,
@@ -837,9 +846,19 @@ impl BuildReport {
             });
         let configure = format!("configure: {}", took(&self.configure));
         doc.list(vec![vec![words(configure)], vec![words(build)]]);
+        self.device_line(&mut doc);
         self.findings(&mut doc);
         doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
         doc
+    }
+
+    /// What was not compiled: device code, when `[build] add_flags` leaves it out.
+    pub(crate) fn device_line(&self, doc: &mut Doc) {
+        if let Some(flag) = &self.host_only {
+            doc.say(format!(
+                "device code: not compiled (`{flag}` in `[build] add_flags`: the host side of each HIP file alone; errors only the device compile or its code generator shows are not seen)"
+            ));
+        }
     }
 
     /// The compile errors, the undefined symbols, and those that follow from a failed compile.
