@@ -419,7 +419,7 @@ fn read_outcome(mut report: BuildReport, outcome: results::Outcome) -> BuildRepo
     let errors = log::parse_compiler_log(&outcome.build_log);
     report.errors = dedup(relative_diagnostics(errors, &tree, &build_dir));
     report.build = Some(build);
-    let failed = failed_sources(&outcome.build_log, &report.errors);
+    let failed = failed_sources(&outcome.build_log, &report.errors, &tree, &build_dir);
     let source = |o: &String| log::source_of_object(o).unwrap_or_else(|| o.clone());
     report.defined_by = (outcome.defined_by.into_iter())
         .map(|(symbol, objects)| (symbol, objects.iter().map(source).collect()))
@@ -660,17 +660,26 @@ fn dedup(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     diagnostics
 }
 
-/// The sources (relative to the tree) whose compile failed: those make or ninja name, and
-/// the source files errors are in.
-fn failed_sources(build_log: &str, errors: &[Diagnostic]) -> BTreeSet<String> {
+/// The sources (relative to the tree) whose compile failed: those make or ninja name, the
+/// source files errors are in, and those an include chain or a crash of the compiler names
+/// (what a `make -i` pass leaves unnamed).
+fn failed_sources(
+    build_log: &str,
+    errors: &[Diagnostic],
+    tree: &Path,
+    build_dir: &Path,
+) -> BTreeSet<String> {
     let objects = log::failed_objects(build_log);
     let sources = objects
         .iter()
         .filter_map(|object| log::source_of_object(object));
-    let extensions = [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"];
-    let is_source = |e: &&Diagnostic| extensions.iter().any(|ext| e.file.ends_with(ext));
-    let in_errors = errors.iter().filter(is_source).map(|e| e.file.clone());
-    sources.chain(in_errors).collect()
+    let in_errors = (errors.iter())
+        .filter(|e| log::is_source(&e.file))
+        .map(|e| e.file.clone());
+    let units = (log::failed_units(build_log).into_iter())
+        .map(|unit| relative_to_tree(&unit, tree, build_dir))
+        .filter(|unit| !unit.starts_with('/'));
+    sources.chain(in_errors).chain(units).collect()
 }
 
 /// Runs `nm -C` over every object below `build_dir` (counted into `objects`): what they define
@@ -763,7 +772,8 @@ fn likely_defines(text: &str, qualified: &str, namespace: &str) -> bool {
 }
 
 fn has_definition_of(text: &str, name: &str) -> bool {
-    [" ", "&", "*"]
+    // A long return type puts the name at the start of its own line.
+    [" ", "&", "*", "\n"]
         .iter()
         .any(|before| text.contains(&format!("{before}{name}(")))
 }

@@ -220,6 +220,11 @@ impl Differential {
     /// Each drift item: its kind, its problem line, and its subject (a file or a symbol).
     fn drift_items(&self) -> impl Iterator<Item = (&'static str, String, String)> + '_ {
         let errors = (self.new_errors.iter()).map(|e| ("error", describe(e), e.file.clone()));
+        errors.chain(self.other_items())
+    }
+
+    /// The drift items that are not compile errors: the conflicts and the undefined symbols.
+    fn other_items(&self) -> impl Iterator<Item = (&'static str, String, String)> + '_ {
         let conflicts = self.in_conflict.iter().map(|c| {
             let item = format!(
                 "`{}` is in conflict at the candidate ({} compile errors follow from its markers)",
@@ -229,16 +234,29 @@ impl Differential {
         });
         let undefined =
             (self.new_undefined.iter()).map(|u| ("undefined", u.problem(), u.symbol.clone()));
-        errors.chain(conflicts).chain(undefined)
+        conflicts.chain(undefined)
     }
 
     /// Ties each drift item to the local fixes that answer it: an error or a conflict in a file
     /// the fix changes, an undefined symbol the fix's added lines name (`Owner::member`, or the
     /// owner of a missing `eval_gpu`, which a stub macro names alone).
     pub fn answer(&mut self, fixes: &[FixText]) {
-        let answers = self.drift_items().map(|(kind, item, subject)| {
+        let ns = &self.candidate.namespace;
+        // An error the compiler places in a header outside the tree (a template of the standard
+        // library) is answered by a fix of a file its notes name (where it was instantiated).
+        let context = |e: &Diagnostic| e.context.join("\n");
+        let errors =
+            (self.new_errors.iter()).map(|e| ("error", describe(e), e.file.clone(), context(e)));
+        let others =
+            (self.other_items()).map(|(kind, item, subject)| (kind, item, subject, String::new()));
+        let answers = errors.chain(others).map(|(kind, item, subject, context)| {
+            let in_context = |fix: &&FixText| {
+                fix.paths
+                    .iter()
+                    .any(|p| context.contains(&format!("/{p}:")))
+            };
             let fixes = (fixes.iter())
-                .filter(|fix| answers(fix, kind, &subject, &self.candidate.namespace))
+                .filter(|fix| answers(fix, kind, &subject, ns) || in_context(fix))
                 .map(|fix| fix.number)
                 .collect();
             Answer {
