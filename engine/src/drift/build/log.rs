@@ -36,8 +36,10 @@ impl Diagnostic {
     }
 }
 
-/// At most this many context lines are kept per error.
-const MAX_CONTEXT: usize = 16;
+/// At most this many context lines are kept per error: enough for clang's chain of notes from
+/// an error in a standard header back to the tree's file that instantiated it (21 lines for the
+/// real overlay's `make_shared<CustomKernel>`).
+const MAX_CONTEXT: usize = 48;
 
 /// The errors in a compiler log (gcc or clang), in order, not yet deduplicated.
 pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
