@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The differential drift build on the demo world, cold and warm, with hyperfine:
+# The differential drift build on the demo world, cold, warm and rerun, with hyperfine:
 #
 #   benches/drift-build.sh [--bin target/release/forkbook] [--compiler hipcc] [--runs N]
 #
-# cold: a fresh work folder (no ccache objects): the recorded pin's tree and the candidate's
-#       are both compiled, the second one reusing through ccache what it shares with the first.
-# warm: the build folders removed, ccache's objects kept: a rerun after the trees are exported
-#       again, which is what a second `drift build --to` on the same pins does.
+# cold:  a fresh work folder and no kept outcomes: the recorded pin's tree and the candidate's
+#        are both compiled, the second one reusing through ccache what it shares with the first.
+# warm:  the kept outcomes and the build folders removed, ccache's objects kept.
+# rerun: the same command again, nothing removed: each tree's outcome is kept, nothing compiles.
 # Peak memory of one cold run is printed too (GNU time's maximum resident set size: forkbook
 # and its largest child). Needs hyperfine, ccache, cmake, make, nm and the compiler.
 set -euo pipefail
@@ -38,10 +38,13 @@ work="$tmp/work"
 build=("$bin" --root "$project" --cache "$cache" drift build --to "$pin2"
   --compiler "$compiler" --jobs 2 --work "$work")
 run_build="${build[*]@Q} >/dev/null || test \$? -eq 1"
+results="$tmp/demo/forkbook-drift-build-results"
 
 hyperfine --runs "$runs" --export-json "$tmp/cold.json" \
-  --prepare "rm -rf '$work'" -n cold "$run_build"
+  --prepare "rm -rf '$work' '$results'" -n cold "$run_build"
 hyperfine --runs "$runs" --export-json "$tmp/warm.json" \
-  --setup "$run_build" --prepare "rm -rf '$work'/*/build" -n warm "$run_build"
-rm -rf "$work"
+  --setup "$run_build" --prepare "rm -rf '$results' '$work'/*/build" -n warm "$run_build"
+hyperfine --runs "$runs" --export-json "$tmp/rerun.json" \
+  --setup "$run_build" -n rerun "$run_build"
+rm -rf "$work" "$results"
 /usr/bin/time -f 'peak memory (cold, max RSS): %M KB' "${build[@]}" >/dev/null || true

@@ -177,6 +177,12 @@ impl Cache {
         self.results_store("forkbook-merges", "core merges")
     }
 
+    /// The drift build cache, beside the object cache: each tree's build outcome (logs and
+    /// symbols, failures included) by every input it read (see `drift::build::results`).
+    pub fn drift_build_store(&self) -> Store {
+        self.results_store("forkbook-drift-build-results", "drift build")
+    }
+
     /// A results cache beside the object cache, sealed with [`results_secret`] (none where it
     /// is not to be trusted: then it keeps and believes nothing).
     fn results_store(&self, folder: &str, kind: &'static str) -> Store {

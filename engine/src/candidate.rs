@@ -174,6 +174,10 @@ pub struct BuildRequest<'a> {
     /// `--stubs DIR`: write stub headers for what the machine lacks into DIR and build with
     /// it, in place of `[build] stubs`.
     pub stubs: Option<&'a Path>,
+    /// `--without-fixes`: build the candidate as a retarget makes it before the local fixes are
+    /// carried, against the fork at its upstream base (or `--baseline`, also without fixes),
+    /// and tie each item new at the candidate to the fix that answers it.
+    pub without_fixes: bool,
 }
 
 /// Exports the trees a retarget to each of `pins` would make into `work/<commit>/tree` and
@@ -195,7 +199,7 @@ pub fn drift_build(
     std::fs::create_dir_all(work)
         .with_context(|| format!("failed to create the build folder `{}`", work.display()))?;
     let _work_lock = RunLock::acquire(work, "drift build folder")?;
-    let (trees, backend) = export_trees(project, cache, state, pins, work)?;
+    let (trees, backend) = export_trees(project, cache, state, pins, work, request.without_fixes)?;
     // Everything the build needs from the cache is in the exported trees now: the builds
     // (minutes) run without the cache lock, so other projects' commands, writers too, use the
     // cache meanwhile.
@@ -211,6 +215,7 @@ pub fn drift_build(
         } else {
             project.root.join(&cfg.ccache_dir)
         }),
+        results: Some(cache.drift_build_store()),
     };
     let exported: Vec<PathBuf> = trees.iter().map(|(tree, _, _)| tree.clone()).collect();
     let stubs = (request.stubs)
@@ -260,20 +265,85 @@ fn export_trees(
     state: &OverlayState,
     pins: &[Oid],
     work: &Path,
+    without_fixes: bool,
 ) -> Result<(Vec<Tree>, FileMap)> {
     let (mut trees, mut backend) = (Vec::new(), FileMap::new());
     let prefix = project.config.overlay.backend_prefix.as_str();
     for &pin in pins {
-        let overlay = overlay_at(project, cache, state, pin)?;
-        let tree = work.join(short(pin)).join("tree");
+        // Each kind of tree has a folder of its own: a tree with the fixes and one without at
+        // the same pin never share a build folder.
+        let (overlay, folder) = match without_fixes {
+            true => (
+                bare_overlay_at(cache, state, pin, prefix)?,
+                format!("{}-without-fixes", short(pin)),
+            ),
+            false => (overlay_at(project, cache, state, pin)?, short(pin)),
+        };
+        let tree = work.join(&folder).join("tree");
         // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
         export_tree(project, cache, pin, &overlay, &tree, true)?;
         let in_conflict = |_: &str, bytes: &[u8]| !forkbook_checks::markers::scan(bytes).is_empty();
         let conflicted = files_where(&overlay, in_conflict).into_keys().collect();
-        trees.push((tree, work.join(short(pin)).join("build"), conflicted));
+        trees.push((tree, work.join(&folder).join("build"), conflicted));
         backend.extend(files_where(&overlay, |p, _| p.starts_with(prefix)));
     }
     Ok((trees, backend))
+}
+
+/// The overlay a retarget to `pin` makes before any local fix is carried: the fork's backend
+/// and each core file merged onto `pin` (B at `pin`).
+fn bare_overlay_at(cache: &Cache, state: &OverlayState, pin: Oid, prefix: &str) -> Result<FileMap> {
+    let commits = Commits {
+        pin,
+        ..state.commits
+    };
+    Ok(super::base::build(cache, commits, &state.core_files, prefix)?.files)
+}
+
+/// The local fixes as the differential ties drift to them: each fix of the series with the
+/// files it changes and the lines it adds; in the files layout, each register entry with the
+/// files it names.
+fn fix_texts(state: &OverlayState) -> Vec<build::FixText> {
+    let register = state.records.model.register.as_ref();
+    let title = |n: usize| {
+        let entry = register.and_then(|r| r.entry(n as u32));
+        entry.map(|e| e.title.clone()).unwrap_or_default()
+    };
+    if state.steps.is_empty() {
+        let entries = register.map(|r| r.entries.as_slice()).unwrap_or_default();
+        return (entries.iter())
+            .map(|e| build::FixText {
+                number: e.number as usize,
+                title: e.title.clone(),
+                paths: e.files.iter().map(|f| f.name.clone()).collect(),
+                added: e.prose.clone(),
+            })
+            .collect();
+    }
+    let text = |image: Option<&super::overlay::Image>| {
+        let bytes = image.cloned().flatten().unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    (state.steps.iter())
+        .map(|step| {
+            let paths: Vec<String> = step.changed_paths().into_iter().map(String::from).collect();
+            let added = (paths.iter())
+                .map(|p| {
+                    let pre = text(step.pre.get(p));
+                    let before: std::collections::BTreeSet<&str> = pre.lines().collect();
+                    let post = text(step.post.get(p));
+                    let lines = post.lines().filter(|l| !before.contains(l));
+                    lines.map(|l| format!("{l}\n")).collect::<String>()
+                })
+                .collect();
+            build::FixText {
+                number: step.number(),
+                title: title(step.number()),
+                paths,
+                added,
+            }
+        })
+        .collect()
 }
 
 /// `--stubs`: the backend's includes that neither the trees, the `[build]` include folders nor
@@ -397,14 +467,18 @@ pub fn drift_build_report(
     request: &BuildRequest,
     with_api: bool,
 ) -> Result<BuildRun> {
-    let differential = to.is_some() || request.baseline.is_some();
+    let differential = to.is_some() || request.baseline.is_some() || request.without_fixes;
     let (from, to) = api_range(cache, state, None, to)?;
     let api = (with_api)
         .then(|| drift_api(project, cache, state, from, to))
         .transpose()?;
     let default_work = cache.dir().with_file_name("forkbook-drift-build");
     let work = work.unwrap_or(&default_work);
-    let recorded = upstream_or(cache, request.baseline, state.commits.pin)?;
+    let default_baseline = match request.without_fixes {
+        true => state.commits.base,
+        false => state.commits.pin,
+    };
+    let recorded = upstream_or(cache, request.baseline, default_baseline)?;
     let pins: Vec<Oid> = if differential && to != recorded {
         vec![recorded, to]
     } else {
@@ -413,13 +487,16 @@ pub fn drift_build_report(
     let (mut reports, stubs) = drift_build(project, cache, state, &pins, work, request)?;
     let build = reports.pop().expect("one report per tree");
     let differential = differential.then(|| {
-        Differential::compare(
+        let mut differential = Differential::compare(
             recorded.to_string(),
             to.to_string(),
             reports.pop(),
             build.clone(),
             request.strict,
-        )
+        );
+        differential.without_fixes = request.without_fixes;
+        differential.answer(&fix_texts(state));
+        differential
     });
     let confirmation = api.map(|api| match &differential {
         Some(differential) => build::confirm(&differential.new_only(), &predicted(&api)),

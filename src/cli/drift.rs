@@ -60,6 +60,11 @@ pub enum DriftCommand {
         /// (in place of `[build] stubs`); files in DIR forkbook did not write are kept
         #[arg(long, value_name = "DIR")]
         stubs: Option<PathBuf>,
+        /// Build the candidate as the retarget makes it before the local fixes, against the
+        /// fork at its upstream base (or `--baseline`), and tie what is new to the fix that
+        /// answers it; only what no fix answers fails
+        #[arg(long)]
+        without_fixes: bool,
     },
 }
 
@@ -89,6 +94,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
             strict,
             baseline,
             stubs,
+            without_fixes,
         } => {
             let request = BuildRequest {
                 compiler: compiler.as_deref(),
@@ -97,6 +103,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
                 strict: *strict,
                 baseline: baseline.as_deref(),
                 stubs: stubs.as_deref(),
+                without_fixes: *without_fixes,
             };
             ctx.emit(&candidate::drift_build_report(
                 &project,

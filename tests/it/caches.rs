@@ -1,7 +1,8 @@
-//! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, the book's `.step-cache/`) are
-//! untrusted input: a pull request may carry forged or damaged entries in them. A cache can
-//! make a run faster, never change its result: with each kind forged or damaged, every gate
-//! command's exit status and output equal a run with no cache, in both layouts.
+//! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, `forkbook-drift-build-results/`,
+//! the book's `.step-cache/`) are untrusted input: a pull request may carry forged or damaged
+//! entries in them. A cache can make a run faster, never change its result: with each kind
+//! forged or damaged, every gate command's exit status and output equal a run with no cache, in
+//! both layouts.
 
 use crate::common::Demo;
 use forkbook::engine::config::Layout;
@@ -623,4 +624,62 @@ fn a_fetch_keeps_every_alternate_it_did_not_add() {
     let shown = String::from_utf8_lossy(&after);
     assert!(after.starts_with(&[&kept[..], b"\n"].concat()), "{shown}");
     assert!(shown.lines().any(|l| format!("{l}\n") == fork), "{shown}");
+}
+
+/// A kept drift build outcome is a results cache like the others (issue 41.3): an outcome forged
+/// without the secret to say the candidate built clean changes nothing (both trees are built
+/// again and the planted breaks are drift again), and one resealed with the secret is really
+/// what a rerun reads.
+#[test]
+fn a_forged_drift_build_outcome_changes_no_verdict() {
+    let demo = Demo::new(Layout::Patch);
+    let work = demo.tmp.path().join("work");
+    let pin2 = demo.demo.world.pin2.clone();
+    let args = [
+        "--json",
+        "drift",
+        "build",
+        "--to",
+        &pin2,
+        "--compiler",
+        "c++",
+        "--jobs",
+        "2",
+        "--work",
+        work.to_str().unwrap(),
+    ];
+    let run = || {
+        let (code, out) = demo.run(&args);
+        let json: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        (code, json["differential"]["new_errors"].clone(), json)
+    };
+    let (code, new_errors, json) = run();
+    assert_eq!(code, 1, "{json:#}");
+    assert!(!new_errors.as_array().unwrap().is_empty(), "{json:#}");
+    let store = demo
+        .demo
+        .cache
+        .with_file_name("forkbook-drift-build-results");
+    let kept = entries(&store);
+    assert_eq!(kept.len(), 2, "one outcome a tree");
+    let clean = |payload: Vec<u8>| {
+        let mut outcome: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+        outcome["build_log"] = serde_json::json!("");
+        outcome["missing"] = serde_json::json!([]);
+        serde_json::to_vec(&outcome).unwrap()
+    };
+    for path in kept.keys() {
+        forge(path, clean);
+    }
+    let (code, forged_errors, json) = run();
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(forged_errors, new_errors, "{json:#}");
+    for path in entries(&store).keys() {
+        reseal(&demo, path, "drift build", |payload| {
+            String::from_utf8(clean(payload.into_bytes())).unwrap()
+        });
+    }
+    let (_, resealed_errors, json) = run();
+    assert_eq!(resealed_errors, serde_json::json!([]), "{json:#}");
 }

@@ -13,7 +13,7 @@ use crate::tree_export::export;
 use forkbook::demo::world::{generate, BuildFailure, BREAKS};
 use forkbook::engine::drift::api::Kind;
 use forkbook::engine::drift::build::{
-    confirm, drift_build, BuildConfig, BuildOptions, BuildReport,
+    confirm, drift_build, BuildConfig, BuildOptions, BuildReport, Differential,
 };
 
 /// The host compiler, `jobs` at a time.
@@ -609,4 +609,320 @@ fn files_of_targets_after_a_failed_one_are_compiled_too() {
     assert_eq!(files, ["a.cpp"], "{}", report.doc().text());
     assert_eq!(report.objects, 1, "{}", report.doc().text());
     assert!(dir.path().join("b/CMakeFiles/mlx.dir/b.cpp.o").is_file());
+}
+
+/// A CMake project of one static library `mlx` over `sources` (name, text), written into `tree`.
+fn lay_library(tree: &Path, sources: &[(&str, &str)]) {
+    let _ = std::fs::remove_dir_all(tree);
+    std::fs::create_dir_all(tree).unwrap();
+    let names: Vec<&str> = sources.iter().map(|(name, _)| *name).collect();
+    std::fs::write(
+        tree.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.16)\nproject(fixture LANGUAGES CXX)\n\
+             add_library(mlx STATIC {})\n",
+            names.join(" ")
+        ),
+    )
+    .unwrap();
+    for (name, text) in sources {
+        std::fs::write(tree.join(name), text).unwrap();
+    }
+}
+
+/// `[build]` for a fixture library: the compiler and the include folders, nothing else.
+fn fixture_config(include_dirs: &[&Path]) -> BuildConfig {
+    BuildConfig {
+        cmake_args: vec!["-DCMAKE_CXX_COMPILER={compiler}".to_string()],
+        include_dirs: include_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
+        ..BuildConfig::default()
+    }
+}
+
+/// Builds `baseline` and `candidate` (each a list of sources) in folders of their own under
+/// `dir` and compares them.
+fn differential(
+    dir: &Path,
+    cfg: &BuildConfig,
+    options: &BuildOptions,
+    baseline: &[(&str, &str)],
+    candidate: &[(&str, &str)],
+) -> Differential {
+    let mut reports = Vec::new();
+    for (name, sources) in [("recorded", baseline), ("candidate", candidate)] {
+        let tree = dir.join(name).join("tree");
+        lay_library(&tree, sources);
+        let build_dir = dir.join(name).join("build");
+        reports.push(drift_build(&tree, &build_dir, cfg, options).unwrap());
+    }
+    let candidate = reports.pop().unwrap();
+    let recorded = reports.pop();
+    Differential::compare("a".repeat(40), "b".repeat(40), recorded, candidate, false)
+}
+
+/// Defines `mlx::core::zero()` through a macro, so no reading of the source sees the definition.
+const ZERO: &str = "#define DEFINE_ZERO(name) \\\n  namespace mlx::core { int name() { return 0; } }\n\nDEFINE_ZERO(zero)\n";
+
+/// Calls `mlx::core::zero()`.
+const ONE: &str = "namespace mlx::core {\nint zero();\nint one() { return zero() + 1; }\n}\n";
+
+/// Issue 41.1: an undefined symbol whose defining source failed to compile at the candidate
+/// follows from that failure: it is filed under it, not as drift. Here the source defines the
+/// symbol through a macro, which the reading of failed sources cannot see; the recorded pin's
+/// objects say where it was defined. Fails before: `mlx::core::zero()` was a new undefined
+/// symbol, drift beside the compile error.
+#[test]
+fn an_undefined_symbol_of_a_source_that_failed_is_filed_under_the_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = format!("{ZERO}\nint broken() {{ return no_such_name; }}\n");
+    let diff = differential(
+        dir.path(),
+        &fixture_config(&[]),
+        &cxx(Some(1)),
+        &[("zero.cpp", ZERO), ("one.cpp", ONE)],
+        &[("zero.cpp", &broken), ("one.cpp", ONE)],
+    );
+    let text = diff.doc().text();
+    assert!(diff.new_undefined.is_empty(), "{text}");
+    let after: Vec<(&str, Option<&str>)> = (diff.after_failed_compiles.iter())
+        .map(|u| (u.symbol.as_str(), u.probably_in.as_deref()))
+        .collect();
+    assert_eq!(after, [("mlx::core::zero()", Some("zero.cpp"))], "{text}");
+    assert_eq!(diff.candidate.failed, ["zero.cpp"], "{text}");
+    let problems = diff.problems();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("zero.cpp:6"), "{problems:?}");
+    assert!(
+        text.contains(
+            "failed to compile at the candidate (they follow from its errors; not drift): 1"
+        ),
+        "{text}"
+    );
+}
+
+/// A device-properties header of an older ROCm: no `uuid`.
+const OLD_ROCM: &str = "#pragma once\nstruct hipDeviceProp_t {\n  char name[256];\n};\n";
+
+/// Uses the `uuid` of newer ROCm: an error with the old header.
+const UUID: &str = "#include <hip/hip_runtime_api.h>\nnamespace mlx::core {\n\
+const char* uuid(const hipDeviceProp_t& p) { return p.uuid; }\n}\n";
+
+/// A compiler that stands in for clang 15 on one limit: a source marked `captures a binding`
+/// fails with clang 15's message for a lambda capturing a structured binding; everything else
+/// goes to `c++`.
+const CLANG15: &str = "for a in \"$@\"; do\n  case \"$a\" in\n    *.cpp)\n      \
+if grep -q 'captures a binding' \"$a\"; then\n        \
+echo \"$a:3:30: error: reference to local binding 'size' declared in enclosing function 'mlx::core::sizes'\" >&2\n        \
+exit 1\n      fi ;;\n  esac\ndone\nexec c++ \"$@\"";
+
+/// Issue 41.1: an error new at the candidate only because new upstream code meets a limit of
+/// the toolchain is "toolchain, new instance", with its evidence, and fails nothing unless
+/// `--strict`: a second file using the member the old ROCm lacks (the same message is at the
+/// recorded pin), and a new file meeting a limit of the table (clang 15 and a lambda capturing
+/// a structured binding). Fails before: both were drift.
+#[test]
+fn a_toolchain_limit_error_new_at_the_candidate_is_not_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let rocm = dir.path().join("rocm");
+    std::fs::create_dir_all(rocm.join("hip")).unwrap();
+    std::fs::write(rocm.join("hip/hip_runtime_api.h"), OLD_ROCM).unwrap();
+    let bin = dir.path().join("bin");
+    let compiler = crate::common::write_stub(&bin, "old-cxx", CLANG15);
+    let options = BuildOptions {
+        compiler: Some(compiler.display().to_string()),
+        jobs: Some(1),
+        ..BuildOptions::default()
+    };
+    let binding = "// captures a binding\nnamespace mlx::core {\nint sizes() { return 0; }\n}\n";
+    let mut diff = differential(
+        dir.path(),
+        &fixture_config(&[&rocm]),
+        &options,
+        &[("uuid.cpp", UUID), ("one.cpp", ONE), ("zero.cpp", ZERO)],
+        &[
+            ("uuid.cpp", UUID),
+            ("uuid_again.cpp", UUID),
+            ("sizes.cpp", binding),
+            ("one.cpp", ONE),
+            ("zero.cpp", ZERO),
+        ],
+    );
+    let text = diff.doc().text();
+    assert!(diff.new_errors.is_empty(), "{text}");
+    let toolchain: Vec<(&str, &str)> = (diff.toolchain_new.iter())
+        .map(|t| (t.error.file.as_str(), t.evidence.as_str()))
+        .collect();
+    assert_eq!(toolchain.len(), 2, "{text}");
+    assert_eq!(toolchain[0].0, "sizes.cpp", "{text}");
+    assert!(
+        toolchain[0].1.starts_with("known limit: clang 15"),
+        "{text}"
+    );
+    assert_eq!(toolchain[1].0, "uuid_again.cpp", "{text}");
+    assert!(
+        toolchain[1]
+            .1
+            .starts_with("the same message at the recorded pin in uuid.cpp:3"),
+        "{text}"
+    );
+    assert_eq!(diff.known_errors.len(), 1, "{text}");
+    assert!(diff.problems().is_empty(), "{:?}", diff.problems());
+    assert!(text.contains("toolchain, new instance"), "{text}");
+    diff.strict = true;
+    assert_eq!(diff.problems().len(), 3, "{:?}", diff.problems());
+}
+
+/// Declares two primitives the way upstream does: `eval_cpu` is the first virtual function
+/// defined out of line, so the vtable (which names `eval_gpu`) is emitted where it is.
+const PRIMITIVES_H: &str = "#pragma once\nnamespace mlx::core {\nstruct Primitive {\n  \
+virtual ~Primitive();\n  virtual void eval_cpu() = 0;\n  virtual void eval_gpu() = 0;\n};\n\
+struct Gather : Primitive {\n  void eval_cpu() override;\n  void eval_gpu() override;\n};\n\
+struct Scatter : Primitive {\n  void eval_cpu() override;\n  void eval_gpu() override;\n};\n}\n";
+
+/// The CPU backend: every primitive's `eval_cpu`, so every vtable.
+const CPU: &str = "#include \"primitives.h\"\nnamespace mlx::core {\nPrimitive::~Primitive() {}\n\
+void Gather::eval_cpu() {}\nvoid Scatter::eval_cpu() {}\n}\n";
+
+/// The GPU backend: `Scatter::eval_gpu` only.
+const GPU: &str =
+    "#include \"primitives.h\"\nnamespace mlx::core {\nvoid Scatter::eval_gpu() {}\n}\n";
+
+/// Issue 41.2: a primitive's missing `eval_gpu` that nothing calls shows only when the static
+/// library is linked: the nm closure over every object finds it, with the object that needs it
+/// (the CPU backend's, whose vtable names it).
+#[test]
+fn a_missing_eval_gpu_only_a_link_reveals_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    lay_library(
+        &tree,
+        &[
+            ("cpu.cpp", CPU),
+            ("gpu.cpp", GPU),
+            ("primitives.h", PRIMITIVES_H),
+        ],
+    );
+    let cfg = fixture_config(&[]);
+    let report = drift_build(&tree, &dir.path().join("build"), &cfg, &cxx(Some(1))).unwrap();
+    let undefined: Vec<(&str, &[String])> = (report.undefined.iter())
+        .map(|u| (u.symbol.as_str(), u.needed_by.as_slice()))
+        .collect();
+    assert_eq!(
+        undefined,
+        [(
+            "mlx::core::Gather::eval_gpu()",
+            ["cpu.cpp".to_string()].as_slice()
+        )],
+        "{}",
+        report.doc().text()
+    );
+}
+
+/// Issue 41.3: a build folder an earlier build used changes no verdict. The first tree has a
+/// source defining `mlx::core::zero()`; the second, built in the same folder, has not, so its
+/// `one.cpp` needs a symbol no object of its own defines. Fails before: the first build's
+/// object was still in the folder and nm read it, so nothing was undefined.
+#[test]
+fn a_build_folder_used_before_changes_no_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tree, build_dir) = (dir.path().join("tree"), dir.path().join("build"));
+    let cfg = fixture_config(&[]);
+    lay_library(&tree, &[("zero.cpp", ZERO), ("one.cpp", ONE)]);
+    let first = drift_build(&tree, &build_dir, &cfg, &cxx(Some(1))).unwrap();
+    assert!(first.problems().is_empty(), "{}", first.doc().text());
+    lay_library(&tree, &[("one.cpp", ONE)]);
+    let second = drift_build(&tree, &build_dir, &cfg, &cxx(Some(1))).unwrap();
+    let undefined: Vec<&str> = second.undefined.iter().map(|u| u.symbol.as_str()).collect();
+    assert_eq!(undefined, ["mlx::core::zero()"], "{}", second.doc().text());
+    assert_eq!(second.objects, 1);
+}
+
+/// The lines of `file`, none when it is missing.
+fn line_count(file: &Path) -> usize {
+    std::fs::read_to_string(file).map_or(0, |text| text.lines().count())
+}
+
+/// Issue 41.3: a rerun of the same differential compiles nothing, failures included, and prints
+/// the same report, byte for byte: each tree's outcome is kept by every input it read. Fails
+/// before: the rerun compiled the candidate's failing files again (ccache keeps no failure) and
+/// its report differed in every time.
+#[test]
+fn a_rerun_of_the_same_differential_compiles_nothing_and_says_the_same() {
+    use crate::common::Demo;
+    use forkbook::engine::config::Layout;
+    let demo = Demo::new(Layout::Patch);
+    let compiles = demo.tmp.path().join("compiles");
+    let compiler = crate::common::write_stub(
+        &demo.tmp.path().join("bin"),
+        "logging-c++",
+        &format!(
+            "case \" $* \" in *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
+            compiles.display()
+        ),
+    );
+    let work = demo.tmp.path().join("work");
+    let pin2 = demo.demo.world.pin2.clone();
+    let args = [
+        "drift",
+        "build",
+        "--to",
+        &pin2,
+        "--compiler",
+        compiler.to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--work",
+        work.to_str().unwrap(),
+    ];
+    let (code, first) = demo.run(&args);
+    assert_eq!(code, 1, "the planted breaks: {first}");
+    let compiled = line_count(&compiles);
+    assert!(compiled >= 20, "{compiled} compiles: {first}");
+    let (code, again) = demo.run(&args);
+    assert_eq!(code, 1, "{again}");
+    assert_eq!(again, first);
+    assert_eq!(
+        line_count(&compiles),
+        compiled,
+        "the rerun compiled something"
+    );
+}
+
+/// Issue 41.3: `verify` right after a `drift build --to` that used the same work folder gives
+/// the verdict a `drift build` by hand gives: its ROCm step fails exactly when that does.
+#[test]
+fn verify_after_a_drift_build_in_the_same_folder_gives_the_true_verdict() {
+    use crate::common::Demo;
+    use forkbook::engine::config::Layout;
+    let demo = Demo::new(Layout::Patch);
+    let stubs = demo.tmp.path().join("stubs");
+    crate::common::write_stub(&stubs, "hipcc", "exec c++ \"$@\"");
+    let tools = crate::common::with_stubs(&stubs);
+    let pin2 = demo.demo.world.pin2.clone();
+    let (code, out) = demo.run_with_tools(&tools, &["drift", "build", "--to", &pin2]);
+    assert_eq!(code, 1, "the planted breaks: {out}");
+    // The recorded pin broken the way a candidate is: the backend's allocator no longer compiles.
+    let hand = demo.tmp.path().join("hand");
+    let (code, out) = demo.run(&["materialize", "--out", hand.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let allocator = hand.join("mlx/backend/rocm/allocator.cpp");
+    let mut text = std::fs::read_to_string(&allocator).unwrap();
+    text.push_str("\nint broken_on_purpose() { return no_such_name; }\n");
+    std::fs::write(&allocator, text).unwrap();
+    let title = "Break the allocator";
+    let from = hand.to_str().unwrap();
+    let (code, out) = demo.run(&["fix", "add", "--from", from, "--title", title]);
+    assert_eq!(code, 0, "{out}");
+    let (by_hand, out) = demo.run_with_tools(&tools, &["drift", "build"]);
+    assert_eq!(by_hand, 1, "{out}");
+    assert!(out.contains("no_such_name"), "{out}");
+    let (code, out) = demo.run_with_tools(&tools, &["verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("ROCm build                   FAILED: exit 1"),
+        "{out}"
+    );
 }

@@ -13,10 +13,12 @@ pub mod confirm;
 pub mod differential;
 pub mod log;
 pub mod nm;
+pub mod results;
 pub mod run;
 pub mod stubs;
+pub mod toolchain;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -27,7 +29,7 @@ use crate::report_value::plural;
 use crate::tools::find_program_in;
 
 pub use confirm::{confirm, Confirmation, Confirmed};
-pub use differential::{Differential, MissingHeader};
+pub use differential::{Answer, Differential, FixText, MissingHeader, ToolchainError};
 pub use log::Diagnostic;
 pub use run::Step;
 
@@ -134,11 +136,25 @@ pub struct BuildReport {
     pub undefined_after_errors: Vec<UndefinedSymbol>,
     /// Object files read with `nm`.
     pub objects: usize,
+    /// The sources (relative to the tree) whose compile failed.
+    pub failed: Vec<String>,
+    /// Symbols of the namespace the objects define -> the sources of those objects; what a
+    /// differential build reads to tell which source a symbol the candidate lacks came from.
+    /// Not in the JSON (thousands of names).
+    #[serde(skip)]
+    pub defined_by: BTreeMap<String, Vec<String>>,
     /// The tree's files that hold conflict markers (a retarget to this pin leaves them in
     /// conflict), filled in by the caller that made the tree.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
+    /// The flag of `[build] add_flags` that compiles the host side of each HIP file alone, so
+    /// no device code was compiled; None: device code was compiled where the compiler does it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_only: Option<String>,
 }
+
+/// The compiler flags that leave device code out of a HIP compile.
+const HOST_ONLY_FLAGS: [&str; 2] = ["--cuda-host-only", "--offload-host-only"];
 
 /// How one build runs besides its configuration: the command line's overrides and the machine.
 #[derive(Debug, Clone, Default)]
@@ -156,6 +172,9 @@ pub struct BuildOptions {
     pub ccache_base: Option<PathBuf>,
     /// ccache's object folder, when ccache is used.
     pub ccache_dir: Option<PathBuf>,
+    /// Where each tree's build outcome is kept by every input it read (see [`results`]);
+    /// None: every build runs.
+    pub results: Option<forkbook_records::cache_entry::Store>,
 }
 
 /// The tools one run needs, found up front so a missing one fails before anything runs.
@@ -248,9 +267,12 @@ fn find_compiler(
 }
 
 /// Configures and builds `tree` in `build_dir` and reports the errors and undefined symbols.
-/// `options` override the configuration (the compiler, jobs, arch) and give the tool path and
-/// ccache's folders. A missing compiler, CMake or nm is an error; a tree that fails to configure
-/// or build is a report with problems.
+/// `options` override the configuration (the compiler, jobs, arch) and give the tool path,
+/// ccache's folders and the results store: a build whose every input is the same as a kept one's
+/// runs nothing and reads the kept outcome. A build that runs starts from an empty build folder
+/// (ccache's objects kept), so nothing an earlier build left there changes what it finds. A
+/// missing compiler, CMake or nm is an error; a tree that fails to configure or build is a
+/// report with problems.
 pub fn drift_build(
     tree: &Path,
     build_dir: &Path,
@@ -264,35 +286,147 @@ pub fn drift_build(
         .or(cfg.jobs)
         .unwrap_or_else(default_jobs)
         .max(1);
-    let (compiler, launcher) = tools.for_cmake(cfg, &build_dir)?;
-    let mut configure = configure_args(cfg, &tree, &build_dir, &compiler, options.arch.as_deref());
-    configure.extend(toolchain_args(cfg, launcher.as_deref()));
-    let env = tools.env(options, &build_dir);
-    let cmake = |args: &[String], log: &str| {
-        run::run_logged_env(&tools.cmake, args, &build_dir, &build_dir.join(log), &env)
+    let kept = match &options.results {
+        Some(store) => Some((
+            store,
+            outcome_key(cfg, options, &tools, &tree, &build_dir, jobs)?,
+        )),
+        None => None,
     };
-    let (configure, configure_log) = cmake(&configure, "forkbook-configure.log")?;
-    let mut report = BuildReport {
-        configure_errors: relative_diagnostics(log::parse_cmake_log(&configure_log), &tree, &tree),
-        configure,
+    let outcome = match kept
+        .as_ref()
+        .and_then(|(store, key)| results::load(store, key))
+    {
+        Some(outcome) => outcome,
+        None => {
+            let outcome = run_build(cfg, options, &tools, &tree, &build_dir, jobs)?;
+            if let Some((store, key)) = &kept {
+                results::save(store, key, &outcome);
+            }
+            outcome
+        }
+    };
+    let host_only = (cfg.add_flags.iter()).find(|f| HOST_ONLY_FLAGS.contains(&f.as_str()));
+    let base = BuildReport {
+        host_only: host_only.cloned(),
         compiler: tools.name.clone(),
         generator: cfg.generator.clone(),
         jobs,
         namespace: cfg.namespace.clone(),
         tree,
-        build_dir: build_dir.clone(),
+        build_dir,
         ..BuildReport::default()
     };
-    if !report.configure.ok() {
-        return Ok(report);
+    Ok(read_outcome(base, outcome))
+}
+
+/// The key of this build's outcome: the tree, the settings, the tools and what they read.
+fn outcome_key(
+    cfg: &BuildConfig,
+    options: &BuildOptions,
+    tools: &Tools,
+    tree: &Path,
+    build_dir: &Path,
+    jobs: usize,
+) -> Result<forkbook_records::cache_entry::Key> {
+    let search_path = compiler_search_path(cfg, options).unwrap_or_default();
+    let overrides = format!(
+        "compiler {:?}, arch {:?}, jobs {jobs}, ccache base {:?}",
+        tools.name, options.arch, options.ccache_base
+    );
+    let mut programs = vec![&tools.compiler, &tools.cmake, &tools.nm];
+    programs.extend(tools.launcher.as_ref());
+    results::key(&results::KeyInputs {
+        tree,
+        build_dir,
+        cfg,
+        overrides,
+        tools: programs.into_iter().map(PathBuf::as_path).collect(),
+        search_path: &search_path,
+    })
+}
+
+/// Configures and builds `tree` in an emptied `build_dir`, then reads every object's symbols.
+fn run_build(
+    cfg: &BuildConfig,
+    options: &BuildOptions,
+    tools: &Tools,
+    tree: &Path,
+    build_dir: &Path,
+    jobs: usize,
+) -> Result<results::Outcome> {
+    empty_build_folder(build_dir, options)?;
+    let (compiler, launcher) = tools.for_cmake(cfg, build_dir)?;
+    let mut configure = configure_args(cfg, tree, build_dir, &compiler, options.arch.as_deref());
+    configure.extend(toolchain_args(cfg, launcher.as_deref()));
+    let env = tools.env(options, build_dir);
+    let cmake = |args: &[String], log: &str| {
+        run::run_logged_env(&tools.cmake, args, build_dir, &build_dir.join(log), &env)
+    };
+    let (configure, configure_log) = cmake(&configure, "forkbook-configure.log")?;
+    let mut outcome = results::Outcome {
+        configure,
+        configure_log,
+        ..results::Outcome::default()
+    };
+    if !outcome.configure.ok() {
+        return Ok(outcome);
     }
-    let (build, build_log) = build_keeping_going(&cfg.generator, &build_dir, jobs, cmake)?;
-    let errors = log::parse_compiler_log(&build_log);
-    report.errors = dedup(relative_diagnostics(errors, &report.tree, &build_dir));
+    let (build, build_log) = build_keeping_going(&cfg.generator, build_dir, jobs, cmake)?;
+    outcome.build = Some(build);
+    outcome.build_log = build_log;
+    let table = read_symbols(build_dir, &tools.nm, &cfg.namespace, &mut outcome.objects)?;
+    outcome.missing = table.missing_in(&cfg.namespace);
+    let sources = |objects: BTreeSet<String>| objects.into_iter().collect();
+    outcome.defined_by = (table.defined_by.into_iter())
+        .map(|(symbol, objects)| (symbol, sources(objects)))
+        .collect();
+    Ok(outcome)
+}
+
+/// Removes what an earlier build left in `build_dir` (but ccache's objects, when they are kept
+/// there), so a build folder reused by another command, pin or compiler changes no verdict.
+fn empty_build_folder(build_dir: &Path, options: &BuildOptions) -> Result<()> {
+    let entries = std::fs::read_dir(build_dir)
+        .with_context(|| format!("failed to read `{}`", build_dir.display()))?;
+    let ccache = (options.ccache_dir.clone()).unwrap_or_else(|| build_dir.join("ccache"));
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path == ccache || path.file_name().is_some_and(|n| n == TEMP_DIR) {
+            continue;
+        }
+        let removed = match entry.file_type().is_ok_and(|t| t.is_dir()) {
+            true => std::fs::remove_dir_all(&path),
+            false => std::fs::remove_file(&path),
+        };
+        removed
+            .with_context(|| format!("failed to empty the build folder: `{}`", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The report read from a build's outcome: its errors, the sources that failed, and its
+/// undefined symbols, those a failed source seems to define apart.
+fn read_outcome(mut report: BuildReport, outcome: results::Outcome) -> BuildReport {
+    let (tree, build_dir) = (report.tree.clone(), report.build_dir.clone());
+    let configure_errors = log::parse_cmake_log(&outcome.configure_log);
+    report.configure_errors = relative_diagnostics(configure_errors, &tree, &tree);
+    report.configure = outcome.configure;
+    report.objects = outcome.objects;
+    let Some(build) = outcome.build else {
+        return report;
+    };
+    let errors = log::parse_compiler_log(&outcome.build_log);
+    report.errors = dedup(relative_diagnostics(errors, &tree, &build_dir));
     report.build = Some(build);
-    let failed = failed_sources(&build_log, &report.errors);
-    read_symbols(&mut report, &tools.nm, &failed)?;
-    Ok(report)
+    let failed = failed_sources(&outcome.build_log, &report.errors, &tree, &build_dir);
+    let source = |o: &String| log::source_of_object(o).unwrap_or_else(|| o.clone());
+    report.defined_by = (outcome.defined_by.into_iter())
+        .map(|(symbol, objects)| (symbol, objects.iter().map(source).collect()))
+        .collect();
+    file_undefined(&mut report, outcome.missing, &failed);
+    report.failed = failed.into_iter().collect();
+    report
 }
 
 /// The build's temporary folder, inside the build folder (`TMPDIR` of every tool it runs).
@@ -526,34 +660,55 @@ fn dedup(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     diagnostics
 }
 
-/// The sources (relative to the tree) whose compile failed: those make or ninja name, and
-/// the source files errors are in.
-fn failed_sources(build_log: &str, errors: &[Diagnostic]) -> BTreeSet<String> {
+/// The sources (relative to the tree) whose compile failed: those make or ninja name, the
+/// source files errors are in, and those an include chain or a crash of the compiler names
+/// (what a `make -i` pass leaves unnamed).
+fn failed_sources(
+    build_log: &str,
+    errors: &[Diagnostic],
+    tree: &Path,
+    build_dir: &Path,
+) -> BTreeSet<String> {
     let objects = log::failed_objects(build_log);
     let sources = objects
         .iter()
         .filter_map(|object| log::source_of_object(object));
-    let extensions = [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"];
-    let is_source = |e: &&Diagnostic| extensions.iter().any(|ext| e.file.ends_with(ext));
-    let in_errors = errors.iter().filter(is_source).map(|e| e.file.clone());
-    sources.chain(in_errors).collect()
+    let in_errors = (errors.iter())
+        .filter(|e| log::is_source(&e.file))
+        .map(|e| e.file.clone());
+    let units = (log::failed_units(build_log).into_iter())
+        .map(|unit| relative_to_tree(&unit, tree, build_dir))
+        .filter(|unit| !unit.starts_with('/'));
+    sources.chain(in_errors).chain(units).collect()
 }
 
-/// Runs one `nm -C` over every object and fills the undefined symbols of the report.
+/// Runs `nm -C` over every object below `build_dir` (counted into `objects`): what they define
+/// and need, with which objects define each symbol of `namespace`.
 fn read_symbols(
-    report: &mut BuildReport,
+    build_dir: &Path,
     nm_program: &Path,
-    failed: &BTreeSet<String>,
-) -> Result<()> {
-    let objects = object_files(&report.build_dir)?;
-    report.objects = objects.len();
+    namespace: &str,
+    objects: &mut usize,
+) -> Result<nm::SymbolTable> {
+    let files = object_files(build_dir)?;
+    *objects = files.len();
     let mut table = nm::SymbolTable::default();
-    for chunk in objects.chunks(2000) {
+    for chunk in files.chunks(2000) {
         let args = [vec!["-C".to_string()], chunk.to_vec()].concat();
-        let output = run::run_capture(nm_program, &args, &report.build_dir)?;
+        let output = run::run_capture(nm_program, &args, build_dir)?;
         let only = (chunk.len() == 1).then(|| chunk[0].as_str());
-        table.extend(nm::parse_nm(&output, only));
+        table.extend(nm::parse_nm_in(&output, only, Some(namespace)));
     }
+    Ok(table)
+}
+
+/// Files each symbol no object defines: undefined, or, where a source that failed to compile
+/// seems to define it, undefined after that error.
+fn file_undefined(
+    report: &mut BuildReport,
+    missing: Vec<(String, Vec<String>)>,
+    failed: &BTreeSet<String>,
+) {
     let read = |source| {
         Some((
             source,
@@ -561,7 +716,7 @@ fn read_symbols(
         ))
     };
     let failed_texts: Vec<(&String, String)> = failed.iter().filter_map(read).collect();
-    for (symbol, objects) in table.missing_in(&report.namespace) {
+    for (symbol, objects) in missing {
         let needed_by = objects
             .iter()
             .map(|o| log::source_of_object(o).unwrap_or_else(|| o.clone()))
@@ -581,7 +736,6 @@ fn read_symbols(
             probably_in,
         });
     }
-    Ok(())
 }
 
 /// Object files under the build folder (relative to it), except CMake's own probes.
@@ -618,7 +772,8 @@ fn likely_defines(text: &str, qualified: &str, namespace: &str) -> bool {
 }
 
 fn has_definition_of(text: &str, name: &str) -> bool {
-    [" ", "&", "*"]
+    // A long return type puts the name at the start of its own line.
+    [" ", "&", "*", "\n"]
         .iter()
         .any(|before| text.contains(&format!("{before}{name}(")))
 }
@@ -701,9 +856,19 @@ impl BuildReport {
             });
         let configure = format!("configure: {}", took(&self.configure));
         doc.list(vec![vec![words(configure)], vec![words(build)]]);
+        self.device_line(&mut doc);
         self.findings(&mut doc);
         doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
         doc
+    }
+
+    /// What was not compiled: device code, when `[build] add_flags` leaves it out.
+    pub(crate) fn device_line(&self, doc: &mut Doc) {
+        if let Some(flag) = &self.host_only {
+            doc.say(format!(
+                "device code: not compiled (`{flag}` in `[build] add_flags`: the host side of each HIP file alone; errors only the device compile or its code generator shows are not seen)"
+            ));
+        }
     }
 
     /// The compile errors, the undefined symbols, and those that follow from a failed compile.

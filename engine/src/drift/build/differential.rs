@@ -19,7 +19,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::{describe, error_row, BuildReport, Diagnostic, UndefinedSymbol};
-use crate::doc::{code, codes, words, Doc};
+use crate::doc::{code, codes, text, words, Doc};
 
 /// A header the compiler could not find, and no tree holds: the toolchain lacks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,6 +38,38 @@ pub struct ConflictedFile {
     pub path: String,
     /// The compile errors new at the candidate in this file.
     pub errors: usize,
+}
+
+/// An error new at the candidate that the machine's toolchain explains: new upstream code meeting
+/// a limit of this compiler or ROCm. Not drift; `--strict` fails on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolchainError {
+    pub error: Diagnostic,
+    /// Why it is the toolchain's: the same message at the baseline (`at the recorded pin in
+    /// FILE:LINE`) or the known limit it meets.
+    pub evidence: String,
+}
+
+/// A local fix as the differential ties drift to it: its number, title, the files it changes
+/// and the lines it adds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FixText {
+    pub number: usize,
+    pub title: String,
+    pub paths: Vec<String>,
+    pub added: String,
+}
+
+/// One drift item and the local fixes that answer it (none: unanswered).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Answer {
+    /// `error`, `conflict` or `undefined`.
+    pub kind: &'static str,
+    /// The item as a problem line names it.
+    pub item: String,
+    /// The file (an error's, a conflicted one) or the symbol.
+    pub subject: String,
+    pub fixes: Vec<usize>,
 }
 
 /// What the candidate's build shows beside the recorded pin's.
@@ -63,6 +95,20 @@ pub struct Differential {
     pub known_undefined: Vec<UndefinedSymbol>,
     /// Not drift: headers the machine lacks.
     pub missing_headers: Vec<MissingHeader>,
+    /// Not drift: errors new at the candidate that a limit of this toolchain explains.
+    pub toolchain_new: Vec<ToolchainError>,
+    /// Not drift: symbols the candidate lacks because the source that defines them at the
+    /// baseline (`probably_in`) failed to compile at the candidate; they follow from its errors.
+    pub after_failed_compiles: Vec<UndefinedSymbol>,
+    /// Each drift item and the local fixes that answer it, once [`Differential::answer`] ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Answer>,
+    /// The fixes [`Differential::answer`] was given, by number and title.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<(usize, String)>,
+    /// The candidate is built without the local fixes: an answered item is what its fix is for,
+    /// and only what no fix answers fails.
+    pub without_fixes: bool,
     /// The candidate's build failed with nothing forkbook recognised, where the recorded pin's
     /// did not: a problem, since nothing else explains it.
     pub unexplained_failure: Option<String>,
@@ -92,9 +138,11 @@ impl Differential {
             .chain(&baseline.undefined_after_errors)
             .map(|u| u.symbol.as_str())
             .collect();
-        let (new_undefined, known_undefined) = (candidate.undefined.iter().cloned())
+        let (after_failed_compiles, undefined) = after_failed_compiles(baseline, &candidate);
+        let (new_undefined, known_undefined) = (undefined.into_iter())
             .partition(|u| !undefined_at_baseline.contains(u.symbol.as_str()));
         let (new_errors, in_conflict) = set_aside_conflicts(new_errors, &candidate.conflicted);
+        let (new_errors, toolchain_new) = toolchain_instances(new_errors, baseline, &candidate);
         let mut differential = Differential {
             recorded_pin,
             candidate_pin,
@@ -106,6 +154,11 @@ impl Differential {
             known_errors,
             known_undefined,
             missing_headers,
+            toolchain_new,
+            after_failed_compiles,
+            answers: Vec::new(),
+            fixes: Vec::new(),
+            without_fixes: false,
             unexplained_failure: None,
             strict,
         };
@@ -118,6 +171,7 @@ impl Differential {
     fn unexplained_failure(&self) -> Option<String> {
         let recognised = !(self.new_errors.is_empty()
             && self.in_conflict.is_empty()
+            && self.toolchain_new.is_empty()
             && self.known_errors.is_empty()
             && self.candidate.undefined.is_empty()
             && self.missing_headers.is_empty());
@@ -137,19 +191,23 @@ impl Differential {
     /// What makes `drift build` exit 1, one line each: what is new at the candidate; with
     /// `--strict`, what is at the recorded pin too.
     pub fn problems(&self) -> Vec<String> {
-        let mut problems: Vec<String> = self.new_errors.iter().map(describe).collect();
-        problems.extend(self.in_conflict.iter().map(|c| {
-            format!(
-                "`{}` is in conflict at the candidate ({} compile errors follow from its markers)",
-                c.path, c.errors
-            )
-        }));
-        problems.extend(self.new_undefined.iter().map(UndefinedSymbol::problem));
+        let mut problems: Vec<String> = match self.without_fixes {
+            true => (self.answers.iter())
+                .filter(|a| a.fixes.is_empty())
+                .map(|a| format!("{} (answered by no local fix)", a.item))
+                .collect(),
+            false => self.drift_items().map(|(_, item, _)| item).collect(),
+        };
         problems.extend(self.unexplained_failure.clone());
         if self.strict {
             let known = (self.known_errors.iter().map(describe))
                 .chain(self.known_undefined.iter().map(UndefinedSymbol::problem));
             problems.extend(known.map(|p| format!("{p} (also at the recorded pin)")));
+            problems.extend(
+                self.toolchain_new
+                    .iter()
+                    .map(|t| format!("{} (toolchain, new instance)", describe(&t.error))),
+            );
             problems.extend(
                 self.missing_headers
                     .iter()
@@ -157,6 +215,59 @@ impl Differential {
             );
         }
         problems
+    }
+
+    /// Each drift item: its kind, its problem line, and its subject (a file or a symbol).
+    fn drift_items(&self) -> impl Iterator<Item = (&'static str, String, String)> + '_ {
+        let errors = (self.new_errors.iter()).map(|e| ("error", describe(e), e.file.clone()));
+        errors.chain(self.other_items())
+    }
+
+    /// The drift items that are not compile errors: the conflicts and the undefined symbols.
+    fn other_items(&self) -> impl Iterator<Item = (&'static str, String, String)> + '_ {
+        let conflicts = self.in_conflict.iter().map(|c| {
+            let item = format!(
+                "`{}` is in conflict at the candidate ({} compile errors follow from its markers)",
+                c.path, c.errors
+            );
+            ("conflict", item, c.path.clone())
+        });
+        let undefined =
+            (self.new_undefined.iter()).map(|u| ("undefined", u.problem(), u.symbol.clone()));
+        conflicts.chain(undefined)
+    }
+
+    /// Ties each drift item to the local fixes that answer it: an error or a conflict in a file
+    /// the fix changes, an undefined symbol the fix's added lines name (`Owner::member`, or the
+    /// owner of a missing `eval_gpu`, which a stub macro names alone).
+    pub fn answer(&mut self, fixes: &[FixText]) {
+        let ns = &self.candidate.namespace;
+        // An error the compiler places in a header outside the tree (a template of the standard
+        // library) is answered by a fix of a file its notes name (where it was instantiated).
+        let context = |e: &Diagnostic| e.context.join("\n");
+        let errors =
+            (self.new_errors.iter()).map(|e| ("error", describe(e), e.file.clone(), context(e)));
+        let others =
+            (self.other_items()).map(|(kind, item, subject)| (kind, item, subject, String::new()));
+        let answers = errors.chain(others).map(|(kind, item, subject, context)| {
+            let in_context = |fix: &&FixText| {
+                fix.paths
+                    .iter()
+                    .any(|p| context.contains(&format!("/{p}:")))
+            };
+            let fixes = (fixes.iter())
+                .filter(|fix| answers(fix, kind, &subject, ns) || in_context(fix))
+                .map(|fix| fix.number)
+                .collect();
+            Answer {
+                kind,
+                item,
+                subject,
+                fixes,
+            }
+        });
+        self.answers = answers.collect();
+        self.fixes = fixes.iter().map(|f| (f.number, f.title.clone())).collect();
     }
 
     /// The candidate's build with only what is new at the candidate in it: what `--with-api`
@@ -195,8 +306,10 @@ impl Differential {
             vec![words(format!("recorded pin: {}", recorded.summary_line()))],
             vec![words(format!("candidate: {}", c.summary_line()))],
         ]);
+        c.device_line(&mut doc);
         let (new, new_undefined) = (&self.new_errors, &self.new_undefined);
         found(&mut doc, "new at the candidate (drift)", new, new_undefined);
+        self.answers_doc(&mut doc);
         if let Some(failure) = &self.unexplained_failure {
             doc.say(failure);
         }
@@ -224,6 +337,33 @@ impl Differential {
         } else {
             ""
         };
+        if !self.toolchain_new.is_empty() {
+            doc.say(format!(
+                "toolchain, new instance (new upstream code meets a limit of this toolchain; not drift{strict}): {}",
+                self.toolchain_new.len()
+            ))
+            .table(
+                &["where", "error", "evidence"],
+                (self.toolchain_new.iter())
+                    .map(|t| [error_row(&t.error), vec![vec![words(&t.evidence)]]].concat())
+                    .collect(),
+            );
+        }
+        if !self.after_failed_compiles.is_empty() {
+            doc.say(format!(
+                "undefined because the source that defines them at the baseline failed to compile at the candidate (they follow from its errors; not drift): {}",
+                self.after_failed_compiles.len()
+            ))
+            .records(
+                &["undefined symbol", "needed by", "defined at the baseline in"],
+                (self.after_failed_compiles.iter())
+                    .map(|u| {
+                        let source = u.probably_in.iter().map(code).collect();
+                        vec![vec![code(&u.symbol)], codes(&u.needed_by), source]
+                    })
+                    .collect(),
+            );
+        }
         let what = format!("also at the recorded pin (not drift{strict})");
         found(doc, &what, &self.known_errors, &self.known_undefined);
         for missing in &self.missing_headers {
@@ -237,6 +377,133 @@ impl Differential {
             doc.line(line);
         }
     }
+}
+
+impl Differential {
+    /// The drift items and the fixes that answer them, then the fixes that answer none.
+    fn answers_doc(&self, doc: &mut Doc) {
+        if self.fixes.is_empty() && self.answers.is_empty() {
+            return;
+        }
+        let title = |n: &usize| {
+            let found = self.fixes.iter().find(|(number, _)| number == n);
+            found.map_or(format!("{n}"), |(n, title)| format!("{n}. {title}"))
+        };
+        let unanswered = self.answers.iter().filter(|a| a.fixes.is_empty()).count();
+        let (what, column) = match self.without_fixes {
+            true => ("the local fix that answers it", "answered by"),
+            false => (
+                "the local fix it lies in (update it; none: a new fix is needed)",
+                "fix",
+            ),
+        };
+        doc.say(format!(
+            "drift and {what}: {} items, {unanswered} answered by no fix",
+            self.answers.len()
+        ))
+        .table(
+            &["item", column],
+            (self.answers.iter())
+                .map(|a| {
+                    let by = match a.fixes.is_empty() {
+                        true => "unanswered".to_string(),
+                        false => a.fixes.iter().map(title).collect::<Vec<_>>().join("; "),
+                    };
+                    vec![
+                        vec![code(&a.subject), words(format!(" ({})", a.kind))],
+                        vec![text(by)],
+                    ]
+                })
+                .collect(),
+        );
+        let idle: Vec<String> = (self.fixes.iter())
+            .filter(|(n, _)| !self.answers.iter().any(|a| a.fixes.contains(n)))
+            .map(|(n, _)| title(n))
+            .collect();
+        if self.without_fixes && !idle.is_empty() {
+            doc.say(format!(
+                "local fixes no item of this build shows: {}",
+                idle.len()
+            ))
+            .list(idle.into_iter().map(|t| vec![text(t)]).collect());
+        }
+    }
+}
+
+/// Whether `fix` answers the drift item of `kind` about `subject`.
+fn answers(fix: &FixText, kind: &str, subject: &str, namespace: &str) -> bool {
+    if kind != "undefined" {
+        return fix.paths.iter().any(|p| p == subject);
+    }
+    let name = super::nm::qualified_name(subject);
+    let inner = super::nm::inside(name, namespace).unwrap_or(name);
+    let parts: Vec<&str> = inner.split("::").collect();
+    let word = |w: &str| super::confirm::contains_word(&fix.added, w);
+    match parts.as_slice() {
+        [.., owner, "eval_gpu"] => word(&format!("{owner}::eval_gpu")) || word(owner),
+        [.., owner, member] => word(&format!("{owner}::{member}")),
+        [name] => word(&format!("{name}(")) || word(name),
+        [] => false,
+    }
+}
+
+/// The candidate's undefined symbols split: those the baseline defines in a source that failed
+/// to compile at the candidate (with that source as `probably_in`), and the rest.
+fn after_failed_compiles(
+    baseline: &BuildReport,
+    candidate: &BuildReport,
+) -> (Vec<UndefinedSymbol>, Vec<UndefinedSymbol>) {
+    let failed: BTreeSet<&str> = candidate.failed.iter().map(String::as_str).collect();
+    let mut after = Vec::new();
+    let mut rest = Vec::new();
+    for symbol in &candidate.undefined {
+        let sources = baseline
+            .defined_by
+            .get(&symbol.symbol)
+            .into_iter()
+            .flatten();
+        match sources.into_iter().find(|s| failed.contains(s.as_str())) {
+            Some(source) => after.push(UndefinedSymbol {
+                probably_in: Some(source.clone()),
+                ..symbol.clone()
+            }),
+            None => rest.push(symbol.clone()),
+        }
+    }
+    (after, rest)
+}
+
+/// The new errors split: drift, and those a limit of this toolchain explains: the same message
+/// (places and roots taken out) is at the baseline, or a known limit matches it.
+fn toolchain_instances(
+    errors: Vec<Diagnostic>,
+    baseline: &BuildReport,
+    candidate: &BuildReport,
+) -> (Vec<Diagnostic>, Vec<ToolchainError>) {
+    let mut at_baseline: BTreeMap<String, &Diagnostic> = BTreeMap::new();
+    for error in baseline.all_errors() {
+        at_baseline
+            .entry(error_key(error, baseline).1)
+            .or_insert(error);
+    }
+    let mut drift = Vec::new();
+    let mut toolchain = Vec::new();
+    for error in errors {
+        let message = error_key(&error, candidate).1;
+        let evidence = match at_baseline.get(&message) {
+            Some(seen) => Some(format!(
+                "the same message at the recorded pin in {}",
+                seen.place()
+            )),
+            None => super::toolchain::limit_of(&message)
+                .map(|limit| format!("known limit: {}", limit.name)),
+        };
+        match evidence {
+            Some(evidence) => toolchain.push(ToolchainError { error, evidence }),
+            None => drift.push(error),
+        }
+    }
+    (drift, toolchain)
 }
 
 /// The headers the candidate's errors name that the machine `lacks`, with the files that
@@ -384,6 +651,39 @@ mod tests {
             normalize_message("std::vector<int>::size", &[]),
             "std::vector<int>::size"
         );
+    }
+
+    #[test]
+    fn a_fix_answers_the_errors_in_its_files_and_the_symbols_its_lines_name() {
+        let fix = FixText {
+            number: 6,
+            title: "Stub it".into(),
+            paths: vec!["mlx/backend/rocm/primitives.cpp".into()],
+            added: "NO_GPU(GatherQQMM)\nbool Event::error() const { return false; }\n".into(),
+        };
+        let ns = "mlx::core";
+        let eval = "mlx::core::GatherQQMM::eval_gpu(std::vector<mlx::core::array> const&)";
+        assert!(answers(&fix, "undefined", eval, ns));
+        assert!(answers(
+            &fix,
+            "undefined",
+            "mlx::core::Event::error() const",
+            ns
+        ));
+        assert!(!answers(
+            &fix,
+            "undefined",
+            "mlx::core::GatherQMM::eval_gpu()",
+            ns
+        ));
+        assert!(!answers(&fix, "undefined", "mlx::core::Event::wait()", ns));
+        assert!(answers(
+            &fix,
+            "error",
+            "mlx/backend/rocm/primitives.cpp",
+            ns
+        ));
+        assert!(!answers(&fix, "conflict", "mlx/fast.cpp", ns));
     }
 
     #[test]

@@ -36,8 +36,10 @@ impl Diagnostic {
     }
 }
 
-/// At most this many context lines are kept per error.
-const MAX_CONTEXT: usize = 16;
+/// At most this many context lines are kept per error: enough for clang's chain of notes from
+/// an error in a standard header back to the tree's file that instantiated it (21 lines for the
+/// real overlay's `make_shared<CustomKernel>`).
+const MAX_CONTEXT: usize = 48;
 
 /// The errors in a compiler log (gcc or clang), in order, not yet deduplicated.
 pub fn parse_compiler_log(log: &str) -> Vec<Diagnostic> {
@@ -194,6 +196,55 @@ pub fn failed_objects(log: &str) -> Vec<String> {
     objects
 }
 
+/// The translation units of a compiler log that failed without make or ninja naming them (a
+/// `make -i` pass prints no error line): the file an include chain starts from when an error
+/// follows it (`In file included from X.cpp:4:`, then an error in a header), and the source of
+/// a compile whose frontend crashed (clang's `Program arguments:` line of its stack dump). As
+/// printed; the caller makes them relative to the tree.
+pub fn failed_units(log: &str) -> Vec<String> {
+    let mut units: Vec<String> = Vec::new();
+    let mut chain: Option<String> = None;
+    let push = |unit: String, units: &mut Vec<String>| {
+        if !units.contains(&unit) {
+            units.push(unit);
+        }
+    };
+    for line in log.lines() {
+        if let Some(rest) = line.strip_prefix("In file included from ") {
+            let place = rest.trim_end().trim_end_matches([':', ',']);
+            if chain.is_none() {
+                chain = place.rsplit_once(':').map(|(file, _)| file.to_string());
+            }
+            continue;
+        }
+        if line.trim_start().starts_with("from ") && chain.is_some() {
+            continue;
+        }
+        if let Some(header) = parse_header(line) {
+            if matches!(header.severity.as_str(), "error" | "fatal error") {
+                if let Some(unit) = chain.take() {
+                    push(unit, &mut units);
+                }
+            }
+        }
+        chain = None;
+        if let Some((_, args)) = line.split_once("Program arguments: ") {
+            let source = args.split_whitespace().rev().find(|a| is_source(a));
+            if let Some(source) = source {
+                push(source.to_string(), &mut units);
+            }
+        }
+    }
+    units
+}
+
+/// Whether `file` names a source a compile reads (C, C++, CUDA or HIP).
+pub fn is_source(file: &str) -> bool {
+    [".cpp", ".cc", ".cxx", ".c", ".cu", ".hip"]
+        .iter()
+        .any(|ext| file.ends_with(ext))
+}
+
 /// Whether `file` is an object file (`.o`, `.obj`).
 pub fn is_object(file: &str) -> bool {
     file.ends_with(".o") || file.ends_with(".obj")
@@ -220,6 +271,27 @@ pub fn source_of_object(object: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_that_failed_in_a_header_or_crashed_are_found_without_make() {
+        let log = "[ 91%] Building CXX object CMakeFiles/mlx.dir/mlx/backend/rocm/primitives.cpp.o\n\
+In file included from /w/tree/mlx/backend/rocm/primitives.cpp:4:\n\
+In file included from /w/tree/mlx/fast_primitives.h:2:\n\
+/w/tree/mlx/fast_primitives.h:389:1: error: version control conflict marker in file\n\
+In file included from /w/tree/mlx/array.cpp:3:\n\
+/w/tree/mlx/array.h:10:1: warning: something\n\
+/w/tree/mlx/ops.cpp:12:3: error: not in a chain\n\
+Stack dump:\n\
+0.\tProgram arguments: /usr/lib/llvm-15/bin/clang -cc1 -main-file-name stream.cpp -o /tmp/s.o -x c++ /w/tree/mlx/stream.cpp\n\
+clang: error: clang frontend command failed with exit code 139 (use -v to see invocation)\n";
+        assert_eq!(
+            failed_units(log),
+            [
+                "/w/tree/mlx/backend/rocm/primitives.cpp",
+                "/w/tree/mlx/stream.cpp"
+            ]
+        );
+    }
 
     const GCC: &str = "\
 /tmp/t/mlx/backend/rocm/copy.cpp: In function 'void mlx::core::rocm::copy_general(const mlx::core::array&, mlx::core::array&)':

@@ -13,12 +13,18 @@ pub struct SymbolTable {
     pub defined: BTreeSet<String>,
     /// Undefined symbol -> the objects that reference it.
     pub undefined: BTreeMap<String, BTreeSet<String>>,
+    /// Defined symbol of the namespace [`parse_nm_in`] was given -> the objects that define it:
+    /// what a differential build needs to tell which source a symbol comes from.
+    pub defined_by: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl SymbolTable {
     /// Adds what `other` (another `nm` call's table) defines and needs.
     pub fn extend(&mut self, other: SymbolTable) {
         self.defined.extend(other.defined);
+        for (symbol, objects) in other.defined_by {
+            self.defined_by.entry(symbol).or_default().extend(objects);
+        }
         for (symbol, needed_by) in other.undefined {
             self.undefined.entry(symbol).or_default().extend(needed_by);
         }
@@ -40,6 +46,11 @@ impl SymbolTable {
 /// Reads the output of one `nm -C` call. `only_file` names the object when nm was given a
 /// single file (it then prints no header).
 pub fn parse_nm(output: &str, only_file: Option<&str>) -> SymbolTable {
+    parse_nm_in(output, only_file, None)
+}
+
+/// [`parse_nm`], also noting which objects define each symbol of `namespace`.
+pub fn parse_nm_in(output: &str, only_file: Option<&str>, namespace: Option<&str>) -> SymbolTable {
     let mut table = SymbolTable::default();
     let mut current = only_file.unwrap_or_default().to_string();
     for line in output.lines() {
@@ -51,6 +62,10 @@ pub fn parse_nm(output: &str, only_file: Option<&str>) -> SymbolTable {
                     .or_default()
                     .insert(current.clone());
             } else if is_definition(kind) {
+                if namespace.is_some_and(|ns| in_namespace(name, ns)) {
+                    let objects = table.defined_by.entry(name.to_string()).or_default();
+                    objects.insert(current.clone());
+                }
                 table.defined.insert(name.to_string());
             }
         } else if let Some(file) = line.strip_suffix(':').filter(|_| !line.starts_with(' ')) {
@@ -194,6 +209,13 @@ CMakeFiles/mlx.dir/mlx/backend/rocm/event.cpp.o:
         );
         assert_eq!(missing[1].1, ["CMakeFiles/mlx.dir/mlx/stream.cpp.o"]);
         assert!(table.defined.contains("vtable for mlx::core::GatherQMM"));
+        assert!(table.defined_by.is_empty());
+        let noted = parse_nm_in(NM, None, Some("mlx::core")).defined_by;
+        assert_eq!(
+            noted["mlx::core::Event::wait()"],
+            BTreeSet::from(["CMakeFiles/mlx.dir/mlx/backend/rocm/event.cpp.o".to_string()])
+        );
+        assert!(!noted.keys().any(|s| s.contains("__gmon_start__")));
     }
 
     #[test]

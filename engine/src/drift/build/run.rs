@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Context, Error, Result};
 
 /// One command that ran: how, how it ended, and where its output is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     /// The command line, for people (arguments joined with spaces).
     pub command: String,
