@@ -98,9 +98,21 @@ pub fn build(
     core_files: &[String],
     backend_prefix: &str,
 ) -> Result<BaseTree> {
+    build_knowing(cache, commits, core_files, backend_prefix, &FileMap::new())
+}
+
+/// [`build`], a backend file taken from `known` (the files layout's overlay, read from disk)
+/// where its bytes have the fork's blob id: compared by id, the blob is never inflated.
+pub fn build_knowing(
+    cache: &Cache,
+    commits: Commits,
+    core_files: &[String],
+    backend_prefix: &str,
+    known: &FileMap,
+) -> Result<BaseTree> {
     let core = with_core(cache, commits, core_files, FileMap::new())?;
     let mut files = cache
-        .files_under(commits.fork, backend_prefix)
+        .files_under_known(commits.fork, backend_prefix, known)
         .with_context(|| {
             format!(
                 "failed to read the backend `{backend_prefix}` of fork commit `{}`",

@@ -578,6 +578,13 @@ impl Cache {
     /// Every file below `prefix` (`a/b/`) in `commit`, with full paths. Paths are checked, and
     /// links, submodules and odd entries are refused: the tree comes from other people.
     pub fn files_under(&self, commit: Oid, prefix: &str) -> Result<FileMap> {
+        self.files_under_known(commit, prefix, &FileMap::new())
+    }
+
+    /// [`Cache::files_under`], taking a file's bytes from `known` (files the caller already
+    /// holds, by path) where they hash to the tree's blob id, as git hashes a blob: the blob is
+    /// then never read or inflated, and the tree shares the caller's bytes.
+    pub fn files_under_known(&self, commit: Oid, prefix: &str, known: &FileMap) -> Result<FileMap> {
         let tree = self.repo.find_commit(commit)?.tree()?;
         let dir = prefix.trim_end_matches('/');
         let folder = match dir {
@@ -589,7 +596,7 @@ impl Cache {
         };
         let mut files = FileMap::new();
         if let Some((folder, prefix)) = folder {
-            self.add_tree_files(commit, folder, prefix, &mut files)?;
+            self.add_tree_files(commit, folder, prefix, known, &mut files)?;
         }
         Ok(files)
     }
@@ -601,6 +608,7 @@ impl Cache {
         commit: Oid,
         tree: git2::Tree,
         prefix: String,
+        known: &FileMap,
         files: &mut FileMap,
     ) -> Result<()> {
         let mut folders = vec![(tree, prefix)];
@@ -615,7 +623,15 @@ impl Cache {
                         return Err(link_error(commit, &path, &self.blob(entry.id())?));
                     }
                     (Some(ObjectType::Blob), _) => {
-                        files.insert(path, self.blob(entry.id())?.into());
+                        let same = |bytes: &&crate::Bytes| {
+                            Oid::hash_object(ObjectType::Blob, bytes.as_slice()).ok()
+                                == Some(entry.id())
+                        };
+                        let bytes = match known.get(&path).filter(same) {
+                            Some(bytes) => bytes.clone(),
+                            None => self.blob(entry.id())?.into(),
+                        };
+                        files.insert(path, bytes);
                     }
                     _ => {
                         return Err(Error::new(format!(

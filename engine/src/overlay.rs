@@ -235,11 +235,17 @@ impl OverlayState {
         let commits = records.commits(project, cache)?;
         let layout = project.config.overlay.layout;
         let core_files = core_files(project, &records, layout);
-        let base = base::build(
+        let nothing = FileMap::new();
+        let known = match layout {
+            Layout::Files => &records.tree,
+            Layout::Patch => &nothing,
+        };
+        let base = base::build_knowing(
             cache,
             commits,
             &core_files,
             &project.config.overlay.backend_prefix,
+            known,
         )?;
         let (overlay, steps) = match layout {
             Layout::Patch => replay(&base.files, &records)?,

@@ -13,7 +13,7 @@ use super::base::{self, BaseTree, Commits};
 use super::cache::{short, Cache, Remote};
 use super::config::Layout;
 use super::error::{Error, Result};
-use super::fsutil::{write_tree_synced, StagedDir};
+use super::fsutil::{stage_changes, StagedDir};
 use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{self, Image, OverlayState, PatchFile};
 use super::patch;
@@ -535,7 +535,9 @@ fn records_after(
 /// Writes the planned records in one swap, holding the project's lock, and only while the
 /// records folder still holds what the move was planned from: a record another run wrote
 /// between this run's read and its write is kept, and this run is refused (run it again). The
-/// comparison is made under the lock, so nothing changes after it.
+/// comparison is made under the lock, so nothing changes after it. A record whose bytes do not
+/// change is a link to the old one in the new folder, so a move writes what it changes
+/// ([`stage_changes`]).
 pub fn write(project: &Project, planned: &Move) -> Result<()> {
     let _lock = project.lock_records()?;
     let now = super::fsutil::read_tree(&project.records_dir())?;
@@ -556,7 +558,12 @@ pub fn write(project: &Project, planned: &Move) -> Result<()> {
         .with_note("run the command again: it reads the records as they are now (FORKBOOK_LOCK_WAIT=1 queues runs one after another)"));
     }
     let staged = StagedDir::new(&project.records_dir())?;
-    write_tree_synced(staged.path(), &planned.records)?;
+    stage_changes(
+        staged.path(),
+        &planned.records,
+        &project.records_dir(),
+        &now,
+    )?;
     staged.commit()
 }
 

@@ -603,3 +603,101 @@ fn every_record_writer_under_a_size_limit_leaves_the_old_records() {
         assert_ne!(snapshot(&records), old, "{what} writes without the limit");
     }
 }
+
+/// Each file below `dir` (relative path) with its inode and modification time: what a writer
+/// that leaves a file alone leaves as it was, and one that writes it again does not.
+fn identities(dir: &Path) -> BTreeMap<String, (u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeMap::new();
+    for (rel, _) in snapshot(dir) {
+        if !rel.ends_with('/') {
+            let meta = std::fs::metadata(dir.join(&rel)).unwrap();
+            out.insert(rel, (meta.ino(), meta.modified().unwrap()));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_move_writes_only_the_files_whose_bytes_change() {
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let records = demo.records();
+        let (old, before) = (snapshot(&records), identities(&records));
+        // Past the file system's timestamp granularity, so a rewrite shows in the mtime too.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let pin2 = demo.demo.world.pin2.clone();
+        let out = run(&mut forkbook(&demo, &["retarget", &pin2]));
+        assert!(out.status.code().unwrap() <= 1, "{}", text(&out));
+        let (new, after) = (snapshot(&records), identities(&records));
+        let (mut kept, mut rewritten) = (0, 0);
+        for (path, identity) in &after {
+            if old.get(path) == new.get(path) {
+                assert_eq!(
+                    before.get(path),
+                    Some(identity),
+                    "{layout:?}: `{path}` has the same bytes after the move, yet was written again"
+                );
+                kept += 1;
+            } else {
+                assert_ne!(before.get(path), Some(identity), "{layout:?}: `{path}`");
+                rewritten += 1;
+            }
+        }
+        assert!(
+            kept > 0 && rewritten > 0,
+            "{layout:?}: {kept} kept, {rewritten} rewritten"
+        );
+        eprintln!("{layout:?}: retarget rewrote {rewritten} files and left {kept} as they were");
+    }
+}
+
+#[test]
+fn a_move_killed_at_every_write_leaves_old_or_new_records() {
+    use std::os::unix::process::ExitStatusExt;
+    for layout in LAYOUTS {
+        let demo = Demo::new(layout);
+        let records = demo.records();
+        let old = snapshot(&records);
+        let pin2 = demo.demo.world.pin2.clone();
+        let reference = run(&mut forkbook(&demo, &["retarget", &pin2]));
+        assert!(
+            reference.status.code().unwrap() <= 1,
+            "{}",
+            text(&reference)
+        );
+        let new = snapshot(&records);
+        let (mut killed, mut killed_new) = (0, 0);
+        for n in 0..10_000 {
+            restore(&records, &old);
+            let out = run(forkbook(&demo, &["retarget", &pin2])
+                .env("FORKBOOK_KILL_AFTER_WRITES", n.to_string()));
+            let state = which_state(&snapshot(&records), &old, &new)
+                .unwrap_or_else(|mix| panic!("{layout:?} killed after {n} writes: {mix}"));
+            if out.status.signal() != Some(9) {
+                assert_eq!(out.status.code(), reference.status.code(), "{}", text(&out));
+                assert_eq!(state, "new", "{layout:?}: finished after {n} writes");
+                break;
+            }
+            killed += 1;
+            // Killed after its swap, the run has put the new records in place; before, the old.
+            killed_new += usize::from(state == "new");
+        }
+        assert!(killed > 2, "{layout:?}: only {killed} runs were killed");
+        assert_eq!(
+            killed_new, 1,
+            "{layout:?}: killed just after the swap, once"
+        );
+        // What the killed runs leave is their stages beside the records; the next run clears them.
+        restore(&records, &old);
+        let again = run(&mut forkbook(&demo, &["retarget", &pin2]));
+        assert_eq!(
+            again.status.code(),
+            reference.status.code(),
+            "{}",
+            text(&again)
+        );
+        assert_eq!(snapshot(&records), new);
+        assert_eq!(staging_left(demo.root()), Vec::<String>::new());
+    }
+}
