@@ -23,6 +23,7 @@ pub mod fsutil;
 pub mod init;
 pub mod markdown;
 pub mod merge;
+pub mod notice;
 pub mod overlay;
 pub mod patch;
 pub mod paths;
@@ -46,6 +47,7 @@ pub mod terminal;
 pub mod text;
 pub mod tools;
 pub mod trace;
+pub mod trust;
 pub mod verify;
 
 pub use cache::Cache;

@@ -95,7 +95,11 @@ fn quote_spaced_paths(text: &str) -> String {
         let body = line.trim_end_matches('\n');
         let quoted = if let Some(rest) = body.strip_prefix("diff --git a/") {
             let half = rest.len().saturating_sub(3) / 2;
-            let (old, new) = (&rest[..half], rest.get(half + 3..).unwrap_or(""));
+            // Byte halves of someone's path: `get`, as a half may fall inside a character.
+            let (old, new) = (
+                rest.get(..half).unwrap_or(""),
+                rest.get(half + 3..).unwrap_or(""),
+            );
             (old.contains(' ') && rest.get(half..half + 3) == Some(" b/") && old == new)
                 .then(|| format!("diff --git \"a/{old}\" \"b/{old}\""))
         } else if let Some(path) = body
