@@ -276,6 +276,18 @@ pub fn apply_in(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// A `diff --git` line whose halves fall inside a character (a name from someone's tree) is
+    /// kept as it is. Fails before: slicing at the byte half panicked.
+    #[test]
+    fn a_diff_line_split_inside_a_character_is_kept_not_a_panic() {
+        let line = "diff --git a/a\u{e4} b/x\n";
+        assert_eq!(super::quote_spaced_paths(line), line);
+        let spaced = "diff --git a/\u{e4} z b/\u{e4} z\n";
+        assert_eq!(
+            super::quote_spaced_paths(spaced),
+            "diff --git \"a/\u{e4} z\" \"b/\u{e4} z\"\n"
+        );
+    }
 
     fn map(items: &[(&str, &str)]) -> FileMap {
         items
