@@ -263,7 +263,8 @@ impl Cache {
             refuse_option_like(rev)?;
         }
         let RemoteConfig { url, branch, .. } = self.remote_config(remote).clone();
-        refuse_bad_branch(remote, &branch)?;
+        // Loading the configuration refused such a branch already: the last guard before git.
+        super::config::refuse_bad_branch(remote.name(), &branch)?;
         self.lock_for_writing()?;
         let name = remote.name();
         if let Some(mirror) = local_mirror(&url) {
@@ -916,23 +917,6 @@ fn link_error(commit: Oid, path: &str, target: &[u8]) -> Error {
         short(commit)
     ))
     .with_note("ask the fork to replace the link by the file it names")
-}
-
-/// Refuses a configured branch that is no branch name git accepts (`a:b`, `+x`, `x..y`): it would
-/// be read as a refspec or a range by the fetch.
-fn refuse_bad_branch(remote: Remote, branch: &str) -> Result<()> {
-    if git2::Reference::is_valid_name(&format!("refs/heads/{branch}")) && !branch.starts_with('-') {
-        return Ok(());
-    }
-    Err(Error::new(format!(
-        "the {} branch `{}` is not a branch name",
-        remote.name(),
-        branch.escape_debug()
-    ))
-    .with_note(format!(
-        "set `[{}] branch` in forkbook.toml to the name of a branch (like `main`), without `:`, `+`, `..` or spaces",
-        remote.name()
-    )))
 }
 
 /// A revision starting with `-` would be read as an option by tools downstream: refuse it.

@@ -226,8 +226,9 @@ fn a_killed_replace_s_temporary_file_is_no_overlay_file_and_is_cleared() {
     assert!(!out.contains("killed forkbook run"), "{out}");
 }
 
-/// A fork branch that reads as a refspec (`a:b`) is no branch: `check` and `fetch` say so and
-/// end, with no panic. Fails before: `check` panicked indexing an empty fetch result.
+/// A fork branch that reads as a refspec (`a:b`) is no branch: every command says so with the
+/// configuration's line, and none panics. Fails before: `check` panicked indexing an empty
+/// fetch result.
 #[test]
 fn a_fork_branch_like_a_refspec_is_an_error_not_a_panic() {
     let demo = Demo::new(Layout::Patch);
@@ -237,14 +238,16 @@ fn a_fork_branch_like_a_refspec_is_an_error_not_a_panic() {
             "branch = \"rocm-support:refs/heads/elsewhere\"",
         )
     });
-    let (code, out) = demo.run(&["check"]);
-    assert!(matches!(code, 0 | 1), "{out}");
-    let (code, out) = demo.run(&["fetch"]);
-    assert_eq!(code, 2, "{out}");
-    assert!(
-        out.contains("the fork branch `rocm-support:refs/heads/elsewhere` is not a branch name"),
-        "{out}"
-    );
+    for command in ["check", "fetch", "status"] {
+        let (code, out) = demo.run(&[command]);
+        assert_eq!(code, 2, "{command}: {out}");
+        assert!(
+            out.contains(
+                "forkbook.toml`: line 10: the fork branch `rocm-support:refs/heads/elsewhere` is not a branch name"
+            ),
+            "{command}: {out}"
+        );
+    }
 }
 
 /// A network fetch whose server stops answering (a `git` that never ends) is stopped at the
