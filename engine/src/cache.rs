@@ -752,8 +752,8 @@ fn secret_for(project_root: &Path, records: &Path, cache_dir: &Path) -> Option<S
         Ok(secret) => Some(secret),
         Err(why) => {
             super::notice::leave(format!(
-                "no results cache is used: its secret {why}; remove it (a new one is made, \
-                 readable by you alone) or make the folder and the file yours alone"
+                "no results cache is used: its secret {why}; make the file yours alone \
+                 (`chmod 600`) in a folder only you may write in, or remove it to have a new one made"
             ));
             None
         }
