@@ -95,8 +95,15 @@ impl Cache {
         let mut lock = RunLock::acquire_shared(&dir, "object cache")?;
         // Like git itself, trust an object store of this machine's on reads (git verifies hashes
         // on fetch and in fsck, not on every read; libgit2's per-read SHA-1 check was a third of
-        // `sync --check`), but not one a pull request could have written.
-        git2::opts::strict_hash_verification(objects_from_checkout(project, &dir));
+        // `sync --check`), but not one a pull request could have written. The setting is the
+        // process's, not the cache's: once one cache of this process reads the checkout's
+        // objects, every read checks them (another thread's cache must not turn it off).
+        static CHECKOUT_OBJECTS: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+        let from_checkout = objects_from_checkout(project, &dir);
+        let mut seen = CHECKOUT_OBJECTS.lock().unwrap_or_else(|e| e.into_inner());
+        *seen |= from_checkout;
+        git2::opts::strict_hash_verification(*seen);
+        drop(seen);
         let repo = match Repository::open_bare(&dir) {
             Ok(repo) => repo,
             Err(_) => {
