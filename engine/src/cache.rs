@@ -10,6 +10,7 @@ use super::error::{Context, Error, ErrorKind, Result};
 use super::fsutil::RunLock;
 use super::paths::{check_relative, link_stays_inside};
 use super::project::Project;
+use super::trust;
 use super::FileMap;
 use forkbook_records::cache_entry::{Secret, Store};
 use git2::{ObjectType, Oid, Repository};
@@ -50,8 +51,9 @@ pub struct Cache {
     /// Shared while the run only reads, exclusive once it writes ([`Cache::lock_for_writing`]),
     /// `None` once released ([`Cache::release_lock`]).
     lock: std::cell::RefCell<Option<RunLock>>,
-    /// The project folder, for [`results_secret`].
+    /// The project folder and its records folder, for [`results_secret`].
     project_root: PathBuf,
+    records_dir: PathBuf,
     /// [`results_secret`], found once.
     secret: std::cell::OnceCell<Option<Secret>>,
 }
@@ -93,8 +95,15 @@ impl Cache {
         let mut lock = RunLock::acquire_shared(&dir, "object cache")?;
         // Like git itself, trust an object store of this machine's on reads (git verifies hashes
         // on fetch and in fsck, not on every read; libgit2's per-read SHA-1 check was a third of
-        // `sync --check`), but not one a pull request could have written.
-        git2::opts::strict_hash_verification(objects_from_checkout(project, &dir));
+        // `sync --check`), but not one a pull request could have written. The setting is the
+        // process's, not the cache's: once one cache of this process reads the checkout's
+        // objects, every read checks them (another thread's cache must not turn it off).
+        static CHECKOUT_OBJECTS: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+        let from_checkout = objects_from_checkout(project, &dir);
+        let mut seen = CHECKOUT_OBJECTS.lock().unwrap_or_else(|e| e.into_inner());
+        *seen |= from_checkout;
+        git2::opts::strict_hash_verification(*seen);
+        drop(seen);
         let repo = match Repository::open_bare(&dir) {
             Ok(repo) => repo,
             Err(_) => {
@@ -123,6 +132,7 @@ impl Cache {
             offline: project.overrides.offline,
             lock: std::cell::RefCell::new(Some(lock)),
             project_root: project.root.clone(),
+            records_dir: project.records_dir(),
             secret: std::cell::OnceCell::new(),
         };
         for remote in Remote::ALL {
@@ -188,7 +198,7 @@ impl Cache {
     fn results_store(&self, folder: &str, kind: &'static str) -> Store {
         let secret = self
             .secret
-            .get_or_init(|| secret_for(&self.project_root, &self.dir))
+            .get_or_init(|| secret_for(&self.project_root, &self.records_dir, &self.dir))
             .clone();
         Store::new(self.dir.with_file_name(folder), kind, secret)
     }
@@ -265,8 +275,10 @@ impl Cache {
         for rev in revs {
             refuse_option_like(rev)?;
         }
-        self.lock_for_writing()?;
         let RemoteConfig { url, branch, .. } = self.remote_config(remote).clone();
+        // Loading the configuration refused such a branch already: the last guard before git.
+        super::config::refuse_bad_branch(remote.name(), &branch)?;
+        self.lock_for_writing()?;
         let name = remote.name();
         if let Some(mirror) = local_mirror(&url) {
             return self.link_mirror(remote, &mirror, &branch, revs);
@@ -337,9 +349,12 @@ impl Cache {
         self.add_alternate(&source)?;
         let resolve = |rev: &str| commit_in(&source, rev);
         let mut found = Vec::new();
-        for rev in std::iter::once(&branch).chain(revs.iter()) {
+        // The configured branch first, which may be missing (nothing then names it), then each
+        // revision asked for, which must be there: one `found` entry each.
+        let wanted = revs.iter().map(|rev| (*rev, true));
+        for (rev, needed) in std::iter::once((branch, false)).chain(wanted) {
             let Some(oid) = resolve(rev) else {
-                if *rev == branch {
+                if !needed {
                     continue;
                 }
                 return Err(self.not_in_remote(rev, remote, &mirror.display().to_string()));
@@ -444,7 +459,14 @@ impl Cache {
             let args = format!(" --{} {rev}", remote.name());
             return Err(self.not_cached(rev, remote, &args, "online, or with a mirror as the URL"));
         }
-        Ok(self.fetch(remote, &[rev])?[0])
+        self.fetch_one(remote, rev)
+    }
+
+    /// [`Cache::fetch`] of one revision, its commit.
+    pub fn fetch_one(&self, remote: Remote, rev: &str) -> Result<Oid> {
+        let url = self.remote_config(remote).url.clone();
+        let found = self.fetch(remote, &[rev])?.first().copied();
+        found.ok_or_else(|| self.not_in_remote(rev, remote, &url))
     }
 
     /// A recorded commit (one the records name, not the user): taken from the cache, or from a
@@ -457,7 +479,7 @@ impl Cache {
         }
         let url = &self.remote_config(remote).url;
         if !self.offline && local_mirror(url).is_some() {
-            return Ok(self.fetch(remote, &[rev])?[0]);
+            return self.fetch_one(remote, rev);
         }
         let how = format!(
             "online, or with `--{}-url` naming a mirror on this machine",
@@ -487,9 +509,7 @@ impl Cache {
         if self.offline {
             return None;
         }
-        self.fetch(remote, &[branch.as_str()])
-            .ok()
-            .map(|oids| oids[0])
+        self.fetch_one(remote, branch).ok()
     }
 
     /// `remote`'s pull request heads by number and its branch tip, read where they are: a mirror
@@ -741,25 +761,32 @@ impl Cache {
 /// The secret that seals the results caches of `project` (the core merges, the drift
 /// analyses, the book's step results; see `forkbook_records::cache_entry`), kept in
 /// `forkbook-cache.key` beside its object cache. `None`, so that no results cache is read or
-/// written, where that folder is the checkout's to write: inside the project folder, inside the
-/// git work tree holding it, or inside `GITHUB_WORKSPACE`. A pull request controls all of
-/// those, a secret kept there included, so a cache there could say anything; every result is
-/// then made from the recorded commits and the records, as with no cache at all.
+/// written, where that folder is the checkout's to write ([`trust::untrusted_cache_folder`]):
+/// a pull request controls it, a secret kept there included, so a cache there could say
+/// anything; every result is then made from the recorded commits and the records, as with no
+/// cache at all. `None` too, with a note saying why, where the secret is not this user's alone
+/// ([`trust::secret_in`]): whoever else can read it can seal a forged entry.
 pub fn results_secret(project: &Project) -> Option<Secret> {
-    secret_for(&project.root, &project.cache_dir())
+    secret_for(&project.root, &project.records_dir(), &project.cache_dir())
 }
 
-fn secret_for(project_root: &Path, cache_dir: &Path) -> Option<Secret> {
+fn secret_for(project_root: &Path, records: &Path, cache_dir: &Path) -> Option<Secret> {
     let home = cache_home(cache_dir);
     std::fs::create_dir_all(&home).ok()?;
     let home = std::fs::canonicalize(&home).ok()?;
-    if checkout_folders(project_root)
-        .iter()
-        .any(|folder| home.starts_with(folder))
-    {
+    if trust::untrusted_cache_folder(project_root, records, &home).is_some() {
         return None;
     }
-    Secret::beside(&home).ok()
+    match trust::secret_in(&home) {
+        Ok(secret) => Some(secret),
+        Err(why) => {
+            super::notice::leave(format!(
+                "no results cache is used: its secret {why}; make the file yours alone \
+                 (`chmod 600`) in a folder only you may write in, or remove it to have a new one made"
+            ));
+            None
+        }
+    }
 }
 
 /// The folder holding the object cache and the results caches beside it.
@@ -772,13 +799,13 @@ fn cache_home(cache_dir: &Path) -> PathBuf {
 
 /// Whether the objects this run reads could be the checkout's own: the object cache, a local
 /// mirror of the fork or upstream, or an object store the cache links as an alternate, inside
-/// [`checkout_folders`]. A pull request could commit loose
+/// the checkout ([`trust::untrusted_cache_folder`]). A pull request could commit loose
 /// objects there whose content is not what their names hash to; every read then checks the
 /// hash, so such an object is an error, never a base tree.
 fn objects_from_checkout(project: &Project, cache_dir: &Path) -> bool {
-    let folders = checkout_folders(&project.root);
+    let records = project.records_dir();
     let inside = |path: &Path| {
-        std::fs::canonicalize(path).is_ok_and(|path| folders.iter().any(|f| path.starts_with(f)))
+        path.exists() && trust::untrusted_cache_folder(&project.root, &records, path).is_some()
     };
     let config = &project.config;
     // The cache's alternates too: a mirror linked by an earlier run (another pull request's
@@ -796,24 +823,6 @@ fn objects_from_checkout(project: &Project, cache_dir: &Path) -> bool {
             .filter_map(|url| local_mirror(url))
             .any(|mirror| inside(&mirror))
         || alternates.split(|b| *b == b'\n').any(linked)
-}
-
-/// The folders a pull request's checkout controls: the project folder, the git work tree
-/// holding it (the nearest folder above with a `.git`), and `GITHUB_WORKSPACE` when set.
-fn checkout_folders(project_root: &Path) -> Vec<PathBuf> {
-    let mut folders = Vec::new();
-    if let Ok(root) = std::fs::canonicalize(project_root) {
-        if let Some(work_tree) = root.ancestors().find(|dir| dir.join(".git").exists()) {
-            folders.push(work_tree.to_path_buf());
-        }
-        folders.push(root);
-    }
-    if let Some(workspace) = std::env::var_os("GITHUB_WORKSPACE") {
-        if let Ok(workspace) = std::fs::canonicalize(workspace) {
-            folders.push(workspace);
-        }
-    }
-    folders
 }
 
 /// Writes a blob into `repo` unless some object store of it already holds it.
@@ -837,29 +846,52 @@ fn escape_lines(text: &str) -> String {
         .join("\n")
 }
 
-/// Runs the system `git` with `args` on the bare repository `git_dir`; its error output becomes
-/// the error's note.
-pub fn system_git(git_dir: &Path, args: &[&str]) -> Result<std::process::Output> {
-    let output = std::process::Command::new("git")
+/// How long a network transfer (`git fetch`, `git push`) may take before it is stopped: a
+/// generous 30 minutes, or `FORKBOOK_NETWORK_TIMEOUT` seconds. A server that stops answering
+/// must not hold the run, and the cache's lock, for ever.
+pub fn network_timeout() -> Result<std::time::Duration> {
+    const VAR: &str = "FORKBOOK_NETWORK_TIMEOUT";
+    let Some(given) = std::env::var_os(VAR) else {
+        return Ok(std::time::Duration::from_secs(30 * 60));
+    };
+    match given.to_str().and_then(|s| s.trim().parse::<u64>().ok()) {
+        Some(seconds) if seconds > 0 => Ok(std::time::Duration::from_secs(seconds)),
+        _ => Err(Error::new(format!(
+            "`{VAR}` is `{}`, not a number of seconds",
+            given.to_string_lossy().escape_debug()
+        ))
+        .with_note(format!(
+            "set `{VAR}` to a whole number of seconds above 0, or unset it"
+        ))),
+    }
+}
+
+/// Runs the system `git` with `args` on the bare repository `git_dir`, through the one process
+/// runner with [`network_timeout`]; what it printed becomes the error's note when it fails.
+pub fn system_git(git_dir: &Path, args: &[&str]) -> Result<()> {
+    use super::process::{run, Ended, Spec};
+    let timeout = network_timeout()?;
+    let spec = Spec::new("git", git_dir)
         .arg("--git-dir")
         .arg(git_dir)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| {
-            Error::new(format!("failed to run `git` for a network transfer: {e}"))
-                .with_note("install git: forkbook reads local mirrors itself, and talks to remote URLs through git")
-        })?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(Error::new(format!(
-            "`git {}` failed ({})",
-            args.first().copied().unwrap_or(""),
-            output.status
-        ))
-        .with_note(escape_lines(stderr.trim())));
-    }
-    Ok(output)
+        .args(args.iter().copied())
+        .timeout(Some(timeout));
+    let subcommand = args.first().copied().unwrap_or("");
+    let done = run(&spec).map_err(|e| {
+        Error::new(format!("failed to run `git` for a network transfer: {}", e.message()))
+            .with_note("install git: forkbook reads local mirrors itself, and talks to remote URLs through git")
+    })?;
+    let why = match done.ended {
+        Ended::Exited(0) => return Ok(()),
+        Ended::Exited(code) => format!("exit status: {code}"),
+        Ended::Signaled(signal) => format!("signal {signal}"),
+        Ended::TimedOut(after) => format!(
+            "timed out after {} s; set FORKBOOK_NETWORK_TIMEOUT to allow longer",
+            after.as_secs()
+        ),
+    };
+    Err(Error::new(format!("`git {subcommand}` failed ({why})"))
+        .with_note(escape_lines(done.output.trim())))
 }
 
 /// The commit `rev` names in `source`: a branch of that name first, else any revision.

@@ -193,7 +193,23 @@ pub fn drift_build(
     work: &Path,
     request: &BuildRequest,
 ) -> Result<(Vec<BuildReport>, Option<StubsReport>)> {
-    let cfg = build_config(project, request)?;
+    let mut cfg = build_config(project, request)?;
+    let ccache_dir = match cfg.ccache_dir.is_empty() {
+        true => work.join("ccache"),
+        false => project.root.join(&cfg.ccache_dir),
+    };
+    // ccache's objects are results like any cache's: one the checkout could have written would
+    // put its objects into the build, so the build runs without it.
+    let records = project.records_dir();
+    if let Some(why) = crate::trust::untrusted_cache_folder(&project.root, &records, &ccache_dir) {
+        if cfg.ccache {
+            crate::notice::leave(format!(
+                "the build runs without ccache: its folder {why}; set `[build] ccache_dir` \
+                 to a folder outside the project"
+            ));
+        }
+        cfg.ccache = false;
+    }
     // The build writes only the work folder: that is what this run holds alone, for the export
     // and the build. Two builds in one work folder exclude each other.
     std::fs::create_dir_all(work)
@@ -210,11 +226,7 @@ pub fn drift_build(
         arch: request.arch.map(str::to_string),
         tool_path: project.overrides.tool_path.clone(),
         ccache_base: Some(work.canonicalize().unwrap_or_else(|_| work.to_path_buf())),
-        ccache_dir: Some(if cfg.ccache_dir.is_empty() {
-            work.join("ccache")
-        } else {
-            project.root.join(&cfg.ccache_dir)
-        }),
+        ccache_dir: Some(ccache_dir),
         results: Some(cache.drift_build_store()),
     };
     let exported: Vec<PathBuf> = trees.iter().map(|(tree, _, _)| tree.clone()).collect();

@@ -149,6 +149,12 @@ impl Config {
                 remote.branch = default.branch;
             }
             refuse_control_characters(name, remote)?;
+            refuse_bad_branch(name, &remote.branch).map_err(|e| {
+                match key_line(text, name, "branch") {
+                    Some(line) => e.context(format!("line {line}")),
+                    None => e,
+                }
+            })?;
         }
         if config.fork.stand_in_pin.is_some() {
             return Err(
@@ -269,6 +275,39 @@ fn refuse_control_characters(name: &str, remote: &RemoteConfig) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses a branch of the `remote` (`fork`, `upstream`) that is no branch name git accepts
+/// (`a:b`, `+x`, `x..y`, `-x`): the fetch would read it as a refspec, a range or an option.
+pub fn refuse_bad_branch(remote: &str, branch: &str) -> Result<()> {
+    let valid = git2::Reference::is_valid_name(&format!("refs/heads/{branch}"));
+    if valid && !branch.starts_with('-') {
+        return Ok(());
+    }
+    Err(Error::new(format!(
+        "the {remote} branch `{}` is not a branch name",
+        branch.escape_debug()
+    ))
+    .with_note(format!(
+        "set `[{remote}] branch` in forkbook.toml to the name of a branch (like `main`), without `:`, `+`, `..` or spaces"
+    )))
+}
+
+/// The line of `key = …` in the `[section]` of a TOML `text`, where it is written that way.
+fn key_line(text: &str, section: &str, key: &str) -> Option<usize> {
+    let mut current = "";
+    for (at, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            current = header.trim_end_matches(']').trim();
+        } else if current == section {
+            let rest = line.strip_prefix(key).map(str::trim_start);
+            if rest.is_some_and(|rest| rest.starts_with('=')) {
+                return Some(at + 1);
+            }
+        }
+    }
+    None
 }
 
 fn validate_sections(text: &str) -> Result<()> {

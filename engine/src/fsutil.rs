@@ -288,6 +288,13 @@ pub fn read_tree(dir: &Path) -> Result<FileMap> {
             } else if !kind.is_file() {
                 // A FIFO would block the read forever, a device never end: refused before opening.
                 return Err(special_file(&entry.path()));
+            } else if is_replace_temporary(name) {
+                // Not part of the folder: a killed run's half-written replacement.
+                super::notice::leave(format!(
+                    "`{}` is a temporary file a killed forkbook run left (not a record or an \
+                     overlay file); the next command that writes the records removes it",
+                    entry.path().display()
+                ));
             } else {
                 let bytes = fs::read(entry.path())
                     .with_context(|| format!("failed to read `{}`", entry.path().display()))?;
@@ -296,6 +303,42 @@ pub fn read_tree(dir: &Path) -> Result<FileMap> {
         }
     }
     Ok(files)
+}
+
+/// Whether `name` is the temporary file of forkbook's one file replace
+/// (`forkbook_records::atomic::replace`: `.forkbook-new-` and six random letters or digits), which
+/// exists only while a replace runs: under the project's lock, one found is a killed run's.
+pub fn is_replace_temporary(name: &str) -> bool {
+    name.strip_prefix(".forkbook-new-")
+        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Removes every file below `dir` that [`is_replace_temporary`] names (never a folder, never a
+/// link): a replace killed before its rename. Only under the [`ProjectLock`], which every replace
+/// of a record runs under, so none of them is a live run's. Returns the files removed.
+fn remove_dead_temporaries(dir: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(dir) = folders.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            if kind.is_dir() {
+                folders.push(entry.path());
+            } else if kind.is_file()
+                && name.to_str().is_some_and(is_replace_temporary)
+                && fs::remove_file(entry.path()).is_ok()
+            {
+                removed.push(entry.path());
+            }
+        }
+    }
+    removed
 }
 
 /// Why a link at `path` (to `target`) has no place in an overlay, the one rule for links on
@@ -492,13 +535,19 @@ impl Drop for StagedDir {
 
 /// Clears the staging folders a killed run left beside `target` (`.NAME.forkbook-new-PID`), so
 /// a run that stops before it stages anything (refused, failed) still leaves no dead run's
-/// stage behind. A stage whose process is gone is removed; with `locked` (the caller holds the
+/// stage behind; with `locked`, also the temporary files of replaces killed inside `target`. A stage whose process is gone is removed; with `locked` (the caller holds the
 /// [`ProjectLock`], under which alone a records folder is staged) every one is, since no live
 /// run can be writing it, even where its PID was reused by another process.
 pub fn clear_dead_stages(target: &Path, locked: bool) {
     let (parent, name) = parent_and_name(target);
     if locked {
         remove_stages(parent, &name, |_| true);
+        for removed in remove_dead_temporaries(target) {
+            super::notice::leave(format!(
+                "removed `{}`, a temporary file a killed forkbook run left",
+                removed.display()
+            ));
+        }
     } else {
         remove_stale_stages(parent, &name);
     }

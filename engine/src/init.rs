@@ -66,9 +66,7 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
         None => {
             let tip = match cache.branch_tip(Remote::Upstream) {
                 Some(tip) => tip,
-                None => {
-                    cache.fetch(Remote::Upstream, &[project.config.upstream.branch.as_str()])?[0]
-                }
+                None => cache.fetch_one(Remote::Upstream, &project.config.upstream.branch)?,
             };
             cache.merge_base(fork, tip)?
         }

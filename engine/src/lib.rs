@@ -1,6 +1,6 @@
 //! The engine: everything forkbook knows about overlays, with no command line and no mdBook.
 //!
-//! The model (see DESIGN.md): the base tree B(fork, base, pin) is the fork's backend files plus
+//! The model (docs/architecture.md is the map of its parts): the base tree B(fork, base, pin) is the fork's backend files plus
 //! each core file rebuilt as a 3-way merge of the fork's change into the pin. The overlay is B
 //! plus the local fixes. Every module here works on that model in process, through libgit2.
 
@@ -23,6 +23,7 @@ pub mod fsutil;
 pub mod init;
 pub mod markdown;
 pub mod merge;
+pub mod notice;
 pub mod overlay;
 pub mod patch;
 pub mod paths;
@@ -46,6 +47,7 @@ pub mod terminal;
 pub mod text;
 pub mod tools;
 pub mod trace;
+pub mod trust;
 pub mod verify;
 
 pub use cache::Cache;

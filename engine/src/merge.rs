@@ -20,8 +20,9 @@ pub struct Labels<'a> {
     pub theirs: &'a str,
 }
 
-/// libgit2's file merge fails with "no error" unless the library was initialized by an earlier
-/// call (DESIGN.md, known traps); creating a config object initializes it.
+/// libgit2's file merge (git2 0.21) fails with "no error" (code -1) unless the library was
+/// initialized by an earlier call, such as opening a repository; creating a config object
+/// initializes it.
 fn ensure_libgit2_initialized() {
     static INIT: std::sync::Once = std::sync::Once::new();
     INIT.call_once(|| {

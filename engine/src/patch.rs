@@ -95,7 +95,11 @@ fn quote_spaced_paths(text: &str) -> String {
         let body = line.trim_end_matches('\n');
         let quoted = if let Some(rest) = body.strip_prefix("diff --git a/") {
             let half = rest.len().saturating_sub(3) / 2;
-            let (old, new) = (&rest[..half], rest.get(half + 3..).unwrap_or(""));
+            // Byte halves of someone's path: `get`, as a half may fall inside a character.
+            let (old, new) = (
+                rest.get(..half).unwrap_or(""),
+                rest.get(half + 3..).unwrap_or(""),
+            );
             (old.contains(' ') && rest.get(half..half + 3) == Some(" b/") && old == new)
                 .then(|| format!("diff --git \"a/{old}\" \"b/{old}\""))
         } else if let Some(path) = body
@@ -272,6 +276,18 @@ pub fn apply_in(repo: &Repository, patch: &str, name: &str, pre: &FileMap) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// A `diff --git` line whose halves fall inside a character (a name from someone's tree) is
+    /// kept as it is. Fails before: slicing at the byte half panicked.
+    #[test]
+    fn a_diff_line_split_inside_a_character_is_kept_not_a_panic() {
+        let line = "diff --git a/a\u{e4} b/x\n";
+        assert_eq!(super::quote_spaced_paths(line), line);
+        let spaced = "diff --git a/\u{e4} z b/\u{e4} z\n";
+        assert_eq!(
+            super::quote_spaced_paths(spaced),
+            "diff --git \"a/\u{e4} z\" \"b/\u{e4} z\"\n"
+        );
+    }
 
     fn map(items: &[(&str, &str)]) -> FileMap {
         items

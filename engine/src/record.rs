@@ -87,6 +87,22 @@ pub fn add_fix(
     title: &str,
     edited: &FileMap,
 ) -> Result<Recorded> {
+    let mut recorded = plan_fix(project, cache, state, title, edited)?;
+    // Written only over the records this fix was made from.
+    recorded.planned.read_from = state.records.files.clone();
+    sync::write(project, &recorded.planned)?;
+    Ok(recorded)
+}
+
+/// [`add_fix`] planned and not written: the records with the fix added are
+/// `planned.records`, for a command that writes several fixes in one swap (`drift api --draft`).
+pub fn plan_fix(
+    project: &Project,
+    cache: &Cache,
+    state: &OverlayState,
+    title: &str,
+    edited: &FileMap,
+) -> Result<Recorded> {
     let changes = differences(&state.overlay, edited);
     if changes.is_empty() {
         return Err(Error::new("the edited folder equals the overlay: there is nothing to record")
@@ -117,10 +133,7 @@ pub fn add_fix(
     files.insert(records::FIXES_FILE.into(), register.into_bytes().into());
     let records = Records::from_files(project, files)?;
     let new_state = OverlayState::from_records(project, cache, records)?;
-    let mut planned = sync::plan(project, cache, &new_state, new_state.commits)?;
-    // Written only over the records this fix was made from.
-    planned.read_from = state.records.files.clone();
-    sync::write(project, &planned)?;
+    let planned = sync::plan(project, cache, &new_state, new_state.commits)?;
     Ok(Recorded {
         number,
         paths,

@@ -83,16 +83,18 @@ fn missing_gpu_in(search: &OsStr) -> Option<String> {
     if !Path::new("/dev/kfd").exists() {
         return Some("needs an AMD GPU, and there is no /dev/kfd".into());
     }
-    match std::process::Command::new(rocminfo)
-        .stdin(std::process::Stdio::null())
-        .output()
-    {
-        Ok(out) if out.status.success() && String::from_utf8_lossy(&out.stdout).contains("gfx") => {
-            None
+    // Through the one runner, with a timeout: a driver that hangs must not hold a step's check.
+    let spec = crate::process::Spec::new(rocminfo, Path::new("/"))
+        .timeout(Some(std::time::Duration::from_secs(60)));
+    match crate::process::run(&spec) {
+        Ok(done) if done.code() == Some(0) && done.output.contains("gfx") => None,
+        Ok(done) if done.code().is_none() => {
+            Some("needs an AMD GPU, and `rocminfo` did not answer within 60 s".into())
         }
         Ok(_) => Some("needs an AMD GPU, and `rocminfo` lists none".into()),
         Err(e) => Some(format!(
-            "needs an AMD GPU, and `rocminfo` failed to start: {e}"
+            "needs an AMD GPU, and `rocminfo` failed to start: {}",
+            e.message()
         )),
     }
 }

@@ -144,6 +144,13 @@ pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<
         timed("residual", || residual_owned(state)),
         timed("drift api (base to pin)", || drift(project, cache, state)),
     ];
+    // A step may run forkbook itself (`forkbook fetch` writes the cache), so this run lets go
+    // of the cache's lock before the steps: holding it, the step was refused, or with
+    // FORKBOOK_LOCK_WAIT=1 waited for this run, which waited for the step. Everything read
+    // from the cache stays valid (objects are never removed); a later write takes it again.
+    if !cfg.steps.is_empty() {
+        cache.release_lock();
+    }
     for step in &cfg.steps {
         items.push(timed(&step.name, || {
             Ok(run_step(step, &project.root, &project.overrides))

@@ -303,7 +303,7 @@ pub fn run_for_book(args: Vec<OsString>, out: &mut dyn Write) -> crate::invoke::
 fn run_inner(
     args: Vec<OsString>,
     out: &mut dyn Write,
-    err: Option<&mut dyn Write>,
+    mut err: Option<&mut dyn Write>,
     page: Option<&mut Page>,
 ) -> (i32, Option<engine::ErrorKind>) {
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
@@ -335,6 +335,7 @@ fn run_inner(
     if let (Some(page), Some(made)) = (page, ctx.page.take()) {
         *page = made;
     }
+    write_notes(json, ctx.out, &mut err);
     match result {
         Ok(code) => (code, None),
         Err(e) if e.kind == engine::ErrorKind::OutputClosed => (OK, None),
@@ -369,6 +370,25 @@ fn write_usage(
 
 /// A command's error: as JSON on `out` with `--json`, else as `error: …` (its control
 /// characters shown escaped) on `err`, or on `out` where there is no `err`.
+/// The notes the command left ([`engine::notice`]), one `note: …` line each: where errors go,
+/// and never into JSON on `out` (to standard error then).
+fn write_notes(json: bool, out: &mut dyn Write, err: &mut Option<&mut dyn Write>) {
+    let notes = engine::notice::take();
+    if notes.is_empty() {
+        return;
+    }
+    let text: String = notes.iter().map(|n| format!("note: {n}\n")).collect();
+    let text = engine::terminal::escape_controls(&text).into_owned();
+    let _ = match (err.as_mut(), json) {
+        (Some(err), _) => {
+            let _ = out.flush();
+            err.write_all(text.as_bytes())
+        }
+        (None, false) => out.write_all(text.as_bytes()),
+        (None, true) => std::io::stderr().write_all(text.as_bytes()),
+    };
+}
+
 fn write_error(e: &Error, json: bool, out: &mut dyn Write, err: Option<&mut dyn Write>) {
     if json {
         let _ = write_json_error(out, &e.message(), e.note.as_deref());

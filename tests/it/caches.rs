@@ -173,7 +173,7 @@ fn sha256(bytes: &[u8]) -> String {
 
 /// `text` without what differs between two runs of the same verdict: step times (`(8 ms)`) and
 /// how many book results came from the cache.
-fn normalized(text: &str) -> String {
+pub fn normalized(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
         let line = match line.find(" from the cache") {

@@ -218,6 +218,35 @@ fn retarget_interrupted_at_every_write_leaves_old_or_new_records() {
     }
 }
 
+/// `drift api --draft` writes all its drafts (each a fix: its patch, the lock, the counts, and its
+/// register entry filled in) in one swap: interrupted at any write, or under a file-size limit,
+/// the records are the old ones or the finished ones. Fails before: each draft was written on
+/// its own, its register entry filled in after, so a failure after the first draft left
+/// `LOCAL_FIXES.md` and the first fix changed and the others missing.
+#[test]
+fn drift_api_draft_interrupted_anywhere_leaves_old_or_new_records() {
+    let demo = Demo::new(Layout::Patch);
+    let records = demo.records();
+    let old = snapshot(&records);
+    let pin2 = demo.demo.world.pin2.clone();
+    let args = ["drift", "api", "--to", &pin2, "--draft"];
+    let put_back = || restore(&records, &old);
+    interrupt_at_every_write(&demo, &args, &records, &put_back);
+    let new = snapshot(&records);
+    for limit in [1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10] {
+        put_back();
+        let out = run(with_file_size_limit(&mut forkbook(&demo, &args), limit));
+        let state = which_state(&snapshot(&records), &old, &new)
+            .unwrap_or_else(|mix| panic!("under a limit of {limit} bytes: {mix}"));
+        let expected = if out.status.code() == Some(2) {
+            "old"
+        } else {
+            "new"
+        };
+        assert_eq!(state, expected, "limit {limit}: {}", text(&out));
+    }
+}
+
 #[test]
 fn materialize_interrupted_at_every_write_leaves_old_or_new_folder() {
     for layout in LAYOUTS {

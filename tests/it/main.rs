@@ -28,5 +28,6 @@ mod roll;
 mod sync;
 mod trace;
 mod tree_export;
+mod trust;
 mod verify;
 mod writers;

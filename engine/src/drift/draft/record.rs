@@ -12,9 +12,9 @@ use crate::candidate;
 use crate::doc::{code, text, words, Doc, Span};
 use crate::drift::api::{ApiReport, Kind};
 use crate::error::{Error, Result};
-use crate::overlay::{FixStep, OverlayState};
+use crate::overlay::{FixStep, OverlayState, Records};
 use crate::project::Project;
-use crate::record::add_fix;
+use crate::record::plan_fix;
 use crate::records;
 use crate::register;
 use crate::report_value::{plural, CommandReport, Verdict};
@@ -67,28 +67,44 @@ pub fn write_drafts(
     to: Oid,
 ) -> Result<Drafted> {
     // Every draft is a read-modify-write of the records (`fix add`, then its entry filled in):
-    // all of them under the one project lock.
+    // all of them under the one project lock, planned in memory one on the other and written in
+    // one swap, so a failure at any point (a full disk, a size limit) leaves every record old.
     let _lock = project.lock_records()?;
     let before = candidate::drift_api(project, cache, state, from, to)?;
     let backend = state.backend_files(&project.config.overlay.backend_prefix);
     let planned = plan(&before, &backend, &CacheUpstream { cache, commit: to });
     let mut written = Vec::new();
+    let mut drafted: Option<(OverlayState, crate::sync::Move)> = None;
     for draft in planned.drafts {
-        let current = OverlayState::load(project, cache)?;
+        let current = drafted.as_ref().map_or(state, |(state, _)| state);
         let mut edited = current.overlay.clone();
         edited.insert(draft.path.clone(), draft.content.clone().into());
-        let recorded = add_fix(project, cache, &current, &draft.title, &edited)?;
-        fill_entry(project, recorded.number, &draft)?;
+        let mut recorded = plan_fix(project, cache, current, &draft.title, &edited)?;
+        let register = recorded
+            .planned
+            .records
+            .get(records::FIXES_FILE)
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .unwrap_or_default();
+        let filled = fill_entry(project, &register, recorded.number, &draft)?;
+        (recorded.planned.records).insert(records::FIXES_FILE.into(), filled.into_bytes().into());
+        let files = recorded.planned.records.clone();
+        let next =
+            OverlayState::from_records(project, cache, Records::from_files(project, files)?)?;
+        drafted = Some((next, recorded.planned));
         written.push(Written {
             number: recorded.number,
             draft,
         });
     }
-    let after = if written.is_empty() {
-        None
-    } else {
-        let state = OverlayState::load(project, cache)?;
-        Some(candidate::drift_api(project, cache, &state, from, to)?)
+    let after = match drafted {
+        None => None,
+        Some((drafted, mut planned)) => {
+            // Written only over the records this run read.
+            planned.read_from = state.records.files.clone();
+            crate::sync::write(project, &planned)?;
+            Some(candidate::drift_api(project, cache, &drafted, from, to)?)
+        }
     };
     Ok(Drafted {
         before,
@@ -100,11 +116,9 @@ pub fn write_drafts(
 
 /// Fills in the register entry `fix add` left for fix `number` with the draft's reasoning, in
 /// whichever form `fix add` wrote it (a `## N.` entry or a numbered list item).
-fn fill_entry(project: &Project, number: usize, draft: &Draft) -> Result<()> {
-    let path = project.records_dir().join(records::FIXES_FILE);
+fn fill_entry(project: &Project, text: &str, number: usize, draft: &Draft) -> Result<String> {
     let label = project.record_name(records::FIXES_FILE);
-    let text = std::fs::read_to_string(&path)?;
-    let parsed = register::parse(&label, &text);
+    let parsed = register::parse(&label, text);
     let entry = parsed.entry(number as u32).ok_or_else(|| {
         Error::new(format!(
             "`{label}` has no entry {number} after recording the draft"
@@ -147,7 +161,7 @@ fn fill_entry(project: &Project, number: usize, draft: &Draft) -> Result<()> {
             "add `- {DRAFT_KEY}: ...` to entry {number} by hand, or remove the fix"
         )));
     }
-    crate::fsutil::replace_file(&path, lines.concat().as_bytes())
+    Ok(lines.concat())
 }
 
 impl CommandReport for Drafted {
