@@ -1176,3 +1176,171 @@ fn an_issue_the_policy_cites_is_the_issue_of_every_entry_kept_by_it() {
         ["entry 5 has no upstream state: no `state:` line, and nothing in its words says one"]
     );
 }
+
+/// Issue 40.3: what a reader of the rendered register cannot see says nothing. Each entry's
+/// visible words are "State to be decided."; its fields or its claim sit in an HTML comment, a
+/// fenced example block, an indented code block, inline HTML, a code span, a link's title or an
+/// image's description. Fails before: the comment's and the fenced block's fields were an
+/// entry's fields (check passed), and `fixes list` read `merged` from a comment, a code span
+/// and a link's title.
+#[test]
+fn only_what_the_page_shows_gives_an_entry_its_fields_state_and_links() {
+    let url = "https://github.com/NripeshN/mlx/pull/12";
+    let hidden = [
+        format!("<!--\n- state: merged\n- link: {url}\n- fork-commit: 1a2b3c4d\n-->"),
+        format!("```markdown\n- state: proposed\n- link: {url}\n- package: p.patch\n```"),
+        format!("    - state: proposed\n    - link: {url}\n    - package: p.patch"),
+        format!("<div hidden>\nMerged as {url} in 1a2b3c4d.\n</div>"),
+        format!("It is <span title=\"merged as {url}\">held</span> for now."),
+        format!("The flag `merged as {url}` is an example."),
+        format!("See [the notes](https://example.org/notes \"merged as {url}\")."),
+        format!("![merged as {url} in 1a2b3c4d](shot.png)"),
+    ];
+    let mut text = String::from("# Local fixes\n");
+    for (index, body) in hidden.iter().enumerate() {
+        text.push_str(&format!(
+            "\n## {}. Fix {}\n\nState to be decided.\n\n{body}\n",
+            index + 1,
+            index + 1
+        ));
+    }
+    // The same in the list form: the fields nested in the item, in a comment or a fence.
+    text.push_str(&format!(
+        "\n## Kernel fixes\n\n9. **Fix 9.** State to be decided.\n   <!--\n   - state: merged\n   - link: {url}\n   -->\n\
+         10. **Fix 10.** State to be decided.\n\n    ```\n    - state: proposed\n    - link: {url}\n    ```\n"
+    ));
+    let parsed = register::parse("LOCAL_FIXES.md", &text);
+    assert_eq!(parsed.entries.len(), 10, "{:?}", parsed.entries);
+    for entry in &parsed.entries {
+        let n = entry.number;
+        assert!(entry.fields.is_empty(), "entry {n}: {:?}", entry.fields);
+        assert_eq!(entry.state(), None, "entry {n}: {:?}", entry.stated);
+        assert!(
+            !entry.links.iter().any(|l| l.contains("/pull/")),
+            "entry {n}: {:?}",
+            entry.links
+        );
+    }
+    let listing = register::listing(&parsed);
+    assert!(listing.entries.iter().all(|e| e.state.is_none()));
+    let facts = with_register(Some(parsed));
+    let findings = run("fix-state-complete", &facts);
+    let no_state: Vec<&str> = (findings.iter())
+        .filter(|f| f.message.contains("has no upstream state"))
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(no_state.len(), 10, "{findings:#?}");
+
+    // Visible, the same words count: the check has nothing to say of the state.
+    let shown = format!("# Local fixes\n\n## 1. Fix\n\nMerged as {url} in 1a2b3c4d.\n");
+    let entry = register::parse("f", &shown).entries[0].clone();
+    assert_eq!(entry.state(), Some(State::Merged));
+    assert_eq!(entry.links, [url]);
+    let linked = format!("## 1. Fix\n\nMerged as [the pull request]({url} \"a title\").\n");
+    let entry = register::parse("f", &linked).entries[0].clone();
+    assert_eq!(entry.state(), Some(State::Merged));
+    assert_eq!(entry.value("link"), Some(url));
+}
+
+/// The entries of a register in the list form, each saying `sentence`, then their states.
+fn states_said(sentences: &[String]) -> Vec<(String, Option<State>)> {
+    let mut text = String::from("# Local fixes\n\n## Fixes to the fork's kernels\n\n");
+    for (index, sentence) in sentences.iter().enumerate() {
+        text.push_str(&format!(
+            "{}. **Fix {}.** The kernel's grid was too small. {sentence}\n",
+            index + 1,
+            index + 1
+        ));
+    }
+    let parsed = register::parse("f", &text);
+    assert_eq!(parsed.entries.len(), sentences.len(), "{text}");
+    sentences
+        .iter()
+        .cloned()
+        .zip(parsed.entries.iter().map(|e| e.state()))
+        .collect()
+}
+
+/// Issue 40.3: a merge claim counts only when it is about this entry's own change. Each family
+/// the rule must hold against: a relative clause, a subordinate clause, another subject, an
+/// active verb with another object, negation, a condition, a quotation, and a claim in another
+/// entry's text. Fails before: "…, which the fork merged in …" and "Upstream merged <link>,
+/// which broke us" were read as `merged`, and `fixes migrate --write` wrote `state: merged`.
+#[test]
+fn a_merge_claim_counts_only_when_it_is_about_the_entry_s_own_change() {
+    let other = "https://github.com/ml-explore/mlx/pull/10";
+    let ours = "https://github.com/NripeshN/mlx/pull/12";
+    let not_ours = [
+        // Relative clauses: the verb belongs to another object.
+        format!("Unrelated to {other}, which the fork merged in 1a2b3c4d."),
+        format!("Needed because of {other}, which upstream merged last week."),
+        format!("It is not {other} that was merged in 1a2b3c4d."),
+        format!("See {other}, whose rename upstream merged in 1a2b3c4d."),
+        // Subordinate clauses.
+        format!("Needed after upstream merged {other}."),
+        format!("Broken since the fork merged {other}."),
+        format!("Written before {other} was merged."),
+        format!("Needed because {other} was merged upstream."),
+        // Another subject or another object.
+        format!("Upstream merged {other} in 1a2b3c4d, which broke us."),
+        format!("The fork merged {other}; our kernel still needs this."),
+        format!("Upstream's rename in {other} was merged in 1a2b3c4d."),
+        format!("Entry 2 was merged as {other}."),
+        format!("The merged upstream change {other} broke the build."),
+        // Negation.
+        format!("Not merged: {ours} is still open."),
+        format!("{ours} was never merged."),
+        format!("{ours} hasn't been merged."),
+        format!("Proposed as {ours}, but nobody merged it."),
+        // Conditions.
+        format!("Once merged as {ours}, drop this entry."),
+        format!("When merged upstream via {ours}, drop this entry."),
+        format!("If merged as {ours}, the fork carries it."),
+        format!("Drop it when {ours} is merged."),
+        // Quotation.
+        format!("The fork's maintainer wrote \"merged as {ours}\" by mistake."),
+        format!("The bot said “merged as {ours} in 1a2b3c4d”, then reverted."),
+    ];
+    for (sentence, state) in states_said(&not_ours) {
+        assert!(
+            !matches!(state, Some(State::Merged)),
+            "{sentence}: {state:?}"
+        );
+    }
+    let about_ours = [
+        format!("Merged upstream in {ours}."),
+        format!("Merged as {ours} in 1a2b3c4d."),
+        format!("Status: merged as {ours}."),
+        format!("It was merged as {ours}."),
+        format!("The fix was merged upstream in {ours}."),
+        format!("This fix has since been merged as {ours}."),
+        format!("Proposed as {ours} and merged in 1a2b3c4d."),
+        format!("The fork merged it as {ours}."),
+        format!("{ours} was merged in 1a2b3c4d."),
+    ];
+    for (sentence, state) in states_said(&about_ours) {
+        assert_eq!(state, Some(State::Merged), "{sentence}");
+    }
+
+    // A claim in another entry's text is that entry's: a quoted block is someone else's words.
+    let text = format!(
+        "## 1. One\n\nThe kernel's grid was too small.\n\n> Merged as {ours} in 1a2b3c4d.\n\n\
+         ## 2. Two\n\nMerged as {ours} in 1a2b3c4d.\n"
+    );
+    let parsed = register::parse("f", &text);
+    assert_eq!(states_of(&parsed), [(1, None), (2, Some("merged"))]);
+
+    // The migration writes no `merged` for a sentence about another pull request.
+    let older: String = not_ours
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("**{}. Fix {}.** The grid. {s}\n\n", i + 1, i + 1))
+        .collect();
+    let migration = register::migrate(&older, "f", Some("https://github.com/NripeshN/mlx"));
+    assert_eq!(migration.proposals.len(), not_ours.len());
+    assert!(
+        !migration.text.contains("state: merged"),
+        "{}",
+        migration.text
+    );
+}
