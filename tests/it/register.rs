@@ -1344,3 +1344,62 @@ fn a_merge_claim_counts_only_when_it_is_about_the_entry_s_own_change() {
         migration.text
     );
 }
+
+/// Issue 39.4: `fixes migrate`'s "still needs" and `check`'s requirement are one rule
+/// (`Entry::still_needs`), and a bare `#1876` is an issue of the project's own. Fails before:
+/// migrate said "still needs: issue" for entries check accepted (their issue cited in the
+/// prose, not in the status sentence), and an entry citing `#1876` was told it had no issue.
+#[test]
+fn migrate_still_needs_what_check_asks_and_a_bare_issue_number_is_an_issue() {
+    let text = "# Local fixes\n\n## Fixes to the fork's kernels\n\n\
+        1. **Own issue.** Tracked in #1876. Kept local: the fork rewrites this file.\n\
+        2. **Issue in the prose.** See acme/app#3 for the trace. Kept local: ours alone.\n\
+        3. **Issue address.** See https://github.com/acme/app/issues/5. Kept local: ours.\n\
+        4. **A pull request is no issue.** See PR #7. Kept local: ours alone.\n\
+        5. **To propose.** Applies to the fork; to be proposed there.\n";
+    let parsed = register::parse("LOCAL_FIXES.md", text);
+    assert_eq!(parsed.entry(1).unwrap().issues, ["#1876"]);
+    assert!(parsed.entry(4).unwrap().issues.is_empty());
+    let needs: Vec<(u32, Vec<&str>)> = (parsed.entries.iter())
+        .map(|e| (e.number, e.still_needs()))
+        .collect();
+    assert_eq!(
+        needs,
+        [
+            (1, vec![]),
+            (2, vec![]),
+            (3, vec![]),
+            (4, vec!["issue"]),
+            (5, vec!["link"])
+        ]
+    );
+    let facts = with_register(Some(parsed));
+    let messages: Vec<String> = (run("fix-state-complete", &facts).into_iter())
+        .chain(run("fix-link-present", &facts))
+        .map(|f| f.message)
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "entry 4 is `kept-local` (read from \"Kept local: ours alone.\") but has no `issue`",
+            "entry 5 is to be proposed (read from \"Applies to the fork; to be proposed there.\") but has no upstream link",
+        ]
+    );
+    let migration = register::migrate(text, "LOCAL_FIXES.md", None);
+    let missing: Vec<(u32, Vec<String>)> = (migration.proposals.iter())
+        .map(|p| (p.number, p.missing.clone()))
+        .collect();
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        missing,
+        [
+            (1, vec![]),
+            (2, vec![]),
+            (3, vec![]),
+            (4, strings(&["issue"])),
+            (5, strings(&["link"]))
+        ]
+    );
+    let listing = register::listing(&register::parse("f", text));
+    assert_eq!(listing.entries[0].issues, ["#1876"]);
+}

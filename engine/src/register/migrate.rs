@@ -49,12 +49,19 @@ pub fn migrate(text: &str, file: &str, fork_web: Option<&str>) -> Migration {
         .iter()
         .filter(|e| matches!(e.form, Form::ListItem { .. }))
         .collect();
-    let (out, proposals) = if listed.is_empty() {
+    let (out, mut proposals) = if listed.is_empty() {
         migrate_bold(text, fork_web)
     } else {
         migrate_list(text, &listed, fork_web)
     };
     let diff = unified_diff(text, &out, file);
+    // What each entry still needs is what `check` will ask of it once migrated: one rule.
+    let migrated = parse(file, &out);
+    for proposal in &mut proposals {
+        if let Some(entry) = migrated.entry(proposal.number) {
+            proposal.missing = entry.still_needs().into_iter().map(String::from).collect();
+        }
+    }
     Migration {
         text: out,
         diff,
