@@ -19,6 +19,7 @@ pub mod atomic;
 pub mod cache_entry;
 pub mod hex;
 pub mod lock;
+pub mod names;
 pub mod path;
 pub mod problem;
 pub mod readme;

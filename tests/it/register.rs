@@ -1063,7 +1063,9 @@ fn fixes_list_shows_every_entry_and_reading_rewrites_nothing() {
     assert_eq!(fifth["state"], "to-propose");
     assert_eq!(fifth["reason"], "to be proposed there after a root cause");
     assert_eq!(fifth["section"], "Kernel fixes");
-    assert_eq!(fifth["files"][0], "mlx/backend/rocm/quant/gather.hip");
+    // It names `mlx/backend/rocm/quant/gather.hip`, which the demo's overlay (its lock) has
+    // not: no file of the overlay.
+    assert_eq!(fifth["files"], serde_json::json!([]));
     assert_eq!(fifth["state_source"], "words");
     assert_eq!(entries[5]["state"], serde_json::Value::Null);
     assert_eq!(entries[0]["issues"][0], "acme/upstream#77");
@@ -1221,7 +1223,7 @@ fn only_what_the_page_shows_gives_an_entry_its_fields_state_and_links() {
             entry.links
         );
     }
-    let listing = register::listing(&parsed);
+    let listing = register::listing(&parsed, None, "");
     assert!(listing.entries.iter().all(|e| e.state.is_none()));
     let facts = with_register(Some(parsed));
     let findings = run("fix-state-complete", &facts);
@@ -1400,6 +1402,39 @@ fn migrate_still_needs_what_check_asks_and_a_bare_issue_number_is_an_issue() {
             (5, strings(&["link"]))
         ]
     );
-    let listing = register::listing(&register::parse("f", text));
+    let listing = register::listing(&register::parse("f", text), None, "");
     assert_eq!(listing.entries[0].issues, ["#1876"]);
+}
+
+/// Issue 39.4: `fixes list` gives an entry's files by one rule (`Entry::named_files`): the
+/// overlay's files it names (those its lock lists), each once, as paths. Fails before: the
+/// three spellings of `mlx/backend/rocm/event.cpp` were three files, and the prose mention of
+/// another backend's file was one of them.
+#[test]
+fn fixes_list_names_each_overlay_file_of_an_entry_once() {
+    let demo = crate::common::Demo::new(Layout::Files);
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(
+        "\n## 5. Keep the event's stream alive\n\n`mlx/backend/rocm/event.cpp` held a raw \
+         pointer; `backend/rocm/event.cpp` now keeps a reference (`event.cpp` waits), unlike \
+         `mlx/backend/cuda/event.cpp`.\n\n- state: kept-local\n- reason: ours\n- issue: #4\n",
+    );
+    std::fs::write(&path, &text).unwrap();
+    let (code, out) = demo.run(&["--json", "fixes", "list"]);
+    assert_eq!(code, 0, "{out}");
+    let listing: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let fifth = (listing["entries"].as_array().unwrap().iter())
+        .find(|e| e["number"] == 5)
+        .unwrap();
+    assert_eq!(
+        fifth["files"],
+        serde_json::json!(["mlx/backend/rocm/event.cpp"])
+    );
+    let (code, out) = demo.run(&["fixes", "list", "--file", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("files: mlx/backend/rocm/event.cpp, mlx/backend/cuda/event.cpp\n"),
+        "without the overlay, the paths each once: {out}"
+    );
 }
