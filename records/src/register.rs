@@ -43,7 +43,6 @@ use visible::{without_code, Visible};
 /// Parses a register's text. `file` is the path findings name.
 pub fn parse(file: &str, text: &str) -> Register {
     let lines = Lines::new(text);
-    let blocks = blocks::blocks(text);
     let mut register = Register {
         file: file.to_string(),
         ..Register::default()
@@ -54,7 +53,13 @@ pub fn parse(file: &str, text: &str) -> Register {
     let mut outside: Vec<Range<usize>> = Vec::new();
     // Each entry's byte range, for reading its words once the policy is known.
     let mut sources: Vec<Range<usize>> = Vec::new();
-    for block in &blocks {
+    // The headings, for the sections that say what is left out.
+    let mut headings: Vec<(u8, Range<usize>)> = Vec::new();
+    for block in blocks::each_block(text) {
+        let block = &block;
+        if let Kind::Heading(level) = block.kind {
+            headings.push((level, block.range.clone()));
+        }
         match block.kind {
             Kind::Heading(level) if level <= 2 || current.is_none() => {
                 let start = block.range.start;
@@ -84,21 +89,15 @@ pub fn parse(file: &str, text: &str) -> Register {
     }
     sources.extend(finish(&mut register, current, text.len(), text, &lines));
     tidy_problems(&mut register, text);
-    read_words(
-        &mut register,
-        &Visible::of(text),
-        &lines,
-        &outside,
-        &sources,
-    );
-    register.left_out = left_out_sections(&blocks, text, &lines);
+    read_words(&mut register, text, &lines, &outside, &sources);
+    register.left_out = left_out_sections(&headings, text, &lines);
     register
 }
 
 /// The sections whose heading says what is left out of the vendored set: what
 /// `fork-hooks-explained` accepts as an explanation in words. A section runs to the next heading
 /// of its level or above; a heading in a comment or a code block is none.
-fn left_out_sections(blocks: &[Block], text: &str, lines: &Lines) -> Vec<Section> {
+fn left_out_sections(headings: &[(u8, Range<usize>)], text: &str, lines: &Lines) -> Vec<Section> {
     const SAY_LEFT_OUT: &[&str] = &[
         "dropped",
         "not carried",
@@ -110,33 +109,30 @@ fn left_out_sections(blocks: &[Block], text: &str, lines: &Lines) -> Vec<Section
     ];
     let mut sections = Vec::new();
     let mut open: Option<(u8, Section, usize)> = None;
-    let headings = blocks.iter().filter_map(|b| match b.kind {
-        Kind::Heading(level) => Some((level, b)),
-        _ => None,
-    });
     let close = |(_, mut section, start): (u8, Section, usize), end: usize| {
         section.text = crate::readme::without_comments(&text[start..end]);
         section
     };
-    for (level, block) in headings {
+    for (level, range) in headings {
+        let level = *level;
         if open.as_ref().is_some_and(|(l, _, _)| level <= *l) {
-            sections.extend(open.take().map(|o| close(o, block.range.start)));
+            sections.extend(open.take().map(|o| close(o, range.start)));
         }
-        let title = heading_text(block, text)
+        let title = heading_source(range, text)
             .lines()
             .next()
             .unwrap_or("")
             .trim();
         let lower = title.to_ascii_lowercase();
         if open.is_none() && SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
-            let line = lines.line(block.range.start);
+            let line = lines.line(range.start);
             let title = title.to_string();
             let section = Section {
                 line,
                 title,
                 text: String::new(),
             };
-            open = Some((level, section, block.range.end));
+            open = Some((level, section, range.end));
         }
     }
     sections.extend(open.map(|o| close(o, text.len())));
@@ -157,28 +153,29 @@ fn tidy_problems(register: &mut Register, text: &str) {
 
 /// What each entry's words say, as the page shows them: its links, issue references and,
 /// without a `state` field, its state, read under the register's policy (stated outside the
-/// entries, so read after them all).
+/// entries, so read after them all). Each entry's view is made from its own text and dropped
+/// after it: a long register is never held twice.
 fn read_words(
     register: &mut Register,
-    view: &Visible,
+    text: &str,
     lines: &Lines,
     outside: &[Range<usize>],
     sources: &[Range<usize>],
 ) {
-    let line_at = |start: usize| move |at: usize| lines.line(view.source_at(start + at));
+    let line_at = |start: usize, view: &Visible, at: usize| lines.line(start + view.source_at(at));
     let policy = outside.iter().find_map(|range| {
-        let (start, text) = view.slice(range.clone());
-        words::policy(text, line_at(start))
+        let view = Visible::of(&text[range.clone()]);
+        words::policy(view.text(), |at| line_at(range.start, &view, at))
     });
     for (entry, range) in register.entries.iter_mut().zip(sources) {
-        let (start, text) = view.slice(range.clone());
-        let plain = without_code(text);
+        let view = Visible::of(&text[range.clone()]);
+        let plain = without_code(view.text());
         entry.links = words::urls(&plain);
         entry.issues = words::issue_refs(&plain);
         if entry.field("state").is_none() {
             entry.stated = words::stated(
-                text,
-                line_at(start),
+                view.text(),
+                |at| line_at(range.start, &view, at),
                 entry.line,
                 entry.section.as_deref(),
                 policy.as_ref(),
@@ -189,7 +186,11 @@ fn read_words(
 
 /// A heading's text as written (code spans and emphasis included), without its `#` marks.
 fn heading_text<'t>(block: &Block, text: &'t str) -> &'t str {
-    text[block.range.clone()]
+    heading_source(&block.range, text)
+}
+
+fn heading_source<'t>(range: &Range<usize>, text: &'t str) -> &'t str {
+    text[range.clone()]
         .trim()
         .trim_start_matches('#')
         .trim_end_matches('#')

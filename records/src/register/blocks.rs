@@ -39,7 +39,7 @@ pub struct Block {
 }
 
 /// How many bytes of a block's opening text [`Block::opening`] keeps.
-pub const OPENING: usize = 64;
+pub const OPENING: usize = 16;
 
 /// One item of a list.
 #[derive(Debug, Clone, Default)]
@@ -56,14 +56,29 @@ pub struct Item {
 
 /// The top-level blocks of `text`, in order.
 pub fn blocks(text: &str) -> Vec<Block> {
-    let mut walk = Walk::default();
-    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
-        walk.event(event, range);
-    }
-    walk.blocks
+    each_block(text).collect()
 }
 
-/// The walk over one text's events: the blocks so far and where in them it is.
+/// The top-level blocks of `text`, in order, one at a time: pulldown-cmark's events are read as
+/// they come and each block is handed on when it ends, so a long register is never held as a
+/// list of blocks.
+pub fn each_block(text: &str) -> impl Iterator<Item = Block> + '_ {
+    let mut events = Parser::new_ext(text, Options::empty()).into_offset_iter();
+    let mut walk = Walk::default();
+    std::iter::from_fn(move || {
+        for (event, range) in events.by_ref() {
+            walk.event(event, range);
+            if walk.depth == 0 {
+                if let Some(block) = walk.blocks.pop() {
+                    return Some(block);
+                }
+            }
+        }
+        walk.blocks.pop()
+    })
+}
+
+/// The walk over one text's events: the block being read (at most one) and where in it it is.
 #[derive(Default)]
 struct Walk {
     blocks: Vec<Block>,

@@ -8,8 +8,6 @@
 //! block quote's paragraphs are in quotation marks (someone else's words); and every block ends
 //! with a blank line, so no sentence runs from one block into the next.
 
-use std::ops::Range;
-
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 /// The visible text of a Markdown source, and where each piece of it comes from.
@@ -83,27 +81,6 @@ impl Visible {
         &self.text
     }
 
-    /// The visible text of the source bytes `source`, and its visible offset.
-    pub fn slice(&self, source: Range<usize>) -> (usize, &str) {
-        let start = self.visible_at(source.start);
-        let end = self.visible_at(source.end).max(start);
-        (start, &self.text[start..end])
-    }
-
-    /// The visible offset of source byte `source`: where the text shown from it or after it
-    /// starts.
-    fn visible_at(&self, source: usize) -> usize {
-        let index = self.pieces.partition_point(|p| p.1 <= source);
-        let Some(&(vis, src, len)) = index.checked_sub(1).and_then(|i| self.pieces.get(i)) else {
-            return 0;
-        };
-        let mut at = vis + (source - src).min(len);
-        while !self.text.is_char_boundary(at) {
-            at += 1;
-        }
-        at
-    }
-
     /// The source byte the visible offset `at` was shown from.
     pub fn source_at(&self, at: usize) -> usize {
         let index = self.pieces.partition_point(|p| p.0 <= at);
@@ -163,12 +140,11 @@ mod tests {
     }
 
     #[test]
-    fn a_slice_maps_back_to_its_source() {
+    fn a_visible_offset_maps_back_to_its_source() {
         let source = "# T\n\n<!-- x -->\n\nOne two.\n";
         let view = Visible::of(source);
         let start = source.find("One").unwrap();
-        let (at, text) = view.slice(start..source.len());
-        assert!(text.starts_with("One two."), "{text:?}");
+        let at = view.text().find("One").unwrap();
         assert_eq!(view.source_at(at), start);
         assert_eq!(view.source_at(at + 4), start + 4);
     }
