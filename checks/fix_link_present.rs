@@ -28,20 +28,24 @@ fn run(facts: &Facts) -> Vec<Finding> {
 }
 
 fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {
-    let Some(link) = entry.field("link").filter(|l| !l.value.is_empty()) else {
+    // The link a field gives, or the one the words that give the state name (one rule with
+    // `fix-state-complete` and `fixes migrate`: `Entry::value`).
+    let Some(link) = entry.value("link") else {
         return Some(no_link(entry, file));
     };
-    if is_pull_request_of(&link.value, repos) {
+    if is_pull_request_of(link, repos) {
         return None;
     }
+    let line = (entry.field("link").map(|f| f.line))
+        .or(entry.stated.as_ref().map(|s| s.line))
+        .unwrap_or(entry.line);
     let message = format!(
-        "entry {} links `{}`, which is no pull request of {}",
+        "entry {} links `{link}`, which is no pull request of {}",
         entry.number,
-        link.value,
         describe(repos)
     );
     Some(
-        CHECK.finding(file, Some(link.line), message).with_note(
+        CHECK.finding(file, Some(line), message).with_note(
             "link the pull request itself, e.g. `https://github.com/OWNER/REPO/pull/12`",
         ),
     )

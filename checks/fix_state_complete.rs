@@ -94,10 +94,8 @@ fn required_fields(
     findings: &mut Vec<Finding>,
 ) {
     // A missing link is `fix-link-present`'s finding, so it is reported once.
-    for key in state.required_fields().iter().filter(|k| **k != "link") {
-        if entry.value(key).is_some() || (*key == "issue" && cited_issue(entry).is_some()) {
-            continue;
-        }
+    let needs = entry.still_needs().into_iter();
+    for key in needs.filter(|k| !matches!(*k, "link" | "state")) {
         let read = from.map_or(String::new(), |from| format!(" (read from {from})"));
         let message = format!(
             "entry {} is `{}`{read} but has no `{key}`",
@@ -110,16 +108,6 @@ fn required_fields(
                 .with_note(field_note(entry, key)),
         );
     }
-}
-
-/// The issue an entry's own text cites (`owner/repo#N`, an issue address), which is its issue
-/// when it has no `issue` field: `fixes list` shows it under issues too.
-pub(crate) fn cited_issue(entry: &Entry) -> Option<&str> {
-    entry
-        .issues
-        .first()
-        .or_else(|| entry.links.iter().find(|l| l.contains("/issues/")))
-        .map(String::as_str)
 }
 
 /// How to add `key` in the entry's own form: a field list where it has one (or is a heading

@@ -8,13 +8,15 @@ use crate::project::Project;
 use crate::records::FIXES_FILE;
 use crate::register::{self, Listed, Listing, Migration};
 use crate::report_value::{plural, CommandReport, Verdict};
+use forkbook_records::names::Names;
 use forkbook_records::remote::web_address;
 use serde::Serialize;
 use std::path::Path;
 
 /// `forkbook fixes list`: the project's register, entry by entry, with the state of each pull
 /// request it cites as the fork's and upstream's pull refs say (none where the object cache
-/// cannot be opened).
+/// cannot be opened). An entry's files are the overlay's files it names, the overlay's files
+/// being what its lock lists (offline), where the project has a lock.
 pub fn list(project: &Project) -> Result<Listing> {
     let path = project.records_dir().join(FIXES_FILE);
     let name = project.record_name(FIXES_FILE);
@@ -23,12 +25,25 @@ pub fn list(project: &Project) -> Result<Listing> {
         Ok(cache) => crate::propose::pulls::states(project, &cache, &register),
         Err(_) => Vec::new(),
     };
-    Ok(register::listing_with(&register, &pulls))
+    let lock = std::fs::read(project.records_dir().join(crate::records::LOCK_FILE)).ok();
+    let files: Option<Vec<String>> = lock.map(|bytes| {
+        let lock = forkbook_records::lock::Lock::read(&String::from_utf8_lossy(&bytes));
+        lock.files.into_keys().collect()
+    });
+    let prefix = &project.config.overlay.backend_prefix;
+    let names = files.as_ref().map(|files| Names::new(files, prefix));
+    Ok(register::listing_with(
+        &register,
+        &pulls,
+        names.as_ref(),
+        prefix,
+    ))
 }
 
-/// `forkbook fixes list --file PATH`: the register at `path` (named `name`), no project needed.
+/// `forkbook fixes list --file PATH`: the register at `path` (named `name`), no project needed:
+/// an entry's files are the names that look like paths.
 pub fn list_file(path: &Path, name: &str) -> Result<Listing> {
-    Ok(register::listing(&read_register(path, name)?))
+    Ok(register::listing(&read_register(path, name)?, None, ""))
 }
 
 fn read_register(path: &Path, name: &str) -> Result<register::Register> {

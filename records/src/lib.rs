@@ -19,6 +19,7 @@ pub mod atomic;
 pub mod cache_entry;
 pub mod hex;
 pub mod lock;
+pub mod names;
 pub mod path;
 pub mod problem;
 pub mod readme;
@@ -91,16 +92,14 @@ impl Records {
             "" => file.to_string(),
             dir => format!("{dir}/{file}"),
         };
-        let read = |file: &str| {
-            files
-                .get(file)
-                .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
-        };
+        // Borrowed where the bytes are UTF-8 (a copy only where one is replaced): a record's
+        // text is not held twice.
+        let read = |file: &str| files.get(file).map(|bytes| String::from_utf8_lossy(bytes));
         let mut records = Records {
             upstream: read(UPSTREAM_FILE).map(|t| Upstream::read(&name(UPSTREAM_FILE), &t)),
             lock: read(LOCK_FILE).map(|t| Lock::read(&t)),
             readme: read(README_FILE)
-                .map(|t| Readme::read(&name(README_FILE), t, &options.backend_prefix)),
+                .map(|t| Readme::read(&name(README_FILE), t.into_owned(), &options.backend_prefix)),
             register: read(FIXES_FILE).map(|text| register::parse(&name(FIXES_FILE), &text)),
             ..Records::default()
         };

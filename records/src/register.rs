@@ -19,26 +19,30 @@
 //! - files: `mlx/backend/rocm/event.cpp`
 //! ```
 //!
-//! Without a `state` field, the state is what the entry's words say ([`words`]). A list counts
-//! as the field list when one of its items starts with a known key. The files an entry names
+//! Without a `state` field, the state is what the entry's words say ([`words`]). Only what a
+//! reader of the rendered page sees counts: the words are read from one view of the text
+//! ([`visible`]: no HTML, no code block, no link title, no image description, code spans
+//! claiming nothing), and a field is a list item as the page shows it. A list counts as the
+//! field list when one of its items starts with a known key. The files an entry names
 //! are its `files:` field (or a `Files:` line), otherwise every code span of its prose that
 //! looks like a path. Parsing never fails and never rewrites: what is malformed becomes a
 //! [`Problem`] with its line, which the checks report.
 
 pub mod blocks;
 mod model;
+pub mod visible;
 pub mod words;
 
 pub use model::*;
 
 use std::ops::Range;
 
-use blocks::{Block, Kind, Lines};
+use blocks::{Block, Item, Kind, Lines};
+use visible::{without_code, Visible};
 
 /// Parses a register's text. `file` is the path findings name.
 pub fn parse(file: &str, text: &str) -> Register {
     let lines = Lines::new(text);
-    let blocks = blocks::blocks(text);
     let mut register = Register {
         file: file.to_string(),
         ..Register::default()
@@ -49,7 +53,13 @@ pub fn parse(file: &str, text: &str) -> Register {
     let mut outside: Vec<Range<usize>> = Vec::new();
     // Each entry's byte range, for reading its words once the policy is known.
     let mut sources: Vec<Range<usize>> = Vec::new();
-    for block in &blocks {
+    // The headings, for the sections that say what is left out.
+    let mut headings: Vec<(u8, Range<usize>)> = Vec::new();
+    for block in blocks::each_block(text) {
+        let block = &block;
+        if let Kind::Heading(level) = block.kind {
+            headings.push((level, block.range.clone()));
+        }
         match block.kind {
             Kind::Heading(level) if level <= 2 || current.is_none() => {
                 let start = block.range.start;
@@ -80,14 +90,14 @@ pub fn parse(file: &str, text: &str) -> Register {
     sources.extend(finish(&mut register, current, text.len(), text, &lines));
     tidy_problems(&mut register, text);
     read_words(&mut register, text, &lines, &outside, &sources);
-    register.left_out = left_out_sections(&blocks, text, &lines);
+    register.left_out = left_out_sections(&headings, text, &lines);
     register
 }
 
 /// The sections whose heading says what is left out of the vendored set: what
 /// `fork-hooks-explained` accepts as an explanation in words. A section runs to the next heading
 /// of its level or above; a heading in a comment or a code block is none.
-fn left_out_sections(blocks: &[Block], text: &str, lines: &Lines) -> Vec<Section> {
+fn left_out_sections(headings: &[(u8, Range<usize>)], text: &str, lines: &Lines) -> Vec<Section> {
     const SAY_LEFT_OUT: &[&str] = &[
         "dropped",
         "not carried",
@@ -99,33 +109,30 @@ fn left_out_sections(blocks: &[Block], text: &str, lines: &Lines) -> Vec<Section
     ];
     let mut sections = Vec::new();
     let mut open: Option<(u8, Section, usize)> = None;
-    let headings = blocks.iter().filter_map(|b| match b.kind {
-        Kind::Heading(level) => Some((level, b)),
-        _ => None,
-    });
     let close = |(_, mut section, start): (u8, Section, usize), end: usize| {
         section.text = crate::readme::without_comments(&text[start..end]);
         section
     };
-    for (level, block) in headings {
+    for (level, range) in headings {
+        let level = *level;
         if open.as_ref().is_some_and(|(l, _, _)| level <= *l) {
-            sections.extend(open.take().map(|o| close(o, block.range.start)));
+            sections.extend(open.take().map(|o| close(o, range.start)));
         }
-        let title = heading_text(block, text)
+        let title = heading_source(range, text)
             .lines()
             .next()
             .unwrap_or("")
             .trim();
         let lower = title.to_ascii_lowercase();
         if open.is_none() && SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
-            let line = lines.line(block.range.start);
+            let line = lines.line(range.start);
             let title = title.to_string();
             let section = Section {
                 line,
                 title,
                 text: String::new(),
             };
-            open = Some((level, section, block.range.end));
+            open = Some((level, section, range.end));
         }
     }
     sections.extend(open.map(|o| close(o, text.len())));
@@ -144,8 +151,10 @@ fn tidy_problems(register: &mut Register, text: &str) {
     register.problems.sort_by_key(|p| p.line);
 }
 
-/// What each entry's words say: its links, issue references and, without a `state` field, its
-/// state, read under the register's policy (stated outside the entries, so read after them all).
+/// What each entry's words say, as the page shows them: its links, issue references and,
+/// without a `state` field, its state, read under the register's policy (stated outside the
+/// entries, so read after them all). Each entry's view is made from its own text and dropped
+/// after it: a long register is never held twice.
 fn read_words(
     register: &mut Register,
     text: &str,
@@ -153,18 +162,21 @@ fn read_words(
     outside: &[Range<usize>],
     sources: &[Range<usize>],
 ) {
-    let policy = outside
-        .iter()
-        .find_map(|range| words::policy(&text[range.clone()], range.start, lines));
+    let line_at = |start: usize, view: &Visible, at: usize| lines.line(start + view.source_at(at));
+    let policy = outside.iter().find_map(|range| {
+        let view = Visible::of(&text[range.clone()]);
+        words::policy(view.text(), |at| line_at(range.start, &view, at))
+    });
     for (entry, range) in register.entries.iter_mut().zip(sources) {
-        let source = &text[range.clone()];
-        entry.links = words::urls(source);
-        entry.issues = words::issue_refs(source);
+        let view = Visible::of(&text[range.clone()]);
+        let plain = without_code(view.text());
+        entry.links = words::urls(&plain);
+        entry.issues = words::issue_refs(&plain);
         if entry.field("state").is_none() {
             entry.stated = words::stated(
-                source,
-                range.start,
-                lines,
+                view.text(),
+                |at| line_at(range.start, &view, at),
+                entry.line,
                 entry.section.as_deref(),
                 policy.as_ref(),
             );
@@ -174,7 +186,11 @@ fn read_words(
 
 /// A heading's text as written (code spans and emphasis included), without its `#` marks.
 fn heading_text<'t>(block: &Block, text: &'t str) -> &'t str {
-    text[block.range.clone()]
+    heading_source(&block.range, text)
+}
+
+fn heading_source<'t>(range: &Range<usize>, text: &'t str) -> &'t str {
+    text[range.clone()]
         .trim()
         .trim_start_matches('#')
         .trim_end_matches('#')
@@ -191,14 +207,14 @@ fn list_entries(
     sources: &mut Vec<Range<usize>>,
 ) {
     for item in &block.items {
-        let source = &text[item.clone()];
+        let source = &text[item.range.clone()];
         let Some(head) = list_item_head(source) else {
             continue;
         };
-        let line = lines.line(item.start);
+        let line = lines.line(item.range.start);
         let body = source.trim_end();
         let end_line = lines
-            .line(item.start + body.len().saturating_sub(1))
+            .line(item.range.start + body.len().saturating_sub(1))
             .max(line);
         let mut entry = Entry {
             number: head.number,
@@ -211,59 +227,79 @@ fn list_entries(
             section: section.clone(),
             ..Entry::default()
         };
-        let declared = read_item_lines(&mut entry, &head, block, item.start, body, lines);
+        let declared = read_item_lines(&mut entry, &head, block, item, body, lines);
         entry.files = declared.unwrap_or_else(|| {
             code_files(block, lines, |code, at| {
-                item.contains(&at) && looks_like_path(code)
+                item.range.contains(&at) && looks_like_path(code)
             })
         });
         register.entries.push(entry);
-        sources.push(item.start..item.start + body.len());
+        sources.push(item.range.start..item.range.start + body.len());
     }
 }
 
-/// Reads a list entry's lines after its head into `entry`: the nested fields into its fields,
+/// Reads a list entry's lines after its head into `entry`: the fields of the list nested in
+/// it (as the page shows them: a field in a comment or a code block is none) into its fields,
 /// the rest into its prose. Returns the files its `files:` fields name, if it has one.
 fn read_item_lines(
     entry: &mut Entry,
     head: &ItemHead,
     block: &Block,
-    start: usize,
+    item: &Item,
     body: &str,
     lines: &Lines,
 ) -> Option<Vec<NamedFile>> {
-    let mut prose = String::new();
+    let start = item.range.start;
+    let fields: Vec<(Range<usize>, (String, String))> = (item.nested.iter())
+        .filter_map(|nested| {
+            let field = split_field(nested.field.as_deref()?)?;
+            KNOWN_KEYS.contains(&field.0.as_str()).then(|| {
+                (
+                    nested.range.start..nested.field_end.max(nested.range.start),
+                    field,
+                )
+            })
+        })
+        .collect();
     let mut declared: Option<Vec<NamedFile>> = None;
+    for (range, (key, value)) in &fields {
+        if key == "files" {
+            let files = code_files(block, lines, |_, at| range.contains(&at));
+            declared.get_or_insert_with(Vec::new).extend(files);
+        }
+        if entry.field(key).is_none() {
+            entry.fields.push(Field {
+                key: key.clone(),
+                value: value.clone(),
+                line: lines.line(range.start),
+                end_line: lines.line(range.end.saturating_sub(1).max(range.start)),
+            });
+        }
+    }
+    let field_lines: Vec<Range<usize>> = fields
+        .iter()
+        .map(|(range, _)| {
+            lines.line(range.start)..lines.line(range.end.saturating_sub(1).max(range.start)) + 1
+        })
+        .collect();
+    let mut prose = String::new();
     let mut at = start;
     for (index, raw) in body.split_inclusive('\n').enumerate() {
-        let line_range = at..at + raw.len();
+        let line = lines.line(at);
         // Where this line starts within the item: a bold title may run onto later lines, so
         // the body can start past the first line.
         let offset = at - start;
         at += raw.len();
-        match nested_field(raw).filter(|_| index > 0) {
-            Some((key, value)) => {
-                if key == "files" {
-                    let files =
-                        code_files(block, lines, |_, code_at| line_range.contains(&code_at));
-                    declared.get_or_insert_with(Vec::new).extend(files);
-                }
-                if entry.field(&key).is_none() {
-                    let line = lines.line(line_range.start);
-                    entry.fields.push(Field {
-                        key,
-                        value,
-                        line,
-                        end_line: line,
-                    });
-                }
-            }
-            None if head.body_start >= offset + raw.len() => {}
-            None if head.body_start > offset => {
-                prose.push_str(raw.get(head.body_start - offset..).unwrap_or(""));
-            }
-            None if index == 0 => prose.push_str(raw),
-            None => prose.push_str(strip_indent(raw, head.indent)),
+        if index > 0 && field_lines.iter().any(|l| l.contains(&line)) {
+            continue;
+        }
+        if head.body_start >= offset + raw.len() {
+        } else if head.body_start > offset {
+            prose.push_str(raw.get(head.body_start - offset..).unwrap_or(""));
+        } else if index == 0 {
+            prose.push_str(raw);
+        } else {
+            prose.push_str(strip_indent(raw, head.indent));
         }
     }
     entry.prose = prose.trim().to_string();
@@ -317,15 +353,6 @@ pub fn list_item_head(source: &str) -> Option<ItemHead> {
 fn strip_indent(line: &str, indent: usize) -> &str {
     let spaces = line.len() - line.trim_start_matches(' ').len();
     &line[spaces.min(indent)..]
-}
-
-/// A line nested in a list item that is a known field: `   - state: proposed` or `   link: …`.
-fn nested_field(line: &str) -> Option<(String, String)> {
-    if !line.starts_with([' ', '\t']) {
-        return None;
-    }
-    let (key, value) = split_field(line)?;
-    KNOWN_KEYS.contains(&key.as_str()).then_some((key, value))
 }
 
 /// An entry being read: its heading and what its blocks said so far.
@@ -476,15 +503,15 @@ fn older_style_title(register: &mut Register, block: &Block, lines: &Lines) {
 impl Draft {
     fn take_block(&mut self, block: &Block, text: &str, lines: &Lines) {
         match block.kind {
-            Kind::List if is_field_list(block, text) => {
+            Kind::List if is_field_list(block) => {
                 self.field_ranges.push(block.range.clone());
                 for item in &block.items {
-                    self.field_item(item.clone(), block, text, lines);
+                    self.field_item(item, block, text, lines);
                 }
             }
             Kind::Paragraph
                 if block
-                    .text
+                    .opening
                     .trim_start()
                     .to_ascii_lowercase()
                     .starts_with("files:") =>
@@ -498,15 +525,15 @@ impl Draft {
         }
     }
 
-    fn field_item(&mut self, item: Range<usize>, block: &Block, text: &str, lines: &Lines) {
-        let line = lines.line(item.start);
+    fn field_item(&mut self, item: &Item, block: &Block, text: &str, lines: &Lines) {
+        let line = lines.line(item.range.start);
         let number = self.entry.number;
-        // The field is the item's first paragraph; blocks nested below it are not its value.
-        let source = first_paragraph(&text[item.clone()]);
+        // The field is the item's first paragraph as the page shows it; blocks nested below it
+        // are not its value.
         let end_line = lines
-            .line(item.start + source.len().saturating_sub(1))
+            .line(item.field_end.saturating_sub(1).max(item.range.start))
             .max(line);
-        let Some((key, value)) = split_field(source) else {
+        let Some((key, value)) = item.field.as_deref().and_then(split_field) else {
             let message = format!("entry {number}: list item is not a `key: value` field");
             self.entry.problems.push(Problem { line, message });
             return;
@@ -528,7 +555,7 @@ impl Draft {
             return;
         }
         if key == "files" {
-            let files = item_files(block, item.clone(), text, lines);
+            let files = item_files(block, item.range.clone(), text, lines);
             self.declared_files
                 .get_or_insert_with(Vec::new)
                 .extend(files);
@@ -575,28 +602,11 @@ fn prose(text: &str, body: Range<usize>, left_out: &[Range<usize>]) -> String {
 }
 
 /// A list is the field list when one of its items starts with a known key.
-fn is_field_list(block: &Block, text: &str) -> bool {
+fn is_field_list(block: &Block) -> bool {
     block.items.iter().any(|item| {
-        split_field(&text[item.clone()]).is_some_and(|(key, _)| KNOWN_KEYS.contains(&key.as_str()))
+        (item.field.as_deref().and_then(split_field))
+            .is_some_and(|(key, _)| KNOWN_KEYS.contains(&key.as_str()))
     })
-}
-
-/// The first paragraph of a list item's source: its first line and the lines that continue it,
-/// up to a blank line or a line that starts another block.
-fn first_paragraph(item: &str) -> &str {
-    let mut end = 0;
-    for (index, line) in item.split_inclusive('\n').enumerate() {
-        let start = line.trim_start();
-        let new_block = start.is_empty()
-            || start.starts_with(['#', '>', '-', '*', '+', '|'])
-            || start.starts_with("```")
-            || start.starts_with("~~~");
-        if index > 0 && new_block {
-            break;
-        }
-        end += line.len();
-    }
-    item[..end].trim_end()
 }
 
 /// `- key: value` (one item's source) as a normalized key and a cleaned value.

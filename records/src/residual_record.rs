@@ -286,10 +286,11 @@ fn strip_side(side: &str) -> String {
 }
 
 /// What a diff changes, as the lines it removes and the lines it adds, conflict-marker labels
-/// dropped: what a note is about. Line numbers and context move with every bump, the labels
-/// name commits or tools, and two diff programs align the same change differently (a line one
-/// shows as context another shows removed and added again): a line both removed and added is
-/// no change, so it is cancelled out.
+/// dropped, each sorted: what a note is about. Line numbers and context move with every bump, the
+/// labels name commits or tools, and two diff programs align the same change differently (a line
+/// one shows as context another shows removed and added again): a line both removed and added is
+/// no change, so it is cancelled out. Hunks are matched by content, not by place: a hunk that
+/// only moved (above another one, or to another offset) changes nothing.
 fn changed_lines(diff: &str) -> (Vec<String>, Vec<String>) {
     let mut removed = Vec::new();
     let mut added = Vec::new();
@@ -318,6 +319,8 @@ fn changed_lines(diff: &str) -> (Vec<String>, Vec<String>) {
             None => kept_removed.push(line),
         }
     }
+    kept_removed.sort_unstable();
+    added.sort_unstable();
     (kept_removed, added)
 }
 
@@ -536,6 +539,47 @@ mod tests {
             changed_lines(one),
             changed_lines("@@ -1 +1 @@\n a\n-b\n+d\n")
         );
+    }
+
+    /// Issue 39.4: fails before, when the changed lines were compared in diff order: the two
+    /// hunks of `a.cpp` written the other way round (one moved above the other, at other
+    /// offsets) asked for a review of a note whose change is the same.
+    #[test]
+    fn a_hunk_that_only_moved_keeps_its_note_unflagged() {
+        let old = ResidualRecord::parse(RECORD, Flavor::Core);
+        let commits = RecordedCommits {
+            pin: "1".repeat(40),
+            fork: "2".repeat(40),
+            base: "3".repeat(40),
+        };
+        let record = |diff: &str| {
+            let text = format!(
+                "# note a.cpp: LOCAL_FIXES.md item 2: ours.\n\n--- a/a.cpp\n+++ b/a.cpp\n{diff}"
+            );
+            ResidualRecord::parse(&text, Flavor::Core)
+        };
+        let first = "@@ -3,2 +3,3 @@\n ctx\n+int a;\n end\n@@ -40,2 +41,2 @@\n-old b\n+int b;\n";
+        let moved = "@@ -10,2 +10,2 @@\n-old b\n+int b;\n@@ -52,2 +52,3 @@\n ctx\n+int a;\n more\n";
+        let hashes = [("a.cpp".to_string(), "aaaa".to_string())];
+        let diffs = |d: &str| vec![("a.cpp".to_string(), d.to_string())];
+        let (_, flagged) = render(
+            Some(&record(first)),
+            Flavor::Core,
+            &commits,
+            &hashes,
+            &diffs(moved),
+        );
+        assert!(flagged.is_empty(), "{flagged:?}");
+        let changed = moved.replace("+int b;", "+int c;");
+        let (_, flagged) = render(
+            Some(&record(first)),
+            Flavor::Core,
+            &commits,
+            &hashes,
+            &diffs(&changed),
+        );
+        assert_eq!(flagged, ["a.cpp"]);
+        assert!(!old.notes.is_empty());
     }
 
     #[test]

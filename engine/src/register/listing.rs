@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::{Entry, Problem, Register, State, STATES};
 use forkbook_checks::facts::CitedPull;
+use forkbook_records::names::Names;
 
 /// Every entry of a register and what is wrong with its shape.
 #[derive(Debug, Clone, Serialize)]
@@ -42,6 +43,7 @@ pub struct Listed {
     pub reason: Option<String>,
     pub links: Vec<String>,
     pub issues: Vec<String>,
+    /// The files the entry names, each once, as paths (`Entry::named_files`).
     pub files: Vec<String>,
     pub section: Option<String>,
     pub line: usize,
@@ -50,9 +52,15 @@ pub struct Listed {
     pub pulls: Vec<CitedPull>,
 }
 
-/// The listing of a parsed register, each entry with its citations' states from `pulls`.
-pub fn listing_with(register: &Register, pulls: &[CitedPull]) -> Listing {
-    let mut listing = listing(register);
+/// The listing of a parsed register, each entry with its citations' states from `pulls` (and
+/// its files as [`listing`] gives them).
+pub fn listing_with(
+    register: &Register,
+    pulls: &[CitedPull],
+    overlay: Option<&Names>,
+    backend_prefix: &str,
+) -> Listing {
+    let mut listing = listing(register, overlay, backend_prefix);
     for entry in &mut listing.entries {
         entry.pulls = (pulls.iter())
             .filter(|p| p.entry == entry.number)
@@ -62,13 +70,14 @@ pub fn listing_with(register: &Register, pulls: &[CitedPull]) -> Listing {
     listing
 }
 
-/// The listing of a parsed register.
-pub fn listing(register: &Register) -> Listing {
+/// The listing of a parsed register; `overlay` (the overlay's files, when known) and
+/// `backend_prefix` say which of an entry's spellings are files ([`Entry::named_files`]).
+pub fn listing(register: &Register, overlay: Option<&Names>, backend_prefix: &str) -> Listing {
     let mut problems = register.problems.clone();
     let entries: Vec<Listed> = register
         .entries
         .iter()
-        .map(|entry| listed(entry, &mut problems))
+        .map(|entry| listed(entry, &mut problems, overlay, backend_prefix))
         .collect();
     problems.sort_by_key(|p| p.line);
     // Every state in order, then `None` for the entries without one.
@@ -88,7 +97,12 @@ pub fn listing(register: &Register) -> Listing {
 }
 
 /// One entry as listed; its problems go to `problems`, with one more when it has no state.
-fn listed(entry: &Entry, problems: &mut Vec<Problem>) -> Listed {
+fn listed(
+    entry: &Entry,
+    problems: &mut Vec<Problem>,
+    overlay: Option<&Names>,
+    backend_prefix: &str,
+) -> Listed {
     problems.extend(entry.problems.iter().cloned());
     let (state_source, state_text, state_line) = match (entry.field("state"), &entry.stated) {
         (Some(field), _) => (Some("field"), Some(field.value.clone()), Some(field.line)),
@@ -114,7 +128,7 @@ fn listed(entry: &Entry, problems: &mut Vec<Problem>) -> Listed {
         reason: entry.reason().map(String::from),
         links: entry.links.clone(),
         issues: entry.issues.clone(),
-        files: entry.files.iter().map(|f| f.name.clone()).collect(),
+        files: entry.named_files(overlay, backend_prefix),
         section: entry.section.clone(),
         line: entry.line,
         pulls: Vec::new(),

@@ -9,12 +9,11 @@
 //! [`super::words`]). Sections, intros and other lists stay byte for byte. The user reads the
 //! diff before `--write`.
 
-use std::ops::Range;
-
 use serde::Serialize;
 
 use super::{list_item_head, numbered_title, parse, Entry, Form, State};
 use forkbook_records::register::blocks::{blocks, Block, Kind, Lines};
+use forkbook_records::register::visible::Visible;
 use forkbook_records::register::words;
 
 /// The migrated text, its diff against the original, and what was proposed for each entry.
@@ -50,12 +49,19 @@ pub fn migrate(text: &str, file: &str, fork_web: Option<&str>) -> Migration {
         .iter()
         .filter(|e| matches!(e.form, Form::ListItem { .. }))
         .collect();
-    let (out, proposals) = if listed.is_empty() {
+    let (out, mut proposals) = if listed.is_empty() {
         migrate_bold(text, fork_web)
     } else {
         migrate_list(text, &listed, fork_web)
     };
     let diff = unified_diff(text, &out, file);
+    // What each entry still needs is what `check` will ask of it once migrated: one rule.
+    let migrated = parse(file, &out);
+    for proposal in &mut proposals {
+        if let Some(entry) = migrated.entry(proposal.number) {
+            proposal.missing = entry.still_needs().into_iter().map(String::from).collect();
+        }
+    }
     Migration {
         text: out,
         diff,
@@ -291,8 +297,7 @@ fn migrate_entry(
         .filter(|b| b.kind == Kind::Paragraph)
         .last()
         .map(|b| b.range.start.max(body_start)..b.range.end);
-    let status = last_paragraph.and_then(|p| status_range(text, p));
-    let sentence = status.map(|r| text[r].split_whitespace().collect::<Vec<_>>().join(" "));
+    let sentence = last_paragraph.and_then(|p| status_sentence(&text[p]));
     // The state a status sentence says and the fields it gives.
     let said = sentence.as_deref().and_then(|s| words::classify(s, None));
     let said = said.as_ref().map(|s| (s.state, s.fields.as_slice()));
@@ -334,33 +339,16 @@ fn without_separator(body: &str) -> &str {
     }
 }
 
-/// The status sentence in the last paragraph: the whole paragraph, or its last sentence, when
-/// it reads as a status.
-fn status_range(text: &str, paragraph: Range<usize>) -> Option<Range<usize>> {
-    let source = &text[paragraph.clone()];
-    let start = last_sentence_start(source.trim_end());
-    let sentence = &source[start..];
+/// The status sentence of the last paragraph, as the page shows it (no comment, no code block,
+/// link titles left out): its last sentence, when it reads as a status.
+fn status_sentence(paragraph: &str) -> Option<String> {
+    let view = Visible::of(paragraph);
+    let (_, sentence) = words::sentences(view.text()).pop()?;
     let plain = sentence.trim().to_ascii_lowercase();
     let labelled = ["status:", "upstream:", "upstream status:"]
         .iter()
         .any(|p| plain.starts_with(p));
-    (labelled || words::classify(sentence.trim(), None).is_some())
-        .then(|| paragraph.start + start..paragraph.end)
-}
-
-/// Byte offset where the last sentence of `text` starts.
-fn last_sentence_start(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    (1..bytes.len())
-        .rev()
-        .find(|&i| {
-            bytes[i].is_ascii_whitespace()
-                && matches!(bytes[i - 1], b'.' | b'!' | b'?')
-                && i + 1 < bytes.len()
-        })
-        .map_or(0, |i| {
-            i + 1 + text[i + 1..].len() - text[i + 1..].trim_start().len()
-        })
+    (labelled || words::classify(&sentence, None).is_some()).then_some(sentence)
 }
 
 /// A unified diff of the register, labelled `a/<file>` and `b/<file>`.
@@ -388,15 +376,5 @@ mod tests {
         assert_eq!(without_separator(":: a scope"), ":: a scope");
         assert_eq!(without_separator(": prose"), "prose");
         assert_eq!(without_separator("\n- a list item"), "- a list item");
-    }
-
-    #[test]
-    fn the_last_sentence_is_found_after_the_last_full_stop() {
-        let text = "Fixes the leak. Status: sent upstream as PR #12.";
-        assert_eq!(
-            &text[last_sentence_start(text)..],
-            "Status: sent upstream as PR #12."
-        );
-        assert_eq!(last_sentence_start("One sentence only."), 0);
     }
 }

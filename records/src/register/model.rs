@@ -131,6 +131,35 @@ impl Entry {
         self.value("reason")
     }
 
+    /// The issue the entry's own text cites (`owner/repo#N`, a bare `#N` of the project, an
+    /// issue's address), which is its issue when it has no `issue` field.
+    pub fn cited_issue(&self) -> Option<&str> {
+        self.issues
+            .first()
+            .or_else(|| self.links.iter().find(|l| l.contains("/issues/")))
+            .map(String::as_str)
+    }
+
+    /// What the entry still lacks for its state, in the order of [`KNOWN_KEYS`]: `state` when it
+    /// has none; else each field the state requires that no field, none of its words and (for
+    /// `issue`) no issue its text cites gives, and the `link` of an entry that is still to be
+    /// proposed. The one rule for it: `check` asks for these and `fixes migrate` says "still
+    /// needs" them.
+    pub fn still_needs(&self) -> Vec<&'static str> {
+        let Some(state) = self.state() else {
+            return vec!["state"];
+        };
+        let mut needed: Vec<&'static str> = state.required_fields().to_vec();
+        if state == State::ToPropose {
+            needed.push("link");
+        }
+        needed.retain(|key| {
+            self.value(key).is_none() && !(*key == "issue" && self.cited_issue().is_some())
+        });
+        needed.sort_by_key(|key| KNOWN_KEYS.iter().position(|k| k == key));
+        needed
+    }
+
     /// Whether the fix is meant for the fork (and so needs a package and a link): every entry
     /// that is not a retarget-only adaptation or deliberately kept local.
     pub fn applies_to_fork(&self) -> bool {

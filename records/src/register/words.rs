@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::blocks::Lines;
+pub use super::visible::without_code;
 use super::{State, Stated};
 
 /// A register-wide rule the register states outside its entries, e.g. that entries marked
@@ -71,14 +71,15 @@ fn push_sentence(out: &mut Vec<(usize, String)>, text: &str, start: usize, end: 
     }
 }
 
-/// The register's policy for entries that apply to the fork, read from text outside entries:
-/// a sentence that names "applies to the fork" and says such entries are not proposed.
-pub fn policy(text: &str, start: usize, lines: &Lines) -> Option<Policy> {
+/// The register's policy for entries that apply to the fork, read from visible text outside
+/// entries: a sentence that names "applies to the fork" and says such entries are not proposed.
+/// `line_of` gives the line of a byte offset of `text`.
+pub fn policy(text: &str, line_of: impl Fn(usize) -> usize) -> Option<Policy> {
     sentences(text).into_iter().find_map(|(at, sentence)| {
-        let lower = sentence.to_lowercase();
+        let lower = without_code(&sentence).to_lowercase();
         (applies_to_fork(&lower) && not_proposed(&lower)).then(|| Policy {
             sentence,
-            line: lines.line(start + at),
+            line: line_of(at),
         })
     })
 }
@@ -86,15 +87,16 @@ pub fn policy(text: &str, start: usize, lines: &Lines) -> Option<Policy> {
 /// The state an entry's words give: its last sentence that says one, else its section's
 /// (a section about the retarget onto the pin), else none.
 ///
-/// `source` is the entry's text, starting at byte `start` of the register.
+/// `text` is the entry's visible text ([`super::visible`]); `line_of` gives the line of a byte
+/// offset of it, and `start_line` is the entry's first line.
 pub fn stated(
-    source: &str,
-    start: usize,
-    lines: &Lines,
+    text: &str,
+    line_of: impl Fn(usize) -> usize,
+    start_line: usize,
     section: Option<&str>,
     policy: Option<&Policy>,
 ) -> Option<Stated> {
-    let said = sentences(source)
+    let said = sentences(text)
         .into_iter()
         .rev()
         .find_map(|(at, sentence)| {
@@ -102,7 +104,7 @@ pub fn stated(
             Some(Stated {
                 state: said.state,
                 from: said.from,
-                line: lines.line(start + at),
+                line: line_of(at),
                 fields: said.fields,
             })
         });
@@ -111,7 +113,7 @@ pub fn stated(
         Some(Stated {
             state: State::RetargetOnly,
             from: format!("section \"{section}\""),
-            line: lines.line(start),
+            line: start_line,
             fields: vec![("cause".to_string(), section.to_string())],
         })
     })
@@ -156,6 +158,9 @@ type Reading = (State, Vec<(&'static str, Option<String>)>, Option<usize>);
 
 /// The rules in order: the first that holds decides the state.
 fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
+    // A code span is an example or a name: its words claim nothing. A commit id may be one.
+    let commit = sha(sentence);
+    let sentence = &without_code(sentence);
     let lower = sentence.to_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
     if kept_local(&lower) {
@@ -173,7 +178,7 @@ fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
     let link = pull_link(sentence);
     let names_pull = link.is_some() || pr_number(sentence).is_some();
     if names_pull && affirms(&lower, &["merged"]) {
-        let fields = vec![("link", link), ("fork-commit", sha(sentence))];
+        let fields = vec![("link", link), ("fork-commit", commit)];
         return Some((State::Merged, fields, None));
     }
     // Every state verb but "merged", read just above.
@@ -192,7 +197,7 @@ fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
     }
     if lower.starts_with("retarget-only") || has(&["needed since the retarget", "for the new pin"])
     {
-        let cause = urls(sentence).into_iter().next().or_else(|| sha(sentence));
+        let cause = urls(sentence).into_iter().next().or(commit);
         return Some((State::RetargetOnly, vec![("cause", cause)], None));
     }
     None
@@ -221,6 +226,8 @@ pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
     if lower.contains('?') || undone(&lower) || answered_no(&lower) {
         return false;
     }
+    // What a quotation says is someone else's claim, not this entry's.
+    let lower = unquoted(&lower);
     clauses(&lower).into_iter().any(|clause| {
         let words = words_of(clause);
         words.iter().enumerate().any(|(at, word)| {
@@ -237,8 +244,162 @@ pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
                 && !phrase_before(&words[..at])
                 && !after.clone().any(|w| subordinates(w))
                 && !words.get(at + 1).is_some_and(|w| negates(w) || w == "yet")
+                && about_this_change(&words, at)
         })
     })
+}
+
+/// Whether the state verb at `at` of a clause's `words` is said of this entry's own change, by
+/// the shape of the clause before it (and, for an active verb, the object after it):
+///
+/// - no subject: "Merged upstream as <link>", "Sent as PR #12", "Status: merged";
+/// - a subject that is this change: "It was merged", "The fix got merged", "Our patch is
+///   merged", "PR #12 was merged", "<link> was merged";
+/// - an earlier claim of the clause with no subject: "Proposed as PR #12 and merged in …";
+/// - an active verb whose object is this change: "The fork merged it", "Upstream merged our fix".
+///
+/// Anything else is about something else: a relative or subordinate clause ("…, which the fork
+/// merged", "after upstream merged <link>", "since X merged Y"), another subject ("Upstream's
+/// rename was merged", "Entry 2 was merged"), an active verb with another object ("Upstream
+/// merged <link>, which broke us").
+fn about_this_change(words: &[String], at: usize) -> bool {
+    let before = &words[..at];
+    if attaches_elsewhere(before) {
+        return false;
+    }
+    let mut end = before.len();
+    let mut passive = false;
+    while end > 0 {
+        let word = before[end - 1].as_str();
+        let since_been = word == "since" && before.get(end).is_some_and(|w| w == "been");
+        if !(AUXILIARIES.contains(&word) || ADVERBS.contains(&word) || since_been) {
+            break;
+        }
+        passive |= PASSIVE.contains(&word);
+        end -= 1;
+    }
+    let subject = &before[..end];
+    match subject.first().map(String::as_str) {
+        None => true,
+        Some(first) if STATE_VERBS.contains(&first) => true,
+        Some(_) if is_this_change(subject, true) => true,
+        Some(_) if passive => false,
+        Some(_) => {
+            let object: Vec<String> = words[at + 1..]
+                .iter()
+                .take_while(|w| !matches!(w.as_str(), "as" | "in" | "into" | "via" | "to"))
+                .cloned()
+                .collect();
+            !object.is_empty() && is_this_change(&object, false)
+        }
+    }
+}
+
+/// A word before the verb that opens a relative or subordinate clause: the verb is then said
+/// of what that clause is about. "since" before "been" is an adverb ("has since been merged").
+fn attaches_elsewhere(before: &[String]) -> bool {
+    before.iter().enumerate().any(|(i, w)| {
+        let since_been = w == "since" && before.get(i + 1).is_some_and(|n| n == "been");
+        ATTACHES.contains(&w.as_str()) && !since_been
+    })
+}
+
+const ATTACHES: &[&str] = &[
+    "which", "that", "who", "whom", "whose", "where", "after", "before", "since", "because",
+    "than", "like", "unlike", "whereby",
+];
+
+const AUXILIARIES: &[&str] = &[
+    "was", "were", "is", "are", "been", "being", "has", "have", "had", "got", "gets", "get",
+    "getting",
+];
+
+/// The auxiliaries that make the verb passive: its subject is what was merged.
+const PASSIVE: &[&str] = &[
+    "was", "were", "is", "are", "been", "being", "got", "gets", "get", "getting",
+];
+
+const ADVERBS: &[&str] = &[
+    "now",
+    "already",
+    "finally",
+    "also",
+    "then",
+    "just",
+    "recently",
+    "successfully",
+    "fully",
+    "all",
+    "both",
+    "cleanly",
+    "since",
+];
+
+/// Words that name this entry's change: "it", "this", "this fix", "our patch", "the pull
+/// request"; as the subject also a reference of its own, "PR 12" or a link (addresses are `link`
+/// by then). As the object of someone else's verb a reference names another pull request:
+/// "Upstream merged <link>" is upstream's change.
+fn is_this_change(words: &[String], subject: bool) -> bool {
+    const DETERMINERS: &[&str] = &["this", "the", "our", "my", "its"];
+    const NOUNS: &[&str] = &[
+        "fix",
+        "fixes",
+        "change",
+        "changes",
+        "patch",
+        "patches",
+        "pr",
+        "pull",
+        "request",
+        "commit",
+        "commits",
+        "work",
+        "entry",
+        "adaptation",
+        "workaround",
+        "one",
+        "package",
+        "proposal",
+        "link",
+    ];
+    let number = |w: &String| w.bytes().all(|b| b.is_ascii_digit());
+    match words {
+        [only] => matches!(only.as_str(), "it" | "this") || (subject && only == "link"),
+        [first, rest @ ..] if DETERMINERS.contains(&first.as_str()) => rest
+            .iter()
+            .all(|w| NOUNS.contains(&w.as_str()) || number(w)),
+        [first, rest @ ..] if subject && matches!(first.as_str(), "pr" | "pull") => {
+            rest.iter().all(|w| w == "request" || number(w)) && rest.iter().any(number)
+        }
+        _ => false,
+    }
+}
+
+/// `lower` with every quotation blanked: straight and curly double quotes and guillemets. A
+/// closing mark with no opening one before it means the sentence began inside the quotation.
+fn unquoted(lower: &str) -> String {
+    let first_close = lower.find(['”', '»']);
+    let first_open = lower.find(['“', '«']);
+    let mut inside = match (first_close, first_open) {
+        (Some(close), Some(open)) => close < open,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    let mut out = String::with_capacity(lower.len());
+    for c in lower.chars() {
+        match c {
+            '“' | '«' => inside = true,
+            '”' | '»' => inside = false,
+            '"' => inside = !inside,
+            _ if inside => continue,
+            c => {
+                out.push(c);
+                continue;
+            }
+        }
+        out.push(' ');
+    }
+    out
 }
 
 /// Every verb a pull request state is read from, "merged" first (`classify` reads it apart).
@@ -476,16 +637,12 @@ fn without_label(sentence: &str) -> String {
     sentence[cut..].trim().to_string()
 }
 
-/// The first issue a sentence cites: `owner/repo#N`, an issue URL, or `issue #N`.
+/// The first issue a sentence cites: `owner/repo#N`, a bare `#N`, or an issue URL.
 fn issue(sentence: &str) -> Option<String> {
     if let Some(reference) = issue_refs(sentence).into_iter().next() {
         return Some(reference);
     }
-    if let Some(url) = urls(sentence).into_iter().find(|u| u.contains("/issues/")) {
-        return Some(url);
-    }
-    static ISSUE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)issue\s*#(\d+)").unwrap());
-    ISSUE.captures(sentence).map(|c| format!("#{}", &c[1]))
+    urls(sentence).into_iter().find(|u| u.contains("/issues/"))
 }
 
 /// A pull request the sentence links, as a URL.
@@ -513,12 +670,35 @@ pub fn urls(text: &str) -> Vec<String> {
     }))
 }
 
-/// The `owner/repo#N` references in `text`, in order, each once.
+/// The issue references in `text`, in order, each once: `owner/repo#N`, and a bare `#N`, which
+/// is an issue of the project's own (not after "PR" or "pull request", which name a pull
+/// request). The one rule for what an entry's words cite: `check`, `fixes list` and
+/// `fixes migrate` read it alike.
 pub fn issue_refs(text: &str) -> Vec<String> {
     static REF: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?:^|[^\w/.#-])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*#\d+)\b").unwrap()
+        Regex::new(r"(?:^|[^\w/.#&-])((?:[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)?#\d+)\b").unwrap()
     });
-    each_once(REF.captures_iter(text).map(|c| c[1].to_string()))
+    let pull = |before: &str| {
+        let before = before.trim_end().to_ascii_lowercase();
+        [
+            "pr",
+            "pull request",
+            "pull",
+            "mr",
+            "merge request",
+            "pull-request",
+        ]
+        .iter()
+        .any(|w| {
+            before.ends_with(w)
+                && !before[..before.len() - w.len()].ends_with(char::is_alphanumeric)
+        })
+    };
+    each_once(REF.captures_iter(text).filter_map(|c| {
+        let reference = c.get(1)?;
+        let bare = reference.as_str().starts_with('#');
+        (!bare || !pull(&text[..reference.start()])).then(|| reference.as_str().to_string())
+    }))
 }
 
 /// The items in order, each once.
@@ -713,6 +893,8 @@ mod tests {
     fn references_are_found_once_each() {
         let text = "See acme/app#12, https://x.org/a/b. and acme/app#12 (o/r#3); not a/b#c.";
         assert_eq!(issue_refs(text), ["acme/app#12", "o/r#3"]);
+        let bare = "Tracked in #1876 (and acme/app#2); PR #12, pull request #13 and x#4 are not.";
+        assert_eq!(issue_refs(bare), ["#1876", "acme/app#2"]);
         assert_eq!(urls(text), ["https://x.org/a/b"]);
     }
 }
