@@ -68,6 +68,9 @@ pub struct Adoption {
     /// The recorded commits no configured URL could give (by branch, by id, or through the
     /// pull request refs): the overlay could not be built, the record checks ran all the same.
     pub missing: Vec<MissingCommit>,
+    /// Whether the project has no book yet (`book/book.toml`): adopt then names `forkbook book
+    /// init`, which writes one.
+    pub no_book: bool,
     /// List every error of the decide list with its note (`--verbose`), not grouped.
     #[serde(skip)]
     pub verbose: bool,
@@ -299,6 +302,7 @@ fn summarize_records(
         residual_record: record.map(|r| r.file.clone()),
         notes: record.map_or(Vec::new(), |r| r.notes.clone()),
         findings,
+        no_book: !project.root.join("book").join("book.toml").exists(),
         ..Adoption::default()
     }
 }

@@ -178,14 +178,20 @@ them (`retarget --check`, `drift api`, `drift build`, and `sync --check` to fork
 those planted breaks, found as a real bump's would be; none of them is gated. The gated boxes \
 are green: a red one would be a real failure.";
 
-/// Sets `world_note` in the demo book's `book.toml` (a project's book leaves it empty).
+/// The demo book's `book.toml`: `world_note` set (a project's book leaves it empty), and the
+/// fork and upstream named as the demo's own.
 fn set_world_note(book: &Path) -> Result<()> {
-    let (_, text) = crate::book::SOURCES
-        .iter()
-        .find(|(path, _)| *path == "book.toml")
-        .expect("the book's sources hold book.toml");
-    let quoted = toml::Value::String(WORLD_NOTE.to_string()).to_string();
-    let text = text.replacen("world_note = \"\"", &format!("world_note = {quoted}"), 1);
+    let text = crate::book::init::book_toml(&[
+        ("world_note", WORLD_NOTE.to_string()),
+        (
+            "fork",
+            "the demo world's fork, branch `rocm-support`".to_string(),
+        ),
+        (
+            "upstream",
+            "the demo world's upstream, branch `main`".to_string(),
+        ),
+    ]);
     crate::engine::fsutil::write_file(&book.join("book.toml"), text.as_bytes())
 }
 

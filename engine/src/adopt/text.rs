@@ -15,6 +15,7 @@ impl CommandReport for Adoption {
         counts(self, &mut doc);
         residual(self, &mut doc);
         decision(self, &mut doc);
+        next(self, &mut doc);
         doc.text()
     }
 
@@ -178,4 +179,13 @@ fn decision(a: &Adoption, doc: &mut Doc) {
     doc.field("decide", vec![words(decide)]);
     let rendered = crate::check::render_findings(&errors, a.verbose);
     doc.list(rendered.lines().map(|l| vec![text(l)]).collect());
+}
+
+/// The commands that go on from here: the project's book when it has none.
+fn next(a: &Adoption, doc: &mut Doc) {
+    if a.no_book {
+        let init =
+            "next: forkbook book init    # the project's executable book in book/: new files only";
+        doc.line(vec![words(init)]);
+    }
 }
