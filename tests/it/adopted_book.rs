@@ -182,3 +182,63 @@ fn ci_github_gates_on_the_adopted_book() {
     let (code, out) = run(&demo, &["ci", "github", "--check"]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// The stock `mdbook build` and `mdbook test` on the adopted project's book, through book.toml's
+/// `command = "forkbook mdbook"`: the pages written and the gate passed, then the gate failing on
+/// a true error with its check and file:line. Needs mdbook 0.5.4 on PATH; `.ci/run` installs it
+/// and runs this test.
+#[test]
+#[ignore = "needs the stock mdbook 0.5.4 on PATH (`cargo install mdbook --version 0.5.4 --locked`); .ci/run installs it and runs this test"]
+fn stock_mdbook_builds_and_tests_the_adopted_book() {
+    let mdbook = forkbook::book::find_on_path("mdbook")
+        .expect("`mdbook` is not on PATH: `cargo install mdbook --version 0.5.4 --locked`");
+    let demo = adopted_with_book();
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_forkbook"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin_dir).chain(std::env::split_paths(crate::common::tool_path())),
+    )
+    .unwrap();
+    let book = demo.root().join("book");
+    let stock = |subcommand: &str| {
+        std::process::Command::new(&mdbook)
+            .args([subcommand, book.to_str().unwrap()])
+            .env("PATH", &path)
+            .env("HOME", crate::common::home())
+            .env("FORKBOOK_CACHE", &demo.demo.cache)
+            .env("FORKBOOK_UPSTREAM_URL", &demo.demo.world.upstream)
+            .output()
+            .unwrap()
+    };
+    let built = stock("build");
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{stderr}");
+    for page in PAGES {
+        assert!(
+            book.join(format!("book/{page}.html")).is_file(),
+            "{page}: {stderr}"
+        );
+    }
+    let register = std::fs::read_to_string(book.join("book/register.html")).unwrap();
+    assert!(
+        register.contains("patches-rocm/LOCAL_FIXES.md"),
+        "{register}"
+    );
+    let tested = stock("test");
+    let stderr = String::from_utf8_lossy(&tested.stderr);
+    assert!(tested.status.success(), "{stderr}");
+
+    let path = demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let link = "- link: https://github.com/NripeshN/mlx/pull/101\n";
+    std::fs::write(&path, text.replacen(link, "", 1)).unwrap();
+    let tested = stock("test");
+    let stderr = String::from_utf8_lossy(&tested.stderr);
+    assert!(!tested.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error[fix-link-present]: patches-rocm/LOCAL_FIXES.md:"),
+        "{stderr}"
+    );
+}
