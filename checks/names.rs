@@ -4,7 +4,8 @@
 //! Suffix matching is deliberately not allowed: `rocm/eval.cpp` must not quietly match
 //! `mlx/backend/rocm/eval.cpp` and something else tomorrow.
 
-use forkbook_records::register::Register;
+use forkbook_records::register::{Entry, Register};
+use std::collections::BTreeSet;
 
 /// What a name resolves to among the known files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +94,23 @@ impl<'a> Names<'a> {
 /// The last component of a path.
 pub fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The files the entries name, read as `names` reads each name: the distinct paths the names
+/// resolve to (two spellings of one file are one file), and the names that resolve to no one
+/// file (none, or several), each once. Every count of "files named by the register" is this.
+pub fn named_files<'a, 'e>(
+    entries: impl IntoIterator<Item = &'e Entry>,
+    names: &Names<'a>,
+) -> (BTreeSet<&'a str>, BTreeSet<&'e str>) {
+    let (mut files, mut unresolved) = (BTreeSet::new(), BTreeSet::new());
+    for named in entries.into_iter().flat_map(|e| &e.files) {
+        match names.resolve(&named.name) {
+            Resolved::File(path) => files.insert(path),
+            _ => unresolved.insert(named.name.as_str()),
+        };
+    }
+    (files, unresolved)
 }
 
 /// The numbers of the register's entries whose `Files:` name `path`, each name read as `names`
