@@ -298,7 +298,7 @@ pub fn heading_text(text: &str) -> String {
 pub fn link(url: &str) -> String {
     let plain = url.starts_with("https://")
         && !url.contains(|c: char| c.is_whitespace() || "<>()[]|`".contains(c));
-    if !plain {
+    if !plain || never_resolves(url) {
         return code_span(url);
     }
     let text = match url
@@ -312,6 +312,17 @@ pub fn link(url: &str) -> String {
         _ => url.to_string(),
     };
     format!("[{text}]({url})")
+}
+
+/// Whether `url`'s host is under `.invalid`, the name reserved never to resolve (RFC 2606): the
+/// demo's examples of links, which a page shows as code rather than as a link that leads
+/// nowhere.
+pub fn never_resolves(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit('@').next().unwrap_or(host);
+    let host = host.split(':').next().unwrap_or(host).trim_end_matches('.');
+    host.to_ascii_lowercase().ends_with(".invalid") || host.eq_ignore_ascii_case("invalid")
 }
 
 /// A fenced code block of `language` holding `body` whatever it contains: the fence is longer
@@ -380,6 +391,12 @@ mod tests {
             "[NripeshN/mlx#12](https://github.com/NripeshN/mlx/pull/12)"
         );
         assert_eq!(link("javascript:alert(1)"), "` javascript:alert(1) `");
+        assert_eq!(
+            link("https://fork.example.invalid/pull/101"),
+            "` https://fork.example.invalid/pull/101 `"
+        );
+        assert!(!never_resolves("https://github.com/o/r/pull/1"));
+        assert!(never_resolves("https://u@Fork.Example.INVALID.:443/x"));
     }
 
     #[test]

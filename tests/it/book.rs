@@ -200,7 +200,7 @@ fn hostile_file_name_in_the_overlay_comes_out_escaped() {
     // Give the new entry its state, as the user would, so the register's checks pass.
     let register = fixture.demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&register).unwrap();
-    let todo = "- state: TODO (retarget-only, proposed, merged or kept-local)\n";
+    let todo = "- state: TODO, one of retarget-only (with - cause:), to-propose, proposed (with - link: and - package:), merged (with - link: and - fork-commit:), kept-local (with - reason: and - issue:)\n";
     let state = "- state: kept-local\n- reason: a test of hostile names\n- issue: #1\n";
     assert!(text.contains(todo), "{text}");
     std::fs::write(&register, text.replace(todo, state)).unwrap();

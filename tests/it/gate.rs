@@ -124,7 +124,7 @@ pub fn resolve_as_a_fix_titled(demo: &Demo, path: &str, title: &str) {
     assert_eq!(code, 0, "{out}");
     let register = demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&register).unwrap();
-    let todo = "- state: TODO (retarget-only, proposed, merged or kept-local)\n";
+    let todo = "- state: TODO, one of retarget-only (with - cause:), to-propose, proposed (with - link: and - package:), merged (with - link: and - fork-commit:), kept-local (with - reason: and - issue:)\n";
     let state = "- state: kept-local\n- reason: the resolution of a sync conflict\n- issue: #11\n";
     assert!(text.contains(todo), "{text}");
     std::fs::write(&register, text.replace(todo, state)).unwrap();
@@ -378,7 +378,7 @@ fn a_merged_entry_naming_a_commit_the_fork_does_not_hold_fails_the_gate() {
         .find_map(|l| l.strip_prefix("commit: "))
         .unwrap();
     let merged_at = |commit: &str| {
-        let proposed = "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/101\n";
+        let proposed = "- state: proposed\n- link: https://fork.example.invalid/pull/101\n";
         assert!(text.contains(proposed), "{text}");
         let merged = proposed.replace("proposed", "merged") + &format!("- fork-commit: {commit}\n");
         std::fs::write(&register, text.replacen(proposed, &merged, 1)).unwrap();

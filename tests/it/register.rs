@@ -317,7 +317,7 @@ fn breaking_the_demo_register_is_found_at_its_line() {
     let path = demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&path).unwrap();
     let broken = text
-        .replace("- link: https://github.com/NripeshN/mlx/pull/101\n", "")
+        .replace("- link: https://fork.example.invalid/pull/101\n", "")
         .replace(
             "Files: `mlx/backend/rocm/local_workaround.hpp`",
             "Files: `mlx/backend/rocm/eval.cpp`",
@@ -1139,7 +1139,7 @@ fn fix_add_writes_a_list_entry_into_a_list_register_and_only_adds_lines() {
         only_inserted(SECTIONS, &written),
         [
             "7. **Add a helper.** Files: `mlx/backend/rocm/new_helper.hpp`. TODO: why this fix exists.\n",
-            "   - state: TODO (retarget-only, to-propose, proposed, merged or kept-local)\n",
+            "   - state: TODO, one of retarget-only (with - cause:), to-propose, proposed (with - link: and - package:), merged (with - link: and - fork-commit:), kept-local (with - reason: and - issue:)\n",
         ]
     );
     let register = register::parse("f", &written);
