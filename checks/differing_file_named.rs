@@ -37,4 +37,3 @@ fn run(facts: &Facts) -> Vec<Finding> {
     }
     findings
 }
-
