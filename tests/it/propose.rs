@@ -286,7 +286,7 @@ fn record_adds_the_link_and_the_link_check_passes_again() {
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
         &path,
-        text.replace("- link: https://fork.example.invalid/pull/101\n", ""),
+        text.replace("- link: https://github.com/NripeshN/mlx/pull/101\n", ""),
     )
     .unwrap();
     let link_findings = || {
@@ -400,7 +400,7 @@ fn the_book_fails_on_a_missing_link_and_passes_once_record_adds_it() {
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
         &path,
-        text.replace("- link: https://fork.example.invalid/pull/102\n", ""),
+        text.replace("- link: https://github.com/NripeshN/mlx/pull/102\n", ""),
     )
     .unwrap();
     let (code, out) = demo.run(&["book", "build", "--dir", book]);

@@ -317,7 +317,7 @@ fn breaking_the_demo_register_is_found_at_its_line() {
     let path = demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&path).unwrap();
     let broken = text
-        .replace("- link: https://fork.example.invalid/pull/101\n", "")
+        .replace("- link: https://github.com/NripeshN/mlx/pull/101\n", "")
         .replace(
             "Files: `mlx/backend/rocm/local_workaround.hpp`",
             "Files: `mlx/backend/rocm/eval.cpp`",
