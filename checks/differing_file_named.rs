@@ -1,7 +1,7 @@
 //! `differing-file-named`: every file that differs from the base tree is named by an entry.
 
 use crate::facts::Facts;
-use crate::names::{Names, Resolved};
+use crate::names::{named_files, Names};
 use crate::{Chapter, Check, Finding, Needs, Severity};
 use forkbook_records::register::Register;
 
@@ -23,7 +23,8 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
     let register = facts.records.register.as_ref().unwrap_or(&empty);
     let file = facts.register_file();
-    let named = named_files(register, &Names::new(&tree.files, &facts.backend_prefix));
+    let names = Names::new(&tree.files, &facts.backend_prefix);
+    let (named, _) = named_files(&register.entries, &names);
     let mut findings = Vec::new();
     for path in &tree.differing {
         if named.contains(path.as_str()) {
@@ -35,17 +36,4 @@ fn run(facts: &Facts) -> Vec<Finding> {
         findings.push(CHECK.finding(&file, None, message).with_note(note));
     }
     findings
-}
-
-/// Every file some entry names (unambiguously), resolved once for all differing files.
-fn named_files<'a>(register: &Register, names: &Names<'a>) -> std::collections::HashSet<&'a str> {
-    register
-        .entries
-        .iter()
-        .flat_map(|e| &e.files)
-        .filter_map(|named| match names.resolve(&named.name) {
-            Resolved::File(path) => Some(path),
-            _ => None,
-        })
-        .collect()
 }

@@ -134,12 +134,29 @@ fn words_help(key: &str) -> &'static str {
 }
 
 fn state_note() -> String {
-    let states: Vec<&str> = STATES.iter().map(|s| s.as_str()).collect();
     format!(
         "add `- state: …` with one of {}, or a sentence that says it \
          (`forkbook fixes list` shows how each entry was read)",
-        states.join(", ")
+        states_and_fields()
     )
+}
+
+/// Every state with the field lines it needs, as this check requires them
+/// (`State::required_fields`): `retarget-only (with - cause:), to-propose, …`. The check's note
+/// and the entry `forkbook fix add` writes both say it so, so a new entry shows what it will be
+/// asked for.
+pub fn states_and_fields() -> String {
+    let said: Vec<String> = STATES
+        .iter()
+        .map(|state| match state.required_fields() {
+            [] => state.as_str().to_string(),
+            fields => {
+                let lines: Vec<String> = fields.iter().map(|f| format!("- {f}:")).collect();
+                format!("{} (with {})", state.as_str(), lines.join(" and "))
+            }
+        })
+        .collect();
+    said.join(", ")
 }
 
 fn field_help(key: &str) -> &'static str {

@@ -15,6 +15,7 @@ pub mod markers;
 pub mod names;
 
 pub use facts::Facts;
+pub use fix_state_complete::states_and_fields;
 
 /// Declares the check modules and registers each in [`CHECKS`], in catalogue order.
 ///

@@ -19,12 +19,18 @@ pub(crate) const CHECK: Check = Check {
 fn run(facts: &Facts) -> Vec<Finding> {
     let file = facts.record_path("overlay.lock");
     let Some(lock) = &facts.records.lock else {
+        // adopt locks the overlay it builds: without the recorded commits it cannot.
+        let note = if facts.overlay.is_some() {
+            "write it with `forkbook adopt`: it locks the overlay as it stands and changes no \
+             other file"
+        } else {
+            "the overlay cannot be built to lock it: the recorded commits are not in the object \
+             cache; get them with `forkbook fetch` (or the mirror that has them), then \
+             `forkbook adopt` writes it"
+        };
         return vec![CHECK
             .finding(&file, None, "the lock `overlay.lock` is missing")
-            .with_note(
-                "write it with `forkbook adopt`: it locks the overlay as it stands and changes \
-                 no other file",
-            )];
+            .with_note(note)];
     };
     let malformed = lock.problems.iter().map(|p| {
         CHECK

@@ -14,12 +14,12 @@ use super::fsutil::replace_file;
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, Counts};
-use forkbook_checks::names::{Names, Resolved};
+use forkbook_checks::names::{named_files, Names};
 use forkbook_records::readme::{StatedCount, UnreadCount};
 use forkbook_records::register::Entry;
 use forkbook_records::residual_record::Note;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 mod setup;
 mod text;
@@ -48,14 +48,18 @@ pub struct Adoption {
     pub entries: Vec<Entry>,
     /// Entries by state (`none` for entries without one).
     pub states: BTreeMap<String, usize>,
-    /// Every file some entry names, resolved to its path where it resolves.
+    /// The overlay files the entries name, once each however they are spelt
+    /// (`forkbook_records::names::named_files`, the rule `differing-file-named` reads them by).
     pub named_files: Vec<String>,
+    /// Names in the entries that are no one file of the overlay (none, or several), once each.
+    pub unresolved_names: Vec<String>,
     /// Paths that differ from the base tree and that no entry names.
     pub unnamed: Vec<String>,
     pub readme: String,
     /// The counts the README states, and the true figures beside them.
     pub counts: Vec<StatedCount>,
-    pub actual_counts: Counts,
+    /// The overlay's true figures; none when it could not be built (nothing was counted).
+    pub actual_counts: Option<Counts>,
     /// README sentences whose number of files or fixes says no count.
     pub unread_counts: Vec<UnreadCount>,
     /// The residual record, when the folder keeps one.
@@ -68,6 +72,9 @@ pub struct Adoption {
     /// The recorded commits no configured URL could give (by branch, by id, or through the
     /// pull request refs): the overlay could not be built, the record checks ran all the same.
     pub missing: Vec<MissingCommit>,
+    /// Whether the project has no book yet (`book/book.toml`): adopt then names `forkbook book
+    /// init`, which writes one.
+    pub no_book: bool,
     /// List every error of the decide list with its note (`--verbose`), not grouped.
     #[serde(skip)]
     pub verbose: bool,
@@ -200,6 +207,9 @@ fn adopt_records_only(
 ) -> Result<Adoption> {
     let wrote = write_config(project, config_text)?;
     let facts = record_facts(project, &records.files, records.model.clone());
+    // The whole files the folder holds are the overlay's files the names can resolve to (in the
+    // patch layout, none: the overlay is the base tree plus the patches, which could not be built).
+    let known: Vec<String> = records.tree.keys().cloned().collect();
     let findings = run_checks(&facts)
         .into_iter()
         .filter(|f| !forkbook_checks::needs_objects(&f.check))
@@ -210,7 +220,7 @@ fn adopt_records_only(
         base: recorded(records::keys::BASE),
         pin: recorded(records::keys::PIN),
         missing: missing_commits(records, cache, &error),
-        ..summarize_records(project, &facts, findings, wrote)
+        ..summarize_records(project, &facts, findings, wrote, &known)
     })
 }
 
@@ -259,13 +269,15 @@ fn missing_commits(
 }
 
 /// What the records alone say (for [`adopt_records_only`], and the start of [`summarize`]):
-/// entries and their states, the files they name as written, the README's counts as stated, the
-/// residual record's notes.
+/// entries and their states, the overlay files they name among `known` (every path of the base
+/// tree and the overlay, or what the folder holds when they could not be built), the README's
+/// counts as stated, the residual record's notes.
 fn summarize_records(
     project: &Project,
     facts: &forkbook_checks::Facts,
     findings: Vec<Finding>,
     wrote: Vec<String>,
+    known: &[String],
 ) -> Adoption {
     let config = &project.config.overlay;
     let entries = facts
@@ -278,9 +290,8 @@ fn summarize_records(
         let state = entry.state().map_or("none", |s| s.as_str());
         *states.entry(state.to_string()).or_insert(0) += 1;
     }
-    let named: BTreeSet<String> = (entries.iter().flat_map(|e| &e.files))
-        .map(|f| f.name.clone())
-        .collect();
+    let names = Names::new(known, &config.backend_prefix);
+    let (named, unresolved) = named_files(entries, &names);
     let readme = facts.records.readme.as_ref();
     let record = facts.records.residual_record.as_ref();
     Adoption {
@@ -292,34 +303,17 @@ fn summarize_records(
         register: project.record_name(records::FIXES_FILE),
         entries: entries.to_vec(),
         states,
-        named_files: named.into_iter().collect(),
+        named_files: named.into_iter().map(String::from).collect(),
+        unresolved_names: unresolved.into_iter().map(String::from).collect(),
         readme: project.record_name(records::README_FILE),
         counts: readme.map_or(Vec::new(), |r| r.counts.clone().unwrap_or_default()),
         unread_counts: readme.map_or(Vec::new(), |r| r.unread.clone()),
         residual_record: record.map(|r| r.file.clone()),
         notes: record.map_or(Vec::new(), |r| r.notes.clone()),
         findings,
+        no_book: !project.root.join("book").join("book.toml").exists(),
         ..Adoption::default()
     }
-}
-
-/// Every file the entries name, resolved to its path where it resolves (sorted, once each),
-/// and the paths that resolved.
-fn resolve_named(entries: &[Entry], names: &Names) -> (Vec<String>, Vec<String>) {
-    let mut resolved = Vec::new();
-    let mut named_files = Vec::new();
-    for named in entries.iter().flat_map(|e| &e.files) {
-        named_files.push(match names.resolve(&named.name) {
-            Resolved::File(path) => {
-                resolved.push(path.to_string());
-                path.to_string()
-            }
-            _ => named.name.clone(),
-        });
-    }
-    named_files.sort();
-    named_files.dedup();
-    (named_files, resolved)
 }
 
 /// `.` for whole files in the records folder itself, else the tree folder's name.
@@ -361,12 +355,10 @@ fn summarize(
 ) -> Adoption {
     let prefix = project.config.overlay.backend_prefix.as_str();
     let differing: Vec<String> = state.differences().into_iter().map(|(p, _, _)| p).collect();
-    let adoption = summarize_records(project, facts, findings, wrote);
-    let names = Names::new(facts.tree_files(), prefix);
-    let (named_files, resolved) = resolve_named(&adoption.entries, &names);
+    let adoption = summarize_records(project, facts, findings, wrote, facts.tree_files());
     let unnamed = differing
         .iter()
-        .filter(|p| !resolved.contains(p))
+        .filter(|p| !adoption.named_files.contains(p))
         .cloned()
         .collect();
     let overlay = facts.overlay.as_ref();
@@ -385,9 +377,8 @@ fn summarize(
         backend_files: backend,
         core_files: state.overlay.len() - backend,
         differing: differing.len(),
-        named_files,
         unnamed,
-        actual_counts: overlay.map_or(Counts::default(), |o| o.counts.clone()),
+        actual_counts: overlay.map(|o| o.counts.clone()),
         unnoted,
         ..adoption
     }

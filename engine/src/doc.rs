@@ -112,7 +112,9 @@ impl Span {
             Span::Words(words) => words.clone(),
             Span::Text(text) if in_cell => markdown::cell(&markdown::text(text)),
             Span::Text(text) => markdown::text(text),
+            Span::Code(name) | Span::Path(name) if in_cell => markdown::code_cell(name),
             Span::Code(name) | Span::Path(name) => markdown::code_span(name),
+            Span::Prose(words) if in_cell => markdown::prose_cell(words),
             Span::Prose(words) => markdown::prose(words),
             Span::Link { markdown, .. } => markdown.clone(),
         }
@@ -488,7 +490,9 @@ mod tests {
         );
         assert!(md.contains("| — | undefined |\n"), "{md}");
         assert!(
-            md.ends_with("| ` f ` | ` a.cpp `, ` b.cpp ` | — |\n"),
+            md.ends_with(
+                "| <code>f</code> | <code>a.<wbr>cpp</code>, <code>b.<wbr>cpp</code> | — |\n"
+            ),
             "{md}"
         );
     }

@@ -53,7 +53,7 @@ impl PageLinks {
 impl PageLinks {
     /// `path:line` linked to the file at upstream commit `sha`, or as code with no web address.
     pub fn upstream_file(&self, sha: &str, path: &str, line: usize) -> String {
-        let shown = code_span(&format!("{path}:{line}"));
+        let shown = code_cell(&format!("{path}:{line}"));
         match &self.upstream_web {
             Some(web) if sha.chars().all(|c| c.is_ascii_hexdigit()) && !sha.is_empty() => {
                 format!("[{shown}]({web}/blob/{sha}/{}#L{line})", url_path(path))
@@ -80,13 +80,22 @@ fn url_path(path: &str) -> String {
 /// forkbook's own words, where each `` `pair` `` of backticks holds a name from someone's tree:
 /// the names become code spans, the rest text, both quoted; an odd backtick stays text.
 pub fn prose(words: &str) -> String {
+    prose_with(words, code_span)
+}
+
+/// [`prose`] in a table cell: each name as [`code_cell`], which breaks only at its separators.
+pub fn prose_cell(words: &str) -> String {
+    prose_with(words, code_cell)
+}
+
+fn prose_with(words: &str, code: fn(&str) -> String) -> String {
     let parts: Vec<&str> = words.split('`').collect();
     let pairs = (parts.len() - 1) / 2;
     let mut out = String::with_capacity(words.len() + 16);
     for (i, part) in parts.iter().enumerate() {
         let inside = i % 2 == 1 && i.div_ceil(2) <= pairs;
         if inside {
-            out.push_str(&code_span(part));
+            out.push_str(&code(part));
         } else {
             if i > 0 && !(i % 2 == 0 && i / 2 <= pairs) {
                 out.push_str("\\`");
@@ -246,6 +255,34 @@ pub fn code_span(text: &str) -> String {
     cell(&format!("{ticks} {text} {ticks}"))
 }
 
+/// A name in a table cell: HTML code with a break opportunity (`<wbr>`) after each `/`, `::`,
+/// `_`, `.`, `:` of `path:line`, `,` and `(`, so a narrow column breaks a path or a symbol there rather than inside a word
+/// (`collapse_co|ntiguous_di|ms`); each piece quoted as [`text`] quotes it, so no Markdown or
+/// HTML of the name's survives (a code span cannot hold a `<wbr>`).
+pub fn code_cell(name: &str) -> String {
+    let mut out = String::from("<code>");
+    let mut piece = String::new();
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        piece.push(c);
+        let next = chars.peek().copied();
+        let after = match c {
+            '/' | '_' | '.' | ',' | '(' => true,
+            // `a::b` breaks after the pair, `path:line` after its colon.
+            ':' => next != Some(':'),
+            _ => false,
+        };
+        if after && next.is_some() {
+            out.push_str(&cell(&text(&piece)));
+            out.push_str("<wbr>");
+            piece.clear();
+        }
+    }
+    out.push_str(&cell(&text(&piece)));
+    out.push_str("</code>");
+    out
+}
+
 /// Text safe as a heading: one line, no trailing `{…}` that would read as attributes, and no
 /// leading `#` that would change the level.
 pub fn heading_text(text: &str) -> String {
@@ -261,7 +298,7 @@ pub fn heading_text(text: &str) -> String {
 pub fn link(url: &str) -> String {
     let plain = url.starts_with("https://")
         && !url.contains(|c: char| c.is_whitespace() || "<>()[]|`".contains(c));
-    if !plain {
+    if !plain || never_resolves(url) {
         return code_span(url);
     }
     let text = match url
@@ -275,6 +312,17 @@ pub fn link(url: &str) -> String {
         _ => url.to_string(),
     };
     format!("[{text}]({url})")
+}
+
+/// Whether `url`'s host is under `.invalid`, the name reserved never to resolve (RFC 2606): the
+/// demo's examples of links, which a page shows as code rather than as a link that leads
+/// nowhere.
+pub fn never_resolves(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit('@').next().unwrap_or(host);
+    let host = host.split(':').next().unwrap_or(host).trim_end_matches('.');
+    host.to_ascii_lowercase().ends_with(".invalid") || host.eq_ignore_ascii_case("invalid")
 }
 
 /// A fenced code block of `language` holding `body` whatever it contains: the fence is longer
@@ -331,10 +379,24 @@ mod tests {
     fn cells_and_spans_survive_pipes_backticks_and_odd_links() {
         assert_eq!(code_span("a|b`c"), "`` a\\|b`c ``");
         assert_eq!(
+            code_cell("mlx/core::collapse_contiguous_dims<a|b>"),
+            "<code>mlx/<wbr>core::<wbr>collapse\\_<wbr>contiguous\\_<wbr>dims&lt;a\\\\|b\\></code>"
+        );
+        assert_eq!(
+            code_cell("a/b.cpp:12 f(x,y)"),
+            "<code>a/<wbr>b.<wbr>cpp:<wbr>12 f\\(<wbr>x,<wbr>y\\)</code>"
+        );
+        assert_eq!(
             link("https://github.com/NripeshN/mlx/pull/12"),
             "[NripeshN/mlx#12](https://github.com/NripeshN/mlx/pull/12)"
         );
         assert_eq!(link("javascript:alert(1)"), "` javascript:alert(1) `");
+        assert_eq!(
+            link("https://fork.example.invalid/pull/101"),
+            "` https://fork.example.invalid/pull/101 `"
+        );
+        assert!(!never_resolves("https://github.com/o/r/pull/1"));
+        assert!(never_resolves("https://u@Fork.Example.INVALID.:443/x"));
     }
 
     #[test]
@@ -345,11 +407,11 @@ mod tests {
         };
         assert_eq!(
             links.upstream_file("abc123", "mlx/a b).h", 7),
-            "[` mlx/a b).h:7 `](https://github.com/o/r/blob/abc123/mlx/a%20b%29.h#L7)"
+            "[<code>mlx/<wbr>a b\\).<wbr>h:<wbr>7</code>](https://github.com/o/r/blob/abc123/mlx/a%20b%29.h#L7)"
         );
         assert_eq!(
             PageLinks::default().upstream_file("abc123", "mlx/a.h", 7),
-            "` mlx/a.h:7 `"
+            "<code>mlx/<wbr>a.<wbr>h:<wbr>7</code>"
         );
     }
 

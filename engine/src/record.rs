@@ -217,7 +217,8 @@ fn append_entry(register: &str, number: usize, title: &str, paths: &[String]) ->
         let title = title.trim_end_matches('.');
         let item = format!(
             "{head}**{title}.** Files: {files}. TODO: why this fix exists.\n\
-             {indent}- state: TODO (retarget-only, to-propose, proposed, merged or kept-local)\n"
+             {indent}{}\n",
+            state_placeholder()
         );
         let mut lines: Vec<&str> = register.split_inclusive('\n').collect();
         let at = latest.end_line.min(lines.len());
@@ -236,7 +237,19 @@ fn append_entry(register: &str, number: usize, title: &str, paths: &[String]) ->
     } else {
         "\n\n"
     };
-    format!("{register}{sep}## {number}. {title}\n\nFiles: {files}\n\nTODO: why this fix exists.\n\n- state: TODO (retarget-only, proposed, merged or kept-local)\n")
+    format!(
+        "{register}{sep}## {number}. {title}\n\nFiles: {files}\n\nTODO: why this fix exists.\n\n{}\n",
+        state_placeholder()
+    )
+}
+
+/// The state line a new entry gets: a placeholder the gate fails on until it is replaced, naming
+/// every state with the field lines `fix-state-complete` will ask of it.
+fn state_placeholder() -> String {
+    format!(
+        "- state: TODO, one of {}",
+        forkbook_checks::states_and_fields()
+    )
 }
 
 /// A file-name slug: lowercase words joined by `-`, at most 48 characters.

@@ -489,24 +489,40 @@ fn newest_ready(exact: &Exact, probes: &Probes, last: usize) -> (usize, usize) {
 }
 
 impl Change {
-    /// What happens, in words, for a terminal or a table cell (the caller escapes).
-    pub fn describe(&self) -> String {
+    /// What happens: forkbook's words, the path, symbol or title each as the span it is, so a
+    /// page shows a symbol as code (a symbol quoted in backticks inside escaped text showed its
+    /// backticks) and a terminal shows it in backticks.
+    pub fn spans(&self) -> Vec<Span> {
+        let around = |before: String, title: &str, after: &str| {
+            vec![words(before), text(title), words(after)]
+        };
         match self {
             Change::ConflictStarts { path, regions } if *regions > 0 => {
-                format!(
-                    "{path} starts conflicting ({})",
-                    plural(*regions, "region", "regions")
-                )
+                let regions = plural(*regions, "region", "regions");
+                vec![
+                    Span::Path(path.clone()),
+                    words(format!(" starts conflicting ({regions})")),
+                ]
             }
-            Change::ConflictStarts { path, .. } => format!("{path} starts conflicting"),
-            Change::ConflictStops { path } => format!("{path} merges cleanly again"),
-            Change::DriftAppears { kind, symbol, .. } => format!("drift: {kind} `{symbol}`"),
-            Change::DriftGoes { kind, symbol } => format!("drift gone: {kind} `{symbol}`"),
-            Change::FixDroppable { number, title } => {
-                format!("fix {number} droppable: upstream holds it ({title})")
+            Change::ConflictStarts { path, .. } => {
+                vec![Span::Path(path.clone()), words(" starts conflicting")]
             }
+            Change::ConflictStops { path } => {
+                vec![Span::Path(path.clone()), words(" merges cleanly again")]
+            }
+            Change::DriftAppears { kind, symbol, .. } => {
+                vec![words("drift: "), text(kind), words(" "), code(symbol)]
+            }
+            Change::DriftGoes { kind, symbol } => {
+                vec![words("drift gone: "), text(kind), words(" "), code(symbol)]
+            }
+            Change::FixDroppable { number, title } => around(
+                format!("fix {number} droppable: upstream holds it ("),
+                title,
+                ")",
+            ),
             Change::FixNeeded { number, title } => {
-                format!("fix {number} needed again ({title})")
+                around(format!("fix {number} needed again ("), title, ")")
             }
         }
     }
@@ -551,7 +567,7 @@ impl Described for Forecast {
                 doc.terminal_only();
                 last = Some(e.position);
             }
-            let mut change = vec![text(e.change.describe())];
+            let mut change = e.change.spans();
             if let Some(said) = e.change.draft_words() {
                 change.extend([words(" ["), text(said), words("]")]);
             }
@@ -625,7 +641,7 @@ fn event_row(e: &Event, links: &PageLinks) -> Row {
     vec![
         vec![words(e.position.to_string())],
         vec![commit(links, &e.commit.sha, &e.commit.summary)],
-        vec![text(e.change.describe())],
+        e.change.spans(),
         fix,
     ]
 }

@@ -56,6 +56,9 @@ fn skip_ansi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
+/// The inline HTML a result's Markdown may keep, exactly as written.
+const HARMLESS_TAGS: [&str; 3] = ["<code>", "</code>", "<wbr>"];
+
 /// Makes Markdown from a directive safe to splice: raw HTML in it is shown as text, a link or
 /// image whose address fails [`url_allowed`] is shown as text, and no `{{#...}}` in it is left
 /// for a later preprocessor to expand. Markdown itself (tables, code spans, safe links) keeps
@@ -73,6 +76,10 @@ pub fn inert_markdown(text: &str) -> String {
         let replacement = match &event {
             // Shown as its own text with every markup character escaped, not only `<`: the
             // escaped text is read as Markdown again, and a link inside the HTML would come alive.
+            // Three inline tags carry no address, script or style and stay: a name in a table
+            // cell is `<code>` with a `<wbr>` after each separator, so a narrow column breaks it
+            // there and not inside a word (a code span cannot hold a `<wbr>`).
+            Event::InlineHtml(tag) if HARMLESS_TAGS.contains(&tag.as_ref()) => None,
             Event::Html(_) | Event::InlineHtml(_) => {
                 Some(markdown_as_text(&text[range.clone()], true))
             }
@@ -443,6 +450,22 @@ mod tests {
         assert!(!out.contains("{{"));
         assert!(out.contains(" red"));
         assert!(!out.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn only_code_and_wbr_tags_stay_in_a_results_markdown() {
+        let kept = "| <code>mlx/<wbr>core</code> |";
+        assert_eq!(inert_markdown(kept), kept);
+        for hostile in [
+            "<code onclick=\"x()\">a</code>",
+            "<code style=\"color:red\">a</code>",
+            "<wbr/><script>x()</script>",
+            "<a href=\"javascript:x()\">a</a>",
+        ] {
+            let out = inert_markdown(hostile);
+            let live = ["<code ", "<script", "<a ", "<wbr/>"];
+            assert!(!live.iter().any(|tag| out.contains(tag)), "{out}");
+        }
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! Any other suffix matching is deliberately not allowed: `cuda/eval.cpp` must not quietly match
 //! `mlx/backend/cuda/eval.cpp` and something else tomorrow.
 
-use crate::register::Register;
+use crate::register::{Entry, Register};
+use std::collections::BTreeSet;
 
 /// What a name resolves to among the known files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +109,25 @@ fn under_backend(prefix: &str, name: &str) -> Vec<String> {
     out
 }
 
-impl crate::register::Entry {
+/// The files the entries name, read as `names` reads each name: the distinct paths the names
+/// resolve to (two spellings of one file are one file), and the names that resolve to no one
+/// file (none, or several), each once. Every count of "files named by the register" is this
+/// (adopt's count, `differing-file-named`); one entry's files are [`Entry::named_files`].
+pub fn named_files<'a, 'e>(
+    entries: impl IntoIterator<Item = &'e Entry>,
+    names: &Names<'a>,
+) -> (BTreeSet<&'a str>, BTreeSet<&'e str>) {
+    let (mut files, mut unresolved) = (BTreeSet::new(), BTreeSet::new());
+    for named in entries.into_iter().flat_map(|e| &e.files) {
+        match names.resolve(&named.name) {
+            Resolved::File(path) => files.insert(path),
+            _ => unresolved.insert(named.name.as_str()),
+        };
+    }
+    (files, unresolved)
+}
+
+impl Entry {
     /// The files this entry names, each once, as repository paths: the one answer to "which
     /// spellings in an entry are files" (`fixes list`, adopt's count of files named).
     ///

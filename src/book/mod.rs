@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 mod directives;
 mod fingerprint;
+pub mod init;
 pub mod steps;
 
 pub use steps::TIMED_OUT;

@@ -1,6 +1,6 @@
-//! `forkbook book build|test|serve`: the executable book. `build` and `test` run in process with
-//! mdbook-driver and the forkbook preprocessor registered, so the gate needs no `mdbook` binary;
-//! `serve` is the stock `mdbook serve` (a well-kept server with live reload) with this forkbook
+//! `forkbook book init|build|test|serve`: the executable book. `init` writes a project's book
+//! (`src/book/init.rs`). `build` and `test` run in process with mdbook-driver and the forkbook
+//! preprocessor registered, so the gate needs no `mdbook` binary; `serve` is the stock `mdbook serve` (a well-kept server with live reload) with this forkbook
 //! as its preprocessor.
 //!
 //! Exit status 1 when the book's gate fails (a gated step, a check error), 2 when the book
@@ -26,6 +26,13 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum BookCommand {
+    /// Write the project's book: book.toml (forkbook as its preprocessor, the variables from
+    /// forkbook.toml) and the procedure chapters; no file that exists is written over
+    Init {
+        /// The book folder to write [default: `book` in the project]
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Run every step and render the HTML book
     Build(BookArgs),
     /// Run every step and apply the gate (what CI runs); the pages are written, failures marked
@@ -64,6 +71,11 @@ fn parse_var(text: &str) -> std::result::Result<(String, String), String> {
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     match &args.command {
+        BookCommand::Init { dir } => {
+            let project = ctx.project()?;
+            let init = crate::book::init::init(&project, dir.as_deref())?;
+            ctx.emit(&init)
+        }
         BookCommand::Build(book) => build(book, ctx).map(|(code, _)| code),
         BookCommand::Test(book) => test(book, ctx),
         BookCommand::Serve { book, port } => serve(book, *port, ctx),

@@ -146,7 +146,9 @@ fn demo_steps(demo: &DemoProject, book: &Path) -> Vec<(&'static str, Vec<String>
     ]
 }
 
-/// Each `next:` line is a shell command that works as printed, in order, in one shell.
+/// Each `next:` line is a shell command that works as printed, in order, in one shell: the
+/// demo's own object cache first (else they would fill `~/.cache/forkbook`), then the pin bump
+/// for real, through the conflict's resolution recorded as a fix, to a `check` that passes.
 fn print_next_steps(demo: &DemoProject, ctx: &mut Ctx) -> Result<()> {
     let forkbook = this_forkbook();
     let pin2 = short_id(&demo.world.pin2);
@@ -156,17 +158,72 @@ fn print_next_steps(demo: &DemoProject, ctx: &mut Ctx) -> Result<()> {
     )?;
     let root = shell_quote(&demo.root.to_string_lossy());
     writeln!(ctx.out, "next: cd {root}")?;
+    let cache = shell_quote(&demo.cache.to_string_lossy());
+    writeln!(
+        ctx.out,
+        "next: export FORKBOOK_CACHE={cache}    # the demo's object cache, not ~/.cache/forkbook"
+    )?;
+    let cause = upstream_commit_changing(demo, "mlx/device.cpp")?;
+    let register = format!("{}/LOCAL_FIXES.md", demo.open()?.config.overlay.dir);
     // The build first: after the retarget the overlay holds conflict markers, and a build of it
     // would report their fallout as compile errors.
-    for command in [
+    let forkbook_lines = [
         format!("drift build --to {pin2} --compiler c++    # the real build at pin 2, with C++, before anything moves"),
         format!("retarget {pin2}    # the pin bump for real: conflicts to resolve, exit 1"),
         "status    # exit 1: the conflict markers the retarget left, by overlay path".to_string(),
         "materialize --out materialized    # the overlay's files: status's mlx/device.cpp:21 is materialized/mlx/device.cpp, line 21".to_string(),
-    ] {
+    ];
+    for command in forkbook_lines {
         writeln!(ctx.out, "next: {forkbook} {command}")?;
     }
+    // The resolution keeps the fork's side (its CPU preference) and gives it the pin's new
+    // device index: what a person would write in an editor, as one command to paste.
+    writeln!(
+        ctx.out,
+        "next: perl -0pi -e 's/<<<<<<< .*?\\n=======\\n//s; s/\\n>>>>>>> [^\\n]*//; s/: Device::cpu\\}}/: Device::cpu, default_index()}}/' materialized/mlx/device.cpp    # resolve it as you would in an editor: the fork's CPU preference and the pin's device index, both kept"
+    )?;
+    writeln!(
+        ctx.out,
+        "next: {forkbook} fix add --from materialized --title \"Keep the fork's CPU preference beside the pin's device index\"    # the resolution becomes fix 5"
+    )?;
+    writeln!(
+        ctx.out,
+        "next: {forkbook} check    # exit 1: fix 5's entry has no state yet; its TODO line lists each state with the lines it needs"
+    )?;
+    writeln!(
+        ctx.out,
+        "next: perl -0pi -e 's/TODO: why this fix exists\\./Pin 2 reads the device index from MLX_DEVICE_INDEX; the fork keeps the CPU where MLX_ROCM_PREFER_CPU is set./; s/- state: TODO[^\\n]*/- state: retarget-only\\n- cause: {cause}/' {register}    # fix 5 adapts to pin 2: retarget-only, caused by upstream {}",
+        short_id(&cause)
+    )?;
+    writeln!(
+        ctx.out,
+        "next: {forkbook} check    # exit 0: every check passes at pin 2"
+    )?;
     Ok(())
+}
+
+/// The upstream commit after pin 1, up to pin 2, that last changed `path` (first parents): the
+/// cause a resolution of its conflict is recorded with.
+fn upstream_commit_changing(demo: &DemoProject, path: &str) -> Result<String> {
+    let failed = |e: git2::Error| crate::engine::Error::new(format!("the demo's upstream: {e}"));
+    let repo = git2::Repository::open_bare(&demo.world.upstream).map_err(failed)?;
+    let blob = |commit: &git2::Commit| {
+        let tree = commit.tree().ok()?;
+        tree.get_path(Path::new(path)).ok().map(|entry| entry.id())
+    };
+    let mut commit = repo
+        .find_commit(git2::Oid::from_str(&demo.world.pin2).map_err(failed)?)
+        .map_err(failed)?;
+    while commit.id().to_string() != demo.world.pin1 {
+        let parent = commit.parent(0).map_err(failed)?;
+        if blob(&commit) != blob(&parent) {
+            return Ok(commit.id().to_string());
+        }
+        commit = parent;
+    }
+    Err(crate::engine::Error::new(format!(
+        "no upstream commit of the demo changes `{path}` after pin 1"
+    )))
 }
 
 /// The demo's book says on its pages which red boxes its planted breaks make, so a reader of the
@@ -178,14 +235,20 @@ them (`retarget --check`, `drift api`, `drift build`, and `sync --check` to fork
 those planted breaks, found as a real bump's would be; none of them is gated. The gated boxes \
 are green: a red one would be a real failure.";
 
-/// Sets `world_note` in the demo book's `book.toml` (a project's book leaves it empty).
+/// The demo book's `book.toml`: `world_note` set (a project's book leaves it empty), and the
+/// fork and upstream named as the demo's own.
 fn set_world_note(book: &Path) -> Result<()> {
-    let (_, text) = crate::book::SOURCES
-        .iter()
-        .find(|(path, _)| *path == "book.toml")
-        .expect("the book's sources hold book.toml");
-    let quoted = toml::Value::String(WORLD_NOTE.to_string()).to_string();
-    let text = text.replacen("world_note = \"\"", &format!("world_note = {quoted}"), 1);
+    let text = crate::book::init::book_toml(&[
+        ("world_note", WORLD_NOTE.to_string()),
+        (
+            "fork",
+            "the demo world's fork, branch `rocm-support`".to_string(),
+        ),
+        (
+            "upstream",
+            "the demo world's upstream, branch `main`".to_string(),
+        ),
+    ]);
     crate::engine::fsutil::write_file(&book.join("book.toml"), text.as_bytes())
 }
 

@@ -213,7 +213,7 @@ fn prose_counts_are_read_checked_and_kept_true_by_sync() {
 }
 
 /// Every file below `dir` with its bytes, to show what a command changed.
-fn snapshot(dir: &Path) -> forkbook::engine::FileMap {
+pub(crate) fn snapshot(dir: &Path) -> forkbook::engine::FileMap {
     forkbook::engine::fsutil::read_tree(dir).unwrap()
 }
 
@@ -400,7 +400,7 @@ fn forkbooks_own_residual_record_carries_notes_too() {
 
 /// A folder as a project keeps it before forkbook: whole files beside UPSTREAM, a prose README,
 /// a CORE_RESIDUAL.diff with its note, desktop noise, and no forkbook.toml or lock.
-fn never_adopted() -> Demo {
+pub(crate) fn never_adopted() -> Demo {
     let demo = with_core_residual();
     let (backend, core) = status_counts(&demo);
     let readme = prose_readme(backend, core, 4)
@@ -412,7 +412,7 @@ fn never_adopted() -> Demo {
     demo
 }
 
-fn adopt(demo: &Demo, args: &[&str]) -> (i32, String) {
+pub(crate) fn adopt(demo: &Demo, args: &[&str]) -> (i32, String) {
     let upstream = demo.demo.world.upstream.to_str().unwrap().to_string();
     let mut full = vec!["--upstream-url", upstream.as_str(), "adopt"];
     full.extend_from_slice(args);

@@ -200,7 +200,7 @@ fn hostile_file_name_in_the_overlay_comes_out_escaped() {
     // Give the new entry its state, as the user would, so the register's checks pass.
     let register = fixture.demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&register).unwrap();
-    let todo = "- state: TODO (retarget-only, proposed, merged or kept-local)\n";
+    let todo = "- state: TODO, one of retarget-only (with - cause:), to-propose, proposed (with - link: and - package:), merged (with - link: and - fork-commit:), kept-local (with - reason: and - issue:)\n";
     let state = "- state: kept-local\n- reason: a test of hostile names\n- issue: #1\n";
     assert!(text.contains(todo), "{text}");
     std::fs::write(&register, text.replace(todo, state)).unwrap();
@@ -552,7 +552,7 @@ fn results_are_tables_and_diffs_linked_to_upstream_and_the_register() {
         .nth(1)
         .expect("the retarget step shows its result as a view");
     assert!(
-        view.contains("<td><code>mlx/device.cpp</code> region 1 (pin/fork, pin line "),
+        view.contains("<td><code>mlx/<wbr>device.<wbr>cpp</code> region 1 (pin/fork, pin line "),
         "{view}"
     );
     let commit_link = format!("<a href=\"{web}/commit/");
@@ -622,12 +622,31 @@ window.addEventListener('load', () => {
       const inner = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
       narrowest = Math.min(narrowest, inner / charWidth(cell));
     }
+    // Each name's lines, from where each of its characters is laid out: more lines than one
+    // for every 20 characters is a name chopped into pieces; a line that ends between two
+    // letters or digits of the name broke it inside a word.
     let choppy = 0;
+    let midword = 0;
     for (const code of table.querySelectorAll('td code')) {
-      const lines = new Set([...code.getClientRects()].map((r) => Math.round(r.top))).size;
-      if (lines > 1 + Math.floor(code.textContent.length / 20)) choppy++;
+      const tops = new Set();
+      const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+      let last = null;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (let i = 0; i < node.length; i++) {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const rect = range.getClientRects()[0];
+          if (!rect) continue;
+          const c = node.data[i];
+          tops.add(Math.round(rect.top));
+          if (last && rect.top > last.top + 1 && /[A-Za-z0-9]/.test(c) && /[A-Za-z0-9]/.test(last.c)) midword++;
+          last = { top: rect.top, c };
+        }
+      }
+      if (tops.size > 1 + Math.floor(code.textContent.length / 20)) choppy++;
     }
-    return `${Math.floor(narrowest)}:${table.scrollWidth - table.parentElement.clientWidth}:${choppy}`;
+    return `${Math.floor(narrowest)}:${table.scrollWidth - table.parentElement.clientWidth}:${choppy}:${midword}`;
   });
   const result = `W ${window.innerWidth} ${tables.join(' ')}`;
   document.title = result;
@@ -667,8 +686,19 @@ fn pages_fit_the_column_in_chromium() {
     assert_eq!(code, 0, "{out}");
     let site = dir.join("book");
     let mut tables = 0;
-    for page in ["pin-bump", "fork-sync", "register", "report", "checks"] {
+    for page in [
+        "forecast",
+        "pin-bump",
+        "fork-sync",
+        "register",
+        "report",
+        "checks",
+    ] {
         let html = std::fs::read_to_string(site.join(format!("{page}.html"))).unwrap();
+        assert!(
+            !html.contains("<td>drift: changed-signature `"),
+            "{page}: a name in a table shows its backticks"
+        );
         std::fs::write(
             site.join(format!("{page}-probe.html")),
             html.replace("</body>", &format!("{TABLE_PROBE}</body>")),
@@ -724,7 +754,7 @@ fn pages_fit_the_column_in_chromium() {
             for (n, table) in words.enumerate() {
                 tables += 1;
                 let numbers: Vec<i64> = table.split(':').map(|x| x.parse().unwrap()).collect();
-                let [narrowest, overflow, choppy] = numbers[..] else {
+                let [narrowest, overflow, choppy, midword] = numbers[..] else {
                     panic!("{page}: probe said {table}")
                 };
                 let which = format!("{page} at {width} px, table {}", n + 1);
@@ -735,6 +765,10 @@ fn pages_fit_the_column_in_chromium() {
                 assert!(
                     overflow <= 0,
                     "{which}: {overflow} px wider than the column"
+                );
+                assert_eq!(
+                    midword, 0,
+                    "{which}: {midword} names broken inside a word (between two letters or digits)"
                 );
                 if width == 1280 {
                     assert_eq!(
@@ -785,7 +819,7 @@ fn the_drift_build_step_shows_its_errors_as_a_table() {
         .expect("the drift build shows its result as a view");
     assert!(build.contains("<th>where</th><th>error</th>"), "{build}");
     assert!(
-        build.contains("<code>mlx/backend/rocm/"),
+        build.contains("<code>mlx/<wbr>backend/<wbr>rocm/<wbr>"),
         "an error names its backend file: {build}"
     );
 }

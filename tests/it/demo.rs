@@ -172,7 +172,9 @@ fn the_readme_commands_then_every_next_line_work_as_printed() {
         .collect();
     assert!(next.len() >= 3, "{demo_output}");
     assert!(
-        next.iter().skip(1).all(|c| c.starts_with("forkbook ")),
+        next.iter()
+            .filter(|c| c.contains("forkbook "))
+            .all(|c| c.starts_with("forkbook ")),
         "forkbook is on PATH, so the demo calls it by name: {next:?}"
     );
     // One shell, in order, as a user pastes them; each command's exit status is printed.
@@ -197,6 +199,41 @@ fn the_readme_commands_then_every_next_line_work_as_printed() {
     assert!(
         text.contains("CONFLICT"),
         "the pin bump for real reports its conflicts: {text}"
+    );
+    // The path goes on past `materialize`: the edit, `fix add`, then `check` (exit 1 on the new
+    // entry's placeholder state, which names every state with the lines it needs), the state
+    // filled in, and `check` passing (issue 39).
+    let status_of = |i: usize| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("forkbook-next {i} exit ")))
+            .unwrap()
+            .to_string()
+    };
+    let at = |what: &str| {
+        next.iter()
+            .position(|c| c.contains(what))
+            .unwrap_or_else(|| panic!("no next: line {what}: {next:?}"))
+    };
+    let (fix_add, last) = (at("fix add --from materialized"), next.len() - 1);
+    assert!(at("materialize --out") < fix_add, "{next:?}");
+    assert_eq!(status_of(fix_add), "0", "{text}{err}");
+    assert!(next[fix_add + 1].starts_with("forkbook check"), "{next:?}");
+    assert_eq!(status_of(fix_add + 1), "1", "{text}");
+    assert!(
+        text.contains("entry 5 has unknown state `TODO, one of retarget-only (with - cause:), to-propose, proposed (with - link: and - package:), merged (with - link: and - fork-commit:), kept-local (with - reason: and - issue:)`"),
+        "{text}"
+    );
+    assert!(next[last].starts_with("forkbook check"), "{next:?}");
+    assert_eq!(
+        status_of(last),
+        "0",
+        "the path ends with every check passing: {text}"
+    );
+    // Every pasted command used the demo's own cache: nothing went into ~/.cache.
+    assert!(next[1].starts_with("export FORKBOOK_CACHE="), "{next:?}");
+    assert!(
+        !home.join(".cache").exists(),
+        "the next: lines wrote into ~/.cache"
     );
     // The drift build runs before the retarget writes markers into the overlay, so it builds
     // the drift alone, not the fallout of the markers the retarget wrote (issue 25).

@@ -124,7 +124,7 @@ pub fn resolve_as_a_fix_titled(demo: &Demo, path: &str, title: &str) {
     assert_eq!(code, 0, "{out}");
     let register = demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&register).unwrap();
-    let todo = "- state: TODO (retarget-only, proposed, merged or kept-local)\n";
+    let todo = "- state: TODO, one of retarget-only (with - cause:), to-propose, proposed (with - link: and - package:), merged (with - link: and - fork-commit:), kept-local (with - reason: and - issue:)\n";
     let state = "- state: kept-local\n- reason: the resolution of a sync conflict\n- issue: #11\n";
     assert!(text.contains(todo), "{text}");
     std::fs::write(&register, text.replace(todo, state)).unwrap();

@@ -2,6 +2,7 @@
 //! (`common`).
 
 mod adopt;
+mod adopted_book;
 mod architecture;
 mod attacks;
 mod book;

@@ -566,3 +566,47 @@ fn check_and_adopt_fit_one_screen_and_the_detail_is_behind_verbose_and_json() {
     assert_eq!(fixes.len(), 5, "{status}");
     assert_eq!(fixes[0], "1. Device choice kept (kept-local)", "{status}");
 }
+
+/// adopt on a pin no mirror has: the README's counts are not compared with an overlay it could
+/// not build ("13 backend files (the overlay has 0)" was printed), the files named are the
+/// overlay's files once each (`event.cpp` and `mlx/backend/rocm/event.cpp` are one; the prose
+/// paths are no overlay file), as adopt counts them with the pin there, and `check`'s note on the
+/// missing lock does not send back to adopt before the commits are fetched.
+#[test]
+fn adopt_on_a_missing_pin_counts_only_what_it_could_read() {
+    let folder = real_shaped();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let recorded = std::fs::read_to_string(&upstream).unwrap();
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    std::fs::write(&upstream, recorded.replace(&folder.pin, missing)).unwrap();
+    let (code, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("lock     not written"), "{out}");
+    assert!(!out.contains("the overlay has 0"), "{out}");
+    assert!(
+        out.contains("counts   patches-rocm/README.md:5: 13 backend files (not counted: the overlay could not be built)"),
+        "{out}"
+    );
+    let named = "named    7 files named by entries\n  and 2 names are no one file of the overlay \
+                 the records folder holds (the overlay could not be built):\n  \
+                 mlx/backend/cuda/allocator.cu\n  scripts/leak_check.py\n";
+    assert!(out.contains(named), "{out}");
+    let up = mirror(&folder);
+    let (_, check) = folder
+        .demo
+        .run(&["--upstream-url", &up, "check", "--verbose"]);
+    let lock =
+        "the lock `overlay.lock` is missing\n  note: the overlay cannot be built to lock it: \
+                the recorded commits are not in the object cache; get them with `forkbook fetch`";
+    assert!(check.contains(lock), "{check}");
+    // The pin back: the same seven files, now resolved among the built overlay's.
+    std::fs::write(&upstream, recorded).unwrap();
+    let (_, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert!(out.contains("lock     written"), "{out}");
+    assert!(
+        out.contains(
+            "named    7 files named by entries\n  and 2 names are no one file of the overlay:\n"
+        ),
+        "{out}"
+    );
+}

@@ -1141,7 +1141,7 @@ fn fix_add_writes_a_list_entry_into_a_list_register_and_only_adds_lines() {
         only_inserted(SECTIONS, &written),
         [
             "7. **Add a helper.** Files: `mlx/backend/rocm/new_helper.hpp`. TODO: why this fix exists.\n",
-            "   - state: TODO (retarget-only, to-propose, proposed, merged or kept-local)\n",
+            "   - state: TODO, one of retarget-only (with - cause:), to-propose, proposed (with - link: and - package:), merged (with - link: and - fork-commit:), kept-local (with - reason: and - issue:)\n",
         ]
     );
     let register = register::parse("f", &written);

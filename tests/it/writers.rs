@@ -647,7 +647,9 @@ fn a_fix_marked_merged_with_its_patch_removed_keeps_every_command_working() {
     let text = std::fs::read_to_string(&path).unwrap();
     let text = text.replacen(
         "- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/101\n",
-        &format!("- state: merged\n- link: https://github.com/NripeshN/mlx/pull/101\n- fork-commit: {f3}\n"),
+        &format!(
+            "- state: merged\n- link: https://github.com/NripeshN/mlx/pull/101\n- fork-commit: {f3}\n"
+        ),
         1,
     );
     std::fs::write(&path, text).unwrap();

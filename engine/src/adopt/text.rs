@@ -15,6 +15,7 @@ impl CommandReport for Adoption {
         counts(self, &mut doc);
         residual(self, &mut doc);
         decision(self, &mut doc);
+        next(self, &mut doc);
         doc.text()
     }
 
@@ -86,6 +87,22 @@ fn entries(a: &Adoption, doc: &mut Doc) {
     doc.list(no_state.collect());
     let named = plural(a.named_files.len(), "file", "files");
     doc.field("named", vec![words(format!("{named} named by entries"))]);
+    if !a.unresolved_names.is_empty() {
+        let names = plural(a.unresolved_names.len(), "name is", "names are");
+        let why = if a.missing.is_empty() {
+            ""
+        } else {
+            " the records folder holds (the overlay could not be built)"
+        };
+        doc.line(vec![words(format!(
+            "  and {names} no one file of the overlay{why}:"
+        ))]);
+        doc.list_first(
+            a.unresolved_names.iter().map(|n| vec![text(n)]).collect(),
+            LISTED,
+            "more",
+        );
+    }
     let (differ, them) = match a.unnamed.len() {
         0 => return,
         1 => ("1 file differs".to_string(), "it"),
@@ -109,12 +126,13 @@ fn counts(a: &Adoption, doc: &mut Doc) {
         doc.field("counts", vec![text(format!("{readme} states none"))]);
     }
     for count in &a.counts {
-        let actual = forkbook_records::readme::figure(&a.actual_counts, &count.name)
-            .map_or(count.stated, |n| n as u64);
-        let truth = if count.stated == actual {
-            "true".to_string()
-        } else {
-            format!("the overlay has {actual}")
+        let actual = a.actual_counts.as_ref().map(|counts| {
+            forkbook_records::readme::figure(counts, &count.name).map_or(count.stated, |n| n as u64)
+        });
+        let truth = match actual {
+            None => "not counted: the overlay could not be built".to_string(),
+            Some(actual) if actual == count.stated => "true".to_string(),
+            Some(actual) => format!("the overlay has {actual}"),
         };
         let (line, stated, name) = (count.line, count.stated, &count.name);
         let said = format!("{readme}:{line}: {stated} {name} ({truth})");
@@ -178,4 +196,13 @@ fn decision(a: &Adoption, doc: &mut Doc) {
     doc.field("decide", vec![words(decide)]);
     let rendered = crate::check::render_findings(&errors, a.verbose);
     doc.list(rendered.lines().map(|l| vec![text(l)]).collect());
+}
+
+/// The commands that go on from here: the project's book when it has none.
+fn next(a: &Adoption, doc: &mut Doc) {
+    if a.no_book {
+        let init =
+            "next: forkbook book init    # the project's executable book in book/: new files only";
+        doc.line(vec![words(init)]);
+    }
 }
