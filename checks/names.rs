@@ -2,4 +2,6 @@
 //! (`forkbook_records::names`), so an entry's files (`Entry::named_files`) and every check
 //! resolve a name alike.
 
-pub use forkbook_records::names::{base_name, entries_naming, named_files, resolve, Names, Resolved};
+pub use forkbook_records::names::{
+    base_name, entries_naming, named_files, resolve, Names, Resolved,
+};
