@@ -148,8 +148,11 @@ pub fn inert_references(text: &str) -> String {
             '@' => next.is_some_and(|n| n.is_ascii_alphanumeric()),
             '#' => next.is_some_and(|n| n.is_ascii_digit()),
             '-' => {
-                let before = &text[..at];
-                let gh = before.len() >= 2 && before[before.len() - 2..].eq_ignore_ascii_case("gh");
+                // Bytes, not a slice of the text: the two bytes before `-` may end a wider
+                // character, and a slice there would panic.
+                let before = &text.as_bytes()[..at];
+                let gh =
+                    before.len() >= 2 && before[before.len() - 2..].eq_ignore_ascii_case(b"gh");
                 gh && next.is_some_and(|n| n.is_ascii_digit())
             }
             _ => false,
@@ -352,6 +355,16 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `-` after a character wider than one byte is no `GH-` reference, and no panic: the
+    /// two bytes before it end the character (a slice of the text there panicked).
+    #[test]
+    fn a_dash_after_a_wide_character_is_kept_as_it_is() {
+        assert_eq!(
+            inert_references("\u{20ac}-1 GH-2"),
+            "\u{20ac}-1 GH-\u{200b}2"
+        );
+    }
 
     /// Fails on main before this change: a code span, cell, code block or heading carried a
     /// fork file name's ESC and BEL into the page as raw bytes.

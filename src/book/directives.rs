@@ -222,7 +222,7 @@ mod tests {
         let page = render_register(&register, "p/LOCAL_FIXES.md", &[pull]);
         let cards: Vec<&str> = page.split("### ").skip(1).collect();
         assert!(
-            cards[0].contains("**pull requests** fork \\#12 *merged at abababababab*"),
+            cards[0].contains("**pull requests** fork \\#\u{200b}12 *merged at abababababab*"),
             "{}",
             cards[0]
         );
@@ -264,7 +264,7 @@ mod tests {
         );
         assert!(!cards[0].contains("**link**"), "{}", cards[0]);
         assert!(
-            cards[1].contains("**cause** upstream abc1234 \\(\\#12\\)"),
+            cards[1].contains("**cause** upstream abc1234 \\(\\#\u{200b}12\\)"),
             "{}",
             cards[1]
         );
