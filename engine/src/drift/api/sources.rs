@@ -437,8 +437,22 @@ pub fn reference_definitions(
     prep: &Prep,
     wanted: &[&Decl],
 ) -> HashMap<(String, String), Loc> {
-    let needles: Vec<String> = wanted.iter().map(|d| definition_needle(d)).collect();
-    let mentions = |bytes: &[u8]| needles.iter().any(|n| contains(bytes, n.as_bytes()));
+    let needles: BTreeSet<String> = wanted.iter().map(|d| definition_needle(d)).collect();
+    // One scan of each file for all the needles at once (one search per needle made this
+    // the analysis's largest cost).
+    let pattern: Vec<String> = needles
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| regex::escape(n))
+        .collect();
+    let any_needle = (!pattern.is_empty())
+        .then(|| regex::bytes::Regex::new(&pattern.join("|")).ok())
+        .flatten();
+    // A pattern too large to compile falls back to one search per needle.
+    let mentions = |bytes: &[u8]| match &any_needle {
+        Some(re) => re.is_match(bytes),
+        None => needles.iter().any(|n| contains(bytes, n.as_bytes())),
+    };
     let todo = cpp_inputs(files, |p, b| is_reference(p, cfg) && mentions(b));
     let keys: HashSet<(String, String)> = wanted
         .iter()
