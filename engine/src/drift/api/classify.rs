@@ -28,7 +28,7 @@ use super::syntax::Prep;
 use super::syntax::StubUse;
 use super::uses::{Call, ResultUse};
 use crate::FileMap;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 mod interface;
 mod lookup;
@@ -232,7 +232,21 @@ impl<'a> Rules<'a> {
     /// arguments no longer fit, or the result changed in a way the call site notices.
     fn calls(&mut self) {
         let backend = self.inputs.backend;
+        // A call decides the same as the first one spelled alike (only its place differs,
+        // and the first finding per kind and symbol is kept): each spelling is judged once.
+        let mut judged = HashSet::new();
         for call in &backend.uses.calls {
+            let spelling = (
+                call.name.as_str(),
+                call.qualifier.as_slice(),
+                call.member,
+                call.args,
+                call.namespaces.as_slice(),
+                call.result,
+            );
+            if !judged.insert(spelling) {
+                continue;
+            }
             if !call.member {
                 let classes = self.from.classes(&call.qualifier, &call.name);
                 if !classes.is_empty() {
@@ -277,7 +291,16 @@ impl<'a> Rules<'a> {
     /// Objects the backend builds (`Buffer b(p)`, `new Buffer(p)`, `make_shared<Buffer>(p)`).
     fn constructs(&mut self) {
         let backend = self.inputs.backend;
+        let mut judged = HashSet::new();
         for construct in &backend.uses.constructs {
+            let spelling = (
+                construct.name.as_str(),
+                construct.qualifier.as_slice(),
+                construct.args,
+            );
+            if !judged.insert(spelling) {
+                continue; // decided by the first one spelled alike
+            }
             let classes = self.from.classes(&construct.qualifier, &construct.name);
             self.construct(&classes, construct.args, &construct.loc);
         }

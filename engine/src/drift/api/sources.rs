@@ -59,7 +59,7 @@ fn under(path: &str, prefixes: &[String]) -> bool {
 /// What to blank before parsing `upstream` and `backend`: the configured macros plus those
 /// learned from the files' own `#define` lines (see [`macros`]).
 pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-    let defined = |(_, bytes): (&str, &[u8])| macros::definitions(bytes);
+    let defined = |(_, bytes): (&str, &[u8])| definitions_kept(bytes);
     let upstream_inputs = upstream
         .iter()
         .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
@@ -111,6 +111,8 @@ struct MemoTables {
     scopes: usize,
     /// By key and whether the uses were collected.
     kept: HashMap<(MemoKey, bool), (FileFacts, Uses)>,
+    /// Each blob's `#define`s, by blob id (every probe's preparation reads them all).
+    macros: HashMap<git2::Oid, Vec<macros::MacroDef>>,
 }
 
 static MEMO: std::sync::Mutex<Option<MemoTables>> = std::sync::Mutex::new(None);
@@ -138,6 +140,25 @@ impl Drop for ParseMemo {
             }
         }
     }
+}
+
+/// [`macros::definitions`] through the memo when a scope is alive.
+fn definitions_kept(bytes: &[u8]) -> Vec<macros::MacroDef> {
+    let id = || git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok();
+    let Some(id) = memo_tables().is_some().then(id).flatten() else {
+        return macros::definitions(bytes);
+    };
+    if let Some(kept) = memo_tables()
+        .as_ref()
+        .and_then(|t| t.macros.get(&id).cloned())
+    {
+        return kept;
+    }
+    let defs = macros::definitions(bytes);
+    if let Some(tables) = memo_tables().as_mut() {
+        tables.macros.insert(id, defs.clone());
+    }
+    defs
 }
 
 /// [`read`] through the memo when a scope is alive, with the file's own uses when `with_uses`
@@ -437,8 +458,22 @@ pub fn reference_definitions(
     prep: &Prep,
     wanted: &[&Decl],
 ) -> HashMap<(String, String), Loc> {
-    let needles: Vec<String> = wanted.iter().map(|d| definition_needle(d)).collect();
-    let mentions = |bytes: &[u8]| needles.iter().any(|n| contains(bytes, n.as_bytes()));
+    let needles: BTreeSet<String> = wanted.iter().map(|d| definition_needle(d)).collect();
+    // One scan of each file for all the needles at once (one search per needle made this
+    // the analysis's largest cost).
+    let pattern: Vec<String> = needles
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| regex::escape(n))
+        .collect();
+    let any_needle = (!pattern.is_empty())
+        .then(|| regex::bytes::Regex::new(&pattern.join("|")).ok())
+        .flatten();
+    // A pattern too large to compile falls back to one search per needle.
+    let mentions = |bytes: &[u8]| match &any_needle {
+        Some(re) => re.is_match(bytes),
+        None => needles.iter().any(|n| contains(bytes, n.as_bytes())),
+    };
     let todo = cpp_inputs(files, |p, b| is_reference(p, cfg) && mentions(b));
     let keys: HashSet<(String, String)> = wanted
         .iter()

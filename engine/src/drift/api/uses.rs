@@ -27,7 +27,7 @@ pub struct Call {
 }
 
 /// What the code around a call does with its result, as far as a changed return type matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResultUse {
     /// The initializer of a structured binding with this many names
     /// (`auto [shape, strides] = f(..)`, also `auto&`, `const auto&` and `auto [..]{f(..)}`).

@@ -12,6 +12,7 @@ use crate::drift::api::index::Index;
 use crate::drift::api::model::{qualify, Decl, DeclKind};
 use crate::drift::api::report::Kind;
 use crate::drift::api::uses::Call;
+use std::collections::HashSet;
 
 /// The upstream declarations (at the old commit) a call can reach.
 pub fn call_candidates<'a>(rules: &Rules<'a>, call: &Call) -> Vec<&'a Decl> {
@@ -71,12 +72,18 @@ fn lookup<'a>(
 impl<'a> Rules<'a> {
     pub(super) fn hidden_by_new_declarations(&mut self) {
         let backend = self.inputs.backend;
+        // Lookup depends on the name and the enclosing namespaces alone, and the first
+        // finding per symbol is kept: each pair is looked up once.
+        let mut judged = HashSet::new();
         for call in backend
             .uses
             .calls
             .iter()
             .filter(|c| !c.member && c.qualifier.is_empty())
         {
+            if !judged.insert((call.name.as_str(), call.namespaces.as_slice())) {
+                continue;
+            }
             let Some(own) = self.backend_funcs.get(call.name.as_str()) else {
                 continue;
             };
