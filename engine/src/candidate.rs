@@ -389,7 +389,7 @@ fn write_stubs(
 }
 
 /// The `[drift.api]` settings.
-fn api_config(project: &Project) -> Result<ApiConfig> {
+pub(crate) fn api_config(project: &Project) -> Result<ApiConfig> {
     let table = project
         .config
         .drift

@@ -264,6 +264,7 @@ impl Prober<'_> {
         let upstream = CacheUpstream {
             cache: self.cache,
             commit,
+            stub_macros: &self.setup.cfg.stub_macros,
         };
         let planned = draft::plan(report, &self.setup.backend, &upstream);
         let key = |kind: api::Kind, symbol: &str| (kind.as_str().to_string(), symbol.to_string());
@@ -932,7 +933,7 @@ mod tests {
         assert!(md.contains(&format!("({web}/pull/12)")), "{md}");
         assert!(md.contains("[fix 2](register.md#fix-2)"), "{md}");
         assert!(
-            md.contains(&crate::markdown::code_span(
+            md.contains(&crate::markdown::code_cell(
                 "mlx/backend/rocm/primitives.cpp:7"
             )),
             "{md}"

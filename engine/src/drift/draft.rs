@@ -6,8 +6,8 @@
 //!
 //! The remedies, each found in the backend or in upstream's other backends, never invented:
 //! - a new primitive with no `eval_gpu`: the backend's own stub macro for that `eval_gpu` form
-//!   (`NO_GPU(Name)`, `NO_GPU_MULTI(Name)`), beside the stub of the nearest primitive upstream
-//!   declares before it;
+//!   (one of `[drift.api] stub_macros`, `NO_GPU(Name)` by default), beside the stub of the
+//!   nearest primitive upstream declares before it;
 //! - a member every backend must define: a definition with the signature the other backends
 //!   write, after the backend's last definition of the same class, whose body throws as the
 //!   backend's stubs do; the other backends' body is quoted in a comment;
@@ -30,6 +30,7 @@ use crate::cache::Cache;
 use crate::FileMap;
 use git2::Oid;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// A draft (or what a step towards one finds), or why there is none.
 type Drafting<T = Draft> = std::result::Result<T, String>;
@@ -86,10 +87,12 @@ pub struct DraftPlan {
 }
 
 /// What drafting may read besides the backend: upstream's files at the candidate, read from
-/// the object cache.
+/// the object cache, and the backend's stub macros as `[drift.api] stub_macros` names them
+/// (each with the members it defines), the same table the analysis reads stubs by.
 pub struct CacheUpstream<'a> {
     pub cache: &'a Cache,
     pub commit: Oid,
+    pub stub_macros: &'a BTreeMap<String, Vec<String>>,
 }
 
 impl CacheUpstream<'_> {
@@ -249,17 +252,17 @@ struct StubLine {
     line: usize,
 }
 
-fn stub_lines(text: &str) -> Vec<StubLine> {
-    let all = |s: &str, ok: fn(&char) -> bool| s.chars().all(|c| ok(&c) || c == '_');
+/// The lines of `text` that invoke one of the configured stub macros (`stub_macros`' names) on
+/// a class name.
+fn stub_lines(text: &str, stub_macros: &BTreeMap<String, Vec<String>>) -> Vec<StubLine> {
     let stub = |(line, text): (usize, &str)| {
         let (macro_name, rest) = text.trim().split_once('(')?;
         let class = rest[..rest.find(')')?].trim();
-        let ok = macro_name.starts_with("NO_GPU")
-            && all(macro_name, char::is_ascii_uppercase)
+        let ok = stub_macros.contains_key(macro_name.trim_end())
             && !class.is_empty()
-            && all(class, char::is_ascii_alphanumeric);
+            && class.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         ok.then(|| StubLine {
-            macro_name: macro_name.to_string(),
+            macro_name: macro_name.trim_end().to_string(),
             class: class.to_string(),
             line,
         })
@@ -326,7 +329,7 @@ fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -
         .ok_or("no draft: upstream's declaration of the primitive was not kept")?;
     let wanted =
         eval_gpu_form(&class_text).ok_or("no draft: the primitive's `eval_gpu` was not found")?;
-    let stubs = stub_lines(&text);
+    let stubs = stub_lines(&text, upstream.stub_macros);
     let macro_name = stub_macro(&text, &stubs, files, &wanted, &loc.path)?;
     let (insert_line, sibling) = stub_place(finding, upstream, &stubs, &class, &macro_name);
     let stub = format!("{macro_name}({class})\n");
@@ -823,6 +826,7 @@ fn binding_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drift::api::ApiConfig;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
@@ -849,7 +853,7 @@ mod tests {
     #[test]
     fn stub_lines_and_macro_forms_are_read_from_the_backend() {
         let text = "#define NO_GPU(func) \\\n  void func::eval_gpu(const std::vector<array>& inputs, array& out) { \\\n    throw 1; }\n\nNO_GPU(Abs)\nNO_GPU_MULTI(Eig)\n";
-        let stubs = stub_lines(text);
+        let stubs = stub_lines(text, &ApiConfig::default().stub_macros);
         assert_eq!(stubs.len(), 2);
         assert_eq!(
             (
@@ -864,6 +868,21 @@ mod tests {
             eval_gpu_form(&def).unwrap(),
             ["const std::vector<array>&", "array&"]
         );
+    }
+
+    /// The stub lines are the configured macros' (before this, only a name starting with
+    /// `NO_GPU` was one, whatever `[drift.api] stub_macros` said).
+    #[test]
+    fn stub_lines_are_the_configured_macros() {
+        let text = "ROCM_UNSUPPORTED(Abs)\nNO_GPU(Eig)\nHELPER(Sort)\n";
+        let configured: BTreeMap<String, Vec<String>> =
+            [("ROCM_UNSUPPORTED".to_string(), vec!["eval_gpu".to_string()])].into();
+        let stubs = stub_lines(text, &configured);
+        let found: Vec<(&str, &str)> = stubs
+            .iter()
+            .map(|s| (s.macro_name.as_str(), s.class.as_str()))
+            .collect();
+        assert_eq!(found, [("ROCM_UNSUPPORTED", "Abs")]);
     }
 
     #[test]

@@ -72,7 +72,13 @@ pub fn write_drafts(
     let _lock = project.lock_records()?;
     let before = candidate::drift_api(project, cache, state, from, to)?;
     let backend = state.backend_files(&project.config.overlay.backend_prefix);
-    let planned = plan(&before, &backend, &CacheUpstream { cache, commit: to });
+    let stub_macros = candidate::api_config(project)?.stub_macros;
+    let upstream = CacheUpstream {
+        cache,
+        commit: to,
+        stub_macros: &stub_macros,
+    };
+    let planned = plan(&before, &backend, &upstream);
     let mut written = Vec::new();
     let mut drafted: Option<(OverlayState, crate::sync::Move)> = None;
     for draft in planned.drafts {
