@@ -220,19 +220,32 @@ pub fn files_below(
 /// forever. For the commands that read single records by name (`check`, `adopt`) before or
 /// instead of reading the whole folder. A missing `dir` is no error here.
 pub fn refuse_special_files(dir: &Path) -> Result<()> {
+    each_entry_below(dir, |entry, kind| {
+        match kind.is_file() || kind.is_symlink() {
+            true => Ok(()),
+            false => Err(special_file(&entry.path())),
+        }
+    })
+}
+
+/// Calls `visit` on every entry below `dir` that is not a folder, with its kind, folders waiting
+/// in a list rather than on the call stack (a folder a pull request checks out may be nested
+/// deeper than any stack goes), until `visit` fails. A folder or entry that cannot be read is
+/// passed over: the scans built on this one look for something, they read nothing.
+fn each_entry_below<E>(
+    dir: &Path,
+    mut visit: impl FnMut(&fs::DirEntry, fs::FileType) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let mut folders = vec![dir.to_path_buf()];
     while let Some(dir) = folders.pop() {
         let Ok(entries) = fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                folders.push(entry.path());
-            } else if !kind.is_file() && !kind.is_symlink() {
-                return Err(special_file(&entry.path()));
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => folders.push(entry.path()),
+                Ok(kind) => visit(&entry, kind)?,
+                Err(_) => {}
             }
         }
     }
@@ -318,26 +331,14 @@ pub fn is_replace_temporary(name: &str) -> bool {
 /// of a record runs under, so none of them is a live run's. Returns the files removed.
 fn remove_dead_temporaries(dir: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(dir) = folders.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            if kind.is_dir() {
-                folders.push(entry.path());
-            } else if kind.is_file()
-                && name.to_str().is_some_and(is_replace_temporary)
-                && fs::remove_file(entry.path()).is_ok()
-            {
-                removed.push(entry.path());
-            }
+    let _ = each_entry_below(dir, |entry, kind| {
+        let temporary =
+            kind.is_file() && entry.file_name().to_str().is_some_and(is_replace_temporary);
+        if temporary && fs::remove_file(entry.path()).is_ok() {
+            removed.push(entry.path());
         }
-    }
+        Ok::<(), std::convert::Infallible>(())
+    });
     removed
 }
 
