@@ -562,7 +562,7 @@ fn parameter_list(
         .iter()
         .zip(&kept)
         .map(|(p, k)| match k {
-            Some(i) => cpp.item_text(&defined[*i]),
+            Some(i) => defined[*i].text,
             None => new_cpp.without_default(p),
         })
         .collect();
@@ -729,7 +729,7 @@ fn grown_tuple(
 }
 
 /// The structured binding `auto [a, b, c]` (or `auto& [..]`) that the first call of `name` at or
-/// after `loc`'s line initializes, itself on that line or the two before, naming `elements`
+/// after `loc`'s line initializes, itself on that line or the three before, naming `elements`
 /// elements: the binding's `[..]` and its names.
 fn binding_at<'c>(
     cpp: &'c Cpp,
@@ -756,13 +756,9 @@ fn binding_at<'c>(
     }
     let binding = binding
         .filter(|b| b.kind() == "structured_binding_declarator")
-        .filter(|b| row(*b) + 2 >= loc.line.max(3))
+        .filter(|b| row(*b) + 3 >= loc.line)
         .ok_or(not_bound)?;
-    let names: Vec<&str> = cpp
-        .items(binding)
-        .iter()
-        .map(|i| cpp.item_text(i))
-        .collect();
+    let names: Vec<&str> = cpp.items(binding).iter().map(|i| i.text).collect();
     if names.len() != elements {
         return Err(format!(
             "no draft: the binding names {} elements, the old tuple had {}",
@@ -909,6 +905,22 @@ mod tests {
         assert_eq!(at, Some(18));
         let (same, at) = with_include(parsed(&content), "stdexcept");
         assert_eq!((same.as_str(), at), (content.as_str(), None));
+    }
+
+    /// Fails on main before this change, which took the last `[` before the call: a call on
+    /// the line after another binding widened that binding.
+    #[test]
+    fn a_binding_is_the_one_the_call_initializes() {
+        let text = "auto [shape, strides] =\n    collapse(a, b);\nconst auto& [x, y]{collapse(c, d)};\nauto z = g(collapse(e, f));\n";
+        let cpp = parsed(text);
+        let at = |line| Loc {
+            path: "copy.cpp".into(),
+            line,
+        };
+        let names = |line| binding_at(&cpp, &at(line), "collapse", 2).map(|(_, names)| names);
+        assert_eq!(names(2).unwrap(), ["shape", "strides"]);
+        assert_eq!(names(3).unwrap(), ["x", "y"]);
+        assert!(names(4).unwrap_err().contains("not bound with `auto [..]`"));
     }
 
     #[test]

@@ -26,10 +26,12 @@ pub struct Function<'n> {
 }
 
 /// One item of a bracketed list (a parameter, a name of a binding): its text between the list's
-/// separators, trimmed (a comment beside it stays in it), and the node it holds.
-pub struct Item<'n> {
-    pub range: Range<usize>,
-    pub node: Option<Node<'n>>,
+/// separators, trimmed (a comment beside it stays in it), where that starts, and the node it
+/// holds.
+pub struct Item<'t, 'n> {
+    pub text: &'t str,
+    start: usize,
+    node: Option<Node<'n>>,
 }
 
 fn query(source: &str) -> Query {
@@ -151,7 +153,7 @@ impl<'t> Cpp<'t> {
     }
 
     /// The items of the bracketed list `list` (`(a, b)`, `[x, y]`).
-    pub fn items<'n>(&self, list: Node<'n>) -> Vec<Item<'n>> {
+    pub fn items<'n>(&self, list: Node<'n>) -> Vec<Item<'t, 'n>> {
         let mut items = Vec::new();
         let mut start = list.start_byte() + 1;
         let mut node = None;
@@ -163,39 +165,34 @@ impl<'t> Cpp<'t> {
                 }
                 continue;
             }
-            let range = trimmed(self.text, start..part.start_byte());
-            if !range.is_empty() || !items.is_empty() || part.kind() == "," {
-                items.push(Item {
-                    range,
-                    node: node.take(),
-                });
+            let between = &self.text[start..part.start_byte()];
+            let text = between.trim();
+            if !text.is_empty() || !items.is_empty() || part.kind() == "," {
+                let start = start + (between.len() - between.trim_start().len());
+                let node = node.take();
+                items.push(Item { text, start, node });
             }
             start = part.end_byte();
         }
         items
     }
 
-    /// The text of `item`.
-    pub fn item_text(&self, item: &Item) -> &'t str {
-        &self.text[item.range.clone()]
-    }
-
     /// A parameter without its default argument (`int x = 0` -> `int x`).
-    pub fn without_default(&self, item: &Item) -> &'t str {
+    pub fn without_default<'i>(&self, item: &Item<'i, '_>) -> &'i str {
         let default = item
             .node
             .and_then(|n| children(n).into_iter().find(|c| c.kind() == "="));
-        let end = default.map_or(item.range.end, |eq| eq.start_byte());
-        self.text[item.range.start..end].trim_end()
+        let end = default.map_or(item.text.len(), |eq| eq.start_byte() - item.start);
+        item.text[..end].trim_end()
     }
 
     /// A parameter's type: its text without default, comments and name, squeezed
     /// (`const array& q` -> `const array&`; `bool /*unused*/` -> `bool`).
     pub fn param_type(&self, item: &Item) -> String {
         let Some(param) = item.node else {
-            return squeeze(self.item_text(item));
+            return squeeze(item.text);
         };
-        let default = self.without_default(item).len() + item.range.start;
+        let default = item.start + self.without_default(item).len();
         let kept = param.start_byte()..default.min(param.end_byte());
         let declared = param.child_by_field_name("declarator");
         let name = declared.and_then(|d| {
@@ -239,13 +236,6 @@ impl<'t> Cpp<'t> {
         let start = first.start_byte().min(function.name.start_byte());
         Some(squeeze(&self.text[start..function.name.start_byte()]))
     }
-}
-
-/// `range` of `text` without the whitespace at its ends.
-fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
-    let inner = &text[range.clone()];
-    let start = range.start + (inner.len() - inner.trim_start().len());
-    start..start.max(range.start + inner.trim_end().len())
 }
 
 /// `text` as `//` comment lines, each starting with `prefix` (`"//   "`), that nothing in it can
@@ -314,7 +304,7 @@ mod tests {
         let cpp = parsed(text);
         let f = cpp.functions_named("f")[0];
         let items = cpp.items(f.params);
-        let texts: Vec<&str> = items.iter().map(|i| cpp.item_text(i)).collect();
+        let texts: Vec<&str> = items.iter().map(|i| i.text).collect();
         assert_eq!(texts[1], "bool /*is_training*/");
         assert_eq!(
             cpp.param_types(&f),
