@@ -397,7 +397,7 @@ fn definition(cpp: &Cpp, qualified: &str) -> Option<(String, String)> {
     let mut defined = cpp.functions_named(qualified).into_iter();
     let (holder, body) = defined.find_map(|f| Some((f.holder, f.body?)))?;
     let signature = &cpp.text[holder.start_byte()..body.start_byte()];
-    let inside = &cpp.text[body.start_byte() + 1..body.end_byte() - 1];
+    let inside = &cpp.text[cpp.inner(body)?];
     Some((signature.trim_end().to_string(), inside.trim().to_string()))
 }
 
@@ -566,8 +566,9 @@ fn parameter_list(
             None => new_cpp.without_default(p),
         })
         .collect();
-    let list = definition.params.byte_range();
-    let span = list.start + 1..list.end - 1;
+    let span = cpp
+        .inner(definition.params)
+        .ok_or("no draft: the definition's parameter list is not closed")?;
     let list = parameter_text(text, span.clone(), &written);
     let content = format!("{}{list}{}", &text[..span.start], &text[span.end..]);
     let added: Vec<String> = new_items
@@ -755,7 +756,7 @@ fn binding_at<'c>(
         binding = binding.and_then(|b| b.named_child(0));
     }
     let binding = binding
-        .filter(|b| b.kind() == "structured_binding_declarator")
+        .filter(|b| b.kind() == "structured_binding_declarator" && cpp.inner(*b).is_some())
         .filter(|b| row(*b) + 3 >= loc.line)
         .ok_or(not_bound)?;
     let names: Vec<&str> = cpp.items(binding).iter().map(|i| i.text).collect();
@@ -890,6 +891,14 @@ mod tests {
             "Pool::Pool()\n    : free_([](Block* b) { return b->size; })"
         );
         assert_eq!(body, "grow();");
+    }
+
+    /// A file cut short inside a body has no definition to copy or to put one after.
+    #[test]
+    fn a_body_cut_short_is_no_definition() {
+        let cpp = parsed("void X::f() {\n  int a = g(1);\n");
+        assert_eq!(definition(&cpp, "X::f"), None);
+        assert_eq!(after_last_member(&cpp, "X"), None);
     }
 
     /// Fails on main before this change: any `<stdexcept>` in the text, a comment's too, counted

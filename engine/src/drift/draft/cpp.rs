@@ -101,10 +101,13 @@ impl<'t> Cpp<'t> {
             while let Some(inner) = holder.filter(|h| h.kind().ends_with("_declarator")) {
                 holder = inner.parent();
             }
-            let Some(holder) = holder else { continue };
+            let Some(holder) = holder.filter(|_| self.inner(params).is_some()) else {
+                continue;
+            };
             let body = (holder.kind() == "function_definition")
                 .then(|| holder.child_by_field_name("body"))
-                .flatten();
+                .flatten()
+                .filter(|body| self.inner(*body).is_some());
             out.push(Function {
                 name,
                 params,
@@ -150,6 +153,15 @@ impl<'t> Cpp<'t> {
     pub fn includes(&self) -> Vec<(Node<'_>, &'t str)> {
         let includes = self.matches(&INCLUDES).into_iter();
         includes.map(|m| (m[1], self.text(m[0]))).collect()
+    }
+
+    /// The byte range inside the brackets that open and close `node` (a body, a parameter list, a
+    /// binding), when the parse found both: a list its text leaves open is no list to edit.
+    pub fn inner(&self, node: Node) -> Option<Range<usize>> {
+        let open = node.child(0)?;
+        let close = node.child(node.child_count().checked_sub(1)?)?;
+        let both = !open.is_missing() && !close.is_missing() && open.id() != close.id();
+        both.then(|| open.end_byte()..close.start_byte())
     }
 
     /// The items of the bracketed list `list` (`(a, b)`, `[x, y]`).
