@@ -743,22 +743,13 @@ fn binding_at<'c>(
     let call = calls
         .find(|call| row(*call) >= loc.line)
         .ok_or_else(|| format!("no draft: the call at {loc} was not found"))?;
-    let not_bound = "no draft: the call's result is not bound with `auto [..]`";
-    // `auto [a, b] = f(..)` or `auto [a, b]{f(..)}`.
-    let mut init = call.parent().ok_or(not_bound)?;
-    if init.kind() == "initializer_list" && init.named_child_count() == 1 {
-        init = init.parent().ok_or(not_bound)?;
-    }
-    let mut binding = init
-        .child_by_field_name("declarator")
-        .filter(|_| init.kind() == "init_declarator");
-    if binding.is_some_and(|b| b.kind() == "reference_declarator") {
-        binding = binding.and_then(|b| b.named_child(0));
-    }
-    let binding = binding
-        .filter(|b| b.kind() == "structured_binding_declarator" && cpp.inner(*b).is_some())
-        .filter(|b| row(*b) + 3 >= loc.line)
-        .ok_or(not_bound)?;
+    let binding = cpp
+        .bindings()
+        .into_iter()
+        .find(|(_, bound)| bound.id() == call.id())
+        .map(|(binding, _)| binding)
+        .filter(|b| cpp.inner(*b).is_some() && row(*b) + 3 >= loc.line)
+        .ok_or("no draft: the call's result is not bound with `auto [..]`")?;
     let names: Vec<&str> = cpp.items(binding).iter().map(|i| i.text).collect();
     if names.len() != elements {
         return Err(format!(

@@ -47,6 +47,15 @@ static CALLS: LazyLock<Query> =
 static CLASSES: LazyLock<Query> = LazyLock::new(|| {
     query("[(class_specifier name: (_) @name body: (_)) (struct_specifier name: (_) @name body: (_))]")
 });
+/// `auto [a, b] = f(..)`, `const auto& [a, b]{f(..)}`: the binding and the call it binds.
+static BINDINGS: LazyLock<Query> = LazyLock::new(|| {
+    query(
+        "(init_declarator
+           declarator: [(structured_binding_declarator) @binding
+                        (reference_declarator (structured_binding_declarator) @binding)]
+           value: [(call_expression) @call (initializer_list . (call_expression) @call .)])",
+    )
+});
 static INCLUDES: LazyLock<Query> =
     LazyLock::new(|| query("(preproc_include path: (_) @path) @include"));
 
@@ -141,6 +150,12 @@ impl<'t> Cpp<'t> {
             .filter(|m| self.names(m[0], name))
             .map(|m| m[1])
             .collect()
+    }
+
+    /// Each structured binding initialized by a call, with that call.
+    pub fn bindings(&self) -> Vec<(Node<'_>, Node<'_>)> {
+        let bindings = self.matches(&BINDINGS).into_iter();
+        bindings.map(|m| (m[0], m[1])).collect()
     }
 
     /// The names of the classes and structs the text defines (with a body), in its order.
