@@ -106,6 +106,7 @@ impl<'t> Cpp<'t> {
         let mut out = Vec::new();
         for m in self.matches(&FUNCTIONS) {
             let (name, params, declarator) = (m[0], m[1], m[2]);
+            // Up past what wraps a declarator (`&f()`, `*f()`, `f() = 0`) to its declaration.
             let mut holder = declarator.parent();
             while let Some(inner) = holder.filter(|h| h.kind().ends_with("_declarator")) {
                 holder = inner.parent();
