@@ -264,7 +264,7 @@ impl Prober<'_> {
         let upstream = CacheUpstream {
             cache: self.cache,
             commit,
-            stub_macros: &self.setup.cfg.stub_macros,
+            cfg: &self.setup.cfg,
         };
         let planned = draft::plan(report, &self.setup.backend, &upstream);
         let key = |kind: api::Kind, symbol: &str| (kind.as_str().to_string(), symbol.to_string());

@@ -29,13 +29,15 @@ mod tests;
 pub use config::ApiConfig;
 pub use extract::strip_template_args;
 pub use history::introduced_by;
+pub(crate) use macros::definitions as macro_definitions;
 pub(crate) use model::tuple_elements;
 pub use model::Loc;
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
+pub(crate) use sources::prep;
 pub use sources::ParseMemo;
 pub use suppress::Suppression;
 pub use syntax::squeeze;
-pub(crate) use syntax::{balanced_end, comment_end, split_top_level};
+pub(crate) use syntax::{children, parse, prepare, reached, Prep, StubUse};
 pub use uses::{Spelled, Uses};
 
 use crate::error::{Context, Error, Result};

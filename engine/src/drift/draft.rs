@@ -17,6 +17,9 @@
 //! - a structured binding of a tuple that grew: the binding widened with a new, unused name at
 //!   the new element's position;
 //! - anything else: no draft, and the finding says why.
+//!
+//! Every file is read through tree-sitter's parse, as `drift api` prepares it (`cpp`): an edit
+//! goes where the parse's nodes are, never where a text search would put it.
 
 mod cpp;
 pub mod record;
@@ -25,12 +28,12 @@ pub use record::{
     answers, confirm, drift_api_drafts, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY,
 };
 
-use super::api::{ApiReport, Finding, Kind, Loc};
+use super::api::{squeeze, ApiConfig, ApiReport, Finding, Kind, Loc, Prep, StubUse};
 use crate::cache::Cache;
 use crate::FileMap;
+use cpp::{Cpp, Function};
 use git2::Oid;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// A draft (or what a step towards one finds), or why there is none.
 type Drafting<T = Draft> = std::result::Result<T, String>;
@@ -87,12 +90,12 @@ pub struct DraftPlan {
 }
 
 /// What drafting may read besides the backend: upstream's files at the candidate, read from
-/// the object cache, and the backend's stub macros as `[drift.api] stub_macros` names them
-/// (each with the members it defines), the same table the analysis reads stubs by.
+/// the object cache, and the `[drift.api]` settings the analysis read them by (the backend's
+/// stub macros, the macros to blank, the backends a definition is shaped like).
 pub struct CacheUpstream<'a> {
     pub cache: &'a Cache,
     pub commit: Oid,
-    pub stub_macros: &'a BTreeMap<String, Vec<String>>,
+    pub cfg: &'a ApiConfig,
 }
 
 impl CacheUpstream<'_> {
@@ -109,20 +112,30 @@ impl CacheUpstream<'_> {
     }
 }
 
-/// The other backends whose definitions a drafted one is shaped like, in order of preference.
-pub const REFERENCE_BACKENDS: &[&str] = &[
-    "mlx/backend/no_gpu/",
-    "mlx/backend/cuda/",
-    "mlx/backend/metal/",
-];
+/// What a draft reads by: upstream's side and the preparation `drift api` parses the backend
+/// with (its own stub and statement macros learned, the configured ones).
+struct Reading<'a> {
+    upstream: &'a CacheUpstream<'a>,
+    prep: Prep,
+}
+
+impl Reading<'_> {
+    fn parse<'t>(&self, text: &'t str) -> Cpp<'t> {
+        Cpp::parse(text, &self.prep)
+    }
+}
 
 /// Plans one draft per finding that has a mechanical remedy, each on the backend as the earlier
 /// drafts leave it (two stubs in one file come out as two drafts, in order).
 pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &CacheUpstream) -> DraftPlan {
+    let reading = Reading {
+        upstream,
+        prep: super::api::prep(upstream.cfg, &[], backend),
+    };
     let mut files = backend.clone();
     let mut out = DraftPlan::default();
     for finding in report.live() {
-        match draft_one(finding, &files, upstream) {
+        match draft_one(finding, &files, &reading) {
             Ok(draft) => {
                 files.insert(draft.path.clone(), draft.content.clone().into());
                 out.drafts.push(draft);
@@ -137,16 +150,16 @@ pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &CacheUpstream) -> 
     out
 }
 
-fn draft_one(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -> Drafting {
+fn draft_one(finding: &Finding, files: &FileMap, reading: &Reading) -> Drafting {
     match finding.kind {
-        Kind::MissingEvalGpu => stub_eval_gpu(finding, files, upstream),
-        Kind::MissingBackendDefinition => stub_definition(finding, files, upstream),
+        Kind::MissingEvalGpu => stub_eval_gpu(finding, files, reading),
+        Kind::MissingBackendDefinition => stub_definition(finding, files, reading),
         Kind::ChangedSignature => {
             let (loc, text) = backend_file(finding, files, "the finding names no backend place")?;
-            if is_definition_at(&text, loc.line, last_name(&finding.symbol)) {
-                parameter_list(finding, loc, &text)
-            } else {
-                widen_binding(finding, loc, &text)
+            let cpp = reading.parse(&text);
+            match definition_at(&cpp, loc.line, last_name(&finding.symbol)) {
+                Some(definition) => parameter_list(finding, loc, &cpp, &definition, reading),
+                None => widen_binding(finding, loc, &cpp, reading),
             }
         }
         Kind::ConstructorChanged => Err(
@@ -191,45 +204,21 @@ fn owner_name(symbol: &str) -> &str {
     symbol.rsplit("::").nth(1).unwrap_or("")
 }
 
-/// Byte offset of the start of 1-based `line`.
-fn line_start(text: &str, line: usize) -> usize {
-    text.split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum()
-}
-
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// Whether the statement at `line` defines `name` (its parameter list is followed by a body).
-fn is_definition_at(text: &str, line: usize, name: &str) -> bool {
-    let span = cpp::param_span(text, name, line_start(text, line));
-    span.is_some_and(|span| {
-        line_of(text, span.start) <= line + 1 && body_open(text, span.end + 1).is_some()
-    })
+/// The definition of `name` whose name is on 1-based `line` or the next (a return type or a
+/// template head may take a line of its own).
+fn definition_at<'c>(cpp: &'c Cpp, line: usize, name: &str) -> Option<Function<'c>> {
+    let on_line = |f: &Function| (line..=line + 1).contains(&(f.name.start_position().row + 1));
+    let functions = cpp.functions_named(name).into_iter();
+    functions.filter(on_line).find(|f| f.body.is_some())
 }
 
-/// The `{` that opens a body at or after byte `from`, when a `{` comes before any `;`.
-fn body_open(text: &str, from: usize) -> Option<usize> {
-    let at = from + text[from..].find(['{', ';'])?;
-    text[at..].starts_with('{').then_some(at)
-}
-
-/// Each line of `text` (its line break kept) with the byte offset it starts at.
-fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.split_inclusive('\n').scan(0, |offset, line| {
-        let here = *offset;
-        *offset += line.len();
-        Some((here, line))
-    })
-}
-
-/// The lines of `text` that start at the first column with code, where an out-of-line
-/// definition starts, with their offsets.
-fn first_column_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    lines_at(text).filter(|(_, line)| !line.starts_with([' ', '\t', '/', '#', '}']))
+/// The offset just after the line break that ends the line holding byte `at`.
+fn line_end(text: &str, at: usize) -> usize {
+    text[at..].find('\n').map_or(text.len(), |n| at + n + 1)
 }
 
 /// Lines indented like the line at byte `at`.
@@ -245,60 +234,17 @@ fn indent_at(text: &str, at: usize) -> String {
 // A new primitive: the backend's stub macro, beside its siblings.
 // ---------------------------------------------------------------------------------------------
 
-/// A stub macro invocation found in a backend file: `NO_GPU(Name)` at 0-based line `line`.
-struct StubLine {
-    macro_name: String,
-    class: String,
-    line: usize,
+/// The invocations of the configured stub macros (`[drift.api] stub_macros`) in `cpp`, each on
+/// one class name (`NO_GPU(Abs)`), in order.
+fn stub_lines<'c>(cpp: &'c Cpp, cfg: &ApiConfig) -> Vec<&'c StubUse> {
+    let configured = |s: &&StubUse| cfg.stub_macros.contains_key(&s.macro_name);
+    cpp.stubs.iter().filter(configured).collect()
 }
 
-/// The lines of `text` that invoke one of the configured stub macros (`stub_macros`' names) on
-/// a class name.
-fn stub_lines(text: &str, stub_macros: &BTreeMap<String, Vec<String>>) -> Vec<StubLine> {
-    let stub = |(line, text): (usize, &str)| {
-        let (macro_name, rest) = text.trim().split_once('(')?;
-        let class = rest[..rest.find(')')?].trim();
-        let ok = stub_macros.contains_key(macro_name.trim_end())
-            && !class.is_empty()
-            && class.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        ok.then(|| StubLine {
-            macro_name: macro_name.trim_end().to_string(),
-            class: class.to_string(),
-            line,
-        })
-    };
-    text.lines().enumerate().filter_map(stub).collect()
-}
-
-/// The `#define` of `macro_name` in `text`, continuation lines joined.
-fn macro_definition(text: &str, macro_name: &str) -> Option<String> {
-    let mut lines = text.lines();
-    let defines = |rest: &str| rest.trim_start().starts_with(&format!("{macro_name}("));
-    let first = lines.by_ref().find(|line| {
-        line.trim_start()
-            .strip_prefix("#define")
-            .is_some_and(defines)
-    })?;
-    let mut body = first.trim_end_matches('\\').to_string();
-    let mut continued = first.trim_end().ends_with('\\');
-    while continued {
-        let Some(next) = lines.next() else { break };
-        continued = next.trim_end().ends_with('\\');
-        body.push(' ');
-        body.push_str(next.trim_end().trim_end_matches('\\'));
-    }
-    Some(body)
-}
-
-/// The parameter types of the first `eval_gpu(..)` in `text`.
-fn eval_gpu_form(text: &str) -> Option<Vec<String>> {
-    let span = cpp::param_span(text, "eval_gpu", 0)?;
-    Some(
-        cpp::split_top_level(&text[span])
-            .iter()
-            .map(|p| cpp::param_type(p))
-            .collect(),
-    )
+/// The parameter types of the first `eval_gpu` `cpp` declares.
+fn eval_gpu_form(cpp: &Cpp) -> Option<Vec<String>> {
+    let eval_gpu = *cpp.functions_named("eval_gpu").first()?;
+    Some(cpp.param_types(&eval_gpu))
 }
 
 /// A draft of `remedy` for `finding`, editing `path` into `content`; the caller says where, why
@@ -318,7 +264,7 @@ fn draft_of(finding: &Finding, remedy: Remedy, path: &str, content: String) -> D
     }
 }
 
-fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -> Drafting {
+fn stub_eval_gpu(finding: &Finding, files: &FileMap, reading: &Reading) -> Drafting {
     let class = owner_name(&finding.symbol).to_string();
     let missing = "no draft: the backend has no stub list to put a stub in";
     let (loc, text) = backend_file(finding, files, missing)?;
@@ -327,11 +273,12 @@ fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -
         .to_text
         .clone()
         .ok_or("no draft: upstream's declaration of the primitive was not kept")?;
-    let wanted =
-        eval_gpu_form(&class_text).ok_or("no draft: the primitive's `eval_gpu` was not found")?;
-    let stubs = stub_lines(&text, upstream.stub_macros);
+    let wanted = eval_gpu_form(&reading.parse(&class_text))
+        .ok_or("no draft: the primitive's `eval_gpu` was not found")?;
+    let cpp = reading.parse(&text);
+    let stubs = stub_lines(&cpp, reading.upstream.cfg);
     let macro_name = stub_macro(&text, &stubs, files, &wanted, &loc.path)?;
-    let (insert_line, sibling) = stub_place(finding, upstream, &stubs, &class, &macro_name);
+    let (insert_line, sibling) = stub_place(finding, reading, &stubs, &class, &macro_name);
     let stub = format!("{macro_name}({class})\n");
     let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
     lines.insert(insert_line.min(lines.len()), &stub);
@@ -356,10 +303,11 @@ fn stub_eval_gpu(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -
 }
 
 /// The backend's macro that writes exactly the `eval_gpu` of form `wanted` and nothing else,
-/// defined in the stub file `text` (at `path`) or in a header of the backend.
+/// defined in the stub file `text` (at `path`) or in a file of the backend: its `#define` as
+/// `drift api` reads it (the body's tokens), parsed.
 fn stub_macro(
     text: &str,
-    stubs: &[StubLine],
+    stubs: &[&StubUse],
     files: &FileMap,
     wanted: &[String],
     path: &str,
@@ -367,16 +315,18 @@ fn stub_macro(
     let mut macros: Vec<&str> = stubs.iter().map(|s| s.macro_name.as_str()).collect();
     macros.sort();
     macros.dedup();
+    let definition = |bytes: &[u8], name: &str| {
+        let mut definitions = super::api::macro_definitions(bytes).into_iter();
+        definitions.find(|d| d.function_like && d.name == name)
+    };
     let found = macros.into_iter().find(|m| {
-        let definition = macro_definition(text, m).or_else(|| {
-            files
-                .values()
-                .find_map(|b| macro_definition(&String::from_utf8_lossy(b), m))
-        });
-        definition.is_some_and(|def| {
-            eval_gpu_form(&def).as_deref() == Some(wanted)
-                && cpp::param_span(&def, "use_fallback", 0).is_none()
-        })
+        let files = std::iter::once(text.as_bytes()).chain(files.values().map(|b| &b[..]));
+        let Some(def) = files.into_iter().find_map(|bytes| definition(bytes, m)) else {
+            return false;
+        };
+        let body = def.body.join(" ");
+        eval_gpu_form(&Cpp::parse(&body, &Prep::default())).as_deref() == Some(wanted)
+            && !def.body.iter().any(|token| token == "use_fallback")
     });
     found.map(str::to_string).ok_or_else(|| {
         format!(
@@ -391,80 +341,49 @@ fn stub_macro(
 /// else after the last stub written with `macro_name`.
 fn stub_place(
     finding: &Finding,
-    upstream: &CacheUpstream,
-    stubs: &[StubLine],
+    reading: &Reading,
+    stubs: &[&StubUse],
     class: &str,
     macro_name: &str,
 ) -> (usize, Option<String>) {
-    let declared: Vec<String> = finding
+    let header = finding
         .to
         .as_ref()
-        .and_then(|to| upstream.file(&to.path))
-        .map(|bytes| class_names(&String::from_utf8_lossy(&bytes)))
-        .unwrap_or_default();
-    let stubbed = |name: &String| stubs.iter().find(|s| s.class == *name);
+        .and_then(|to| reading.upstream.file(&to.path));
+    let header = header.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let declared = header.map_or(Vec::new(), |h| reading.parse(&h).class_names());
+    let stubbed = |name: &String| stubs.iter().find(|s| s.argument == *name);
     if let Some(at) = declared.iter().position(|c| c == class) {
         if let Some(s) = declared[..at].iter().rev().find_map(stubbed) {
-            return (s.line + 1, Some(s.class.clone()));
+            return (s.line, Some(s.argument.clone()));
         }
         if let Some(s) = declared[at + 1..].iter().find_map(stubbed) {
-            return (s.line, Some(s.class.clone()));
+            return (s.line - 1, Some(s.argument.clone()));
         }
     }
     // After the last stub written with `macro_name`.
     let same_macro = stubs.iter().filter(|s| s.macro_name == macro_name);
-    (same_macro.map(|s| s.line + 1).max().unwrap_or(1), None)
-}
-
-/// Names of the classes a header defines, in order (`class X : public Y {`).
-fn class_names(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let rest = l
-                .strip_prefix("class ")
-                .or_else(|| l.strip_prefix("struct "))?;
-            let rest = rest.trim_start().strip_prefix("MLX_API ").unwrap_or(rest);
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            let tail = rest[name.len()..].trim_start();
-            (!name.is_empty() && (tail.starts_with(':') || tail.starts_with('{'))).then_some(name)
-        })
-        .collect()
+    (same_macro.map(|s| s.line).max().unwrap_or(1), None)
 }
 
 // ---------------------------------------------------------------------------------------------
 // A member every backend defines: a definition shaped like the other backends', a stub body.
 // ---------------------------------------------------------------------------------------------
 
-/// Where a reference backend defines `Owner::name`: (path, signature up to `{`, body).
+/// Where a reference backend defines `Owner::name` out of line: (path, signature up to its
+/// body, the body's text).
 fn reference_definition(
-    upstream: &CacheUpstream,
+    reading: &Reading,
     owner: &str,
     name: &str,
 ) -> Option<(String, String, String)> {
     let qualified = format!("{owner}::{name}");
-    for prefix in REFERENCE_BACKENDS {
-        for (path, bytes) in upstream.files_under(prefix) {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            for (here, line) in first_column_lines(&text) {
-                let Some(at) = line.find(&format!("{qualified}(")) else {
-                    continue;
-                };
-                let before = &line[..at];
-                if before.contains('=') || before.contains("return") {
-                    continue;
-                }
-                let Some(span) = cpp::param_span(&text, &qualified, here) else {
-                    continue;
-                };
-                let Some(open) = body_open(&text, span.end + 1) else {
-                    continue;
-                };
-                let close = cpp::matching(&text, open)?;
-                let signature = text[here..open].trim_end().to_string();
-                let body = text[open + 1..close].trim().to_string();
+    for prefix in &reading.upstream.cfg.draft_backends {
+        for (path, bytes) in reading.upstream.files_under(prefix) {
+            let text = String::from_utf8_lossy(&bytes);
+            // A file that does not name it is not worth a parse.
+            let defined = text.contains(&qualified).then(|| reading.parse(&text));
+            if let Some((signature, body)) = defined.and_then(|cpp| definition(&cpp, &qualified)) {
                 return Some((path, signature, body));
             }
         }
@@ -472,19 +391,29 @@ fn reference_definition(
     None
 }
 
-fn stub_definition(finding: &Finding, files: &FileMap, upstream: &CacheUpstream) -> Drafting {
+/// The first definition of `qualified` (`Event::wait`) in `cpp`: its signature, from its
+/// first word to its body, and its body's text.
+fn definition(cpp: &Cpp, qualified: &str) -> Option<(String, String)> {
+    let mut defined = cpp.functions_named(qualified).into_iter();
+    let (holder, body) = defined.find_map(|f| Some((f.holder, f.body?)))?;
+    let signature = &cpp.text[holder.start_byte()..body.start_byte()];
+    let inside = &cpp.text[cpp.inner(body)?];
+    Some((signature.trim_end().to_string(), inside.trim().to_string()))
+}
+
+fn stub_definition(finding: &Finding, files: &FileMap, reading: &Reading) -> Drafting {
     let name = last_name(&finding.symbol);
     let owner = owner_name(&finding.symbol);
     let loc = finding
         .backend
         .as_ref()
         .ok_or("no draft: the backend defines nothing of the same class to put it beside")?;
-    let (ref_path, signature, body) = reference_definition(upstream, owner, name)
+    let (ref_path, signature, body) = reference_definition(reading, owner, name)
         .ok_or_else(|| {
-            format!("no draft: no other backend ({}) defines `{owner}::{name}` out of line to shape it like", REFERENCE_BACKENDS.join(", "))
+            format!("no draft: no other backend ({}) defines `{owner}::{name}` out of line to shape it like", reading.upstream.cfg.draft_backends.join(", "))
         })?;
     let text = text_of(files, &loc.path)?;
-    let insert_at = after_last_member(&text, owner).ok_or_else(|| {
+    let insert_at = after_last_member(&reading.parse(&text), owner).ok_or_else(|| {
         format!(
             "no draft: `{}` defines no member of `{owner}` to put the definition beside",
             loc.path
@@ -496,12 +425,16 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &CacheUpstream)
     let message = cpp::string_literal(&format!(
         "{owner}::{name} has no implementation on this backend yet."
     ));
-    let definition = format!(
-        "\n// Drafted by forkbook (drift api: missing-backend-definition): a stub. The other\n{source}\n{quoted}\n{signature} {{\n  throw std::runtime_error({message});\n}}\n"
+    let comment = format!(
+        "\n// Drafted by forkbook (drift api: missing-backend-definition): a stub. The other\n{source}\n{quoted}\n"
     );
+    let definition = format!("{signature} {{\n  throw std::runtime_error({message});\n}}\n");
     let (before, after) = text.split_at(insert_at);
-    let content = with_include(&format!("{before}{definition}{after}"), "stdexcept");
-    let line = line_of(&content, content.find(&signature).unwrap_or(0));
+    let drafted = format!("{before}{comment}{definition}{after}");
+    let signature_at = insert_at + comment.len();
+    let (content, include) = with_include(reading.parse(&drafted), "stdexcept");
+    let shifted = include.is_some_and(|at| at <= signature_at);
+    let line = line_of(&drafted, signature_at) + usize::from(shifted);
     Ok(Draft {
         line,
         title: format!("Draft: define {owner}::{name} on the backend (a stub)"),
@@ -516,30 +449,34 @@ fn stub_definition(finding: &Finding, files: &FileMap, upstream: &CacheUpstream)
     })
 }
 
-/// The offset just after the last out-of-line definition of a member of `owner` in `text` (the
+/// The offset just after the last out-of-line definition of a member of `owner` in `cpp` (the
 /// line that closes its body), where a new member's definition goes.
-fn after_last_member(text: &str, owner: &str) -> Option<usize> {
-    let member = format!("{owner}::");
-    let members = first_column_lines(text).filter(|(_, line)| line.contains(&member));
-    let closes = members.filter_map(|(here, _)| cpp::matching(text, body_open(text, here)?));
-    let line_end = |close: usize| {
-        text[close..]
-            .find('\n')
-            .map_or(text.len(), |n| close + n + 1)
+fn after_last_member(cpp: &Cpp, owner: &str) -> Option<usize> {
+    let member = |f: &Function| {
+        let name = squeeze(cpp.text(f.name));
+        name.rsplit("::").nth(1) == Some(owner)
     };
-    closes.map(line_end).last()
+    let functions = cpp.functions().into_iter().filter(member);
+    let last = functions.filter_map(|f| f.body).next_back()?;
+    Some(line_end(cpp.text, last.end_byte() - 1))
 }
 
-/// `text` with `#include <header>` after its last `#include` unless it includes it already.
-fn with_include(text: &str, header: &str) -> String {
-    if text.contains(&format!("<{header}>")) {
-        return text.to_string();
+/// `cpp`'s text with `#include <header>` after its last `#include` unless one includes it
+/// already, and where it went.
+fn with_include(cpp: Cpp, header: &str) -> (String, Option<usize>) {
+    let includes = cpp.includes();
+    let text = cpp.text;
+    if includes
+        .iter()
+        .any(|(_, path)| *path == format!("<{header}>"))
+    {
+        return (text.to_string(), None);
     }
-    let at = lines_at(text)
-        .filter(|(_, line)| line.trim_start().starts_with("#include"))
+    let at = includes
         .last()
-        .map_or(0, |(here, line)| here + line.len());
-    format!("{}#include <{header}>\n{}", &text[..at], &text[at..])
+        .map_or(0, |(node, _)| line_end(text, node.end_byte() - 1));
+    let content = format!("{}#include <{header}>\n{}", &text[..at], &text[at..]);
+    (content, Some(at))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -599,39 +536,48 @@ fn declaration_change(finding: &Finding) -> Drafting<(&str, &str, &str)> {
     Ok((last_name(&finding.symbol), old_decl, new_decl))
 }
 
-/// The definition at `loc` of the backend file `text` brought to its declaration's new
+/// The definition at `loc` of the backend file `cpp` brought to its declaration's new
 /// parameters.
-fn parameter_list(finding: &Finding, loc: &Loc, text: &str) -> Drafting {
+fn parameter_list(
+    finding: &Finding,
+    loc: &Loc,
+    cpp: &Cpp,
+    definition: &Function,
+    reading: &Reading,
+) -> Drafting {
     let (name, old_decl, new_decl) = declaration_change(finding)?;
-    let (old, new) = changed_parameters(name, old_decl, new_decl)?;
-    let (old_types, new_types) = (parameter_types(&old), parameter_types(&new));
-    let start = line_start(text, loc.line);
-    let span = cpp::param_span(text, name, start)
-        .ok_or_else(|| format!("no draft: the definition at {loc} was not found"))?;
-    let defined = cpp::split_top_level(&text[span.clone()]);
-    if parameter_types(&defined) != old_types {
+    let (old_cpp, new_cpp) = (reading.parse(old_decl), reading.parse(new_decl));
+    let (old, new) = changed_parameters(name, &old_cpp, &new_cpp)?;
+    let (old_types, new_types) = (old_cpp.param_types(&old), new_cpp.param_types(&new));
+    if cpp.param_types(definition) != old_types {
         return Err(format!(
             "no draft: the definition at {loc} does not repeat the old declaration's parameters"
         ));
     }
+    let text = cpp.text;
+    let defined = cpp.items(definition.params);
+    let new_items = new_cpp.items(new.params);
     let kept = align(&old_types, &new_types);
-    let written: Vec<String> = new
+    let written: Vec<&str> = new_items
         .iter()
         .zip(&kept)
         .map(|(p, k)| match k {
-            Some(i) => defined[*i].clone(),
-            None => cpp::strip_default(p),
+            Some(i) => defined[*i].text,
+            None => new_cpp.without_default(p),
         })
         .collect();
+    let span = cpp
+        .inner(definition.params)
+        .ok_or("no draft: the definition's parameter list is not closed")?;
     let list = parameter_text(text, span.clone(), &written);
     let content = format!("{}{list}{}", &text[..span.start], &text[span.end..]);
-    let added: Vec<String> = new
+    let added: Vec<String> = new_items
         .iter()
         .zip(&kept)
         .filter(|(_, k)| k.is_none())
-        .map(|(p, _)| format!("`{}`", cpp::squeeze(&cpp::strip_default(p))))
+        .map(|(p, _)| format!("`{}`", squeeze(new_cpp.without_default(p))))
         .collect();
-    let removed = old.len() + added.len() > new.len();
+    let removed = old_types.len() + added.len() > new_types.len();
     let owner = owner_name(&finding.symbol);
     let caveat = parameter_caveat(&added, removed, ambiguous(&old_types, &new_types));
     Ok(Draft {
@@ -663,31 +609,22 @@ fn parameter_caveat(added: &[String], removed: bool, ambiguous: bool) -> String 
     caveat
 }
 
-/// The types of parameters as declared.
-fn parameter_types(params: &[String]) -> Vec<String> {
-    params.iter().map(|p| cpp::param_type(p)).collect()
-}
-
-/// Two declarations' parameters (old, new), where only the parameters' types changed: a changed
-/// return type or unchanged types have no draft.
-fn changed_parameters(
+/// The declarations of `name` in two declarations' text (old, new), where only the
+/// parameters' types changed: a changed return type or unchanged types have no draft.
+fn changed_parameters<'c>(
     name: &str,
-    old_decl: &str,
-    new_decl: &str,
-) -> Drafting<(Vec<String>, Vec<String>)> {
-    let params = |text: &str| -> Option<Vec<String>> {
-        let span = cpp::param_span(text, name, 0)?;
-        Some(cpp::split_top_level(&text[span]))
-    };
+    old_decl: &'c Cpp,
+    new_decl: &'c Cpp,
+) -> Drafting<(Function<'c>, Function<'c>)> {
+    let declared = |cpp: &'c Cpp| cpp.functions_named(name).first().copied();
     let (old, new) = (
-        params(old_decl).ok_or("no draft: the old declaration's parameters were not found")?,
-        params(new_decl).ok_or("no draft: the new declaration's parameters were not found")?,
+        declared(old_decl).ok_or("no draft: the old declaration's parameters were not found")?,
+        declared(new_decl).ok_or("no draft: the new declaration's parameters were not found")?,
     );
-    let (old_types, new_types) = (parameter_types(&old), parameter_types(&new));
-    if cpp::return_type(old_decl, name) != cpp::return_type(new_decl, name) {
+    if old_decl.return_type(&old) != new_decl.return_type(&new) {
         return Err("no draft: the return type changed too, which the body must follow".into());
     }
-    if old_types == new_types {
+    if old_decl.param_types(&old) == new_decl.param_types(&new) {
         return Err(
             "no draft: the parameters are the same; what changed (const, noexcept) needs a person"
                 .into(),
@@ -699,7 +636,7 @@ fn changed_parameters(
 /// The parameters `written` as the list at `span` of `text` lays them out: one a line at the
 /// first parameter's indent when the list spans lines (keeping the closing line's indent), else
 /// on one line.
-fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[String]) -> String {
+fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[&str]) -> String {
     let inner = &text[span.clone()];
     if !inner.contains('\n') {
         return written.join(", ");
@@ -719,17 +656,18 @@ fn parameter_text(text: &str, span: std::ops::Range<usize>, written: &[String]) 
 // A structured binding of a tuple that grew: widened with an unused name.
 // ---------------------------------------------------------------------------------------------
 
-/// The structured binding at `loc` of the backend file `text` widened to the tuple's new size.
-fn widen_binding(finding: &Finding, loc: &Loc, text: &str) -> Drafting {
+/// The structured binding at `loc` of the backend file `cpp` widened to the tuple's new size.
+fn widen_binding(finding: &Finding, loc: &Loc, cpp: &Cpp, reading: &Reading) -> Drafting {
     let (name, old_decl, new_decl) = declaration_change(finding)?;
-    let (old, new, kept) = grown_tuple(name, old_decl, new_decl)?;
-    let (open, close, names) = binding_at(text, loc, name, old.len())?;
+    let (old, new, kept) = grown_tuple(name, &reading.parse(old_decl), &reading.parse(new_decl))?;
+    let (binding, names) = binding_at(cpp, loc, name, old.len())?;
+    let (text, open, close) = (cpp.text, binding.start_byte(), binding.end_byte() - 1);
     let mut fresh = Vec::new();
     let widened = kept
         .iter()
         .enumerate()
         .map(|(j, k)| match k {
-            Some(i) => names[*i].clone(),
+            Some(i) => names[*i].to_string(),
             None => {
                 // The first of `unused_J`, `unused_J_1`, … that the file does not hold yet.
                 let candidate = std::iter::once(format!("unused_{j}"))
@@ -774,10 +712,13 @@ fn widen_binding(finding: &Finding, loc: &Loc, text: &str) -> Drafting {
 #[allow(clippy::type_complexity)]
 fn grown_tuple(
     name: &str,
-    old_decl: &str,
-    new_decl: &str,
+    old_decl: &Cpp,
+    new_decl: &Cpp,
 ) -> Drafting<(Vec<String>, Vec<String>, Vec<Option<usize>>)> {
-    let elements = |decl: &str| cpp::return_type(decl, name).and_then(|t| cpp::tuple_elements(&t));
+    let elements = |cpp: &Cpp| {
+        let declared = *cpp.functions_named(name).first()?;
+        super::api::tuple_elements(&cpp.return_type(&declared)?)
+    };
     let (Some(old), Some(new)) = (elements(old_decl), elements(new_decl)) else {
         return Err("no draft: a call whose arguments or result changed; only a tuple that grew under a structured binding has a mechanical remedy".into());
     };
@@ -788,31 +729,28 @@ fn grown_tuple(
     Ok((old, new, kept))
 }
 
-/// The structured binding `auto [a, b, c]` that the call of `name` at `loc` initializes, on the
-/// call's line or just before it, naming `elements` elements: its brackets' offsets and names.
-fn binding_at(
-    text: &str,
+/// The structured binding `auto [a, b, c]` (or `auto& [..]`) that the first call of `name` at or
+/// after `loc`'s line initializes, itself on that line or the three before, naming `elements`
+/// elements: the binding's `[..]` and its names.
+fn binding_at<'c>(
+    cpp: &'c Cpp,
     loc: &Loc,
     name: &str,
     elements: usize,
-) -> Drafting<(usize, usize, Vec<String>)> {
-    let call_line = line_start(text, loc.line);
-    let from = line_start(text, loc.line.saturating_sub(3).max(1));
-    let call = cpp::param_span(text, name, call_line)
-        .map(|s| s.start)
+) -> Drafting<(tree_sitter::Node<'c>, Vec<&'c str>)> {
+    let row = |node: tree_sitter::Node| node.start_position().row + 1;
+    let mut calls = cpp.calls(name).into_iter();
+    let call = calls
+        .find(|call| row(*call) >= loc.line)
         .ok_or_else(|| format!("no draft: the call at {loc} was not found"))?;
-    let open = text[from..call]
-        .rfind('[')
-        .map(|i| from + i)
+    let binding = cpp
+        .bindings()
+        .into_iter()
+        .find(|(_, bound)| bound.id() == call.id())
+        .map(|(binding, _)| binding)
+        .filter(|b| cpp.inner(*b).is_some() && row(*b) + 3 >= loc.line)
         .ok_or("no draft: the call's result is not bound with `auto [..]`")?;
-    let close = cpp::matching(text, open).ok_or("no draft: unbalanced binding")?;
-    let between = text[close + 1..call].trim_start();
-    if !(between.starts_with('=') || between.starts_with('{'))
-        || !(text[..open].trim_end().ends_with("auto") || text[..open].trim_end().ends_with('&'))
-    {
-        return Err("no draft: the call's result is not bound with `auto [..]`".into());
-    }
-    let names = cpp::split_top_level(&text[open + 1..close]);
+    let names: Vec<&str> = cpp.items(binding).iter().map(|i| i.text).collect();
     if names.len() != elements {
         return Err(format!(
             "no draft: the binding names {} elements, the old tuple had {}",
@@ -820,7 +758,7 @@ fn binding_at(
             elements
         ));
     }
-    Ok((open, close, names))
+    Ok((binding, names))
 }
 
 #[cfg(test)]
@@ -850,24 +788,28 @@ mod tests {
         assert!(!ambiguous(&s(&["A", "B"]), &s(&["A", "B", "C"])));
     }
 
+    fn parsed(text: &str) -> Cpp<'_> {
+        let cfg = ApiConfig::default();
+        Cpp::parse(text, &crate::drift::api::prep(&cfg, &[], &FileMap::new()))
+    }
+
     #[test]
     fn stub_lines_and_macro_forms_are_read_from_the_backend() {
         let text = "#define NO_GPU(func) \\\n  void func::eval_gpu(const std::vector<array>& inputs, array& out) { \\\n    throw 1; }\n\nNO_GPU(Abs)\nNO_GPU_MULTI(Eig)\n";
-        let stubs = stub_lines(text, &ApiConfig::default().stub_macros);
+        let cpp = parsed(text);
+        let stubs = stub_lines(&cpp, &ApiConfig::default());
         assert_eq!(stubs.len(), 2);
         assert_eq!(
             (
                 stubs[1].macro_name.as_str(),
-                stubs[1].class.as_str(),
+                stubs[1].argument.as_str(),
                 stubs[1].line
             ),
-            ("NO_GPU_MULTI", "Eig", 5)
+            ("NO_GPU_MULTI", "Eig", 6)
         );
-        let def = macro_definition(text, "NO_GPU").unwrap();
-        assert_eq!(
-            eval_gpu_form(&def).unwrap(),
-            ["const std::vector<array>&", "array&"]
-        );
+        let wanted = ["const std::vector<array>&", "array&"].map(String::from);
+        let found = stub_macro(text, &stubs, &FileMap::new(), &wanted, "p.cpp");
+        assert_eq!(found.unwrap(), "NO_GPU");
     }
 
     /// The stub lines are the configured macros' (before this, only a name starting with
@@ -875,21 +817,118 @@ mod tests {
     #[test]
     fn stub_lines_are_the_configured_macros() {
         let text = "ROCM_UNSUPPORTED(Abs)\nNO_GPU(Eig)\nHELPER(Sort)\n";
-        let configured: BTreeMap<String, Vec<String>> =
-            [("ROCM_UNSUPPORTED".to_string(), vec!["eval_gpu".to_string()])].into();
-        let stubs = stub_lines(text, &configured);
+        let cfg = ApiConfig {
+            stub_macros: [("ROCM_UNSUPPORTED".to_string(), vec!["eval_gpu".to_string()])].into(),
+            ..ApiConfig::default()
+        };
+        let cpp = Cpp::parse(text, &crate::drift::api::prep(&cfg, &[], &FileMap::new()));
+        let stubs = stub_lines(&cpp, &cfg);
         let found: Vec<(&str, &str)> = stubs
             .iter()
-            .map(|s| (s.macro_name.as_str(), s.class.as_str()))
+            .map(|s| (s.macro_name.as_str(), s.argument.as_str()))
             .collect();
         assert_eq!(found, [("ROCM_UNSUPPORTED", "Abs")]);
+    }
+
+    /// Fails on main before this change, which read the stub list line by line: a stub in a
+    /// block comment counted as the backend's, and a draft went beside it, into the comment.
+    #[test]
+    fn a_stub_in_a_comment_is_no_sibling() {
+        let text = "NO_GPU(Abs)\n/* gone:\nNO_GPU(Old)\n*/\n";
+        let cpp = parsed(text);
+        let stubs = stub_lines(&cpp, &ApiConfig::default());
+        let found: Vec<&str> = stubs.iter().map(|s| s.argument.as_str()).collect();
+        assert_eq!(found, ["Abs"]);
+    }
+
+    /// Fails on main before this change: the header's classes were read from lines starting with
+    /// `class X :` or `class X {`, so a `final` class or a name on the next line was no primitive
+    /// to put a stub beside.
+    #[test]
+    fn every_class_a_header_defines_is_read() {
+        let text = "class MLX_API A : public P {};\nclass B final : public P {};\ntemplate <typename T>\nclass C : public P {};\nclass\nD : public P {};\nclass E;\n";
+        assert_eq!(parsed(text).class_names(), ["A", "B", "C", "D"]);
+    }
+
+    /// Fails on main before this change: a definition was read from the line naming it, so a
+    /// return type on a line of its own was left out of the drafted signature, and a member of
+    /// `MyEvent` counted as one of `Event`.
+    #[test]
+    fn definitions_are_read_whole_and_by_their_class() {
+        let text = "// Event::is_signaled() is below.\nbool\nEvent::is_signaled() const {\n  return s; // }\n}\nvoid MyEvent::run() {}\n";
+        let cpp = parsed(text);
+        let (signature, body) = definition(&cpp, "Event::is_signaled").unwrap();
+        assert_eq!(signature, "bool\nEvent::is_signaled() const");
+        assert_eq!(body, "return s; // }");
+        let after = after_last_member(&cpp, "Event").unwrap();
+        assert_eq!(&text[after..], "void MyEvent::run() {}\n");
+    }
+
+    /// Fails on main before this change, which took the first line holding `Sort::eval_gpu(`:
+    /// `ArgSort::eval_gpu`'s line, its body and `Sort`'s signature became the drafted signature,
+    /// and a lambda in a constructor's initializers was taken for its body.
+    #[test]
+    fn a_name_ending_another_is_not_it() {
+        let text = "void ArgSort::eval_gpu(Stream s) {\n  sort(s, true);\n}\n\nvoid Sort::eval_gpu(Stream s) {\n  sort(s, false);\n}\nPool::Pool()\n    : free_([](Block* b) { return b->size; }) {\n  grow();\n}\n";
+        let cpp = parsed(text);
+        let (signature, body) = definition(&cpp, "Sort::eval_gpu").unwrap();
+        assert_eq!(
+            (signature.as_str(), body.as_str()),
+            ("void Sort::eval_gpu(Stream s)", "sort(s, false);")
+        );
+        let (signature, body) = definition(&cpp, "Pool::Pool").unwrap();
+        assert_eq!(
+            signature,
+            "Pool::Pool()\n    : free_([](Block* b) { return b->size; })"
+        );
+        assert_eq!(body, "grow();");
+    }
+
+    /// A file cut short inside a body has no definition to copy or to put one after.
+    #[test]
+    fn a_body_cut_short_is_no_definition() {
+        let cpp = parsed("void X::f() {\n  int a = g(1);\n");
+        assert_eq!(definition(&cpp, "X::f"), None);
+        assert_eq!(after_last_member(&cpp, "X"), None);
+    }
+
+    /// Fails on main before this change: any `<stdexcept>` in the text, a comment's too, counted
+    /// as its include.
+    #[test]
+    fn an_include_is_added_unless_a_directive_has_it() {
+        let text = "#include <atomic>\n// throws, see <stdexcept>\nint f();\n";
+        let (content, at) = with_include(parsed(text), "stdexcept");
+        assert_eq!(
+            content,
+            "#include <atomic>\n#include <stdexcept>\n// throws, see <stdexcept>\nint f();\n"
+        );
+        assert_eq!(at, Some(18));
+        let (same, at) = with_include(parsed(&content), "stdexcept");
+        assert_eq!((same.as_str(), at), (content.as_str(), None));
+    }
+
+    /// Fails on main before this change, which took the last `[` before the call: a call on
+    /// the line after another binding widened that binding.
+    #[test]
+    fn a_binding_is_the_one_the_call_initializes() {
+        let text = "auto [shape, strides] =\n    collapse(a, b);\nconst auto& [x, y]{collapse(c, d)};\nauto z = g(collapse(e, f));\n";
+        let cpp = parsed(text);
+        let at = |line| Loc {
+            path: "copy.cpp".into(),
+            line,
+        };
+        let names = |line| binding_at(&cpp, &at(line), "collapse", 2).map(|(_, names)| names);
+        assert_eq!(names(2).unwrap(), ["shape", "strides"]);
+        assert_eq!(names(3).unwrap(), ["x", "y"]);
+        assert!(names(4).unwrap_err().contains("not bound with `auto [..]`"));
     }
 
     #[test]
     fn definitions_are_told_from_calls() {
         let text = "void f(int a) {\n}\nint g() {\n  f(1);\n}\nvoid h(\n    int a);\n";
-        assert!(is_definition_at(text, 1, "f"));
-        assert!(!is_definition_at(text, 4, "f"));
-        assert!(!is_definition_at(text, 6, "h"));
+        let cpp = parsed(text);
+        assert!(definition_at(&cpp, 1, "f").is_some());
+        assert!(definition_at(&cpp, 4, "f").is_none());
+        assert!(definition_at(&cpp, 6, "h").is_none());
     }
 }

@@ -180,7 +180,7 @@ pub(super) fn ident_end(src: &[u8], start: usize) -> usize {
 
 /// Where the comment that starts at byte `i` ends, when one starts there: at the line break that
 /// ends a `//` comment, just after the `*/` of a `/* */` one (the text's end when none).
-pub fn comment_end(src: &[u8], i: usize) -> Option<usize> {
+fn comment_end(src: &[u8], i: usize) -> Option<usize> {
     let rest = &src[i..];
     let end = if rest.starts_with(b"//") {
         rest.iter().position(|&b| b == b'\n')
@@ -275,10 +275,10 @@ fn blank_launch_config(src: &[u8], out: &mut [u8], start: usize) -> usize {
     }
 }
 
-/// The end (exclusive) of the bracket group opening at `open` (`(`, `<`, `[` or `{`): the one
-/// bracket matcher of the C++ text handling (blanking here, drafts). Comments and string or
-/// character literals are skipped, so a bracket inside them does not count.
-pub fn balanced_end(src: &[u8], open: usize) -> Option<usize> {
+/// The end (exclusive) of the bracket group opening at `open` (`(`, `<`, `[` or `{`): the
+/// bracket matcher of the blanking. Comments and string or character literals are skipped, so a
+/// bracket inside them does not count.
+fn balanced_end(src: &[u8], open: usize) -> Option<usize> {
     let (left, right) = match src.get(open)? {
         b'(' => (b'(', b')'),
         b'{' => (b'{', b'}'),
@@ -525,6 +525,19 @@ mod tests {
             " ".repeat(9)
         );
         assert_eq!(String::from_utf8(prepared.text).unwrap(), expected);
+    }
+
+    #[test]
+    fn brackets_match_past_comments_and_strings() {
+        let end = |text: &str| balanced_end(text.as_bytes(), 1);
+        let text = "f(a /* ) */, \")\", g(b)) rest";
+        assert_eq!(end(text), text.find(" rest"));
+        // A digit separator opens no character literal, and a stray quote ends at its line:
+        // neither swallows the brackets after it.
+        let text = "f(1'000, g(b)) rest";
+        assert_eq!(end(text), text.find(" rest"));
+        let text = "f(a, ' stray\n  g(b)) rest";
+        assert_eq!(end(text), text.find(" rest"));
     }
 
     #[test]

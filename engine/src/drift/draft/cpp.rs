@@ -1,47 +1,270 @@
-//! The little C++ text handling drafts need: matching brackets, splitting parameter lists,
-//! a parameter's type. Comments and string literals are skipped so that a `)` or `,` in them
-//! does not count; nothing here parses C++ beyond that.
+//! The drafts' C++: read through tree-sitter's parse of the text as `drift api` prepares it
+//! (macros blanked in place, so every node's byte range points into the real text), and written
+//! so that other people's text quoted in it stays inert.
 
-use crate::drift::api::{balanced_end, comment_end};
+use crate::drift::api::{children, parse, prepare, reached, squeeze, Prep, StubUse};
+use std::ops::Range;
+use std::sync::LazyLock;
+use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
 
-/// Byte index of the bracket closing the one at `open` (`(`, `<`, `[` or `{`).
-pub fn matching(text: &str, open: usize) -> Option<usize> {
-    balanced_end(text.as_bytes(), open).map(|end| end - 1)
+/// A C++ text and tree-sitter's parse of it.
+pub struct Cpp<'t> {
+    pub text: &'t str,
+    tree: Tree,
+    /// The stub macros' invocations the preparation found (`NO_GPU(Abs)`), in order.
+    pub stubs: Vec<StubUse>,
 }
 
-/// A parameter without its default argument (`int x = 0` -> `int x`).
-pub fn strip_default(param: &str) -> String {
-    let mut depth = 0i32;
-    for (i, c) in param.char_indices() {
-        match c {
-            '(' | '<' | '[' | '{' => depth += 1,
-            ')' | '>' | ']' | '}' => depth -= 1,
-            '=' if depth == 0 => return param[..i].trim_end().to_string(),
-            _ => {}
+/// A function declarator of the parse: its name, its parameter list, the declaration (or
+/// definition) it belongs to, and that definition's body where it has one.
+#[derive(Clone, Copy)]
+pub struct Function<'n> {
+    pub name: Node<'n>,
+    pub params: Node<'n>,
+    pub holder: Node<'n>,
+    pub body: Option<Node<'n>>,
+}
+
+/// One item of a bracketed list (a parameter, a name of a binding): its text between the list's
+/// separators, trimmed (a comment beside it stays in it), where that starts, and the node it
+/// holds.
+pub struct Item<'t, 'n> {
+    pub text: &'t str,
+    start: usize,
+    node: Option<Node<'n>>,
+}
+
+fn query(source: &str) -> Query {
+    Query::new(&tree_sitter_cpp::LANGUAGE.into(), source)
+        .expect("the drafts' queries are C++ queries")
+}
+
+static FUNCTIONS: LazyLock<Query> = LazyLock::new(|| {
+    query("(function_declarator declarator: (_) @name parameters: (parameter_list) @params) @declarator")
+});
+static CALLS: LazyLock<Query> =
+    LazyLock::new(|| query("(call_expression function: (_) @function) @call"));
+static CLASSES: LazyLock<Query> = LazyLock::new(|| {
+    query("[(class_specifier name: (_) @name body: (_)) (struct_specifier name: (_) @name body: (_))]")
+});
+/// `auto [a, b] = f(..)`, `const auto& [a, b]{f(..)}`: the binding and the call it binds.
+static BINDINGS: LazyLock<Query> = LazyLock::new(|| {
+    query(
+        "(init_declarator
+           declarator: [(structured_binding_declarator) @binding
+                        (reference_declarator (structured_binding_declarator) @binding)]
+           value: [(call_expression) @call (initializer_list . (call_expression) @call .)])",
+    )
+});
+static INCLUDES: LazyLock<Query> =
+    LazyLock::new(|| query("(preproc_include path: (_) @path) @include"));
+
+/// Kinds that stand before a declaration's return type without being part of it.
+const SPECIFIERS: &[&str] = &[
+    "storage_class_specifier",
+    "virtual",
+    "attribute_specifier",
+    "attribute_declaration",
+    "comment",
+];
+
+impl<'t> Cpp<'t> {
+    /// `text` prepared as `prep` says (the stub macros recorded and blanked) and parsed.
+    pub fn parse(text: &'t str, prep: &Prep) -> Cpp<'t> {
+        let prepared = prepare(text.as_bytes(), prep);
+        let tree = parse(&prepared.text).expect("tree-sitter parses unless cancelled");
+        Cpp {
+            text,
+            tree,
+            stubs: prepared.stubs,
         }
     }
-    param.trim().to_string()
-}
 
-/// Removes `/* .. */` and `// ..` comments.
-pub fn strip_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while let Some(c) = text[i..].chars().next() {
-        match comment_end(text.as_bytes(), i) {
-            Some(end) => i = end,
-            None => {
-                out.push(c);
-                i += c.len_utf8();
+    /// The real text of `node`.
+    pub fn text(&self, node: Node) -> &'t str {
+        &self.text[node.byte_range()]
+    }
+
+    /// Each match of `query` over the whole parse, in the text's order: its captures in the
+    /// order the query's text names them (an enclosing node's capture, written after its
+    /// pattern, comes last).
+    fn matches(&self, query: &Query) -> Vec<Vec<Node<'_>>> {
+        let mut cursor = QueryCursor::new();
+        let mut found = cursor.matches(query, self.tree.root_node(), self.text.as_bytes());
+        let mut out = Vec::new();
+        while let Some(m) = found.next() {
+            let mut nodes: Vec<(u32, Node)> =
+                m.captures.iter().map(|c| (c.index, c.node)).collect();
+            nodes.sort_by_key(|(index, _)| *index);
+            out.push(nodes.into_iter().map(|(_, node)| node).collect());
+        }
+        out
+    }
+
+    /// Every function declarator, in the text's order.
+    pub fn functions(&self) -> Vec<Function<'_>> {
+        let mut out = Vec::new();
+        for m in self.matches(&FUNCTIONS) {
+            let (name, params, declarator) = (m[0], m[1], m[2]);
+            // Up past what wraps a declarator (`&f()`, `*f()`, `f() = 0`) to its declaration.
+            let mut holder = declarator.parent();
+            while let Some(inner) = holder.filter(|h| h.kind().ends_with("_declarator")) {
+                holder = inner.parent();
+            }
+            let Some(holder) = holder.filter(|_| self.inner(params).is_some()) else {
+                continue;
+            };
+            let body = (holder.kind() == "function_definition")
+                .then(|| holder.child_by_field_name("body"))
+                .flatten()
+                .filter(|body| self.inner(*body).is_some());
+            out.push(Function {
+                name,
+                params,
+                holder,
+                body,
+            });
+        }
+        out
+    }
+
+    /// Whether `name` (an identifier, or a qualified name like `Event::wait`) is the name of
+    /// `node`, as declared or called: its whole text or its last qualified or member part.
+    pub fn names(&self, node: Node, name: &str) -> bool {
+        let written = squeeze(self.text(node));
+        let tail = written.strip_suffix(name);
+        tail.is_some_and(|rest| {
+            rest.is_empty() || [":", ".", ">"].iter().any(|p| rest.ends_with(p))
+        })
+    }
+
+    /// The function declarators named `name`.
+    pub fn functions_named(&self, name: &str) -> Vec<Function<'_>> {
+        let functions = self.functions().into_iter();
+        functions.filter(|f| self.names(f.name, name)).collect()
+    }
+
+    /// The calls of `name`, in the text's order.
+    pub fn calls(&self, name: &str) -> Vec<Node<'_>> {
+        let calls = self.matches(&CALLS).into_iter();
+        calls
+            .filter(|m| self.names(m[0], name))
+            .map(|m| m[1])
+            .collect()
+    }
+
+    /// Each structured binding initialized by a call, with that call.
+    pub fn bindings(&self) -> Vec<(Node<'_>, Node<'_>)> {
+        let bindings = self.matches(&BINDINGS).into_iter();
+        bindings.map(|m| (m[0], m[1])).collect()
+    }
+
+    /// The names of the classes and structs the text defines (with a body), in its order.
+    pub fn class_names(&self) -> Vec<String> {
+        let classes = self.matches(&CLASSES).into_iter();
+        classes.map(|m| self.text(m[0]).to_string()).collect()
+    }
+
+    /// Each `#include`: the whole directive (its line break included) and its path as written.
+    pub fn includes(&self) -> Vec<(Node<'_>, &'t str)> {
+        let includes = self.matches(&INCLUDES).into_iter();
+        includes.map(|m| (m[1], self.text(m[0]))).collect()
+    }
+
+    /// The byte range inside the brackets that open and close `node` (a body, a parameter list, a
+    /// binding), when the parse found both: a list its text leaves open is no list to edit.
+    pub fn inner(&self, node: Node) -> Option<Range<usize>> {
+        let open = node.child(0)?;
+        let close = node.child(node.child_count().checked_sub(1)?)?;
+        let both = !open.is_missing() && !close.is_missing() && open.id() != close.id();
+        both.then(|| open.end_byte()..close.start_byte())
+    }
+
+    /// The items of the bracketed list `list` (`(a, b)`, `[x, y]`).
+    pub fn items<'n>(&self, list: Node<'n>) -> Vec<Item<'t, 'n>> {
+        let mut items = Vec::new();
+        let mut start = list.start_byte() + 1;
+        let mut node = None;
+        let parts = children(list);
+        for (i, part) in parts.iter().enumerate().skip(1) {
+            if part.kind() != "," && i + 1 < parts.len() {
+                if part.is_named() && part.kind() != "comment" {
+                    node = Some(*part);
+                }
+                continue;
+            }
+            let between = &self.text[start..part.start_byte()];
+            let text = between.trim();
+            if !text.is_empty() || !items.is_empty() || part.kind() == "," {
+                let start = start + (between.len() - between.trim_start().len());
+                let node = node.take();
+                items.push(Item { text, start, node });
+            }
+            start = part.end_byte();
+        }
+        items
+    }
+
+    /// A parameter without its default argument (`int x = 0` -> `int x`).
+    pub fn without_default<'i>(&self, item: &Item<'i, '_>) -> &'i str {
+        let default = item
+            .node
+            .and_then(|n| children(n).into_iter().find(|c| c.kind() == "="));
+        let end = default.map_or(item.text.len(), |eq| eq.start_byte() - item.start);
+        item.text[..end].trim_end()
+    }
+
+    /// A parameter's type: its text without default, comments and name, squeezed
+    /// (`const array& q` -> `const array&`; `bool /*unused*/` -> `bool`).
+    pub fn param_type(&self, item: &Item) -> String {
+        let Some(param) = item.node else {
+            return squeeze(item.text);
+        };
+        let default = item.start + self.without_default(item).len();
+        let kept = param.start_byte()..default.min(param.end_byte());
+        let declared = param.child_by_field_name("declarator");
+        let name = declared.and_then(|d| {
+            let identifiers = reached(d, |_| true)
+                .into_iter()
+                .filter(|n| n.kind() == "identifier");
+            identifiers.min_by_key(|n| n.start_byte())
+        });
+        let comments = reached(param, |_| true)
+            .into_iter()
+            .filter(|n| n.kind() == "comment");
+        let mut cut: Vec<Range<usize>> = comments.chain(name).map(|n| n.byte_range()).collect();
+        cut.sort_by_key(|r| r.start);
+        let mut text = String::new();
+        let mut at = kept.start;
+        for range in cut {
+            if range.start >= at && range.end <= kept.end {
+                text.push_str(&self.text[at..range.start]);
+                at = range.end;
             }
         }
+        text.push_str(&self.text[at..kept.end.max(at)]);
+        squeeze(&text)
     }
-    out
-}
 
-/// The one C++ text normalizer, splitter and tuple reader, shared with `drift api`: a drafted
-/// type compares equal to the type the API model recorded.
-pub(crate) use crate::drift::api::{split_top_level, squeeze, tuple_elements};
+    /// The parameter types of `function`.
+    pub fn param_types(&self, function: &Function) -> Vec<String> {
+        let items = self.items(function.params);
+        items.iter().map(|item| self.param_type(item)).collect()
+    }
+
+    /// The return type written before `function`'s name, without specifiers, squeezed.
+    pub fn return_type(&self, function: &Function) -> Option<String> {
+        let specifier = |c: &Node| {
+            SPECIFIERS.contains(&c.kind())
+                || (c.kind() == "type_qualifier" && self.text(*c) == "constexpr")
+        };
+        let first = children(function.holder)
+            .into_iter()
+            .find(|c| !specifier(c))?;
+        let start = first.start_byte().min(function.name.start_byte());
+        Some(squeeze(&self.text[start..function.name.start_byte()]))
+    }
+}
 
 /// `text` as `//` comment lines, each starting with `prefix` (`"//   "`), that nothing in it can
 /// end: every line terminator a compiler or editor knows (LF, CR, CRLF, VT, FF, NEL, U+2028,
@@ -95,111 +318,57 @@ pub fn string_literal(text: &str) -> String {
     out
 }
 
-const TYPE_WORDS: &[&str] = &[
-    "int", "long", "short", "char", "bool", "float", "double", "unsigned", "signed", "auto",
-    "void", "const", "volatile",
-];
-
-/// A parameter's type: its text without default, comments and name (`const array& q` ->
-/// `const array&`; `bool /*unused*/` -> `bool`).
-pub fn param_type(param: &str) -> String {
-    let text = squeeze(&strip_comments(&strip_default(param)));
-    let end = text.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
-    let name = &text[end.len()..];
-    let has_name = !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && !end.trim().is_empty()
-        && !end.ends_with("::")
-        && !TYPE_WORDS.contains(&name);
-    if has_name {
-        squeeze(end)
-    } else {
-        text
-    }
-}
-
-/// The parameter list of the first `name(` in `text` at or after byte `from`: the byte range
-/// inside the parentheses.
-pub fn param_span(text: &str, name: &str, from: usize) -> Option<std::ops::Range<usize>> {
-    let mut at = from;
-    while let Some(found) = text[at..].find(name) {
-        let start = at + found;
-        let before_ok = text[..start]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
-        let after = start + name.len();
-        let open = after + (text[after..].len() - text[after..].trim_start().len());
-        if before_ok && text[open..].starts_with('(') {
-            let close = matching(text, open)?;
-            return Some(open + 1..close);
-        }
-        at = start + name.len();
-    }
-    None
-}
-
-/// The return type written before `name(` in a declaration's text, without specifiers.
-pub fn return_type(decl_text: &str, name: &str) -> Option<String> {
-    let span = param_span(decl_text, name, 0)?;
-    let head = &decl_text[..span.start - 1];
-    let head = head.trim_end().strip_suffix(name)?.trim();
-    let mut words: &str = head;
-    // `template <..>` first, then specifiers.
-    if let Some(rest) = words.strip_prefix("template") {
-        let open = rest.find('<')?;
-        let close = matching(rest, open)?;
-        words = rest[close + 1..].trim();
-    }
-    const SPECIFIERS: [&str; 6] = [
-        "MLX_API",
-        "inline",
-        "static",
-        "extern",
-        "constexpr",
-        "virtual",
-    ];
-    let spaced = |rest: &&str| rest.starts_with(char::is_whitespace);
-    while let Some(rest) = SPECIFIERS
-        .iter()
-        .find_map(|spec| words.strip_prefix(spec).filter(spaced))
-    {
-        words = rest.trim_start();
-    }
-    Some(squeeze(words))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parsed(text: &str) -> Cpp<'_> {
+        Cpp::parse(text, &Prep::default())
+    }
+
     #[test]
     fn parameters_split_and_lose_names_defaults_and_comments() {
-        let list = "const array& q, bool /*is_training*/, std::pair<int, int> p = {1, 2}, Stream s";
-        let params = split_top_level(list);
-        assert_eq!(params.len(), 4);
-        let types: Vec<String> = params.iter().map(|p| param_type(p)).collect();
+        let text = "void f(const array& q, bool /*is_training*/, std::pair<int, int> p = {1, 2}, Stream s, unsigned int);";
+        let cpp = parsed(text);
+        let f = cpp.functions_named("f")[0];
+        let items = cpp.items(f.params);
+        let texts: Vec<&str> = items.iter().map(|i| i.text).collect();
+        assert_eq!(texts[1], "bool /*is_training*/");
         assert_eq!(
-            types,
-            ["const array&", "bool", "std::pair<int,int>", "Stream"]
+            cpp.param_types(&f),
+            [
+                "const array&",
+                "bool",
+                "std::pair<int,int>",
+                "Stream",
+                "unsigned int"
+            ]
         );
-        assert_eq!(param_type("unsigned int"), "unsigned int");
-        assert_eq!(param_type("Stream"), "Stream");
-        assert_eq!(strip_default("StreamOrDevice s = {}"), "StreamOrDevice s");
+        assert_eq!(cpp.without_default(&items[2]), "std::pair<int, int> p");
+    }
+
+    /// Fails on main before this change: parameters were split at commas outside brackets, and
+    /// the `>` of a comparison in a default argument closed a bracket that was never opened.
+    #[test]
+    fn a_default_argument_with_a_comparison_is_one_parameter() {
+        let cpp = parsed("void f(bool wide = sizeof(T) > 4, int n = g(1, 2), Stream s);");
+        let f = cpp.functions_named("f")[0];
+        assert_eq!(cpp.param_types(&f), ["bool", "int", "Stream"]);
     }
 
     #[test]
     fn return_types_and_tuple_elements() {
-        let decl =
-            "MLX_API std::tuple<bool, Shape, std::vector<Strides>> collapse(\n    const A& a);";
-        let ret = return_type(decl, "collapse").unwrap();
+        let text =
+            "static std::tuple<bool, Shape, std::vector<Strides>> collapse(\n    const A& a);";
+        let cpp = parsed(text);
+        let f = cpp.functions_named("collapse")[0];
+        let ret = cpp.return_type(&f).unwrap();
         assert_eq!(ret, "std::tuple<bool,Shape,std::vector<Strides>>");
         assert_eq!(
-            tuple_elements(&ret).unwrap(),
+            crate::drift::api::tuple_elements(&ret).unwrap(),
             ["bool", "Shape", "std::vector<Strides>"]
         );
-        let span = param_span(decl, "collapse", 0).unwrap();
-        assert_eq!(&decl[span], "\n    const A& a");
+        assert_eq!(cpp.text(f.params), "(\n    const A& a)");
     }
 
     /// The C++ preprocessor's view of `source` (`c++ -E -P` with `flags`): the tokens left,
@@ -283,17 +452,5 @@ mod tests {
             ),
             r#"const char* m = "X::f\"); int evil = (\"\007\?\?/\012";"#
         );
-    }
-
-    #[test]
-    fn brackets_match_past_comments_and_strings() {
-        let text = "f(a /* ) */, \")\", g(b)) rest";
-        assert_eq!(matching(text, 1), Some(text.find(" rest").unwrap() - 1));
-        // A digit separator opens no character literal, and a stray quote ends at its line:
-        // neither swallows the brackets after it.
-        let text = "f(1'000, g(b)) rest";
-        assert_eq!(matching(text, 1), Some(text.find(" rest").unwrap() - 1));
-        let text = "f(a, ' stray\n  g(b)) rest";
-        assert_eq!(matching(text, 1), Some(text.find(" rest").unwrap() - 1));
     }
 }

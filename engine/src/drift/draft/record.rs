@@ -72,11 +72,11 @@ pub fn write_drafts(
     let _lock = project.lock_records()?;
     let before = candidate::drift_api(project, cache, state, from, to)?;
     let backend = state.backend_files(&project.config.overlay.backend_prefix);
-    let stub_macros = candidate::api_config(project)?.stub_macros;
+    let cfg = candidate::api_config(project)?;
     let upstream = CacheUpstream {
         cache,
         commit: to,
-        stub_macros: &stub_macros,
+        cfg: &cfg,
     };
     let planned = plan(&before, &backend, &upstream);
     let mut written = Vec::new();
