@@ -41,6 +41,7 @@ pub mod residual_diff;
 pub mod residual_record;
 pub mod roll;
 pub mod roll_ci;
+pub mod run;
 pub mod status;
 pub mod sync;
 pub mod terminal;

@@ -8,7 +8,6 @@
 
 use super::base::CoreOutcome;
 use super::cache::Cache;
-use super::candidate;
 use super::doc::{code, text, words, Doc, Span};
 use super::drift::api::Finding;
 use super::drift::draft::{answers, Answer};
@@ -18,6 +17,7 @@ use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
 use super::residual;
+use super::run::Run;
 use super::verify::{Outcome, Verification};
 use super::FileMap;
 use serde::Serialize;
@@ -77,15 +77,10 @@ pub struct FixAnswer {
 
 /// `forkbook report`: the section for the records as they are against the records as committed at
 /// `since`, with a fresh verification.
-pub fn pr_report(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    since: &str,
-) -> Result<Report> {
-    let old = committed_state(project, cache, since)?;
-    let verification = super::verify::verify(project, cache, state)?;
-    report(project, cache, state, old.as_ref(), &verification)
+pub fn pr_report(run: &Run, state: &OverlayState, since: &str) -> Result<Report> {
+    let old = committed_state(run.project, run.cache, since)?;
+    let verification = super::verify::verify(run, state)?;
+    report(run, state, old.as_ref(), &verification)
 }
 
 impl CommandReport for Report {
@@ -142,8 +137,7 @@ pub fn committed_state(
 
 /// Builds the report from the new state, the old one (if any) and a verification.
 pub fn report(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     new: &OverlayState,
     old: Option<&OverlayState>,
     verification: &Verification,
@@ -157,10 +151,10 @@ pub fn report(
     let new_residual = residual::compute(new);
     let residual_changed =
         old.map(|old| residual::compute(old).render_diff() != new_residual.render_diff());
-    let drift = drift_answered(project, cache, new, old)?;
+    let drift = drift_answered(run, new, old)?;
     Ok(Report {
-        conflict_causes: super::trace::recorded_conflicts(cache, new)?,
-        upstream_web: super::trace::web_base(&project.canonical_urls.1),
+        conflict_causes: super::trace::recorded_conflicts(run.cache, new)?,
+        upstream_web: super::trace::web_base(&run.project.canonical_urls.1),
         old: old.map(|o| o.commits.describe()),
         new: new.commits.describe(),
         pin_moved: old.is_some_and(|o| o.commits.pin != new.commits.pin),
@@ -206,15 +200,14 @@ fn resolved_conflicts(new: &OverlayState) -> Vec<Conflict> {
 /// The API drift from the old pin to the new one, each finding with what answers it; none
 /// where the pin did not move.
 fn drift_answered(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     new: &OverlayState,
     old: Option<&OverlayState>,
 ) -> Result<Vec<DriftAnswered>> {
     let Some(old) = old.filter(|old| old.commits.pin != new.commits.pin) else {
         return Ok(Vec::new());
     };
-    let api = candidate::drift_api(project, cache, old, old.commits.pin, new.commits.pin)?;
+    let api = run.drift_api(old, old.commits.pin, new.commits.pin)?;
     let answered = |finding: Finding| {
         let answers = answers(new, &finding, old.steps.len()).into_iter();
         let answers = answers.map(|(number, title, how)| FixAnswer {

@@ -36,6 +36,7 @@ use super::markdown::PageLinks;
 use super::overlay::OverlayState;
 use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
+use super::run::Run;
 use super::sync::{self, FixOutcome};
 use super::trace::UpstreamCommit;
 use crate::text::short_id;
@@ -678,12 +679,8 @@ pub struct Rolled {
 }
 
 /// `forkbook roll`: the bump to the clean candidate (or `request.to`), written.
-pub fn roll(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    request: &RollRequest,
-) -> Result<Rolled> {
+pub fn roll(run: &Run, state: &OverlayState, request: &RollRequest) -> Result<Rolled> {
+    let (project, cache) = (run.project, run.cache);
     // A dirty overlay is refused before anything is computed, as sync and retarget refuse it;
     // so is a body that would be written over a record.
     sync::refuse_marked(state, false)?;
@@ -711,18 +708,17 @@ pub fn roll(
     rolled.conflicts = moved.conflicts();
     let mut now = OverlayState::load(project, cache)?;
     if request.draft && rolled.conflicts == 0 {
-        let drafted = draft::write_drafts(project, cache, &now, now.commits.base, now.commits.pin)?;
+        let drafted = draft::write_drafts(run, &now, now.commits.base, now.commits.pin)?;
         rolled.drafted = drafted.written.iter().map(|w| w.number).collect();
         now = OverlayState::load(project, cache)?;
     }
-    let drift =
-        super::candidate::drift_api(project, cache, &now, now.commits.base, now.commits.pin)?;
+    let drift = run.drift_api(&now, now.commits.base, now.commits.pin)?;
     // Findings a written draft answers are gone from the backend's drift now.
     rolled.left = drift
         .live()
         .map(|f| format!("{} {}", f.kind.as_str(), f.symbol))
         .collect();
-    let (body, failed) = write_body(project, cache, state, &now, request, to)?;
+    let (body, failed) = write_body(run, state, &now, request, to)?;
     (rolled.body, rolled.body_failed) = (Some(body), failed);
     Ok(rolled)
 }
@@ -783,15 +779,14 @@ fn refuse_record_as_body(project: &Project, body: &Path) -> Result<()> {
 /// is the one roll moved from, not the records as git last committed them: the project may be
 /// no git checkout, or hold changes not committed yet.
 fn write_body(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     before: &OverlayState,
     now: &OverlayState,
     request: &RollRequest,
     to: Oid,
 ) -> Result<(PathBuf, usize)> {
-    let verification = super::verify::verify(project, cache, now)?;
-    let report = super::report::report(project, cache, now, Some(before), &verification)?;
+    let verification = super::verify::verify(run, now)?;
+    let report = super::report::report(run, now, Some(before), &verification)?;
     let path = match &request.body {
         Some(p) => p.clone(),
         None => std::env::temp_dir().join(format!("forkbook-roll-{}.md", short(to))),

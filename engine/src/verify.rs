@@ -6,7 +6,6 @@
 //! counts as passed.
 
 use super::cache::Cache;
-use super::candidate;
 use super::check;
 use super::config::Config;
 use super::doc::{text, words, Doc, Span};
@@ -15,6 +14,7 @@ use super::overlay::OverlayState;
 use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
 use super::residual;
+use super::run::Run;
 use super::sync;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -136,13 +136,14 @@ impl CommandReport for Verification {
 }
 
 /// `forkbook verify`: runs every verification of the overlay at its recorded commits.
-pub fn verify(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Verification> {
+pub fn verify(run: &Run, state: &OverlayState) -> Result<Verification> {
+    let (project, cache) = (run.project, run.cache);
     let cfg: VerifyConfig = Config::section(&project.config.verify, "verify")?;
     let mut items = vec![
         timed("checks", || checks(project, cache, state)),
         timed("sync --check", || sync_check(project, cache, state)),
         timed("residual", || residual_owned(state)),
-        timed("drift api (base to pin)", || drift(project, cache, state)),
+        timed("drift api (base to pin)", || drift(run, state)),
     ];
     // A step may run forkbook itself (`forkbook fetch` writes the cache), so this run lets go
     // of the cache's lock before the steps: holding it, the step was refused, or with
@@ -254,9 +255,8 @@ fn residual_owned(state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
     Ok((outcome, details))
 }
 
-fn drift(project: &Project, cache: &Cache, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
-    let report =
-        candidate::drift_api(project, cache, state, state.commits.base, state.commits.pin)?;
+fn drift(run: &Run, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+    let report = run.drift_api(state, state.commits.base, state.commits.pin)?;
     let details = report
         .live()
         .map(|f| format!("{}: {}", f.kind.as_str(), f.symbol))

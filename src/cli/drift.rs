@@ -75,8 +75,9 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         DriftCommand::Api { to, from, draft } => {
             let (from, to) = (from.as_deref(), to.as_deref());
             if *draft {
+                let run = crate::engine::run::Run::new(&project, &cache);
                 ctx.emit(&crate::engine::drift::draft::drift_api_drafts(
-                    &project, &cache, &state, from, to,
+                    &run, &state, from, to,
                 )?)
             } else {
                 ctx.emit(&candidate::drift_api_report(

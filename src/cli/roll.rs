@@ -42,5 +42,6 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         draft: args.draft,
         body: args.body.clone(),
     };
-    ctx.emit(&roll::roll(&project, &cache, &state, &request)?)
+    let run = crate::engine::run::Run::new(&project, &cache);
+    ctx.emit(&roll::roll(&run, &state, &request)?)
 }

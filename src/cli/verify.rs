@@ -3,6 +3,7 @@
 
 use super::Ctx;
 use crate::engine::report::pr_report;
+use crate::engine::run::Run;
 use crate::engine::verify::verify;
 use crate::engine::Result;
 
@@ -24,10 +25,11 @@ pub struct ReportArgs {
 
 pub fn run(_args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
-    ctx.emit(&verify(&project, &cache, &state)?)
+    ctx.emit(&verify(&Run::new(&project, &cache), &state)?)
 }
 
 pub fn run_report(args: &ReportArgs, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
-    ctx.emit(&pr_report(&project, &cache, &state, &args.since)?)
+    let run = Run::new(&project, &cache);
+    ctx.emit(&pr_report(&run, &state, &args.since)?)
 }

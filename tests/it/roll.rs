@@ -375,3 +375,41 @@ fn roll_refuses_a_body_written_over_a_record() {
     let after = std::fs::read_to_string(demo.root().join("forkbook.toml")).unwrap();
     assert_eq!(after, config);
 }
+
+/// Issue 42: `roll` asks for the drift of its new state from the fork base for the findings it
+/// leaves, for `verify`'s step and, with `--draft`, for the drafts before and after; and for
+/// the pin's move for the body's report. The run analyses each range of each state once: with
+/// drafts the state before them and the state after, without drafts the new state alone.
+#[test]
+fn a_roll_analyses_the_drift_of_each_range_once() {
+    use forkbook::engine::{overlay::OverlayState, project::Overrides, roll, run::Run};
+    use forkbook::engine::{Cache, Project};
+    let rolled_to = |at: usize, draft: bool| {
+        let demo = Demo::new(Layout::Patch);
+        let overrides = Overrides {
+            cache: Some(demo.demo.cache.clone()),
+            tool_path: Some(crate::common::tool_path().to_os_string()),
+            ..Default::default()
+        };
+        let project = Project::open(demo.root(), &overrides).unwrap();
+        let cache = Cache::open(&project).unwrap();
+        let state = OverlayState::load(&project, &cache).unwrap();
+        let run = Run::new(&project, &cache);
+        let request = roll::RollRequest {
+            to: Some(demo.demo.world.next[at].clone()),
+            draft,
+            body: Some(demo.tmp.path().join("body.md")),
+        };
+        let rolled = roll::roll(&run, &state, &request).unwrap();
+        let now = OverlayState::load(&project, &cache).unwrap();
+        let (base, from, to) = (now.commits.base, state.commits.pin, now.commits.pin);
+        assert_ne!(from, to, "the roll moved");
+        (rolled.drafted, run.analyses(), [base, from, to])
+    };
+    let (drafted, analyses, [base, from, to]) = rolled_to(3, false);
+    assert!(drafted.is_empty());
+    assert_eq!(analyses, vec![(base, to), (from, to)]);
+    let (drafted, analyses, [base, from, to]) = rolled_to(5, true);
+    assert_eq!(drafted, vec![5]);
+    assert_eq!(analyses, vec![(base, to), (base, to), (from, to)]);
+}

@@ -7,7 +7,6 @@
 //! `confirmed:` field in its place.
 
 use super::{plan, CacheUpstream, Draft, NoDraft};
-use crate::cache::Cache;
 use crate::candidate;
 use crate::doc::{code, text, words, Doc, Span};
 use crate::drift::api::{ApiReport, Kind};
@@ -18,6 +17,7 @@ use crate::record::plan_fix;
 use crate::records;
 use crate::register;
 use crate::report_value::{plural, CommandReport, Verdict};
+use crate::run::Run;
 use git2::Oid;
 use serde::Serialize;
 
@@ -48,29 +48,23 @@ pub struct Drafted {
 /// between `from` and `to` (default: the recorded pin and upstream's branch), then the drift
 /// again.
 pub fn drift_api_drafts(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     state: &OverlayState,
     from: Option<&str>,
     to: Option<&str>,
 ) -> Result<Drafted> {
-    let (from, to) = candidate::api_range(cache, state, from, to)?;
-    write_drafts(project, cache, state, from, to)
+    let (from, to) = candidate::api_range(run.cache, state, from, to)?;
+    write_drafts(run, state, from, to)
 }
 
 /// Writes each draft as the next local fix and runs the drift again over the result.
-pub fn write_drafts(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    from: Oid,
-    to: Oid,
-) -> Result<Drafted> {
+pub fn write_drafts(run: &Run, state: &OverlayState, from: Oid, to: Oid) -> Result<Drafted> {
+    let (project, cache) = (run.project, run.cache);
     // Every draft is a read-modify-write of the records (`fix add`, then its entry filled in):
     // all of them under the one project lock, planned in memory one on the other and written in
     // one swap, so a failure at any point (a full disk, a size limit) leaves every record old.
     let _lock = project.lock_records()?;
-    let before = candidate::drift_api(project, cache, state, from, to)?;
+    let before = run.drift_api(state, from, to)?;
     let backend = state.backend_files(&project.config.overlay.backend_prefix);
     let cfg = candidate::api_config(project)?;
     let upstream = CacheUpstream {
@@ -109,7 +103,7 @@ pub fn write_drafts(
             // Written only over the records this run read.
             planned.read_from = state.records.files.clone();
             crate::sync::write(project, &planned)?;
-            Some(candidate::drift_api(project, cache, &drafted, from, to)?)
+            Some(run.drift_api(&drafted, from, to)?)
         }
     };
     Ok(Drafted {
