@@ -706,11 +706,15 @@ pub fn roll(run: &Run, state: &OverlayState, request: &RollRequest) -> Result<Ro
     };
     let moved = sync::retarget(project, cache, state, &to.to_string(), &options)?;
     rolled.conflicts = moved.conflicts();
-    let mut now = OverlayState::load(project, cache)?;
+    // The records folder is now what the move wrote and nothing else (`sync::write` swaps in
+    // exactly `moved.records`, or fails): the state made from those files is the one a reload
+    // from disk would read, so it is not read again.
+    let records = super::overlay::Records::from_files(project, moved.records)?;
+    let mut now = OverlayState::from_records(project, cache, records)?;
     if request.draft && rolled.conflicts == 0 {
         let drafted = draft::write_drafts(run, &now, now.commits.base, now.commits.pin)?;
         rolled.drafted = drafted.written.iter().map(|w| w.number).collect();
-        now = OverlayState::load(project, cache)?;
+        now = drafted.state.unwrap_or(now);
     }
     let drift = run.drift_api(&now, now.commits.base, now.commits.pin)?;
     // Findings a written draft answers are gone from the backend's drift now.

@@ -404,7 +404,16 @@ fn a_roll_analyses_the_drift_of_each_range_once() {
         let now = OverlayState::load(&project, &cache).unwrap();
         let (base, from, to) = (now.commits.base, state.commits.pin, now.commits.pin);
         assert_ne!(from, to, "the roll moved");
-        (rolled.drafted, run.analyses(), [base, from, to])
+        let analyses = run.analyses();
+        // Roll made its new state from what it wrote, not from a reload: the records read
+        // from disk now are the ones its last analysis was made of.
+        run.drift_api(&now, base, to).unwrap();
+        assert_eq!(
+            run.analyses(),
+            analyses,
+            "the state roll held is the folder's"
+        );
+        (rolled.drafted, analyses, [base, from, to])
     };
     let (drafted, analyses, [base, from, to]) = rolled_to(3, false);
     assert!(drafted.is_empty());

@@ -42,6 +42,10 @@ pub struct Drafted {
     pub written: Vec<Written>,
     pub without: Vec<NoDraft>,
     pub after: Option<ApiReport>,
+    /// The overlay as the drafts left it, made from the records folder they wrote; none when
+    /// nothing was drafted.
+    #[serde(skip)]
+    pub state: Option<OverlayState>,
 }
 
 /// `forkbook drift api --draft`: a draft local fix for each finding with a mechanical remedy
@@ -97,13 +101,13 @@ pub fn write_drafts(run: &Run, state: &OverlayState, from: Oid, to: Oid) -> Resu
             draft,
         });
     }
-    let after = match drafted {
-        None => None,
+    let (after, state) = match drafted {
+        None => (None, None),
         Some((drafted, mut planned)) => {
             // Written only over the records this run read.
             planned.read_from = state.records.files.clone();
             crate::sync::write(project, &planned)?;
-            Some(run.drift_api(&drafted, from, to)?)
+            (Some(run.drift_api(&drafted, from, to)?), Some(drafted))
         }
     };
     Ok(Drafted {
@@ -111,6 +115,7 @@ pub fn write_drafts(run: &Run, state: &OverlayState, from: Oid, to: Oid) -> Resu
         written,
         without: planned.without,
         after,
+        state,
     })
 }
 
