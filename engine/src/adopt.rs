@@ -353,32 +353,33 @@ fn summarize(
     wrote: Vec<String>,
     lock: String,
 ) -> Adoption {
-    let prefix = project.config.overlay.backend_prefix.as_str();
-    let differing: Vec<String> = state.differences().into_iter().map(|(p, _, _)| p).collect();
+    // What the checks found of the overlay (the differing files, the residual, the counts) is
+    // read from their facts, not computed a second time.
+    let no_view = forkbook_checks::facts::OverlayView::default();
+    let view = facts.overlay.as_ref().unwrap_or(&no_view);
     let adoption = summarize_records(project, facts, findings, wrote, facts.tree_files());
+    let differing = &view.tree.differing;
     let unnamed = differing
         .iter()
         .filter(|p| !adoption.named_files.contains(p))
         .cloned()
         .collect();
-    let overlay = facts.overlay.as_ref();
-    let residual_files = overlay.map_or(Vec::new(), |o| o.residual_files());
     let noted = |path: &String| adoption.notes.iter().any(|n| n.path == *path);
-    let unnoted = residual_files
+    let unnoted = view
+        .residual_files()
         .into_iter()
         .filter(|p| adoption.residual_record.is_some() && !noted(p))
         .collect();
-    let backend = state.backend_count(prefix);
     Adoption {
         lock,
         fork: state.commits.fork.to_string(),
         base: state.commits.base.to_string(),
         pin: state.commits.pin.to_string(),
-        backend_files: backend,
-        core_files: state.overlay.len() - backend,
+        backend_files: view.counts.backend_files,
+        core_files: view.counts.core_files,
         differing: differing.len(),
         unnamed,
-        actual_counts: overlay.map(|o| o.counts.clone()),
+        actual_counts: facts.overlay.as_ref().map(|o| o.counts.clone()),
         unnoted,
         ..adoption
     }
