@@ -92,6 +92,7 @@ cp -a "$project" "$pristine"
 if [ -n "$anchor" ]; then
   cp -a "$anchor" "$work/anchor"
   anchor_records="$work/anchor/src/lib/mlx-cpp/patches-rocm"
+  mkdir -p "$(dirname "$anchor_records")"
   fresh_anchor="rm -rf '$anchor_records' && cp -a '$pristine/patches-rocm' '$anchor_records'"
   eval "$fresh_anchor"
   an="cd '$work/anchor' && python3 $anchor_script"
@@ -127,7 +128,7 @@ row retarget "$fresh${anchor:+ && $fresh_anchor}" "$in_project retarget $pin" "$
   "${anchor:+$an retarget --to $pin $git_opts}"
 row retarget-check "$fresh" "$in_project retarget $pin --check" "$batch"
 row sync-check true "$in_project sync --check" "$batch" \
-  "${anchor:+$an sync --check $fork $git_opts}" "$per_blob"
+  "${anchor:+$an sync --check --fork-commit $fork $git_opts}" "$per_blob"
 row check true "$in_project check" "$batch" "${anchor:+$an records}"
 row residual true "$in_project residual" "$batch" "${anchor:+$an drift $git_opts}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

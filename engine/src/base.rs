@@ -110,7 +110,7 @@ pub fn build_knowing(
     backend_prefix: &str,
     known: &FileMap,
 ) -> Result<BaseTree> {
-    let core = with_core(cache, commits, core_files, FileMap::new())?;
+    let core = with_core(cache, commits, core_files, FileMap::new(), known)?;
     let mut files = cache
         .files_under_known(commits.fork, backend_prefix, known)
         .with_context(|| {
@@ -140,7 +140,7 @@ pub fn build_core(
             backend.insert(path.clone(), bytes.into());
         }
     }
-    with_core(cache, commits, core_files, backend)
+    with_core(cache, commits, core_files, backend, &FileMap::new())
 }
 
 fn with_core(
@@ -148,25 +148,26 @@ fn with_core(
     commits: Commits,
     core_files: &[String],
     mut files: FileMap,
+    known: &FileMap,
 ) -> Result<BaseTree> {
     let labels = conflict_labels(commits);
     let [ours, base, theirs] = labels.each_ref().map(String::as_str);
     let labels = Labels { ours, base, theirs };
-    let (mut made, to_merge) = decide_by_ids(cache, commits, core_files)?;
+    let (mut made, to_merge) = decide_by_ids(cache, commits, core_files, known)?;
     if !to_merge.is_empty() {
         let merges: Vec<(&str, [Option<git2::Oid>; 3])> = to_merge
             .iter()
             .map(|&(i, ids)| (core_files[i].as_str(), ids))
             .collect();
         for ((i, _), merged) in to_merge.iter().zip(merged_cores(cache, &merges, labels)?) {
-            made[*i] = Some(merged);
+            made[*i] = Some((merged.0.map(crate::Bytes::from), merged.1));
         }
     }
     let mut core = Vec::new();
     for (path, made) in core_files.iter().zip(made) {
         let (content, outcome) = made.expect("every core file is made");
         if let Some(content) = content {
-            files.insert(path.clone(), content.into());
+            files.insert(path.clone(), content);
         }
         core.push((path.clone(), outcome));
     }
@@ -174,16 +175,18 @@ fn with_core(
 }
 
 /// A core file's content (none where it is absent) and outcome in the base tree.
-type MadeCore = (Option<Vec<u8>>, CoreOutcome);
+type MadeCore = (Option<crate::Bytes>, CoreOutcome);
 
 /// What the blob ids decide of each core file without reading it: a side that did not change
 /// gives the other side's file (what `merge3` finds by comparing bytes). A file they do not
-/// decide is `None`, and is in the second list with its position and ids, to merge.
+/// decide is `None`, and is in the second list with its position and ids, to merge. A file
+/// taken whole is shared from `known` where that copy has its blob id.
 #[allow(clippy::type_complexity)]
 fn decide_by_ids(
     cache: &Cache,
     commits: Commits,
     core_files: &[String],
+    known: &FileMap,
 ) -> Result<(Vec<Option<MadeCore>>, Vec<(usize, [Option<git2::Oid>; 3])>)> {
     let tree =
         |commit: git2::Oid| -> Result<git2::Tree> { Ok(cache.repo().find_commit(commit)?.tree()?) };
@@ -198,7 +201,7 @@ fn decide_by_ids(
         ];
         made.push(match one_sided(ids) {
             Some((side, outcome)) => Some(match ids[side] {
-                Some(id) => (Some(cache.blob(id)?), outcome),
+                Some(id) => (Some(cache.blob_knowing(id, known.get(path))?), outcome),
                 None => (None, CoreOutcome::Absent),
             }),
             None => {

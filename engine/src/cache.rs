@@ -595,6 +595,18 @@ impl Cache {
         Ok(self.repo.find_blob(id)?.content().to_vec())
     }
 
+    /// The bytes of blob `id`, shared from `known` (a copy the caller already holds) where they
+    /// hash to `id` as git hashes a blob: hashing is cheaper than finding and inflating it.
+    pub fn blob_knowing(&self, id: Oid, known: Option<&crate::Bytes>) -> Result<crate::Bytes> {
+        let same = |bytes: &&crate::Bytes| {
+            Oid::hash_object(ObjectType::Blob, bytes.as_slice()).ok() == Some(id)
+        };
+        match known.filter(same) {
+            Some(bytes) => Ok(bytes.clone()),
+            None => Ok(self.blob(id)?.into()),
+        }
+    }
+
     /// Every file below `prefix` (`a/b/`) in `commit`, with full paths. Paths are checked, and
     /// links, submodules and odd entries are refused: the tree comes from other people.
     pub fn files_under(&self, commit: Oid, prefix: &str) -> Result<FileMap> {
@@ -643,14 +655,7 @@ impl Cache {
                         return Err(link_error(commit, &path, &self.blob(entry.id())?));
                     }
                     (Some(ObjectType::Blob), _) => {
-                        let same = |bytes: &&crate::Bytes| {
-                            Oid::hash_object(ObjectType::Blob, bytes.as_slice()).ok()
-                                == Some(entry.id())
-                        };
-                        let bytes = match known.get(&path).filter(same) {
-                            Some(bytes) => bytes.clone(),
-                            None => self.blob(entry.id())?.into(),
-                        };
+                        let bytes = self.blob_knowing(entry.id(), known.get(&path))?;
                         files.insert(path, bytes);
                     }
                     _ => {

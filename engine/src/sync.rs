@@ -190,8 +190,21 @@ pub fn resolve_target(cache: &Cache, old: Commits, target: &Target) -> Result<Co
     Ok(Commits { fork, base, pin })
 }
 
-/// Plans the move of `state` to `new` without writing anything.
-pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits) -> Result<Move> {
+/// The overlay carried onto the base tree at new commits: what a move writes is made from it.
+struct Carried<'a> {
+    new_base: std::borrow::Cow<'a, BaseTree>,
+    overlay: FileMap,
+    files: BTreeMap<String, FileOutcome>,
+    fixes: Vec<FixReport>,
+}
+
+/// Carries every local fix of `state` onto the base tree at `new`.
+fn carry<'a>(
+    project: &Project,
+    cache: &Cache,
+    state: &'a OverlayState,
+    new: Commits,
+) -> Result<Carried<'a>> {
     let prefix = &project.config.overlay.backend_prefix;
     // At the recorded commits the base tree is the one the state already holds: borrowed, not
     // copied (a whole-tree copy is the overlay's size again in memory).
@@ -208,6 +221,23 @@ pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits
             (overlay, files, Vec::new())
         }
     };
+    Ok(Carried {
+        new_base,
+        overlay,
+        files,
+        fixes,
+    })
+}
+
+/// Plans the move of `state` to `new` without writing anything.
+pub fn plan(project: &Project, cache: &Cache, state: &OverlayState, new: Commits) -> Result<Move> {
+    let prefix = &project.config.overlay.backend_prefix;
+    let Carried {
+        new_base,
+        overlay,
+        files,
+        fixes,
+    } = carry(project, cache, state, new)?;
     let mut hooks_outside = cache.changed_paths(new.base, new.fork, prefix)?;
     hooks_outside.retain(|p| !state.core_files.contains(p));
     let remaining = left_conflicts(&overlay, &files);
@@ -721,9 +751,15 @@ pub fn recorded_records(project: &Project, state: &OverlayState) -> Result<FileM
 
 /// Rebuilds every record at the recorded commits and compares byte for byte; writes nothing.
 pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Vec<Mismatch>> {
+    // Only the records are compared: the move's report (markers left, conflicts resolved, hooks
+    // outside the overlay) would scan every file for markers a second time and diff two trees.
     let planned_records = match state.layout {
         Layout::Patch => recorded_records(project, state)?,
-        Layout::Files => plan(project, cache, state, state.commits)?.records,
+        Layout::Files => {
+            let carried = carry(project, cache, state, state.commits)?;
+            let (base, overlay) = (&carried.new_base.files, &carried.overlay);
+            records_after(project, state, state.commits, base, overlay, &carried.fixes)
+        }
     };
     let planned_records = naming_the_recorded_pin(project, state, planned_records);
     let mut out = Vec::new();
