@@ -48,7 +48,7 @@ impl BookRunner {
 pub(super) fn gate_finding(finding: Finding) -> GateFinding {
     let location = match finding.line {
         Some(line) => format!("{}:{line}", finding.file),
-        None => finding.file.clone(),
+        None => finding.file.to_string(),
     };
     let explain = format!(
         "`forkbook check --explain {}` says what the check wants",
@@ -62,7 +62,7 @@ pub(super) fn gate_finding(finding: Finding) -> GateFinding {
         .map_or(forkbook_checks::Chapter::Checks, |check| check.chapter)
         .as_str();
     GateFinding {
-        check: finding.check,
+        check: finding.check.to_string(),
         location,
         message: finding.message,
         help,
@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn findings_become_gate_findings_shown_by_their_chapter() {
-        let finding = |check: &str| Finding {
+        let finding = |check: &'static str| Finding {
             check: check.into(),
             severity: Severity::Error,
             file: "p/LOCAL_FIXES.md".into(),
