@@ -58,7 +58,7 @@ pub(super) fn gate_finding(finding: Finding) -> GateFinding {
         .note
         .map_or(explain.clone(), |note| format!("{note}; {explain}"));
     // Each check declares the chapter that shows its subject.
-    let shown_by = forkbook_checks::find(&finding.check)
+    let shown_by = forkbook_checks::find(finding.check)
         .map_or(forkbook_checks::Chapter::Checks, |check| check.chapter)
         .as_str();
     GateFinding {
@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn findings_become_gate_findings_shown_by_their_chapter() {
         let finding = |check: &'static str| Finding {
-            check: check.into(),
+            check,
             severity: Severity::Error,
             file: "p/LOCAL_FIXES.md".into(),
             line: Some(4),
