@@ -23,7 +23,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let Some(register) = &facts.records.register else {
         return vec![CHECK
             .finding(
-                facts.register_file(),
+                &facts.register_file(),
                 None,
                 "the `LOCAL_FIXES.md` register is missing",
             )

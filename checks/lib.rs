@@ -8,6 +8,9 @@
 //! application, so the catalogue can be tested with facts written by hand and rendered into the
 //! book without a repository.
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use serde::Serialize;
 
 pub mod facts;
@@ -131,16 +134,11 @@ pub struct Check {
 
 impl Check {
     /// A finding of this check at `file` and `line`.
-    pub fn finding(
-        &self,
-        file: impl Into<String>,
-        line: Option<usize>,
-        message: impl Into<String>,
-    ) -> Finding {
+    pub fn finding(&self, file: &str, line: Option<usize>, message: impl Into<String>) -> Finding {
         Finding {
-            check: self.id.to_string(),
+            check: self.id,
             severity: self.severity,
-            file: file.into(),
+            file: shared(file),
             line,
             message: message.into(),
             note: None,
@@ -152,20 +150,22 @@ impl Check {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// The id of the check that found it.
-    pub check: String,
+    pub check: &'static str,
     pub severity: Severity,
-    /// The file the finding is about, relative to the project root.
-    pub file: String,
+    /// The file the finding is about, relative to the project root (shared: thousands of
+    /// findings name the same file).
+    pub file: Arc<str>,
     /// 1-based line in `file`, where one applies.
     pub line: Option<usize>,
     pub message: String,
-    /// What to do about it.
-    pub note: Option<String>,
+    /// What to do about it (shared, like the file: a check gives most of its findings one
+    /// note).
+    pub note: Option<Arc<str>>,
 }
 
 impl Finding {
-    pub fn with_note(mut self, note: impl Into<String>) -> Finding {
-        self.note = Some(note.into());
+    pub fn with_note(mut self, note: impl AsRef<str>) -> Finding {
+        self.note = Some(shared(note.as_ref()));
         self
     }
 
@@ -173,7 +173,7 @@ impl Finding {
     pub fn render(&self) -> String {
         let place = match self.line {
             Some(line) => format!("{}:{line}", self.file),
-            None => self.file.clone(),
+            None => self.file.to_string(),
         };
         let mut text = format!(
             "{place}: {}[{}]: {}",
@@ -186,6 +186,33 @@ impl Finding {
         }
         text
     }
+}
+
+/// How many of the texts given last [`shared`] keeps to hand out again.
+const SHARED_RECENT: usize = 16;
+
+thread_local! {
+    static RECENT_TEXTS: RefCell<Vec<Arc<str>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `text` as a shared string: the one given out for the same text lately, when there is one.
+/// A check gives each of its findings about a register of 600,000 entries the same file and
+/// note; each finding with its own copy of both held eight times the register's bytes.
+fn shared(text: &str) -> Arc<str> {
+    RECENT_TEXTS.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        if let Some(at) = recent.iter().position(|kept| **kept == *text) {
+            let kept = recent.remove(at);
+            recent.push(kept.clone());
+            return kept;
+        }
+        if recent.len() == SHARED_RECENT {
+            recent.remove(0);
+        }
+        let made: Arc<str> = Arc::from(text);
+        recent.push(made.clone());
+        made
+    })
 }
 
 /// The check with this id.

@@ -36,7 +36,7 @@ fn run(facts: &Facts) -> Vec<Finding> {
     let Some(record) = &facts.records.upstream else {
         let file = facts.record_path("UPSTREAM");
         return vec![CHECK
-            .finding(file, None, "the `UPSTREAM` record is missing")
+            .finding(&file, None, "the `UPSTREAM` record is missing")
             .with_note("write it with the fork source, branch, commits and license")];
     };
     let mut findings = Vec::new();

@@ -212,7 +212,7 @@ fn adopt_records_only(
     let known: Vec<String> = records.tree.keys().cloned().collect();
     let findings = run_checks(&facts)
         .into_iter()
-        .filter(|f| !forkbook_checks::needs_objects(&f.check))
+        .filter(|f| !forkbook_checks::needs_objects(f.check))
         .collect();
     let recorded = |key| records.upstream.get(key).unwrap_or_default().to_string();
     Ok(Adoption {

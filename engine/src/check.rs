@@ -25,7 +25,9 @@ use forkbook_records::readme;
 use git2::Oid;
 
 mod run;
-pub use run::{catalogue, explain, render_findings, run, Catalogue, CheckRun, Listed, Skipped};
+pub use run::{
+    catalogue, explain, render_findings, run, Catalogue, CheckRun, Groups, Kept, Listed, Skipped,
+};
 
 /// Every fact: the records the state was read from, then the overlay state's.
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {

@@ -192,9 +192,13 @@ impl CommandReport for Status {
             let conflicts = text(self.core_conflicts.join(", "));
             doc.line(vec![words("pin/fork conflicts in core files: "), conflicts]);
         }
+        let mut out = doc.text();
+        // A line a fix, each made and rendered alone: a Doc of every fix of a register of
+        // 600,000 entries held a block and two copies of each beside the fixes themselves.
         for fix in &self.local_fixes {
-            doc.field("fix", vec![text(fix)]);
+            out.push_str(&Doc::default().field("fix", vec![text(fix)]).text());
         }
+        let mut doc = Doc::default();
         if let Some(why) = &self.not_built {
             doc.line(vec![words("not built: "), text(why)]);
         }
@@ -204,7 +208,8 @@ impl CommandReport for Status {
             doc.line(vec![words(format!("CONFLICT markers left in {files}: ")), markers])
                 .line(vec![words("note: resolve them and record each resolution as a local fix; `forkbook check` lists every region")]);
         }
-        doc.text()
+        out.push_str(&doc.text());
+        out
     }
 
     /// Markers left in the overlay are a problem whatever else is right.

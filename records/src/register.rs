@@ -179,7 +179,8 @@ fn read_words(
                 entry.line,
                 entry.section.as_deref(),
                 policy.as_ref(),
-            );
+            )
+            .map(Box::new);
         }
     }
 }

@@ -48,7 +48,7 @@ impl BookRunner {
 pub(super) fn gate_finding(finding: Finding) -> GateFinding {
     let location = match finding.line {
         Some(line) => format!("{}:{line}", finding.file),
-        None => finding.file.clone(),
+        None => finding.file.to_string(),
     };
     let explain = format!(
         "`forkbook check --explain {}` says what the check wants",
@@ -58,11 +58,11 @@ pub(super) fn gate_finding(finding: Finding) -> GateFinding {
         .note
         .map_or(explain.clone(), |note| format!("{note}; {explain}"));
     // Each check declares the chapter that shows its subject.
-    let shown_by = forkbook_checks::find(&finding.check)
+    let shown_by = forkbook_checks::find(finding.check)
         .map_or(forkbook_checks::Chapter::Checks, |check| check.chapter)
         .as_str();
     GateFinding {
-        check: finding.check,
+        check: finding.check.to_string(),
         location,
         message: finding.message,
         help,
@@ -175,8 +175,8 @@ mod tests {
 
     #[test]
     fn findings_become_gate_findings_shown_by_their_chapter() {
-        let finding = |check: &str| Finding {
-            check: check.into(),
+        let finding = |check: &'static str| Finding {
+            check,
             severity: Severity::Error,
             file: "p/LOCAL_FIXES.md".into(),
             line: Some(4),

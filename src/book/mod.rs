@@ -221,7 +221,10 @@ impl StepRunner for BookRunner {
         };
         // The same run as `forkbook check`: the record checks always, the overlay checks where
         // the cache can build the overlay.
-        let run = match self.project().and_then(|project| check::run(&project)) {
+        let run = match self
+            .project()
+            .and_then(|project| check::run(&project, check::Kept::Every))
+        {
             Ok(run) => run,
             Err(e) => return vec![could_not_run(e.message(), e.note)],
         };

@@ -28,7 +28,13 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
         return Ok(OK);
     }
     let project = ctx.project()?;
-    let mut run = check::run(&project)?;
+    // The grouped text needs only what it shows of the findings; `--json` and `--verbose` every one.
+    let kept = if args.verbose || ctx.global.json {
+        check::Kept::Every
+    } else {
+        check::Kept::Grouped
+    };
+    let mut run = check::run(&project, kept)?;
     run.verbose = args.verbose;
     ctx.emit(&run)
 }

@@ -138,7 +138,7 @@ fn malformed_parts_become_findings_with_file_and_line() {
     );
     assert!(state
         .iter()
-        .all(|f| f.file == "patches-rocm/LOCAL_FIXES.md"));
+        .all(|f| &*f.file == "patches-rocm/LOCAL_FIXES.md"));
 }
 
 pub(crate) const OLDER: &str = "\

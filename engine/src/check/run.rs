@@ -1,7 +1,9 @@
 //! `forkbook check`: the catalogue run over a project, and the catalogue itself (`--list`,
 //! `--explain`).
 
-use super::{add_overlay_facts, record_facts, run_checks, Finding, Severity};
+use std::sync::Arc;
+
+use super::{add_overlay_facts, record_facts, Finding, Severity};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::overlay::{OverlayState, Records};
@@ -23,11 +25,27 @@ pub struct CheckRun {
     pub skipped_checks: Vec<Skipped>,
     /// What gets the objects the skipped checks need, when that is the reason.
     pub fetch: Option<String>,
+    /// Every finding, when the run kept them ([`Kept::Every`]); none otherwise.
     pub findings: Vec<Finding>,
+    /// What the grouped text shows of the findings, when the run kept only that
+    /// ([`Kept::Grouped`]).
+    #[serde(skip)]
+    pub grouped: Option<Groups>,
     /// Print every finding with its note (`--verbose`), not the findings grouped by check and
     /// file.
     #[serde(skip)]
     pub verbose: bool,
+}
+
+/// Which findings a run keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// Every finding: for `--json`, `--verbose` and the book's gate.
+    Every,
+    /// Only what the grouped text shows of them (counts, lines, the first few), each check's
+    /// findings folded in as they come: a register of 600,000 entries has two findings an
+    /// entry, which held together took most of `check`'s memory.
+    Grouped,
 }
 
 /// One check that needed the objects of the recorded commits and did not have them.
@@ -40,7 +58,7 @@ pub struct Skipped {
 
 /// `forkbook check`: every check of the catalogue over the records and, where the cache can
 /// build it, the overlay.
-pub fn run(project: &Project) -> Result<CheckRun> {
+pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
     let (files, model) = records::read(project)?;
     let mut facts = record_facts(project, &files, model);
     // The overlay's records are made from the same model: each record is parsed once. The
@@ -54,18 +72,32 @@ pub fn run(project: &Project) -> Result<CheckRun> {
         let state = OverlayState::from_records(project, &cache, records)?;
         add_overlay_facts(&mut facts, project, &cache, &state)
     });
-    let mut findings = run_checks(&facts);
-    if let (Some(_), Some(view)) = (project.stand_in_pin(), &facts.overlay) {
-        for finding in &mut findings {
-            if crate::pin::depends_on_pin(&finding.file, &finding.message, &view.core_files) {
+    // Under a stand-in pin a finding that depends on the pin says so.
+    let pin_core_files = (project.stand_in_pin().is_some())
+        .then_some(facts.overlay.as_ref())
+        .flatten()
+        .map(|view| &view.core_files);
+    let mut findings = Vec::new();
+    let mut grouped = (kept == Kept::Grouped).then(Groups::default);
+    let (mut errors, mut found) = (0, 0);
+    for check in CHECKS {
+        let mut of_check = (check.run)(&facts);
+        for finding in &mut of_check {
+            if pin_core_files.is_some_and(|core| {
+                crate::pin::depends_on_pin(&finding.file, &finding.message, core)
+            }) {
                 finding.message = crate::pin::marked(&finding.message);
             }
         }
+        found += of_check.len();
+        errors += (of_check.iter())
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        match grouped.as_mut() {
+            Some(groups) => of_check.iter().for_each(|finding| groups.add(finding)),
+            None => findings.append(&mut of_check),
+        }
     }
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
     // Without the objects of the recorded commits the record checks still run and the rest are
     // named; a broken record explains why the overlay could not be built: report it, not fail.
     let (skipped, fetch) = match overlay {
@@ -90,18 +122,22 @@ pub fn run(project: &Project) -> Result<CheckRun> {
     Ok(CheckRun {
         checks: CHECKS.len(),
         errors,
-        warnings: findings.len() - errors,
+        warnings: found - errors,
         skipped,
         skipped_checks,
         fetch,
         findings,
+        grouped,
         verbose: false,
     })
 }
 
 impl CommandReport for CheckRun {
     fn text(&self) -> String {
-        let mut out = render_findings(&self.findings, self.verbose);
+        let mut out = match &self.grouped {
+            Some(groups) => groups.render(),
+            None => render_findings(&self.findings, self.verbose),
+        };
         if let Some(why) = &self.skipped {
             out.push_str(&format!(
                 "skipped: the checks that need the base tree and the overlay ({why})\n"
@@ -180,67 +216,117 @@ pub fn render_findings(findings: &[Finding], verbose: bool) -> String {
             .map(|f| format!("{}\n", f.render()))
             .collect();
     }
-    let mut groups: Vec<(&str, &str, Vec<&Finding>)> = Vec::new();
-    for finding in findings {
-        match groups
-            .iter_mut()
-            .find(|(check, file, _)| *check == finding.check && *file == finding.file)
-        {
-            Some((_, _, members)) => members.push(finding),
-            None => groups.push((&finding.check, &finding.file, vec![finding])),
+    let mut groups = Groups::default();
+    findings.iter().for_each(|finding| groups.add(finding));
+    groups.render()
+}
+
+/// The findings grouped by check and file, in the order each group first appears: what the
+/// grouped text shows of them, added one finding at a time.
+#[derive(Debug, Default)]
+pub struct Groups(Vec<Group>);
+
+/// One check's findings in one file: how many, their lines, the first few whole, and the notes
+/// of different kinds among them in order.
+#[derive(Debug)]
+struct Group {
+    count: usize,
+    lines: Vec<usize>,
+    first: Vec<Finding>,
+    notes: Vec<(String, Arc<str>)>,
+}
+
+impl Groups {
+    /// Adds one finding to its group (a new group when it is the first of its check and file).
+    pub fn add(&mut self, finding: &Finding) {
+        let at = self.0.iter().position(|group| {
+            let first = &group.first[0];
+            first.check == finding.check && first.file == finding.file
+        });
+        let group = match at {
+            Some(at) => &mut self.0[at],
+            None => {
+                self.0.push(Group {
+                    count: 0,
+                    lines: Vec::new(),
+                    first: Vec::new(),
+                    notes: Vec::new(),
+                });
+                self.0.last_mut().expect("a group was just added")
+            }
+        };
+        group.count += 1;
+        group.lines.extend(finding.line);
+        if group.first.len() < SHOWN_WHOLE {
+            group.first.push(finding.clone());
         }
-    }
-    let mut out = String::new();
-    let mut notes_shown: Vec<String> = Vec::new();
-    let mut hidden = 0;
-    for (_, _, members) in &groups {
-        hidden += render_group(&mut out, members);
-        // A note once per kind: notes that differ only in their numbers (`forkbook propose 8`,
-        // `forkbook propose 9`) are one kind, and a kind already shown is not repeated.
-        for note in members.iter().filter_map(|f| f.note.as_deref()) {
-            let kind = note_kind(note);
-            if !notes_shown.contains(&kind) {
-                notes_shown.push(kind);
-                out.push_str(&format!("  note: {note}\n"));
+        if let Some(note) = &finding.note {
+            // Most findings of a group share their note: the one seen last is no new kind.
+            let seen = group.notes.iter().any(|(_, kept)| Arc::ptr_eq(kept, note));
+            if !seen {
+                let kind = note_kind(note);
+                if !group.notes.iter().any(|(k, _)| *k == kind) {
+                    group.notes.push((kind, note.clone()));
+                }
             }
         }
     }
-    if hidden > 0 {
-        out.push_str(&format!(
-            "{} not shown: `--verbose` prints every finding with its note, `--json` gives them all\n",
-            plural(hidden, "finding", "findings")
-        ));
+
+    /// The grouped text: each group, then its notes of a kind not printed yet (notes that
+    /// differ only in their numbers, `forkbook propose 8` and `forkbook propose 9`, are one
+    /// kind), then how many findings were not shown.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let mut notes_shown: Vec<&str> = Vec::new();
+        let mut hidden = 0;
+        for group in &self.0 {
+            hidden += group.render(&mut out);
+            for (kind, note) in &group.notes {
+                if !notes_shown.contains(&kind.as_str()) {
+                    notes_shown.push(kind);
+                    out.push_str(&format!("  note: {note}\n"));
+                }
+            }
+        }
+        if hidden > 0 {
+            out.push_str(&format!(
+                "{} not shown: `--verbose` prints every finding with its note, `--json` gives them all\n",
+                plural(hidden, "finding", "findings")
+            ));
+        }
+        out
     }
-    out
 }
 
-/// One group of findings of a check in a file: whole when small, else its count and lines and
-/// its first messages. Returns how many findings it left out.
-fn render_group(out: &mut String, members: &[&Finding]) -> usize {
-    if members.len() <= SHOWN_WHOLE {
-        for finding in members {
-            let line = finding.render();
-            out.push_str(&format!("{}\n", line.lines().next().unwrap_or("")));
+impl Group {
+    /// The group whole when small, else its count and lines and its first messages. Returns
+    /// how many findings it left out.
+    fn render(&self, out: &mut String) -> usize {
+        if self.count <= SHOWN_WHOLE {
+            for finding in &self.first {
+                let line = finding.render();
+                out.push_str(&format!("{}\n", line.lines().next().unwrap_or("")));
+            }
+            return 0;
         }
-        return 0;
+        let first = &self.first[0];
+        out.push_str(&format!(
+            "{}: {}[{}]: {} findings{}\n",
+            first.file,
+            first.severity.as_str(),
+            first.check,
+            self.count,
+            lines_of(&self.lines)
+        ));
+        for finding in self.first.iter().take(SHOWN_PER_GROUP) {
+            out.push_str(&format!("  {}\n", finding.message));
+        }
+        let hidden = self.count.saturating_sub(SHOWN_PER_GROUP);
+        if hidden > 0 {
+            out.push_str(&format!("  … {hidden} more\n"));
+        }
+        hidden
     }
-    let first = members[0];
-    out.push_str(&format!(
-        "{}: {}[{}]: {} findings{}\n",
-        first.file,
-        first.severity.as_str(),
-        first.check,
-        members.len(),
-        lines_of(members)
-    ));
-    for finding in members.iter().take(SHOWN_PER_GROUP) {
-        out.push_str(&format!("  {}\n", finding.message));
-    }
-    let hidden = members.len().saturating_sub(SHOWN_PER_GROUP);
-    if hidden > 0 {
-        out.push_str(&format!("  … {hidden} more\n"));
-    }
-    hidden
 }
 
 /// A note with its numbers blanked: what makes two notes the same advice.
@@ -257,8 +343,8 @@ fn note_kind(note: &str) -> String {
 }
 
 /// `, lines 12, 40, 41` (the first eight, then how many more), or nothing when none has a line.
-fn lines_of(findings: &[&Finding]) -> String {
-    let mut lines: Vec<usize> = findings.iter().filter_map(|f| f.line).collect();
+fn lines_of(lines: &[usize]) -> String {
+    let mut lines = lines.to_vec();
     lines.sort_unstable();
     lines.dedup();
     if lines.is_empty() {

@@ -63,7 +63,7 @@ pub fn blocks(text: &str) -> Vec<Block> {
 /// they come and each block is handed on when it ends, so a long register is never held as a
 /// list of blocks.
 pub fn each_block(text: &str) -> impl Iterator<Item = Block> + '_ {
-    let mut events = Parser::new_ext(text, Options::empty()).into_offset_iter();
+    let mut events = events(text, CHUNK);
     let mut walk = Walk::default();
     std::iter::from_fn(move || {
         for (event, range) in events.by_ref() {
@@ -75,6 +75,76 @@ pub fn each_block(text: &str) -> impl Iterator<Item = Block> + '_ {
             }
         }
         walk.blocks.pop()
+    })
+}
+
+/// How many bytes of a text pulldown-cmark is given at a time (see [`events`]).
+const CHUNK: usize = 64 * 1024;
+
+/// pulldown-cmark's events of `text` with their byte ranges, the same as one parser over the
+/// whole text gives, read `chunk` bytes at a time: a parser builds the tree of all it is given
+/// before its first event, about three times the text's bytes, which for a register of 48 MB
+/// was the larger part of `status`'s memory.
+///
+/// A piece is parsed up to the end of a line past `chunk` bytes; its events are taken up to
+/// its last top-level ATX heading (`# …`, `## …` on a line of their own) and the next piece
+/// starts there. That is the whole text's reading: whether a line opens a top-level ATX
+/// heading depends on the lines before it alone, the heading closes every block before it, and
+/// no block after it reaches back. A piece with no such heading is read again twice as long.
+/// Link reference and footnote definitions are the exception (a definition anywhere changes a
+/// link before it): a text with `]:` anywhere is read whole.
+fn events(text: &str, chunk: usize) -> impl Iterator<Item = (Event<'_>, Range<usize>)> + '_ {
+    let whole = text.contains("]:");
+    let mut at = 0;
+    let mut taken: std::vec::IntoIter<(Event<'_>, Range<usize>)> = Vec::new().into_iter();
+    std::iter::from_fn(move || loop {
+        if let Some(event) = taken.next() {
+            return Some(event);
+        }
+        if at >= text.len() {
+            return None;
+        }
+        let mut length = chunk.max(1);
+        let (events, end) = loop {
+            let past = at.saturating_add(length);
+            let end = match text.as_bytes().get(past..) {
+                Some(after) if !whole => {
+                    (after.iter().position(|&b| b == b'\n')).map_or(text.len(), |n| past + n + 1)
+                }
+                _ => text.len(),
+            };
+            let piece = &text[at..end];
+            let mut events: Vec<(Event<'_>, Range<usize>)> = Vec::new();
+            let mut depth = 0usize;
+            let mut last_heading = None;
+            for (event, range) in Parser::new_ext(piece, Options::empty()).into_offset_iter() {
+                match &event {
+                    Event::Start(tag) => {
+                        if depth == 0
+                            && matches!(tag, Tag::Heading { .. })
+                            && range.start > 0
+                            && piece[range.start..].starts_with('#')
+                        {
+                            last_heading = Some((events.len(), range.start));
+                        }
+                        depth += 1;
+                    }
+                    Event::End(_) => depth -= 1,
+                    _ => {}
+                }
+                events.push((event, at + range.start..at + range.end));
+            }
+            if end == text.len() {
+                break (events, end);
+            }
+            if let Some((count, start)) = last_heading {
+                events.truncate(count);
+                break (events, at + start);
+            }
+            length *= 2;
+        };
+        at = end;
+        taken = events.into_iter();
     })
 }
 
@@ -332,6 +402,31 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_read_in_pieces_gives_the_events_of_the_whole() {
+        let texts = [
+            "# Local fixes\n\n## 1. A\n\nProse `a.cpp`.\n\n- state: merged\n\n## 2. B\n\nMore.\n",
+            // `##` lines inside a fence, an HTML comment, an HTML block, a list item and a
+            // block quote are no headings; an unclosed fence runs to the end.
+            "## 1. A\n\n```text\n## not a heading\n\n## nor this\n```\n\n## 2. B\n",
+            "## 1. A\n\n<!--\n## hidden\n\n## hidden too\n-->\n\n## 2. B\n\n<div>\n\n## 3. C\n</div>\n",
+            "1. **One.** text\n\n   ## inside the item\n\n2. **Two.**\n## 2. Out\n> quote\n## 3. After\n",
+            "## 1. A\n\n~~~\n## in an unclosed fence\n\n## still in it\n",
+            "Setext\n------\n\n## 1. A\n  ## 2. Indented\n## 3. É\n\n  text é\n## 4. D\n",
+            // A definition after the link it serves: the text is read whole.
+            "## 1. A\n\nsee [the trace][t]\n\n## 2. B\n\n[t]: https://example.org/t\n",
+        ];
+        for text in texts {
+            let whole: Vec<_> = Parser::new_ext(text, Options::empty())
+                .into_offset_iter()
+                .collect();
+            for chunk in 0..=text.len() {
+                let pieces: Vec<_> = events(text, chunk).collect();
+                assert_eq!(pieces, whole, "pieces of {chunk} bytes of {text:?}");
+            }
+        }
+    }
 
     #[test]
     fn blocks_carry_kinds_codes_items_and_bold_leads() {

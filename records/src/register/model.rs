@@ -82,8 +82,9 @@ pub struct Entry {
     pub links: Vec<String>,
     /// Issue and pull request references the entry's text names (`owner/repo#N`), each once.
     pub issues: Vec<String>,
-    /// The state the entry's own words give, when it has no `state` field.
-    pub stated: Option<Stated>,
+    /// The state the entry's own words give, when it has no `state` field (boxed: most entries
+    /// have a `state` field, and each of a register's entries holds room for this).
+    pub stated: Option<Box<Stated>>,
     /// Last line of the entry (the line before the next heading of its level, or the end).
     pub end_line: usize,
     /// The entry's Markdown without its heading and its field list, trimmed.
