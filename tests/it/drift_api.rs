@@ -48,6 +48,7 @@ fn demo_report(suppressions: &[Suppression]) -> (world::World, ApiReport) {
         from_overrides: &empty,
         to_overrides: &empty,
         suppressions,
+        parses: None,
     };
     let report = drift_api(&upstream, pin1, pin2, &inputs, &ApiConfig::default(), None).unwrap();
     (world, report)
@@ -171,6 +172,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
             from_overrides: empty,
             to_overrides: empty,
             suppressions: &[],
+            parses: None,
         }
     }
     let fresh = drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg, None).unwrap();

@@ -16,6 +16,7 @@ mod index;
 pub(crate) mod kind;
 mod macros;
 mod model;
+mod parses;
 pub mod report;
 mod sources;
 pub mod store;
@@ -31,8 +32,8 @@ pub use extract::strip_template_args;
 pub use history::introduced_by;
 pub(crate) use model::tuple_elements;
 pub use model::Loc;
+pub use parses::{ParseMemo, Parses};
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
-pub use sources::ParseMemo;
 pub use suppress::Suppression;
 pub use syntax::squeeze;
 pub(crate) use syntax::{balanced_end, comment_end, split_top_level};
@@ -103,10 +104,23 @@ fn read_blobs(repo: &Repository, commit: Oid, ids: store::BlobIds) -> Result<Fil
 /// Compares the upstream files at two commits against a backend. Pure: no history, no
 /// suppressions (see [`drift_api`] for both).
 pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig) -> ApiReport {
+    analyze_kept(from, to, backend, cfg, &Parses::new(None))
+}
+
+/// [`analyze`], each file's parse taken from `parses` where it is kept there.
+pub fn analyze_kept(
+    from: &FileMap,
+    to: &FileMap,
+    backend: &FileMap,
+    cfg: &ApiConfig,
+    parses: &Parses,
+) -> ApiReport {
     let prep = sources::prep(cfg, &[from, to], backend);
-    let backend_model = sources::backend_model(backend, &prep);
-    let to_side = sources::upstream_side(to, cfg, &prep, &backend_model, None);
-    let from_side = sources::upstream_side(from, cfg, &prep, &backend_model, Some((to, &to_side)));
+    let backend_model = sources::backend_model(backend, &prep, parses);
+    let side =
+        |files, reuse| sources::upstream_side(files, cfg, &prep, &backend_model, reuse, parses);
+    let to_side = side(to, None);
+    let from_side = side(from, Some((to, &to_side)));
     let inputs = classify::Inputs {
         cfg,
         from: &from_side,
@@ -114,6 +128,7 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
         to_files: to,
         backend: &backend_model,
         prep: &prep,
+        parses,
     };
     let findings = classify::classify(&inputs);
     let (from_errors, to_errors) = (from_side.error_files(), to_side.error_files());
@@ -151,7 +166,7 @@ pub struct BackendUses {
 /// missing library header would have given.
 pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
     let prep = sources::prep(cfg, &[], backend);
-    let model = sources::backend_model(backend, &prep);
+    let model = sources::backend_model(backend, &prep, &Parses::new(None));
     let mut declared: std::collections::BTreeSet<String> =
         model.decls.iter().map(|d| d.name.clone()).collect();
     for (path, bytes) in backend.iter() {
@@ -192,6 +207,9 @@ pub struct DriftInputs<'a> {
     /// Files that replace upstream's at the new commit.
     pub to_overrides: &'a FileMap,
     pub suppressions: &'a [Suppression],
+    /// Where each file's parse is kept between runs (see [`Parses`]): with it, an analysis at
+    /// a new pin parses only the files that changed.
+    pub parses: Option<&'a forkbook_records::cache_entry::Store>,
 }
 
 /// The whole static drift check: collect the upstream files at both commits, lay the
@@ -236,7 +254,8 @@ pub fn drift_api(
     };
     let from_files = read(from, from_ids, inputs.from_overrides)?;
     let to_files = read(to, to_ids, inputs.to_overrides)?;
-    let mut report = analyze(&from_files, &to_files, inputs.backend, cfg);
+    let parses = Parses::new(inputs.parses);
+    let mut report = analyze_kept(&from_files, &to_files, inputs.backend, cfg, &parses);
     report.from = from.to_string();
     report.to = to.to_string();
     fill_history(repo, from, to, &mut report)?;
