@@ -10,18 +10,25 @@
 //! that spell its name, not every file.
 
 use super::macros::{self, MacroDef};
-use super::sources::{read, FileFacts};
+use super::sources::{read, Backend, FileFacts};
 use super::syntax::Prep;
 use super::uses::Uses;
+use crate::{Bytes, FileMap};
 use forkbook_records::cache_entry::{Key, KeyBuilder, Store};
 use git2::Oid;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Where one analysis keeps its parses between runs, and how many files it parsed.
 pub struct Parses<'s> {
     store: Option<&'s Store>,
     made: AtomicUsize,
+    /// The blob ids the caller read from its trees, by where the bytes they name live: a file's
+    /// id is hashed again only where it is not known (libgit2's collision-detecting SHA-1 cost
+    /// `roll` a tenth of its time). The caller's files outlive the analysis, so an address names
+    /// one file's bytes throughout.
+    known: HashMap<(usize, usize), Oid>,
 }
 
 impl<'s> Parses<'s> {
@@ -30,7 +37,24 @@ impl<'s> Parses<'s> {
         Parses {
             store,
             made: AtomicUsize::new(0),
+            known: HashMap::new(),
         }
+    }
+
+    /// Knows the blob id in `ids` of each file of `files` (which must outlive these parses).
+    pub fn knowing(mut self, files: &FileMap, ids: &BTreeMap<String, Oid>) -> Parses<'s> {
+        for (path, bytes) in files {
+            if let Some(id) = ids.get(path) {
+                self.known.insert(address(bytes), *id);
+            }
+        }
+        self
+    }
+
+    /// The blob id of `bytes`: known, or hashed.
+    fn id_of(&self, bytes: &[u8]) -> Option<Oid> {
+        let known = self.known.get(&address(bytes)).copied();
+        known.or_else(|| blob_id(bytes))
     }
 
     /// How many files were parsed, rather than taken from the memo or the store.
@@ -55,7 +79,11 @@ struct MemoTables {
     /// Each blob's `#define`s, by blob id (every probe's preparation reads them all).
     macros: HashMap<Oid, Vec<MacroDef>>,
     /// Each blob's words (see [`spelled_words`]), by blob id.
-    words: HashMap<Oid, std::sync::Arc<Vec<String>>>,
+    words: HashMap<Oid, Arc<Vec<String>>>,
+    /// The blobs read, by id.
+    blobs: HashMap<Oid, Bytes>,
+    /// Backend models, by the keys of their files' parses.
+    backends: HashMap<Key, Arc<Backend>>,
 }
 
 static MEMO: std::sync::Mutex<Option<MemoTables>> = std::sync::Mutex::new(None);
@@ -89,9 +117,28 @@ fn blob_id(bytes: &[u8]) -> Option<Oid> {
     Oid::hash_object(git2::ObjectType::Blob, bytes).ok()
 }
 
+fn address(bytes: &[u8]) -> (usize, usize) {
+    (bytes.as_ptr() as usize, bytes.len())
+}
+
+/// The blob `id` of `repo`, read once while a scope is alive (every probe of `roll` reads the
+/// same headers).
+pub fn blob_kept(repo: &git2::Repository, id: Oid) -> Result<Bytes, git2::Error> {
+    let kept = |t: &Option<MemoTables>| t.as_ref()?.blobs.get(&id).cloned();
+    if let Some(bytes) = kept(&memo_tables()) {
+        return Ok(bytes);
+    }
+    let bytes: Bytes = repo.find_blob(id)?.content().to_vec().into();
+    if let Some(tables) = memo_tables().as_mut() {
+        tables.blobs.insert(id, bytes.clone());
+    }
+    Ok(bytes)
+}
+
 /// [`macros::definitions`] through the memo when a scope is alive.
-pub fn definitions_kept(bytes: &[u8]) -> Vec<MacroDef> {
-    let Some(id) = memo_tables().is_some().then(|| blob_id(bytes)).flatten() else {
+pub fn definitions_kept(bytes: &[u8], parses: &Parses) -> Vec<MacroDef> {
+    let memo = memo_tables().is_some();
+    let Some(id) = memo.then(|| parses.id_of(bytes)).flatten() else {
         return macros::definitions(bytes);
     };
     if let Some(kept) = memo_tables()
@@ -118,7 +165,7 @@ pub fn read_kept(
 ) -> (FileFacts, Uses) {
     let memo = memo_tables().is_some();
     let key = (memo || parses.store.is_some())
-        .then(|| blob_id(bytes))
+        .then(|| parses.id_of(bytes))
         .flatten()
         .map(|id| key(path, id, bytes, prep, with_uses));
     if let Some(key) = &key {
@@ -142,6 +189,39 @@ pub fn read_kept(
         remember(key, &parsed);
     }
     parsed
+}
+
+/// The backend's model `build` makes, through the memo when a scope is alive: every probe of
+/// `roll` reads the same backend files, and its model is made again only where a file's parse
+/// key differs (its preparation names other macros it spells), not cloned file by file.
+pub fn backend_kept(
+    inputs: &[(&str, &[u8])],
+    prep: &Prep,
+    parses: &Parses,
+    build: impl FnOnce() -> Backend,
+) -> Arc<Backend> {
+    // The memo's lock is let go before the keys are made (making them takes it).
+    let memo = memo_tables().is_some();
+    let whole = memo.then(|| {
+        let mut whole = KeyBuilder::new("drift backend");
+        for (path, bytes) in inputs {
+            let id = parses.id_of(bytes)?;
+            whole.part(key(path, id, bytes, prep, true).hex());
+        }
+        Some(whole.finish())
+    });
+    let Some(whole) = whole.flatten() else {
+        return Arc::new(build());
+    };
+    let kept = |t: &Option<MemoTables>| t.as_ref()?.backends.get(&whole).cloned();
+    if let Some(model) = kept(&memo_tables()) {
+        return model;
+    }
+    let model = Arc::new(build());
+    if let Some(tables) = memo_tables().as_mut() {
+        tables.backends.insert(whole, model.clone());
+    }
+    model
 }
 
 fn remember(key: &Key, parsed: &(FileFacts, Uses)) {
@@ -171,12 +251,12 @@ fn key(path: &str, id: Oid, bytes: &[u8], prep: &Prep, with_uses: bool) -> Key {
 }
 
 /// [`spelled_words`] through the memo when a scope is alive.
-fn words_kept(id: Oid, bytes: &[u8]) -> std::sync::Arc<Vec<String>> {
+fn words_kept(id: Oid, bytes: &[u8]) -> Arc<Vec<String>> {
     let kept = |t: &Option<MemoTables>| t.as_ref()?.words.get(&id).cloned();
     if let Some(words) = kept(&memo_tables()) {
         return words;
     }
-    let words = std::sync::Arc::new(spelled_words(bytes));
+    let words = Arc::new(spelled_words(bytes));
     if let Some(tables) = memo_tables().as_mut() {
         tables.words.insert(id, words.clone());
     }

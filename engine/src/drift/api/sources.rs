@@ -6,12 +6,13 @@ use super::extract::{self, Source};
 use super::macros;
 use super::model::Loc;
 use super::model::{Decl, DeclKind};
-use super::parses::{definitions_kept, read_kept, Parses};
+use super::parses::{backend_kept, definitions_kept, read_kept, Parses};
 use super::syntax::{self, Prep, StubUse};
 use super::uses::{self, Uses};
 use crate::paths::normalize;
 use crate::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 /// What one parsed file holds.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -59,8 +60,8 @@ fn under(path: &str, prefixes: &[String]) -> bool {
 
 /// What to blank before parsing `upstream` and `backend`: the configured macros plus those
 /// learned from the files' own `#define` lines (see [`macros`]).
-pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-    let defined = |(_, bytes): (&str, &[u8])| definitions_kept(bytes);
+pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap, parses: &Parses) -> Prep {
+    let defined = |(_, bytes): (&str, &[u8])| definitions_kept(bytes, parses);
     let upstream_inputs = upstream
         .iter()
         .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
@@ -335,11 +336,18 @@ fn cpp_inputs(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> Vec<(&str,
     inputs.filter(|(p, b)| is_cpp(p) && keep(p, b)).collect()
 }
 
-pub fn backend_model(files: &FileMap, prep: &Prep, parses: &Parses) -> Backend {
+/// The backend's model, made once per preparation while a memo scope is alive.
+pub fn backend_model(files: &FileMap, prep: &Prep, parses: &Parses) -> Arc<Backend> {
     let inputs = cpp_inputs(files, |_, _| true);
+    backend_kept(&inputs, prep, parses, || {
+        read_backend(&inputs, prep, parses)
+    })
+}
+
+fn read_backend(inputs: &[(&str, &[u8])], prep: &Prep, parses: &Parses) -> Backend {
     let mut model = Backend::default();
     let read = |path: &str, bytes: &[u8]| read_kept(path, bytes, prep, true, parses);
-    let parsed = on_all_cores(&inputs, read);
+    let parsed = on_all_cores(inputs, read);
     for ((path, _), (facts, uses)) in inputs.iter().zip(parsed) {
         model.uses.merge(uses);
         model.decls.extend(facts.decls);
