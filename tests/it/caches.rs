@@ -333,7 +333,8 @@ fn a_forged_parse_changes_no_verdict() {
         forge(path, |payload| {
             let mut entry: serde_json::Value = serde_json::from_slice(&payload).unwrap();
             entry["facts"]["decls"] = serde_json::json!([]);
-            let uses = serde_json::json!({"calls": [], "constructs": [], "names": {}, "spelled": {}});
+            let uses =
+                serde_json::json!({"calls": [], "constructs": [], "names": {}, "spelled": {}});
             entry["uses"] = uses;
             serde_json::to_vec(&entry).unwrap()
         });

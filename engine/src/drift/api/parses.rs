@@ -296,7 +296,7 @@ fn load(store: &Store, key: &Key) -> Option<(FileFacts, Uses)> {
 /// Keeps a parse; failing to costs the next run its reuse, never this run its result.
 fn save(store: &Store, key: &Key, (facts, uses): &(FileFacts, Uses)) {
     if let Ok(json) = serde_json::to_vec(&Entry { facts, uses }) {
-        let _ = store.save(key, &json);
+        let _ = store.save_unflushed(key, &json);
     }
 }
 

@@ -61,15 +61,17 @@ fn under(path: &str, prefixes: &[String]) -> bool {
 /// What to blank before parsing `upstream` and `backend`: the configured macros plus those
 /// learned from the files' own `#define` lines (see [`macros`]).
 pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap, parses: &Parses) -> Prep {
-    let defined = |(_, bytes): (&str, &[u8])| definitions_kept(bytes, parses);
-    let upstream_inputs = upstream
+    // Every file's `#define`s, in the files' order, read on all cores.
+    let defined = |files: &[(&str, &[u8])]| -> Vec<_> {
+        let each = on_all_cores(files, |_, bytes| definitions_kept(bytes, parses));
+        each.into_iter().flatten().collect()
+    };
+    let upstream_inputs: Vec<_> = upstream
         .iter()
-        .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
-    let mut defs: Vec<_> = upstream_inputs.flat_map(defined).collect();
-    let backend_defs: Vec<_> = cpp_inputs(backend, |_, _| true)
-        .into_iter()
-        .flat_map(defined)
+        .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)))
         .collect();
+    let mut defs = defined(&upstream_inputs);
+    let backend_defs = defined(&cpp_inputs(backend, |_, _| true));
     let mut stubs = macros::definers(&backend_defs);
     stubs.extend(cfg.stub_macros.clone());
     defs.extend(backend_defs);
