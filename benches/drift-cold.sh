@@ -45,7 +45,7 @@ git_() { git --git-dir "$FORKBOOK_CACHE" "$@"; }
 to="$(git_ rev-parse "${to:-$pin}")"
 before="$(git_ rev-parse "${before:-$to~1}")"
 
-work="$(mktemp -d /tmp/forkbook-drift-cold.XXXXXX)"
+work="$(mktemp -d -t forkbook-drift-cold.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 cp -a "$project" "$work/project"
 home="$(dirname "$FORKBOOK_CACHE")"

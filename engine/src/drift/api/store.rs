@@ -9,7 +9,9 @@
 //!
 //! An entry is the report as JSON in one sealed cache entry (`forkbook_records::cache_entry`),
 //! with each finding's evidence beside it: a damaged, forged or unreadable entry is a miss;
-//! failing to write one costs the next run its reuse, never this run its result.
+//! failing to write one costs the next run its reuse, never this run its result. A miss still
+//! parses only the files no earlier analysis parsed: each file's parse is kept on its own
+//! (`parses`).
 
 use super::config::ApiConfig;
 use super::report::{ApiReport, Evidence};
