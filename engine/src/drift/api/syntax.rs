@@ -442,7 +442,6 @@ mod tests {
                 blank: blank.clone(),
                 statement: statement.clone(),
                 stubs,
-                ..Prep::default()
             },
         );
         let text = String::from_utf8(prepared.text).unwrap();
@@ -472,7 +471,6 @@ mod tests {
                 blank: blank.clone(),
                 statement: blank.clone(),
                 stubs,
-                ..Prep::default()
             },
         );
         assert_eq!(prepared.text, src.to_vec());
@@ -488,7 +486,6 @@ mod tests {
             blank: none.clone(),
             statement: statement.clone(),
             stubs,
-            ..Prep::default()
         };
         let prepared = prepare(src, &blanking);
         let text = String::from_utf8(prepared.text).unwrap();
@@ -514,7 +511,6 @@ mod tests {
                 blank: none.clone(),
                 statement: none.clone(),
                 stubs,
-                ..Prep::default()
             },
         );
         let expected = format!(
