@@ -180,6 +180,13 @@ impl Cache {
         self.results_store("forkbook-drift-api", "drift api")
     }
 
+    /// The drift parse cache, beside the object cache: each file's parse by its blob id and the
+    /// macros it spells (see `drift::api::parses`), so an analysis at a new pin parses only the
+    /// files that changed.
+    pub fn drift_parse_store(&self) -> Store {
+        self.results_store("forkbook-drift-parse", "drift parse")
+    }
+
     /// The merge cache, beside the object cache: the core files' 3-way merges of a base tree by
     /// the hash of their inputs (see `base::merge_store`). Outside the object cache, like the
     /// drift cache.

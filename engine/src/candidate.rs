@@ -137,11 +137,13 @@ impl DriftSetup {
         to_overlay: &FileMap,
     ) -> Result<ApiReport> {
         let to_overrides = core_files_of(to_overlay, &self.prefix);
+        let parses = cache.drift_parse_store();
         let inputs = DriftInputs {
             backend: &self.backend,
             from_overrides: &self.from_overrides,
             to_overrides: &to_overrides,
             suppressions: &self.suppressions,
+            parses: Some(&parses),
         };
         let store = cache.drift_store();
         api::drift_api(cache.repo(), from, to, &inputs, &self.cfg, Some(&store))

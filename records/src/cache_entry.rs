@@ -240,6 +240,23 @@ impl Store {
         std::fs::create_dir_all(&self.dir)?;
         crate::atomic::replace(&self.path(key), &seal(secret, self.kind, key, payload))
     }
+
+    /// [`Store::save`] without flushing the entry to disk, for a cache of many small entries
+    /// (the drift analysis keeps one per parsed file), where a flush each costs more than the
+    /// entries are worth after a crash. The rename still shows a reader the whole entry or none,
+    /// and one a crash tore fails its seal: a miss.
+    pub fn save_unflushed(&self, key: &Key, payload: &[u8]) -> io::Result<()> {
+        let Some(secret) = &self.secret else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(&self.dir)?;
+        let mut temp = tempfile::Builder::new()
+            .prefix(".forkbook-new-")
+            .tempfile_in(&self.dir)?;
+        io::Write::write_all(&mut temp, &seal(secret, self.kind, key, payload))?;
+        temp.persist(self.path(key)).map_err(|e| e.error)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, `forkbook-drift-build-results/`,
+//! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, `forkbook-drift-parse/`,
+//! `forkbook-drift-build-results/`,
 //! the book's `.step-cache/`) are untrusted input: a pull request may carry forged or damaged
 //! entries in them. A cache can make a run faster, never change its result: with each kind
 //! forged or damaged, every gate command's exit status and output equal a run with no cache, in
@@ -112,13 +113,17 @@ impl World {
         self.demo.demo.cache.with_file_name("forkbook-drift-api")
     }
 
+    fn parses(&self) -> PathBuf {
+        self.demo.demo.cache.with_file_name("forkbook-drift-parse")
+    }
+
     fn steps(&self) -> PathBuf {
         self.book().join(".step-cache")
     }
 
     /// Empties every results cache: the next command runs as with no cache.
     fn clear(&self) {
-        for dir in [self.merges(), self.drift(), self.steps()] {
+        for dir in [self.merges(), self.drift(), self.parses(), self.steps()] {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
@@ -314,6 +319,31 @@ fn an_emptied_drift_analysis_changes_no_verdict() {
     }
 }
 
+/// Parses with every declaration and use emptied change no verdict: each is a miss, parsed
+/// again, so the pin's seven API breaks still fail `verify`, `report` and `book test`.
+#[test]
+fn a_forged_parse_changes_no_verdict() {
+    let world = World::retargeted(Layout::Patch);
+    warm(&world);
+    let mut kept = entries(&world.parses());
+    assert!(!kept.is_empty(), "verify's parses are kept");
+    let no_cache = world.verdicts(&|| world.clear());
+    restore(&world, &kept);
+    for (path, bytes) in kept.iter_mut() {
+        forge(path, |payload| {
+            let mut entry: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+            entry["facts"]["decls"] = serde_json::json!([]);
+            let uses =
+                serde_json::json!({"calls": [], "constructs": [], "names": {}, "spelled": {}});
+            entry["uses"] = uses;
+            serde_json::to_vec(&entry).unwrap()
+        });
+        *bytes = std::fs::read(path).unwrap();
+    }
+    let with_forged = world.verdicts(&|| restore(&world, &kept));
+    assert_eq!(with_forged, no_cache, "emptied parses");
+}
+
 /// `drift api --draft` on a warm drift cache writes the drafts a cold run writes: the kept
 /// analysis carries the upstream declarations the drafts start from. Fails before they were
 /// kept: after a plain `drift api`, the four drafts were one.
@@ -401,6 +431,7 @@ fn a_cache_inside_the_project_is_never_trusted() {
     for kept in [
         "forkbook-merges",
         "forkbook-drift-api",
+        "forkbook-drift-parse",
         "forkbook-cache.key",
     ] {
         assert!(!home.join(kept).exists(), "{kept} kept inside the project");

@@ -48,6 +48,7 @@ fn demo_report(suppressions: &[Suppression]) -> (world::World, ApiReport) {
         from_overrides: &empty,
         to_overrides: &empty,
         suppressions,
+        parses: None,
     };
     let report = drift_api(&upstream, pin1, pin2, &inputs, &ApiConfig::default(), None).unwrap();
     (world, report)
@@ -171,6 +172,7 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
             from_overrides: empty,
             to_overrides: empty,
             suppressions: &[],
+            parses: None,
         }
     }
     let fresh = drift_api(&upstream, pin1, pin2, &inputs(&backend, &empty), &cfg, None).unwrap();
@@ -213,7 +215,8 @@ fn the_drift_cache_serves_the_same_inputs_and_only_those() {
     let original = std::fs::read_to_string(&entry).unwrap();
     let first_message = &fresh.findings[0].message;
     let ids = |commit| upstream_ids(&upstream, commit, &cfg).unwrap();
-    let key = store::key(pin1, pin2, &ids(pin1), &ids(pin2), &backend, &cfg).unwrap();
+    let backend_ids = store::blob_ids(&backend).unwrap();
+    let key = store::key(pin1, pin2, &ids(pin1), &ids(pin2), &backend_ids, &cfg);
     assert_eq!(entry, store.path(&key));
     let payload = store.load(&key).unwrap();
     let marked = String::from_utf8(payload).unwrap().replacen(

@@ -16,6 +16,7 @@ mod index;
 pub(crate) mod kind;
 mod macros;
 mod model;
+mod parses;
 pub mod report;
 mod sources;
 pub mod store;
@@ -32,9 +33,9 @@ pub use history::introduced_by;
 pub(crate) use macros::definitions as macro_definitions;
 pub(crate) use model::tuple_elements;
 pub use model::Loc;
+pub use parses::{ParseMemo, Parses};
 pub use report::{ApiReport, CommitRef, FileErrors, Finding, Kind, ParseStats};
 pub(crate) use sources::prep;
-pub use sources::ParseMemo;
 pub use suppress::Suppression;
 pub use syntax::squeeze;
 pub(crate) use syntax::{children, parse, prepare, reached, Prep, StubUse};
@@ -91,24 +92,26 @@ pub fn upstream_ids(repo: &Repository, commit: Oid, cfg: &ApiConfig) -> Result<s
     }
 }
 
-fn read_blobs(repo: &Repository, commit: Oid, ids: store::BlobIds) -> Result<FileMap> {
-    let mut files = FileMap::new();
-    for (path, id) in ids {
-        let blob = repo
-            .find_blob(id)
-            .with_context(|| format!("failed to read `{path}` at `{commit}`"))?;
-        files.insert(path, blob.content().to_vec().into());
-    }
-    Ok(files)
-}
-
 /// Compares the upstream files at two commits against a backend. Pure: no history, no
 /// suppressions (see [`drift_api`] for both).
 pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig) -> ApiReport {
-    let prep = sources::prep(cfg, &[from, to], backend);
-    let backend_model = sources::backend_model(backend, &prep);
-    let to_side = sources::upstream_side(to, cfg, &prep, &backend_model, None);
-    let from_side = sources::upstream_side(from, cfg, &prep, &backend_model, Some((to, &to_side)));
+    analyze_kept(from, to, backend, cfg, &Parses::new(None))
+}
+
+/// [`analyze`], each file's parse taken from `parses` where it is kept there.
+pub fn analyze_kept(
+    from: &FileMap,
+    to: &FileMap,
+    backend: &FileMap,
+    cfg: &ApiConfig,
+    parses: &Parses,
+) -> ApiReport {
+    let prep = sources::prep(cfg, &[from, to], backend, parses);
+    let backend_model = sources::backend_model(backend, &prep, parses);
+    let side =
+        |files, reuse| sources::upstream_side(files, cfg, &prep, &backend_model, reuse, parses);
+    let to_side = side(to, None);
+    let from_side = side(from, Some((to, &to_side)));
     let inputs = classify::Inputs {
         cfg,
         from: &from_side,
@@ -116,6 +119,7 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
         to_files: to,
         backend: &backend_model,
         prep: &prep,
+        parses,
     };
     let findings = classify::classify(&inputs);
     let (from_errors, to_errors) = (from_side.error_files(), to_side.error_files());
@@ -132,7 +136,7 @@ pub fn analyze(from: &FileMap, to: &FileMap, backend: &FileMap, cfg: &ApiConfig)
             error_files: error_files([
                 (report::Side::From, from_errors),
                 (report::Side::To, to_errors),
-                (report::Side::Backend, backend_model.error_files),
+                (report::Side::Backend, backend_model.error_files.clone()),
             ]),
         },
         ..ApiReport::default()
@@ -152,8 +156,9 @@ pub struct BackendUses {
 /// The backend's includes and uses, for `drift build --stubs`, which declares the names a
 /// missing library header would have given.
 pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
-    let prep = sources::prep(cfg, &[], backend);
-    let model = sources::backend_model(backend, &prep);
+    let parses = Parses::new(None);
+    let prep = sources::prep(cfg, &[], backend, &parses);
+    let model = sources::backend_model(backend, &prep, &parses);
     let mut declared: std::collections::BTreeSet<String> =
         model.decls.iter().map(|d| d.name.clone()).collect();
     for (path, bytes) in backend.iter() {
@@ -162,8 +167,8 @@ pub fn backend_uses(backend: &FileMap, cfg: &ApiConfig) -> BackendUses {
         }
     }
     BackendUses {
-        includes: model.includes,
-        uses: model.uses,
+        includes: model.includes.clone(),
+        uses: model.uses.clone(),
         declared,
     }
 }
@@ -194,6 +199,9 @@ pub struct DriftInputs<'a> {
     /// Files that replace upstream's at the new commit.
     pub to_overrides: &'a FileMap,
     pub suppressions: &'a [Suppression],
+    /// Where each file's parse is kept between runs (see [`Parses`]): with it, an analysis at
+    /// a new pin parses only the files that changed.
+    pub parses: Option<&'a forkbook_records::cache_entry::Store>,
 }
 
 /// The whole static drift check: collect the upstream files at both commits, lay the
@@ -208,19 +216,20 @@ pub fn drift_api(
     cfg: &ApiConfig,
     store: Option<&forkbook_records::cache_entry::Store>,
 ) -> Result<ApiReport> {
-    let (from_ids, to_ids) = (upstream_ids(repo, from, cfg)?, upstream_ids(repo, to, cfg)?);
+    // The ids of what the analysis will parse, overrides included.
+    let with_overrides = |commit, overrides| -> Result<store::BlobIds> {
+        let mut ids = upstream_ids(repo, commit, cfg)?;
+        for (path, bytes) in upstream_inputs(overrides, cfg) {
+            ids.insert(path.clone(), store::blob_id(bytes)?);
+        }
+        Ok(ids)
+    };
+    let from_ids = with_overrides(from, inputs.from_overrides)?;
+    let to_ids = with_overrides(to, inputs.to_overrides)?;
+    let backend_ids = store::blob_ids(inputs.backend)?;
     let key = match store {
         Some(kept) => {
-            // The ids of what the analysis will parse, overrides included.
-            let keyed = |mut ids: store::BlobIds, overrides| -> Result<store::BlobIds> {
-                for (path, bytes) in upstream_inputs(overrides, cfg) {
-                    ids.insert(path.clone(), store::blob_id(bytes)?);
-                }
-                Ok(ids)
-            };
-            let from_key = keyed(from_ids.clone(), inputs.from_overrides)?;
-            let to_key = keyed(to_ids.clone(), inputs.to_overrides)?;
-            let key = store::key(from, to, &from_key, &to_key, inputs.backend, cfg)?;
+            let key = store::key(from, to, &from_ids, &to_ids, &backend_ids, cfg);
             if let Some(mut report) = store::load(kept, &key) {
                 report::apply_suppressions(&mut report, inputs.suppressions);
                 return Ok(report);
@@ -230,15 +239,25 @@ pub fn drift_api(
         None => None,
     };
     // Overridden files are not read from the repository at all.
-    let read = |commit, mut ids: store::BlobIds, overrides: &FileMap| -> Result<FileMap> {
-        ids.retain(|path, _| !overrides.contains_key(path));
-        let mut files = read_blobs(repo, commit, ids)?;
-        files.extend(upstream_inputs(overrides, cfg).map(|(p, b)| (p.clone(), b.clone())));
+    let read = |commit, ids: &store::BlobIds, overrides: &FileMap| -> Result<FileMap> {
+        let mut files = FileMap::new();
+        for (path, id) in ids {
+            let bytes = match overrides.get(path) {
+                Some(bytes) => bytes.clone(),
+                None => parses::blob_kept(repo, *id)
+                    .with_context(|| format!("failed to read `{path}` at `{commit}`"))?,
+            };
+            files.insert(path.clone(), bytes);
+        }
         Ok(files)
     };
-    let from_files = read(from, from_ids, inputs.from_overrides)?;
-    let to_files = read(to, to_ids, inputs.to_overrides)?;
-    let mut report = analyze(&from_files, &to_files, inputs.backend, cfg);
+    let from_files = read(from, &from_ids, inputs.from_overrides)?;
+    let to_files = read(to, &to_ids, inputs.to_overrides)?;
+    let parses = Parses::new(inputs.parses)
+        .knowing(&from_files, &from_ids)
+        .knowing(&to_files, &to_ids)
+        .knowing(inputs.backend, &backend_ids);
+    let mut report = analyze_kept(&from_files, &to_files, inputs.backend, cfg, &parses);
     report.from = from.to_string();
     report.to = to.to_string();
     fill_history(repo, from, to, &mut report)?;

@@ -130,7 +130,7 @@ impl Reading<'_> {
 pub fn plan(report: &ApiReport, backend: &FileMap, upstream: &CacheUpstream) -> DraftPlan {
     let reading = Reading {
         upstream,
-        prep: super::api::prep(upstream.cfg, &[], backend),
+        prep: super::api::prep(upstream.cfg, &[], backend, &super::api::Parses::new(None)),
     };
     let mut files = backend.clone();
     let mut out = DraftPlan::default();
@@ -790,7 +790,15 @@ mod tests {
 
     fn parsed(text: &str) -> Cpp<'_> {
         let cfg = ApiConfig::default();
-        Cpp::parse(text, &crate::drift::api::prep(&cfg, &[], &FileMap::new()))
+        Cpp::parse(
+            text,
+            &crate::drift::api::prep(
+                &cfg,
+                &[],
+                &FileMap::new(),
+                &crate::drift::api::Parses::new(None),
+            ),
+        )
     }
 
     #[test]
@@ -821,7 +829,15 @@ mod tests {
             stub_macros: [("ROCM_UNSUPPORTED".to_string(), vec!["eval_gpu".to_string()])].into(),
             ..ApiConfig::default()
         };
-        let cpp = Cpp::parse(text, &crate::drift::api::prep(&cfg, &[], &FileMap::new()));
+        let cpp = Cpp::parse(
+            text,
+            &crate::drift::api::prep(
+                &cfg,
+                &[],
+                &FileMap::new(),
+                &crate::drift::api::Parses::new(None),
+            ),
+        );
         let stubs = stub_lines(&cpp, &cfg);
         let found: Vec<(&str, &str)> = stubs
             .iter()

@@ -22,6 +22,7 @@ use super::config::ApiConfig;
 use super::index::Index;
 use super::model::{call_form, tuple_arity};
 use super::model::{qualify, Decl, DeclKind, Loc};
+use super::parses::Parses;
 use super::report::{Evidence, Finding, Kind};
 use super::sources::{Backend, Side};
 use super::syntax::Prep;
@@ -42,6 +43,7 @@ pub struct Inputs<'a> {
     pub to_files: &'a FileMap,
     pub backend: &'a Backend,
     pub prep: &'a Prep,
+    pub parses: &'a Parses<'a>,
 }
 
 /// The rules' shared state: indexes and the findings so far, one per kind and symbol.

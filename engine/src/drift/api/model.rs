@@ -20,7 +20,9 @@ impl std::fmt::Display for Loc {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, serde::Deserialize,
+)]
 pub enum DeclKind {
     /// A free function (namespace scope).
     #[default]
@@ -33,7 +35,7 @@ pub enum DeclKind {
     Enumerator,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Param {
     /// The parameter's type, whitespace squeezed, without its name or default.
     pub ty: String,
@@ -42,7 +44,7 @@ pub struct Param {
 
 /// One declaration or definition found in a C++ file (by default a free function with nothing
 /// known yet: no scope, name, return type or parameters, no qualifier, no place).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Decl {
     pub kind: DeclKind,
     /// Enclosing namespaces and classes, outermost first (`["mlx", "core", "Event"]`).

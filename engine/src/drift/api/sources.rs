@@ -6,14 +6,16 @@ use super::extract::{self, Source};
 use super::macros;
 use super::model::Loc;
 use super::model::{Decl, DeclKind};
+use super::parses::{backend_kept, definitions_kept, read_kept, Parses};
 use super::syntax::{self, Prep, StubUse};
 use super::uses::{self, Uses};
 use crate::paths::normalize;
 use crate::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 /// What one parsed file holds.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileFacts {
     pub decls: Vec<Decl>,
     pub includes: Vec<String>,
@@ -58,16 +60,18 @@ fn under(path: &str, prefixes: &[String]) -> bool {
 
 /// What to blank before parsing `upstream` and `backend`: the configured macros plus those
 /// learned from the files' own `#define` lines (see [`macros`]).
-pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
-    let defined = |(_, bytes): (&str, &[u8])| definitions_kept(bytes);
-    let upstream_inputs = upstream
+pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap, parses: &Parses) -> Prep {
+    // Every file's `#define`s, in the files' order, read on all cores.
+    let defined = |files: &[(&str, &[u8])]| -> Vec<_> {
+        let each = on_all_cores(files, |_, bytes| definitions_kept(bytes, parses));
+        each.into_iter().flatten().collect()
+    };
+    let upstream_inputs: Vec<_> = upstream
         .iter()
-        .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)));
-    let mut defs: Vec<_> = upstream_inputs.flat_map(defined).collect();
-    let backend_defs: Vec<_> = cpp_inputs(backend, |_, _| true)
-        .into_iter()
-        .flat_map(defined)
+        .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)))
         .collect();
+    let mut defs = defined(&upstream_inputs);
+    let backend_defs = defined(&cpp_inputs(backend, |_, _| true));
     let mut stubs = macros::definers(&backend_defs);
     stubs.extend(cfg.stub_macros.clone());
     defs.extend(backend_defs);
@@ -79,104 +83,11 @@ pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap) -> Prep {
         .filter(|d| d.function_like)
         .map(|d| d.name)
         .collect();
-    let fingerprint = {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (&blank, &statement, &stubs).hash(&mut hasher);
-        hasher.finish()
-    };
     Prep {
-        fingerprint,
         blank,
         statement,
         stubs,
     }
-}
-
-/// Parses kept by file content while a [`ParseMemo::scope`] is alive: `roll` analyses the drift
-/// at many commits whose files are mostly the same blobs, and parses each one once.
-///
-/// Outside a scope nothing is kept (one analysis parses each file once anyway). The key is the
-/// path (declarations carry it), the blob id and the preparation's fingerprint (what is blanked
-/// before parsing).
-pub struct ParseMemo {
-    _private: (),
-}
-
-/// Path, blob id and the preparation's fingerprint.
-type MemoKey = (String, git2::Oid, u64);
-
-#[derive(Default)]
-struct MemoTables {
-    scopes: usize,
-    /// By key and whether the uses were collected.
-    kept: HashMap<(MemoKey, bool), (FileFacts, Uses)>,
-    /// Each blob's `#define`s, by blob id (every probe's preparation reads them all).
-    macros: HashMap<git2::Oid, Vec<macros::MacroDef>>,
-}
-
-static MEMO: std::sync::Mutex<Option<MemoTables>> = std::sync::Mutex::new(None);
-
-fn memo_tables() -> std::sync::MutexGuard<'static, Option<MemoTables>> {
-    MEMO.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-impl ParseMemo {
-    /// Keeps every parse until the returned guard (and every other live one) is dropped.
-    pub fn scope() -> ParseMemo {
-        let mut tables = memo_tables();
-        tables.get_or_insert_with(MemoTables::default).scopes += 1;
-        ParseMemo { _private: () }
-    }
-}
-
-impl Drop for ParseMemo {
-    fn drop(&mut self) {
-        let mut tables = memo_tables();
-        if let Some(t) = tables.as_mut() {
-            t.scopes -= 1;
-            if t.scopes == 0 {
-                *tables = None;
-            }
-        }
-    }
-}
-
-/// [`macros::definitions`] through the memo when a scope is alive.
-fn definitions_kept(bytes: &[u8]) -> Vec<macros::MacroDef> {
-    let id = || git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok();
-    let Some(id) = memo_tables().is_some().then(id).flatten() else {
-        return macros::definitions(bytes);
-    };
-    if let Some(kept) = memo_tables()
-        .as_ref()
-        .and_then(|t| t.macros.get(&id).cloned())
-    {
-        return kept;
-    }
-    let defs = macros::definitions(bytes);
-    if let Some(tables) = memo_tables().as_mut() {
-        tables.macros.insert(id, defs.clone());
-    }
-    defs
-}
-
-/// [`read`] through the memo when a scope is alive, with the file's own uses when `with_uses`
-/// (else empty ones).
-fn read_kept(path: &str, bytes: &[u8], prep: &Prep, with_uses: bool) -> (FileFacts, Uses) {
-    let id = || git2::Oid::hash_object(git2::ObjectType::Blob, bytes).ok();
-    let id = memo_tables().is_some().then(id).flatten();
-    let key = id.map(|id| ((path.to_string(), id, prep.fingerprint), with_uses));
-    let kept = |key: &_| memo_tables().as_ref()?.kept.get(key).cloned();
-    if let Some(kept) = key.as_ref().and_then(kept) {
-        return kept;
-    }
-    let mut uses = Uses::default();
-    let facts = read(path, bytes, prep, with_uses.then_some(&mut uses));
-    if let (Some(key), Some(tables)) = (key, memo_tables().as_mut()) {
-        tables.kept.insert(key, (facts.clone(), uses.clone()));
-    }
-    (facts, uses)
 }
 
 /// Parses one file: blanking, tree-sitter, declarations, includes and (when asked) uses.
@@ -209,9 +120,10 @@ pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> F
     }
 }
 
-/// Parses many files on all cores, keeping their order.
-pub fn read_all(files: &[(&str, &[u8])], prep: &Prep) -> Vec<FileFacts> {
-    let parsed = on_all_cores(files, |path, bytes| read_kept(path, bytes, prep, false));
+/// Parses many files on all cores (or takes their kept parses), keeping their order.
+pub fn read_all(files: &[(&str, &[u8])], prep: &Prep, parses: &Parses) -> Vec<FileFacts> {
+    let read = |path: &str, bytes: &[u8]| read_kept(path, bytes, prep, false, parses);
+    let parsed = on_all_cores(files, read);
     parsed.into_iter().map(|(facts, _)| facts).collect()
 }
 
@@ -308,6 +220,7 @@ pub fn upstream_side(
     prep: &Prep,
     backend: &Backend,
     reuse: Option<(&FileMap, &Side)>,
+    parses: &Parses,
 ) -> Side {
     let in_scope = |p: &str| is_upstream_input(p, cfg) && !is_reference(p, cfg);
     let headers: BTreeSet<&String> = files
@@ -332,7 +245,7 @@ pub fn upstream_side(
     }
     // Breadth first: each wave is parsed on all cores, its includes make the next wave.
     while !wave.is_empty() {
-        parse_wave(files, prep, reuse, &wave, &mut side);
+        parse_wave(files, prep, reuse, &wave, &mut side, parses);
         let mut next = BTreeSet::new();
         for path in wave.iter().filter(|p| is_header(p)) {
             side.visible.insert(path.clone());
@@ -354,6 +267,7 @@ fn parse_wave(
     reuse: Option<(&FileMap, &Side)>,
     wave: &BTreeSet<String>,
     side: &mut Side,
+    parses: &Parses,
 ) {
     let mut todo: Vec<(&str, &[u8])> = Vec::new();
     for path in wave {
@@ -369,7 +283,7 @@ fn parse_wave(
             None => todo.push((path, bytes)),
         }
     }
-    for ((path, _), facts) in todo.iter().zip(read_all(&todo, prep)) {
+    for ((path, _), facts) in todo.iter().zip(read_all(&todo, prep, parses)) {
         side.files.insert(path.to_string(), facts);
     }
 }
@@ -424,10 +338,18 @@ fn cpp_inputs(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> Vec<(&str,
     inputs.filter(|(p, b)| is_cpp(p) && keep(p, b)).collect()
 }
 
-pub fn backend_model(files: &FileMap, prep: &Prep) -> Backend {
+/// The backend's model, made once per preparation while a memo scope is alive.
+pub fn backend_model(files: &FileMap, prep: &Prep, parses: &Parses) -> Arc<Backend> {
     let inputs = cpp_inputs(files, |_, _| true);
+    backend_kept(&inputs, prep, parses, || {
+        read_backend(&inputs, prep, parses)
+    })
+}
+
+fn read_backend(inputs: &[(&str, &[u8])], prep: &Prep, parses: &Parses) -> Backend {
     let mut model = Backend::default();
-    let parsed = on_all_cores(&inputs, |path, bytes| read_kept(path, bytes, prep, true));
+    let read = |path: &str, bytes: &[u8]| read_kept(path, bytes, prep, true, parses);
+    let parsed = on_all_cores(inputs, read);
     for ((path, _), (facts, uses)) in inputs.iter().zip(parsed) {
         model.uses.merge(uses);
         model.decls.extend(facts.decls);
@@ -457,6 +379,7 @@ pub fn reference_definitions(
     cfg: &ApiConfig,
     prep: &Prep,
     wanted: &[&Decl],
+    parses: &Parses,
 ) -> HashMap<(String, String), Loc> {
     let needles: BTreeSet<String> = wanted.iter().map(|d| definition_needle(d)).collect();
     // One scan of each file for all the needles at once (one search per needle made this
@@ -480,7 +403,7 @@ pub fn reference_definitions(
         .map(|d| (d.key(), d.definition_form()))
         .collect();
     let mut found = HashMap::new();
-    for facts in read_all(&todo, prep) {
+    for facts in read_all(&todo, prep, parses) {
         for decl in facts.decls.iter().filter(|d| d.has_body) {
             let key = (decl.key(), decl.definition_form());
             if keys.contains(&key) {

@@ -9,7 +9,9 @@
 //!
 //! An entry is the report as JSON in one sealed cache entry (`forkbook_records::cache_entry`),
 //! with each finding's evidence beside it: a damaged, forged or unreadable entry is a miss;
-//! failing to write one costs the next run its reuse, never this run its result.
+//! failing to write one costs the next run its reuse, never this run its result. A miss still
+//! parses only the files no earlier analysis parsed: each file's parse is kept on its own
+//! (`parses`).
 
 use super::config::ApiConfig;
 use super::report::{ApiReport, Evidence};
@@ -36,31 +38,35 @@ pub fn blob_id(bytes: &[u8]) -> Result<Oid> {
     Ok(Oid::hash_object(ObjectType::Blob, bytes)?)
 }
 
-/// The key of an analysis of `from` -> `to` over these files and settings.
+/// The blob id of each of `files`.
+pub fn blob_ids(files: &FileMap) -> Result<BlobIds> {
+    let ids = files
+        .iter()
+        .map(|(path, bytes)| Ok((path.clone(), blob_id(bytes)?)));
+    ids.collect()
+}
+
+/// The key of an analysis of `from` -> `to` over files with these blob ids and these settings.
 pub fn key(
     from: Oid,
     to: Oid,
     from_files: &BlobIds,
     to_files: &BlobIds,
-    backend: &FileMap,
+    backend: &BlobIds,
     cfg: &ApiConfig,
-) -> Result<Key> {
+) -> Key {
     let mut key = KeyBuilder::new("drift api");
     key.part(tool_version())
         .part(serde_json::to_string(cfg).unwrap_or_default())
         .part(from.as_bytes())
         .part(to.as_bytes());
-    for files in [from_files, to_files] {
+    for files in [from_files, to_files, backend] {
         key.part((files.len() as u64).to_le_bytes());
         for (path, id) in files {
             key.part(path).part(id.as_bytes());
         }
     }
-    key.part((backend.len() as u64).to_le_bytes());
-    for (path, bytes) in backend {
-        key.part(path).part(blob_id(bytes)?.as_bytes());
-    }
-    Ok(key.finish())
+    key.finish()
 }
 
 /// What an entry holds: the report and each finding's evidence, in the findings' order. The

@@ -15,8 +15,6 @@ use tree_sitter::{Node, Parser, Tree};
 /// those learned from the files' own `#define` lines (`sources::prep` gathers them).
 #[derive(Debug, Default)]
 pub struct Prep {
-    /// A digest of everything below: parses kept by `sources::ParseMemo` are kept per preparation.
-    pub fingerprint: u64,
     /// Blanked anywhere, with their argument list when one follows.
     pub blank: BTreeSet<String>,
     /// Function-like macros defined anywhere in the input, blanked in statement position.
@@ -27,7 +25,7 @@ pub struct Prep {
 }
 
 /// One invocation of a stub macro, `NO_GPU(Abs)`: the macro, its argument, the 1-based line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StubUse {
     pub macro_name: String,
     pub argument: String,
@@ -444,7 +442,6 @@ mod tests {
                 blank: blank.clone(),
                 statement: statement.clone(),
                 stubs,
-                ..Prep::default()
             },
         );
         let text = String::from_utf8(prepared.text).unwrap();
@@ -474,7 +471,6 @@ mod tests {
                 blank: blank.clone(),
                 statement: blank.clone(),
                 stubs,
-                ..Prep::default()
             },
         );
         assert_eq!(prepared.text, src.to_vec());
@@ -490,7 +486,6 @@ mod tests {
             blank: none.clone(),
             statement: statement.clone(),
             stubs,
-            ..Prep::default()
         };
         let prepared = prepare(src, &blanking);
         let text = String::from_utf8(prepared.text).unwrap();
@@ -516,7 +511,6 @@ mod tests {
                 blank: none.clone(),
                 statement: none.clone(),
                 stubs,
-                ..Prep::default()
             },
         );
         let expected = format!(

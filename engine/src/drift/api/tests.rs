@@ -747,3 +747,54 @@ fn namespaces_templates_and_calls_nested_50_000_deep_are_read() {
         );
     }
 }
+
+/// An analysis at a new pin parses only what changed there: with a parse store, the second
+/// pin (one header changed) parses that header alone, and the third (a header now defining a
+/// macro one backend file spells) that header and that file; each report is the one an analysis
+/// with no store makes.
+#[test]
+fn a_new_pin_parses_only_the_files_that_changed() {
+    use super::{analyze_kept, Parses};
+    use forkbook_records::cache_entry::{Secret, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::new(dir.path(), "drift parse", Some(Secret::from_bytes([3; 32])));
+    let cuda = format!(
+        "{}bool Event::is_signaled() const {{ return true; }}\n}}\n",
+        ROCM_EVENT.trim_end().trim_end_matches('}')
+    );
+    let copy = "#include \"mlx/array.h\"\nnamespace mlx::core::rocm {\nDISPATCH_ALL(float);\nvoid g(array& out, allocator::Buffer b) { out.set_data(b); }\n}\n";
+    let backend = files(&[
+        ("mlx/backend/rocm/event.cpp", ROCM_EVENT),
+        ("mlx/backend/rocm/copy.cpp", copy),
+    ]);
+    let from = files(&[("mlx/event.h", EVENT_H), ("mlx/array.h", ARRAY_H)]);
+    let event_h = event_with_is_signaled();
+    let array_h = ARRAY_H.replace("Buffer buf);", "Buffer buf, Deleter d);");
+    let macro_h = format!("{event_h}#define DISPATCH_ALL(type) void dispatch(type)\n");
+    // Each pin's headers, its findings, and how many files it parses (None: all, as with no
+    // store).
+    let pins: [(&str, &str, usize, Option<usize>); 3] = [
+        (&event_h, ARRAY_H, 1, None),
+        (&event_h, &array_h, 2, Some(1)),
+        (&macro_h, &array_h, 2, Some(2)),
+    ];
+    let cfg = ApiConfig::default();
+    for (event, array, findings, parsed) in pins {
+        let to = files(&[
+            ("mlx/event.h", event),
+            ("mlx/array.h", array),
+            ("mlx/backend/cuda/event.cu", &cuda),
+        ]);
+        let parses = Parses::new(Some(&store));
+        let kept = analyze_kept(&from, &to, &backend, &cfg, &parses);
+        let unkept = Parses::new(None);
+        let fresh = analyze_kept(&from, &to, &backend, &cfg, &unkept);
+        assert_eq!(kept.findings.len(), findings, "{:?}", found(&kept));
+        let parsed = parsed.unwrap_or(unkept.made());
+        assert_eq!(parses.made(), parsed, "{event}{array}");
+        let json = |r: &ApiReport| serde_json::to_string(r).unwrap();
+        assert_eq!(json(&kept), json(&fresh));
+        let text = |r: &ApiReport| r.doc(&Default::default()).text();
+        assert_eq!(text(&kept), text(&fresh));
+    }
+}

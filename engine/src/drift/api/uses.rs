@@ -8,11 +8,12 @@
 use super::extract::{namespace_names, split_path, strip_template_args, Source};
 use super::model::Loc;
 use super::syntax::{line_of, named_children, text};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use tree_sitter::Node;
 
 /// A call as written in the backend.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Call {
     pub name: String,
     /// The spelled qualifier (`["allocator"]` for `allocator::f(..)`).
@@ -27,7 +28,7 @@ pub struct Call {
 }
 
 /// What the code around a call does with its result, as far as a changed return type matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ResultUse {
     /// The initializer of a structured binding with this many names
     /// (`auto [shape, strides] = f(..)`, also `auto&`, `const auto&` and `auto [..]{f(..)}`).
@@ -44,7 +45,7 @@ pub enum ResultUse {
 /// An object of a named class built with arguments (`Buffer b(p)`, `new Buffer(p)`,
 /// `Buffer{p}`, `std::make_shared<Buffer>(p)`). Calls spelled like `Buffer(p)` are in
 /// [`Uses::calls`]: only the headers can tell a class from a function.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Construct {
     pub name: String,
     pub qualifier: Vec<String>,
@@ -53,7 +54,7 @@ pub struct Construct {
 }
 
 /// How a name, as spelled with its qualifier (`thrust::device_ptr`, `rocblas_handle`), is used.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Spelled {
     /// As a type (`rocblas_handle h;`).
     pub as_type: bool,
@@ -79,7 +80,7 @@ impl Spelled {
     }
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Uses {
     pub calls: Vec<Call>,
     pub constructs: Vec<Construct>,

@@ -98,7 +98,8 @@ impl<'a> Rules<'a> {
         let scopes = self.implemented_scopes(&stubbed);
         let pending = self.new_undefined(&scopes, &stubbed);
         let inputs = self.inputs;
-        let evidence = reference_definitions(inputs.to_files, inputs.cfg, inputs.prep, &pending);
+        let (files, cfg, prep) = (inputs.to_files, inputs.cfg, inputs.prep);
+        let evidence = reference_definitions(files, cfg, prep, &pending, inputs.parses);
         for decl in pending {
             let key = decl.key();
             let Some(defined_at) = evidence.get(&(key.clone(), decl.definition_form())) else {
