@@ -926,3 +926,61 @@ fn verify_after_a_drift_build_in_the_same_folder_gives_the_true_verdict() {
         "{out}"
     );
 }
+
+/// Includes `a.h`, which the candidate changes.
+const WITH_HEADER: &str = "#include \"a.h\"\nnamespace mlx::core { int a() { return A; } }\n";
+
+/// Issue 41.3: a candidate that changes one header recompiles only the translation units that
+/// include it. The two trees are laid out alike under one base folder and share ccache's
+/// objects (as `drift build --to` lays them), so the candidate's unchanged sources are ccache's
+/// hits; the compiler counts its compiles itself (a script on the tool path, not a clock).
+#[test]
+fn a_header_changed_at_the_candidate_recompiles_only_what_includes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiles = dir.path().join("compiles");
+    let compiler = crate::common::write_stub(
+        &dir.path().join("bin"),
+        "counting-c++",
+        &format!(
+            "case \" $* \" in *' -E '*) ;; *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
+            compiles.display()
+        ),
+    );
+    let options = BuildOptions {
+        compiler: Some(compiler.display().to_string()),
+        jobs: Some(1),
+        ccache_base: Some(dir.path().to_path_buf()),
+        ccache_dir: Some(dir.path().join("ccache")),
+        ..BuildOptions::default()
+    };
+    let others = [("one.cpp", ONE), ("zero.cpp", ZERO)];
+    let header_at = |value: &str| format!("#pragma once\n#define A {value}\n");
+    let (recorded_h, candidate_h) = (header_at("1"), header_at("2"));
+    let recorded = [&others[..], &[("a.cpp", WITH_HEADER), ("a.h", &recorded_h)]].concat();
+    let candidate = [
+        &others[..],
+        &[("a.cpp", WITH_HEADER), ("a.h", &candidate_h)],
+    ]
+    .concat();
+    let diff = differential(
+        dir.path(),
+        &fixture_config(&[]),
+        &options,
+        &recorded,
+        &candidate,
+    );
+    assert!(diff.problems().is_empty(), "{}", diff.doc().text());
+    let log = std::fs::read_to_string(&compiles).unwrap();
+    // The library's compiles, not CMake's probes of the compiler.
+    let of_the_library = |line: &&str| line.contains(" -o CMakeFiles/mlx.dir/");
+    let mut compiled: Vec<&str> = (log.lines().filter(of_the_library))
+        .filter_map(|line| line.split(' ').find(|arg| arg.ends_with(".cpp")))
+        .map(|source| source.rsplit('/').next().unwrap_or(source))
+        .collect();
+    compiled.sort();
+    assert_eq!(
+        compiled,
+        ["a.cpp", "a.cpp", "one.cpp", "zero.cpp"],
+        "the recorded pin's three sources, then the candidate's a.cpp alone:\n{log}"
+    );
+}
