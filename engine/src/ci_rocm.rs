@@ -8,8 +8,8 @@
 pub fn rocm_drift_job(records: &str, setup: &str) -> String {
     // The path of UPSTREAM as a shell word (single-quoted, `'\''` for a quote).
     let upstream = format!("'{}'", format!("{records}/UPSTREAM").replace('\'', "'\\''"));
-    use super::ci::Fill::Ours;
-    super::ci::fill(
+    use super::ci_template::Fill::Ours;
+    super::ci_template::fill(
         include_str!("../workflow/rocm_drift_job.yml"),
         &[
             ("setup", Ours(setup)),

@@ -8,8 +8,8 @@
 //! is rebuilt and published with it. Scheduling and pull requests stay GitHub's: forkbook only
 //! writes the records and the body.
 
-use super::ci::{fill, Fill};
 use super::ci_actions::CREATE_PULL_REQUEST;
+use super::ci_template::{fill, Fill};
 use super::error::{Error, Result};
 
 /// The schedule when `--schedule` is left out: every day at 05:17 UTC (off the hour, when
