@@ -4,10 +4,10 @@
 //! and publishes it to GitHub Pages.
 
 use super::ci_actions::{CACHE, CHECKOUT, CONFIGURE_PAGES, DEPLOY_PAGES, UPLOAD_PAGES_ARTIFACT};
+use super::ci_template::{fill, Fill};
 use super::error::{Error, Result};
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
-use super::text::yaml_quoted;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,9 @@ fn shell_line(words: &[&str]) -> String {
 /// `forkbook ci github --print`: the workflow's text, the records folder checked like the book's.
 /// Every value in it was checked by [`GithubRequest::new`] and [`check_folder`]: each is
 /// YAML-quoted, shell-quoted where a shell reads it, and holds no `${{`, so GitHub Actions
-/// evaluates only the expressions written here.
+/// evaluates only the expressions written here. On a pull request the book's gate runs, on a
+/// push the book is built and published to GitHub Pages; then the ROCm and roll jobs where
+/// asked.
 pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String> {
     check_folder(
         &project.config.overlay.dir,
@@ -31,13 +33,7 @@ pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String>
     let records = project.config.overlay.dir.trim_end_matches('/');
     let book = request.book_dir.trim_end_matches('/');
     let setup = setup_steps(records, &request.install(project));
-    let book_step = |verb: &str| {
-        yaml_quoted(&shell_line(&[
-            "forkbook", "book", verb, "--rerun", "--dir", book,
-        ]))
-    };
-    let (test, build) = (book_step("test"), book_step("build"));
-    let site = yaml_quoted(&format!("{book}/book"));
+    let book_step = |verb: &str| shell_line(&["forkbook", "book", verb, "--rerun", "--dir", book]);
     let mut extra_jobs = String::new();
     if request.rocm {
         extra_jobs.push_str(&super::ci_rocm::rocm_drift_job(records, &setup));
@@ -49,93 +45,26 @@ pub fn github_text(project: &Project, request: &GithubRequest) -> Result<String>
     if request.roll.is_some() {
         extra_jobs.push_str(&super::roll_ci::roll_job(&setup, records));
     }
-    Ok(format!(
-        "{}{}",
-        workflow_head(
-            records,
-            book,
-            &request.branch,
-            &schedule.unwrap_or_default()
-        ),
-        jobs(&setup, &test, &build, &site, &extra_jobs)
+    use Fill::{Ours, Value};
+    Ok(fill(
+        include_str!("../workflow/book.yml"),
+        &[
+            ("records_files", Value(&format!("{records}/**"))),
+            ("config_file", Value(super::config::CONFIG_FILE)),
+            ("book_files", Value(&format!("{book}/**"))),
+            ("workflow_file", Value(WORKFLOW_FILE)),
+            ("branch", Value(&request.branch)),
+            ("schedule", Ours(&schedule.unwrap_or_default())),
+            ("setup", Ours(&setup)),
+            ("test", Value(&book_step("test"))),
+            ("build", Value(&book_step("build"))),
+            ("configure_pages", Ours(&CONFIGURE_PAGES.uses())),
+            ("upload_pages_artifact", Ours(&UPLOAD_PAGES_ARTIFACT.uses())),
+            ("site", Value(&format!("{book}/book"))),
+            ("deploy_pages", Ours(&DEPLOY_PAGES.uses())),
+            ("extra_jobs", Ours(&extra_jobs)),
+        ],
     ))
-}
-
-/// The two jobs: on a pull request the book's gate, on a push the book built and published to
-/// GitHub Pages; then the ROCm and roll jobs where there are.
-fn jobs(setup: &str, test: &str, build: &str, site: &str, extra_jobs: &str) -> String {
-    format!(
-        "jobs:
-  test:
-    if: github.event_name == 'pull_request'
-    runs-on: ubuntu-latest
-    steps:
-{setup}      - name: The book's gate
-        run: {test}
-
-  publish:
-    if: github.event_name != 'pull_request'
-    runs-on: ubuntu-latest
-    permissions:
-      contents: read
-      pages: write
-      id-token: write
-    concurrency:
-      group: pages
-      cancel-in-progress: false
-    environment:
-      name: github-pages
-      url: ${{{{ steps.deployment.outputs.page_url }}}}
-    steps:
-{setup}      - name: Build the book
-        run: {build}
-      - uses: {configure}
-      - uses: {upload}
-        with:
-          path: {site}
-      - id: deployment
-        uses: {deploy}
-{extra_jobs}",
-        configure = CONFIGURE_PAGES.uses(),
-        upload = UPLOAD_PAGES_ARTIFACT.uses(),
-        deploy = DEPLOY_PAGES.uses(),
-    )
-}
-
-/// The workflow's head: what starts it (pull requests that touch the records, the configuration,
-/// the book or the workflow; pushes to `branch`; the roll's `schedule`, when there is one) and
-/// its permissions.
-fn workflow_head(records: &str, book: &str, branch: &str, schedule: &str) -> String {
-    let paths = [
-        format!("{records}/**"),
-        super::config::CONFIG_FILE.to_string(),
-        format!("{book}/**"),
-        WORKFLOW_FILE.to_string(),
-    ];
-    let paths: String = paths
-        .iter()
-        .map(|p| format!("      - {}\n", yaml_quoted(p)))
-        .collect();
-    let branch = yaml_quoted(branch);
-    format!(
-        "\
-{WORKFLOW_HEADER}: the executable book is this project's gate and its site.
-# Pull requests that touch the overlay run `forkbook book test`; pushes to the branch below
-# build the book and publish it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
-name: book
-
-on:
-  pull_request:
-    paths:
-{paths}  push:
-    branches: [{branch}]
-{schedule}  workflow_dispatch:
-
-permissions:
-  contents: read
-
-"
-    )
 }
 
 /// The steps every job starts with: the checkout, the object cache, forkbook, the commits. Every
@@ -146,26 +75,16 @@ fn setup_steps(records: &str, install: &str) -> String {
     // An expression's string literal is single-quoted, with `''` for a quote. The key is the
     // recorded commits: a new pin or fork commit starts a new entry.
     let upstream = format!("'{}'", format!("{records}/UPSTREAM").replace('\'', "''"));
-    let cache_key = yaml_quoted(&format!(
-        "forkbook-objects-${{{{ hashFiles({upstream}) }}}}"
-    ));
-    let install = yaml_quoted(install);
-    format!(
-        "      - uses: {checkout}
-      - name: Keep forkbook's caches outside the checkout
-        run: echo \"FORKBOOK_CACHE=$RUNNER_TEMP/forkbook/objects.git\" >> \"$GITHUB_ENV\"
-      - uses: {cache}
-        with:
-          path: ${{{{ runner.temp }}}}/forkbook/objects.git
-          key: {cache_key}
-          restore-keys: forkbook-objects-
-      - name: Install forkbook
-        run: {install}
-      - name: Fetch the recorded commits
-        run: forkbook fetch
-",
-        checkout = CHECKOUT.uses(),
-        cache = CACHE.uses(),
+    let cache_key = format!("forkbook-objects-${{{{ hashFiles({upstream}) }}}}");
+    use Fill::{Ours, Value};
+    fill(
+        include_str!("../workflow/setup_steps.yml"),
+        &[
+            ("checkout", Ours(&CHECKOUT.uses())),
+            ("cache", Ours(&CACHE.uses())),
+            ("cache_key", Value(&cache_key)),
+            ("install", Value(install)),
+        ],
     )
 }
 
@@ -440,5 +359,16 @@ impl CommandReport for Github {
             Github::Checked { up_to_date, .. } => Verdict::problems_if(!up_to_date),
             Github::Wrote { .. } => Verdict::Clean,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`refuse_foreign_workflow`] knows forkbook's file by its first line.
+    #[test]
+    fn the_workflow_template_starts_with_forkbook_s_header() {
+        assert!(include_str!("../workflow/book.yml").starts_with(WORKFLOW_HEADER));
     }
 }

@@ -12,6 +12,7 @@ pub mod check;
 pub mod ci;
 pub mod ci_actions;
 pub mod ci_rocm;
+pub mod ci_template;
 pub mod config;
 pub mod counts;
 pub mod doc;

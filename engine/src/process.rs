@@ -1,5 +1,6 @@
-//! The one way forkbook runs another program for a step: the book's `sh` steps, `verify`'s
-//! steps, and `drift build`'s cmake and make.
+//! The way forkbook runs another program: the book's `sh` steps, `verify`'s steps, `git fetch`
+//! and `git push`, `rocminfo`, `propose`'s `git apply --check`, and `drift build`'s cmake and
+//! make (docs/architecture.md names the two exceptions and why).
 //!
 //! Each child starts in a session (and process group) of its own, tagged by an environment
 //! variable that everything it starts inherits. At its timeout (or when it exits) the whole

@@ -381,18 +381,19 @@ fn apply_check(cache: &Cache, onto: Oid, patch: &str) -> ApplyCheck {
         return checked(None, "the patch could not be written for git".into());
     }
     let onto_text = onto.to_string();
+    // Through the one runner: a local git, so no timeout of its own, but a book step's deadline
+    // stops it and nothing it starts outlives it.
     let git = |args: &[&std::ffi::OsStr]| {
-        std::process::Command::new("git")
+        let spec = crate::process::Spec::new("git", cache.dir())
             .arg("--git-dir")
             .arg(cache.dir())
             .args(args)
-            .env("GIT_INDEX_FILE", &index)
-            .stdin(std::process::Stdio::null())
-            .output()
+            .env("GIT_INDEX_FILE", &index);
+        crate::process::run(&spec)
     };
     let read = git(&["read-tree".as_ref(), onto_text.as_ref()]);
     let output = match read {
-        Ok(out) if out.status.success() => git(&[
+        Ok(done) if done.code() == Some(0) => git(&[
             "apply".as_ref(),
             "--cached".as_ref(),
             "--check".as_ref(),
@@ -401,12 +402,10 @@ fn apply_check(cache: &Cache, onto: Oid, patch: &str) -> ApplyCheck {
         other => other,
     };
     match output {
-        Err(e) => checked(None, format!("`git` could not be run: {e}")),
-        Ok(out) if out.status.success() => checked(Some(true), String::new()),
-        Ok(out) => {
-            let said = String::from_utf8_lossy(&out.stderr);
-            let said: Vec<&str> = said
-                .lines()
+        Err(e) => checked(None, format!("`git` could not be run: {}", e.message())),
+        Ok(done) if done.code() == Some(0) => checked(Some(true), String::new()),
+        Ok(done) => {
+            let said: Vec<&str> = (done.output.lines())
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .collect();

@@ -8,9 +8,9 @@
 //! is rebuilt and published with it. Scheduling and pull requests stay GitHub's: forkbook only
 //! writes the records and the body.
 
+use super::ci_actions::CREATE_PULL_REQUEST;
+use super::ci_template::{fill, Fill};
 use super::error::{Error, Result};
-// The workflow's one YAML quoting rule (every character outside printable ASCII escaped).
-use super::text::yaml_quoted;
 
 /// The schedule when `--schedule` is left out: every day at 05:17 UTC (off the hour, when
 /// GitHub's scheduled runs queue least).
@@ -42,64 +42,24 @@ pub fn check_schedule(cron: &str) -> Result<String> {
 
 /// The `schedule` trigger, to go under `on:` before `workflow_dispatch:`.
 pub fn schedule_trigger(cron: &str) -> String {
-    format!(
-        "  # The roll's forecast (and the book with it) is made again on this schedule (UTC).\n  schedule:\n    - cron: {}\n",
-        yaml_quoted(cron)
-    )
+    let template = include_str!("../workflow/schedule.yml");
+    fill(template, &[("cron", Fill::Value(cron))])
 }
 
 /// The `roll` job. `setup` is the steps every job of the workflow starts with (checkout, object
 /// cache, forkbook, the recorded commits); `records` the records folder, the only files the pull
 /// request carries.
 pub fn roll_job(setup: &str, records: &str) -> String {
-    let add_paths = yaml_quoted(&format!("{records}/**"));
-    let branch = yaml_quoted(ROLL_BRANCH);
-    format!(
-        "
-  # The scheduled roll: forecast the next pin bump and, when the clean candidate (the newest
-  # upstream commit with no conflict and no drift) is past the recorded pin, make the bump on
-  # the branch {ROLL_BRANCH} and open or update one pull request with the report as its body.
-  # Tokens: the job's GITHUB_TOKEN needs `contents: write` and `pull-requests: write` (below),
-  # and the repository must allow it to open pull requests (Settings > Actions > General >
-  # Allow GitHub Actions to create and approve pull requests). A pull request opened with
-  # GITHUB_TOKEN does not start other workflows, so the book's gate would not run on it: store a
-  # fine-grained token with contents and pull-requests write access as the secret
-  # FORKBOOK_ROLL_TOKEN and it is used instead.
-  roll:
-    if: github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'
-    runs-on: ubuntu-latest
-    permissions:
-      contents: write
-      pull-requests: write
-    steps:
-{setup}      - name: Forecast the next pin bump
-        id: forecast
-        run: |
-          forkbook roll --check
-          forkbook roll --check --json > \"$RUNNER_TEMP/forecast.json\"
-          {{
-            echo \"moves=$(jq -r '.clean.moves' \"$RUNNER_TEMP/forecast.json\")\"
-            echo \"candidate=$(jq -r '.clean.commit.sha' \"$RUNNER_TEMP/forecast.json\")\"
-          }} >> \"$GITHUB_OUTPUT\"
-      - name: Roll to the clean candidate
-        if: steps.forecast.outputs.moves == 'true'
-        env:
-          CANDIDATE: ${{{{ steps.forecast.outputs.candidate }}}}
-        # Exit status 1 (the report found something to review) still opens the pull request.
-        run: forkbook roll --to \"$CANDIDATE\" --body \"$RUNNER_TEMP/roll-body.md\" || test $? -eq 1
-      - name: Open or update the roll's pull request
-        if: steps.forecast.outputs.moves == 'true'
-        uses: {create_pull_request}
-        with:
-          token: ${{{{ secrets.FORKBOOK_ROLL_TOKEN || github.token }}}}
-          branch: {branch}
-          add-paths: {add_paths}
-          commit-message: Roll the upstream pin to ${{{{ steps.forecast.outputs.candidate }}}}
-          title: Roll the upstream pin to ${{{{ steps.forecast.outputs.candidate }}}}
-          body-path: ${{{{ runner.temp }}}}/roll-body.md
-          delete-branch: true
-",
-        create_pull_request = super::ci_actions::CREATE_PULL_REQUEST.uses(),
+    use Fill::{Ours, Value};
+    fill(
+        include_str!("../workflow/roll_job.yml"),
+        &[
+            ("roll_branch", Ours(ROLL_BRANCH)),
+            ("setup", Ours(setup)),
+            ("create_pull_request", Ours(&CREATE_PULL_REQUEST.uses())),
+            ("branch", Value(ROLL_BRANCH)),
+            ("records_files", Value(&format!("{records}/**"))),
+        ],
     )
 }
 
