@@ -11,6 +11,7 @@
 mod classify;
 pub mod config;
 mod extract;
+mod facts;
 pub mod history;
 mod index;
 pub(crate) mod kind;

@@ -19,12 +19,13 @@
 //!   as with no type checker nothing else can be told apart.
 
 use super::config::ApiConfig;
+use super::facts::Backend;
 use super::index::Index;
 use super::model::{call_form, tuple_arity};
 use super::model::{qualify, Decl, DeclKind, Loc};
 use super::parses::Parses;
 use super::report::{Evidence, Finding, Kind};
-use super::sources::{Backend, Side};
+use super::sources::Side;
 use super::syntax::Prep;
 use super::syntax::StubUse;
 use super::uses::{Call, ResultUse};

@@ -9,8 +9,8 @@
 //! macros alone ([`spelled_words`]): a pin that defines a macro somewhere re-parses the files
 //! that spell its name, not every file.
 
+use super::facts::{Backend, FileFacts};
 use super::macros::{self, MacroDef};
-use super::sources::{read, Backend, FileFacts};
 use super::syntax::Prep;
 use super::uses::Uses;
 use crate::{Bytes, FileMap};
@@ -154,14 +154,15 @@ pub fn definitions_kept(bytes: &[u8], parses: &Parses) -> Vec<MacroDef> {
     defs
 }
 
-/// [`read`] through the memo and the store, with the file's own uses when `with_uses` (else
-/// empty ones). A parse made here is counted and kept in both.
+/// `read`'s parse of a file (`sources::read`) through the memo and the store, with the file's
+/// own uses when `with_uses` (else empty ones). A parse made here is counted and kept in both.
 pub fn read_kept(
     path: &str,
     bytes: &[u8],
     prep: &Prep,
     with_uses: bool,
     parses: &Parses,
+    read: impl FnOnce(Option<&mut Uses>) -> FileFacts,
 ) -> (FileFacts, Uses) {
     let memo = memo_tables().is_some();
     let key = (memo || parses.store.is_some())
@@ -180,7 +181,7 @@ pub fn read_kept(
     }
     parses.made.fetch_add(1, Ordering::Relaxed);
     let mut uses = Uses::default();
-    let facts = read(path, bytes, prep, with_uses.then_some(&mut uses));
+    let facts = read(with_uses.then_some(&mut uses));
     let parsed = (facts, uses);
     if let Some(key) = &key {
         if let Some(store) = parses.store {

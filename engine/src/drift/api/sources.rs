@@ -3,6 +3,7 @@
 
 use super::config::ApiConfig;
 use super::extract::{self, Source};
+use super::facts::{Backend, FileFacts};
 use super::macros;
 use super::model::Loc;
 use super::model::{Decl, DeclKind};
@@ -13,16 +14,6 @@ use crate::paths::normalize;
 use crate::FileMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
-
-/// What one parsed file holds.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct FileFacts {
-    pub decls: Vec<Decl>,
-    pub includes: Vec<String>,
-    pub stubs: Vec<StubUse>,
-    /// ERROR and MISSING nodes left after blanking: how much of the file may have been missed.
-    pub errors: usize,
-}
 
 /// Larger files are generated data, not an API; they are not parsed.
 const MAX_FILE_BYTES: usize = 8 << 20;
@@ -122,7 +113,11 @@ pub fn read(path: &str, bytes: &[u8], prep: &Prep, uses: Option<&mut Uses>) -> F
 
 /// Parses many files on all cores (or takes their kept parses), keeping their order.
 pub fn read_all(files: &[(&str, &[u8])], prep: &Prep, parses: &Parses) -> Vec<FileFacts> {
-    let read = |path: &str, bytes: &[u8]| read_kept(path, bytes, prep, false, parses);
+    let read = |path: &str, bytes: &[u8]| {
+        read_kept(path, bytes, prep, false, parses, |uses| {
+            read(path, bytes, prep, uses)
+        })
+    };
     let parsed = on_all_cores(files, read);
     parsed.into_iter().map(|(facts, _)| facts).collect()
 }
@@ -307,31 +302,6 @@ fn resolve_include(from: &str, include: &str, headers: &BTreeSet<&String>) -> Op
         .find(|c| headers.contains(c))
 }
 
-/// The backend: its declarations and definitions, what it uses, and its stubs.
-#[derive(Debug, Default)]
-pub struct Backend {
-    pub decls: Vec<Decl>,
-    pub uses: Uses,
-    /// Stub macro invocations with their place.
-    pub stubs: Vec<(Loc, StubUse)>,
-    /// `(including file, include as written)`.
-    pub includes: Vec<(String, String)>,
-    pub files: usize,
-    /// Files that kept ERROR nodes, with their count.
-    pub error_files: Vec<(String, usize)>,
-}
-
-impl Backend {
-    /// Free functions the backend declares or defines, by name.
-    pub fn free_functions(&self) -> HashMap<&str, Vec<&Decl>> {
-        let mut out: HashMap<&str, Vec<&Decl>> = HashMap::new();
-        for decl in self.decls.iter().filter(|d| d.kind == DeclKind::Function) {
-            out.entry(decl.name.as_str()).or_default().push(decl);
-        }
-        out
-    }
-}
-
 /// The C++ files of `files` that `keep` wants, as parse inputs.
 fn cpp_inputs(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> Vec<(&str, &[u8])> {
     let inputs = files.iter().map(|(p, b)| (p.as_str(), b.as_slice()));
@@ -348,7 +318,11 @@ pub fn backend_model(files: &FileMap, prep: &Prep, parses: &Parses) -> Arc<Backe
 
 fn read_backend(inputs: &[(&str, &[u8])], prep: &Prep, parses: &Parses) -> Backend {
     let mut model = Backend::default();
-    let read = |path: &str, bytes: &[u8]| read_kept(path, bytes, prep, true, parses);
+    let read = |path: &str, bytes: &[u8]| {
+        read_kept(path, bytes, prep, true, parses, |uses| {
+            read(path, bytes, prep, uses)
+        })
+    };
     let parsed = on_all_cores(inputs, read);
     for ((path, _), (facts, uses)) in inputs.iter().zip(parsed) {
         model.uses.merge(uses);
