@@ -200,6 +200,13 @@ impl Cache {
         self.results_store("forkbook-drift-build-results", "drift build")
     }
 
+    /// The first-parent line cache, beside the object cache: the commits between two commits
+    /// of upstream's first-parent line, each with its tree and its parent's (see
+    /// `trace::kept_line`), so tracing conflicts again parses no commit of the line.
+    pub fn first_parent_store(&self) -> Store {
+        self.results_store("forkbook-first-parents", "first-parent line")
+    }
+
     /// A results cache beside the object cache, sealed with [`results_secret`] (none where it
     /// is not to be trusted: then it keeps and believes nothing).
     fn results_store(&self, folder: &str, kind: &'static str) -> Store {

@@ -220,32 +220,27 @@ fn touches(changed: &Range<usize>, range: &Range<usize>) -> bool {
     }
 }
 
-/// The commits from `since` (exclusive) to `until` (inclusive) that changed the lines `range`
-/// of `path` as it is at `until`; newest first.
-pub fn commits_changing(
+/// The commits of `history` that changed the lines `range` of `path` as it is at the line's
+/// newest commit; newest first.
+fn commits_changing(
     repo: &Repository,
-    since: Oid,
-    until: Oid,
+    history: &History,
     path: &str,
     range: Range<usize>,
 ) -> Result<Vec<Oid>> {
     let mut found = Vec::new();
     let mut range = range;
-    for (commit, parent) in first_parent_history(repo, since, until)? {
-        let new = blob_at(repo, commit, path)?;
-        let old = parent
-            .map(|p| blob_at(repo, p, path))
-            .transpose()?
-            .flatten();
-        if new.as_ref().map(|b| b.0) == old.as_ref().map(|b| b.0) {
+    let mut ids = BlobIds::default();
+    for step in history {
+        let Some((new, old)) = ids.change(repo, step, path)? else {
             continue;
-        }
-        let Some((_, new)) = new else {
+        };
+        let Some(new) = new else {
             // Absent here but present later: re-added after a deletion; the lines start later.
             break;
         };
-        let Some((_, old)) = old else {
-            found.push(commit);
+        let Some(old) = old else {
+            found.push(step.commit);
             break;
         };
         let (old_lines, new_lines) = (lines(&old), lines(&new));
@@ -255,61 +250,243 @@ pub fn commits_changing(
             tag != similar::DiffTag::Equal && touches(&new, &range)
         });
         if touched {
-            found.push(commit);
+            found.push(step.commit);
         }
         range = map_back(&ops, range, old_lines.len());
     }
     Ok(found)
 }
 
-/// Commits, each with its first parent, newest first.
-type History = Vec<(Oid, Option<Oid>)>;
+/// The first-parent line from a fork base to a pin, walked (or loaded) once a run and only if a
+/// conflict region asks for it: every region of every file is traced along the same line.
+struct Line {
+    since: Oid,
+    until: Oid,
+    history: std::cell::OnceCell<History>,
+}
 
-/// (commit, first parent) from `until` back to, not including, `since`.
-fn first_parent_history(repo: &Repository, since: Oid, until: Oid) -> Result<History> {
-    let mut walk = repo.revwalk()?;
-    walk.push(until)?;
-    if since != until {
-        walk.hide(since)?;
-    } else {
+impl Line {
+    fn new(since: Oid, until: Oid) -> Line {
+        Line {
+            since,
+            until,
+            history: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn history(&self, cache: &Cache) -> Result<&History> {
+        if let Some(history) = self.history.get() {
+            return Ok(history);
+        }
+        let history = first_parent_history(cache, self.since, self.until)?;
+        Ok(self.history.get_or_init(|| history))
+    }
+}
+
+/// One commit of a first-parent line, with what tracing reads of it: its tree, and its first
+/// parent's id and tree (`None` for a root commit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Step {
+    commit: Oid,
+    tree: Oid,
+    parent: Option<Oid>,
+    parent_tree: Option<Oid>,
+}
+
+/// A first-parent line, newest first.
+type History = Vec<Step>;
+
+/// The first-parent line from `until` back to, not including, `since` (as `git log
+/// --first-parent since..until`), from the first-parent line cache where it holds it.
+fn first_parent_history(cache: &Cache, since: Oid, until: Oid) -> Result<History> {
+    if since == until {
         return Ok(Vec::new());
     }
+    let store = cache.first_parent_store();
+    let key = kept_line::key(since, until);
+    if let Some(kept) = kept_line::load(cache.repo(), &store, &key, since, until) {
+        return Ok(kept);
+    }
+    let history = walk_first_parents(cache.repo(), since, until)?;
+    kept_line::save(&store, &key, &history, since);
+    Ok(history)
+}
+
+/// [`first_parent_history`] walked in `repo`, every commit parsed.
+fn walk_first_parents(repo: &Repository, since: Oid, until: Oid) -> Result<History> {
+    let mut walk = repo.revwalk()?;
+    walk.push(until)?;
+    walk.hide(since)?;
     walk.simplify_first_parent()?;
-    let mut out = Vec::new();
+    let mut out: History = Vec::new();
     for oid in walk {
-        let oid = oid?;
-        let commit = repo.find_commit(oid)?;
-        out.push((oid, commit.parent_ids().next()));
+        let commit = repo.find_commit(oid?)?;
+        out.push(Step {
+            commit: commit.id(),
+            tree: commit.tree_id(),
+            parent: commit.parent_ids().next(),
+            parent_tree: None,
+        });
+    }
+    // A parent is the next step's commit, except where the line leaves the walk.
+    let trees: std::collections::HashMap<Oid, Oid> =
+        out.iter().map(|s| (s.commit, s.tree)).collect();
+    for step in &mut out {
+        step.parent_tree = match step.parent {
+            Some(parent) => match trees.get(&parent) {
+                Some(tree) => Some(*tree),
+                None => Some(repo.find_commit(parent)?.tree_id()),
+            },
+            None => None,
+        };
     }
     Ok(out)
 }
 
-/// The blob id and content of `path` at `commit`.
-fn blob_at(repo: &Repository, commit: Oid, path: &str) -> Result<Option<(Oid, Vec<u8>)>> {
-    let tree = repo.find_commit(commit)?.tree()?;
-    let Ok(entry) = tree.get_path(std::path::Path::new(path)) else {
-        return Ok(None);
-    };
-    let Ok(blob) = repo.find_blob(entry.id()) else {
-        return Ok(None);
-    };
-    Ok(Some((entry.id(), blob.content().to_vec())))
+/// The first-parent line cache: a line by its two ends, one `commit tree parent parent-tree`
+/// line a step under a `steps N` line. Only a line that ends on `since` is kept, and one is
+/// used only if it is a line from `until` to `since`: its first commit is `until` with
+/// `until`'s tree, each parent the next step with its tree, the last parent `since` with its
+/// tree, and as many steps as it says. A cache may make the trace faster, never change it.
+mod kept_line {
+    use super::{History, Step};
+    use forkbook_records::cache_entry::{Key, KeyBuilder, Store};
+    use git2::{Oid, Repository};
+
+    const KIND: &str = "first-parent line";
+
+    pub fn key(since: Oid, until: Oid) -> Key {
+        let mut key = KeyBuilder::new(KIND);
+        key.part(since.as_bytes()).part(until.as_bytes());
+        key.finish()
+    }
+
+    pub fn save(store: &Store, key: &Key, history: &History, since: Oid) {
+        if history.last().and_then(|s| s.parent) != Some(since) {
+            return; // the line left the walk elsewhere: nothing to check it against later
+        }
+        let none = || "-".to_string();
+        let mut text = format!("steps {}\n", history.len());
+        for step in history {
+            text.push_str(&format!(
+                "{} {} {} {}\n",
+                step.commit,
+                step.tree,
+                step.parent.map_or_else(none, |p| p.to_string()),
+                step.parent_tree.map_or_else(none, |p| p.to_string()),
+            ));
+        }
+        // Failing to keep it costs the next run its reuse, never this one its result.
+        let _ = store.save(key, text.as_bytes());
+    }
+
+    pub fn load(
+        repo: &Repository,
+        store: &Store,
+        key: &Key,
+        since: Oid,
+        until: Oid,
+    ) -> Option<History> {
+        let payload = store.load(key)?;
+        let text = std::str::from_utf8(&payload).ok()?;
+        let mut lines = text.lines();
+        let count: usize = lines.next()?.strip_prefix("steps ")?.parse().ok()?;
+        let history = lines.map(step).collect::<Option<History>>()?;
+        let tree_of = |commit: Oid| repo.find_commit(commit).ok().map(|c| c.tree_id());
+        let first = history.first()?;
+        let last = history.last()?;
+        let linked = history.windows(2).all(|pair| {
+            pair[0].parent == Some(pair[1].commit) && pair[0].parent_tree == Some(pair[1].tree)
+        });
+        let whole = history.len() == count
+            && linked
+            && first.commit == until
+            && Some(first.tree) == tree_of(until)
+            && last.parent == Some(since)
+            && last.parent_tree == tree_of(since);
+        whole.then_some(history)
+    }
+
+    fn step(line: &str) -> Option<Step> {
+        let mut ids = line.split(' ').map(|word| match word {
+            "-" => Some(None),
+            id => Oid::from_str(id).ok().filter(|_| id.len() == 40).map(Some),
+        });
+        let mut next = || ids.next().flatten();
+        let step = Step {
+            commit: next()??,
+            tree: next()??,
+            parent: next()?,
+            parent_tree: next()?,
+        };
+        ids.next().is_none().then_some(step)
+    }
 }
 
-/// Regions of `merged` whose ours side is a version of `pin_file`, traced from `since` to
-/// `pin`.
+/// Which blob each tree holds at one path, each tree looked up once: a commit's parent tree is
+/// the next commit's tree.
+#[derive(Default)]
+struct BlobIds(std::collections::HashMap<Oid, Option<Oid>>);
+
+impl BlobIds {
+    /// The id of the entry at `path` in `tree`, `None` where there is none.
+    fn at(&mut self, repo: &Repository, tree: Oid, path: &str) -> Result<Option<Oid>> {
+        if let Some(id) = self.0.get(&tree) {
+            return Ok(*id);
+        }
+        let tree_object = repo.find_tree(tree)?;
+        let id = tree_object
+            .get_path(std::path::Path::new(path))
+            .ok()
+            .map(|e| e.id());
+        self.0.insert(tree, id);
+        Ok(id)
+    }
+}
+
+impl BlobIds {
+    /// What `step` did to the file `path`: `None` where it left it alone, else the file after
+    /// and before it (`None` where there is none). Ids first, the files only where they differ:
+    /// most commits of a line leave a file alone.
+    fn change(&mut self, repo: &Repository, step: &Step, path: &str) -> Result<Option<Change>> {
+        let new = self.at(repo, step.tree, path)?;
+        let old = match step.parent_tree {
+            Some(tree) => self.at(repo, tree, path)?,
+            None => None,
+        };
+        if new == old {
+            return Ok(None);
+        }
+        let (new, old) = (
+            new.and_then(|id| read_blob(repo, id)),
+            old.and_then(|id| read_blob(repo, id)),
+        );
+        Ok((new.is_some() || old.is_some()).then_some((new, old)))
+    }
+}
+
+/// A file after and before a commit (`None`: no such file).
+type Change = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The content of blob `id`, `None` where it is no blob this cache holds (a folder or a
+/// submodule at the path): such an entry counts as no file.
+fn read_blob(repo: &Repository, id: Oid) -> Option<Vec<u8>> {
+    repo.find_blob(id).ok().map(|b| b.content().to_vec())
+}
+
+/// Regions of `merged` whose ours side is a version of `pin_file`, traced along `line`.
 fn trace_regions(
     cache: &Cache,
     path: &str,
     merged: &[u8],
     pin_file: &[u8],
-    (since, pin): (Oid, Oid),
+    line: &Line,
     between: &str,
     state: &RegionState,
 ) -> Result<Vec<RegionTrace>> {
     let mut out = Vec::new();
     for (i, range) in ours_regions(merged, pin_file).into_iter().enumerate() {
-        let commits = commits_changing(cache.repo(), since, pin, path, range.clone())?
+        let commits = commits_changing(cache.repo(), line.history(cache)?, path, range.clone())?
             .into_iter()
             .map(|oid| UpstreamCommit::of(cache.repo(), oid))
             .collect();
@@ -329,6 +506,7 @@ fn trace_regions(
 fn trace_core_file(
     cache: &Cache,
     commits: Commits,
+    line: &Line,
     path: &str,
     state: &RegionState,
 ) -> Result<Vec<RegionTrace>> {
@@ -339,15 +517,7 @@ fn trace_core_file(
     let (Some(merged), Some(pin_file)) = (merged, p) else {
         return Ok(Vec::new());
     };
-    trace_regions(
-        cache,
-        path,
-        &merged,
-        &pin_file,
-        (commits.base, commits.pin),
-        "pin/fork",
-        state,
-    )
+    trace_regions(cache, path, &merged, &pin_file, line, "pin/fork", state)
 }
 
 /// Which fixes change `path` (patch layout), for a conflict the overlay no longer shows.
@@ -376,12 +546,19 @@ fn region_state(state: &OverlayState, overlay: &FileMap, path: &str) -> RegionSt
 /// from the fork base to the pin.
 pub fn recorded_conflicts(cache: &Cache, state: &OverlayState) -> Result<Vec<RegionTrace>> {
     let mut out = Vec::new();
+    let line = Line::new(state.commits.base, state.commits.pin);
     for (path, outcome) in &state.base.core {
         if !matches!(outcome, CoreOutcome::Conflict(_)) {
             continue;
         }
         let region_state = region_state(state, &state.overlay, path);
-        out.extend(trace_core_file(cache, state.commits, path, &region_state)?);
+        out.extend(trace_core_file(
+            cache,
+            state.commits,
+            &line,
+            path,
+            &region_state,
+        )?);
     }
     Ok(out)
 }
@@ -396,6 +573,7 @@ pub fn move_conflicts(
     backend_prefix: &str,
 ) -> Result<Vec<RegionTrace>> {
     let new = planned.new;
+    let line = Line::new(new.base, new.pin);
     let mut out = Vec::new();
     for (path, outcome) in &planned.core {
         if !matches!(outcome, CoreOutcome::Conflict(_)) {
@@ -407,7 +585,7 @@ pub fn move_conflicts(
         );
         let region_state = region_state(state, &planned.overlay, path);
         if !fix_conflict {
-            out.extend(trace_core_file(cache, new, path, &region_state)?);
+            out.extend(trace_core_file(cache, new, &line, path, &region_state)?);
         }
     }
     for (path, outcome) in &planned.files {
@@ -427,7 +605,7 @@ pub fn move_conflicts(
             path,
             merged,
             &pin_file,
-            (new.base, new.pin),
+            &line,
             &format!("fix {n}"),
             &RegionState::Left,
         )?);
@@ -457,15 +635,14 @@ pub fn first_conflicts(
     candidate: Oid,
     core_files: &[String],
 ) -> Result<Vec<FirstConflict>> {
-    let history = first_parent_history(cache.repo(), commits.base, candidate)?;
+    let history = first_parent_history(cache, commits.base, candidate)?;
     core_files
         .iter()
         .map(|path| first_conflict(cache, commits, &history, candidate, path))
         .collect()
 }
 
-/// [`first_conflicts`] of one core file, over the first-parent `history` (newest first, each
-/// commit with its parent).
+/// [`first_conflicts`] of one core file, over the first-parent `history`.
 fn first_conflict(
     cache: &Cache,
     commits: Commits,
@@ -477,15 +654,10 @@ fn first_conflict(
     let base_file = cache.read(commits.base, path)?;
     let fork_file = cache.read(commits.fork, path)?;
     let mut touching = Vec::new();
-    for (commit, parent) in history.iter().rev() {
-        let here = blob_at(repo, *commit, path)?.map(|b| b.0);
-        let before = parent
-            .map(|p| blob_at(repo, p, path))
-            .transpose()?
-            .flatten();
-        let before = before.map(|b| b.0);
-        if here != before {
-            touching.push(*commit);
+    let mut ids = BlobIds::default();
+    for step in history.iter().rev() {
+        if ids.change(repo, step, path)?.is_some() {
+            touching.push(step.commit);
         }
     }
     let conflicts_at = |commit: Oid| -> Result<usize> {

@@ -1,5 +1,5 @@
 //! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, `forkbook-drift-parse/`,
-//! `forkbook-drift-build-results/`,
+//! `forkbook-drift-build-results/`, `forkbook-first-parents/`,
 //! the book's `.step-cache/`) are untrusted input: a pull request may carry forged or damaged
 //! entries in them. A cache can make a run faster, never change its result: with each kind
 //! forged or damaged, every gate command's exit status and output equal a run with no cache, in
@@ -117,13 +117,27 @@ impl World {
         self.demo.demo.cache.with_file_name("forkbook-drift-parse")
     }
 
+    fn first_parents(&self) -> PathBuf {
+        self.demo
+            .demo
+            .cache
+            .with_file_name("forkbook-first-parents")
+    }
+
     fn steps(&self) -> PathBuf {
         self.book().join(".step-cache")
     }
 
     /// Empties every results cache: the next command runs as with no cache.
     fn clear(&self) {
-        for dir in [self.merges(), self.drift(), self.parses(), self.steps()] {
+        let caches = [
+            self.merges(),
+            self.drift(),
+            self.parses(),
+            self.first_parents(),
+            self.steps(),
+        ];
+        for dir in caches {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
@@ -344,6 +358,78 @@ fn a_forged_parse_changes_no_verdict() {
     assert_eq!(with_forged, no_cache, "emptied parses");
 }
 
+/// A kept first-parent line is checked against the commits before it is walked along: one forged
+/// without the secret, and ones resealed with it that leave a commit out or end elsewhere than
+/// the fork base, change no verdict (`report` still names the upstream commits behind the
+/// conflict). One resealed with its trees changed is really what a rerun reads.
+#[test]
+fn a_forged_first_parent_line_changes_no_verdict() {
+    let world = World::retargeted(Layout::Patch);
+    world.clear();
+    let (code, out) = world.demo.run(&["report"]);
+    assert_eq!(code, 1, "device.cpp conflicts: {out}");
+    let kept = entries(&world.first_parents());
+    assert_eq!(kept.len(), 1, "report's line is kept: {out}");
+    let no_cache = world.verdicts(&|| world.clear());
+    let (entry, _) = kept.iter().next().unwrap();
+    let steps = |payload: &str| {
+        payload
+            .lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let framed = |steps: &[String]| format!("steps {}\n{}\n", steps.len(), steps.join("\n"));
+
+    let mut forged = kept.clone();
+    restore(&world, &kept);
+    forge(entry, |payload| {
+        let text = String::from_utf8(payload).unwrap();
+        framed(&steps(&text)[..1]).into_bytes()
+    });
+    forged.insert(entry.clone(), std::fs::read(entry).unwrap());
+    let with_forged = world.verdicts(&|| restore(&world, &forged));
+    assert_eq!(with_forged, no_cache, "a line forged without the secret");
+
+    let resealed = |edit: &dyn Fn(Vec<String>) -> Vec<String>| {
+        restore(&world, &kept);
+        reseal(&world.demo, entry, "first-parent line", |payload| {
+            framed(&edit(steps(&payload)))
+        });
+        let mut kept = kept.clone();
+        kept.insert(entry.clone(), std::fs::read(entry).unwrap());
+        kept
+    };
+    let cut_short = resealed(&|steps| steps[..steps.len() - 1].to_vec());
+    let without_one = resealed(&|mut steps| {
+        assert!(steps.len() > 2, "a line with a middle: {steps:?}");
+        steps.remove(1);
+        steps
+    });
+    for (what, line) in [("cut short", cut_short), ("a commit left out", without_one)] {
+        let with_line = world.verdicts(&|| restore(&world, &line));
+        assert_eq!(with_line, no_cache, "a resealed line {what}");
+    }
+
+    // Every tree of the line but the fork base's said to be the pin's: the line then holds
+    // one change, its oldest commit's, and the trace names that commit alone.
+    let one_change = resealed(&|steps| {
+        let pin_tree = steps[0].split(' ').nth(1).unwrap().to_string();
+        let last = steps.len() - 1;
+        let step = |(i, step): (usize, &String)| {
+            let ids: Vec<&str> = step.split(' ').collect();
+            let parent_tree = if i == last { ids[3] } else { &pin_tree };
+            format!("{} {pin_tree} {} {parent_tree}", ids[0], ids[2])
+        };
+        steps.iter().enumerate().map(step).collect()
+    });
+    world.clear();
+    let (_, truth) = world.demo.run(&["report"]);
+    restore(&world, &one_change);
+    let (_, read_back) = world.demo.run(&["report"]);
+    assert_ne!(read_back, truth, "the kept line is what the trace walks");
+}
+
 /// `drift api --draft` on a warm drift cache writes the drafts a cold run writes: the kept
 /// analysis carries the upstream declarations the drafts start from. Fails before they were
 /// kept: after a plain `drift api`, the four drafts were one.
@@ -432,6 +518,7 @@ fn a_cache_inside_the_project_is_never_trusted() {
         "forkbook-merges",
         "forkbook-drift-api",
         "forkbook-drift-parse",
+        "forkbook-first-parents",
         "forkbook-cache.key",
     ] {
         assert!(!home.join(kept).exists(), "{kept} kept inside the project");
