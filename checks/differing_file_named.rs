@@ -2,21 +2,10 @@
 
 use crate::facts::Facts;
 use crate::names::{named_files, Names};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::differing_file_named as CHECK, Finding};
 use forkbook_records::register::Register;
 
-pub(crate) const CHECK: Check = Check {
-    id: "differing-file-named",
-    name: "every differing file is named by an entry",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("differing-file-named.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(tree) = facts.tree() else {
         return Vec::new();
     };

@@ -1,23 +1,12 @@
 //! `fix-draft-confirmed`: no fix forkbook drafted is left unreviewed.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Needs, Severity};
-
-pub(crate) const CHECK: Check = Check {
-    id: "fix-draft-confirmed",
-    name: "every drafted fix was confirmed by a person",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("fix-draft-confirmed.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
+use crate::{pages::fix_draft_confirmed as CHECK, Finding};
 
 /// The register field `drift api --draft` writes and `fix confirm` removes.
 const DRAFT_KEY: &str = "draft";
 
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(register) = &facts.records.register else {
         return Vec::new();
     };

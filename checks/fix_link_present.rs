@@ -2,22 +2,11 @@
 //! link really is a pull request of the fork or of upstream.
 
 use crate::facts::{Facts, Repos};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::fix_link_present as CHECK, Finding};
 use forkbook_records::register::{Entry, State};
 use forkbook_records::remote::same_repository;
 
-pub(crate) const CHECK: Check = Check {
-    id: "fix-link-present",
-    name: "every fix for the fork links to its pull request",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("fix-link-present.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(register) = &facts.records.register else {
         return Vec::new();
     };

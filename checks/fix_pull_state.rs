@@ -3,21 +3,10 @@
 //! none of the fork's that is already further on.
 
 use crate::facts::{CitedPull, Facts, PullState};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::fix_pull_state as CHECK, Finding};
 use forkbook_records::register::{Entry, State};
 
-pub(crate) const CHECK: Check = Check {
-    id: "fix-pull-state",
-    name: "every entry's state agrees with the pull requests it cites",
-    severity: Severity::Warning,
-    chapter: Chapter::Register,
-    doc: include_str!("fix-pull-state.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let (Some(register), Some(overlay)) = (&facts.records.register, &facts.overlay) else {
         return Vec::new();
     };

@@ -6,21 +6,10 @@
 
 use crate::facts::Facts;
 use crate::upstream_well_formed::is_full_sha;
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::fix_state_complete as CHECK, Finding};
 use forkbook_records::register::{Entry, Form, State, STATES};
 
-pub(crate) const CHECK: Check = Check {
-    id: "fix-state-complete",
-    name: "every entry has its upstream state and fields",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("fix-state-complete.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(register) = &facts.records.register else {
         return Vec::new(); // fixes-numbered reports the missing register
     };

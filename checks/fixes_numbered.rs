@@ -5,21 +5,10 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::facts::{Facts, SeriesPatch};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::fixes_numbered as CHECK, Finding};
 use forkbook_records::register::Register;
 
-pub(crate) const CHECK: Check = Check {
-    id: "fixes-numbered",
-    name: "LOCAL_FIXES entries numbered without gaps",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("fixes-numbered.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(register) = &facts.records.register else {
         return vec![CHECK
             .finding(

@@ -2,20 +2,9 @@
 
 use crate::facts::Facts;
 use crate::upstream_well_formed::is_full_sha;
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::fork_commit_on_fork as CHECK, Finding};
 
-pub(crate) const CHECK: Check = Check {
-    id: "fork-commit-on-fork",
-    name: "every fork commit an entry names is the fork's",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("fork-commit-on-fork.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let (Some(register), Some(overlay)) = (&facts.records.register, &facts.overlay) else {
         return Vec::new();
     };

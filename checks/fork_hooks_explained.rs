@@ -3,21 +3,10 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::fork_hooks_explained as CHECK, Finding};
 use std::collections::HashSet;
 
-pub(crate) const CHECK: Check = Check {
-    id: "fork-hooks-explained",
-    name: "fork hooks outside the overlay are explained",
-    severity: Severity::Warning,
-    chapter: Chapter::Checks,
-    doc: include_str!("fork-hooks-explained.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let file = match &facts.records.readme {
         Some(readme) => readme.file.clone(),
         None => facts.record_path("README.md"),

@@ -20,16 +20,23 @@ pub mod names;
 pub use facts::Facts;
 pub use fix_state_complete::states_and_fields;
 
+/// Each check's entry, its header read from its page's front matter by `build.rs`.
+#[allow(non_upper_case_globals)]
+mod pages {
+    use crate::{Chapter, Check, Needs, Severity};
+    include!(concat!(env!("OUT_DIR"), "/pages.rs"));
+}
+
 /// Declares the check modules and registers each in [`CHECKS`], in catalogue order.
 ///
-/// Adding a check: a file `<id_with_underscores>.rs` that defines `pub(crate) const CHECK` (with
-/// what it [`Needs`]), its page `<id>.md`, and one line here. The catalogue tests fail when any of the three is
-/// missing or names disagree.
+/// Adding a check: a file `<id_with_underscores>.rs` with its `pub(crate) fn run`, its page
+/// `<id>.md` starting with its header (`build.rs` says the keys), and one line here. The build
+/// fails when one of the three is missing or names disagree.
 macro_rules! catalogue {
     ($($module:ident),* $(,)?) => {
         $(mod $module;)*
         /// Every check, in the order the catalogue lists them.
-        pub static CHECKS: &[Check] = &[$($module::CHECK),*];
+        pub static CHECKS: &[Check] = &[$(pages::$module),*];
     };
 }
 
@@ -123,10 +130,8 @@ pub struct Check {
     pub severity: Severity,
     /// The book chapter that shows what this check looks at: where the gate sends a reader.
     pub chapter: Chapter,
-    /// The documentation page, Markdown, starting with `# <id>`.
+    /// The documentation page, Markdown, starting with `# <id>` (its front matter left out).
     pub doc: &'static str,
-    /// The source file the check lives in (`file!()`), so the catalogue tests can tie it to the id.
-    pub source: &'static str,
     /// Whether it needs the objects of the recorded commits.
     pub needs: Needs,
     pub run: fn(&Facts) -> Vec<Finding>,

@@ -3,22 +3,11 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::named_file_differs as CHECK, Finding};
 use forkbook_records::register::{Entry, NamedFile, State};
 use std::collections::HashSet;
 
-pub(crate) const CHECK: Check = Check {
-    id: "named-file-differs",
-    name: "every named file differs from the base tree",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("named-file-differs.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let (Some(register), Some(tree)) = (&facts.records.register, facts.tree()) else {
         return Vec::new();
     };

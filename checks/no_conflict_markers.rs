@@ -1,18 +1,7 @@
 //! `no-conflict-markers`: no materialized overlay file, and no record, holds a conflict marker.
 
 use crate::facts::{Facts, MarkedFile};
-use crate::{Chapter, Check, Finding, Needs, Severity};
-
-pub(crate) const CHECK: Check = Check {
-    id: "no-conflict-markers",
-    name: "no conflict markers left in the overlay",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("no-conflict-markers.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
+use crate::{pages::no_conflict_markers as CHECK, Finding};
 
 const NOTE: &str = "resolve it in a materialized copy (`forkbook materialize --out DIR`, edit), \
                     then record the resolution with `forkbook fix add --from DIR --title \"...\"`";
@@ -21,7 +10,7 @@ const RECORD_NOTE: &str = "a merge of the records was left unresolved: edit the 
                            that both sides' intent survives, remove the markers, then run \
                            `forkbook check` again";
 
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let overlay = facts
         .overlay
         .iter()

@@ -2,20 +2,9 @@
 //! check holds it against what it should be.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::overlay_files_in_scope as CHECK, Finding};
 
-pub(crate) const CHECK: Check = Check {
-    id: "overlay-files-in-scope",
-    name: "every overlay file is a backend or a core file",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("overlay-files-in-scope.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(overlay) = &facts.overlay else {
         return Vec::new();
     };

@@ -1,22 +1,9 @@
 //! `overlay-matches-lock`: the materialized overlay is byte for byte what `overlay.lock` records.
 
 use crate::facts::{Facts, LockMismatch, MismatchKind};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::overlay_matches_lock as CHECK, Finding};
 
-pub(crate) const CHECK: Check = Check {
-    id: "overlay-matches-lock",
-    name: "overlay matches its lock",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("overlay-matches-lock.md"),
-    source: file!(),
-    needs: Needs::Objects {
-        without: Some("the lock's presence and form were checked"),
-    },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let file = facts.record_path("overlay.lock");
     let Some(lock) = &facts.records.lock else {
         // adopt locks the overlay it builds: without the recorded commits it cannot.

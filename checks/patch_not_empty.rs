@@ -3,20 +3,9 @@
 //! the register still says the fix is ours.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::patch_not_empty as CHECK, Finding};
 
-pub(crate) const CHECK: Check = Check {
-    id: "patch-not-empty",
-    name: "no patch of the series is empty",
-    severity: Severity::Error,
-    chapter: Chapter::Register,
-    doc: include_str!("patch-not-empty.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(series) = &facts.records.patch_series else {
         return Vec::new();
     };

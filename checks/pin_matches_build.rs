@@ -1,18 +1,7 @@
 //! `pin-matches-build`: the pin in `UPSTREAM` is the commit the project's build really uses.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Needs, Severity};
-
-pub(crate) const CHECK: Check = Check {
-    id: "pin-matches-build",
-    name: "recorded pin matches the build's pin",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("pin-matches-build.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
+use crate::{pages::pin_matches_build as CHECK, Finding};
 
 /// The `UPSTREAM` key holding the pin.
 const PIN_KEY: &str = "retargeted_to_mlx_pin";
@@ -20,7 +9,7 @@ const PIN_KEY: &str = "retargeted_to_mlx_pin";
 /// Shortest abbreviation accepted in the build's record.
 const MIN_ABBREV: usize = 7;
 
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let (Some(build), Some(upstream)) = (&facts.records.build_pin, &facts.records.upstream) else {
         return Vec::new();
     };

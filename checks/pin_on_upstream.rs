@@ -1,23 +1,12 @@
 //! `pin-on-upstream`: the pin the overlay is built on is a commit upstream published.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Needs, Severity};
-
-pub(crate) const CHECK: Check = Check {
-    id: "pin-on-upstream",
-    name: "the pin is upstream's",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("pin-on-upstream.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
+use crate::{pages::pin_on_upstream as CHECK, Finding};
 
 /// The `UPSTREAM` key holding the pin.
 const PIN_KEY: &str = "retargeted_to_mlx_pin";
 
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let (Some(overlay), Some(upstream)) = (&facts.overlay, &facts.records.upstream) else {
         return Vec::new();
     };

@@ -1,22 +1,9 @@
 //! `readme-counts`: the counts the overlay's README states are the true ones.
 
 use crate::facts::Facts;
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::readme_counts as CHECK, Finding};
 
-pub(crate) const CHECK: Check = Check {
-    id: "readme-counts",
-    name: "README counts are true",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("readme-counts.md"),
-    source: file!(),
-    needs: Needs::Objects {
-        without: Some("the counts block was read; its figures were not compared"),
-    },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(readme) = &facts.records.readme else {
         return Vec::new();
     };

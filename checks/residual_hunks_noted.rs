@@ -3,22 +3,11 @@
 
 use crate::facts::{Facts, Hunk};
 use crate::names::{Names, Resolved};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::residual_hunks_noted as CHECK, Finding};
 use forkbook_records::register::Register;
 use forkbook_records::residual_record::ResidualRecord;
 
-pub(crate) const CHECK: Check = Check {
-    id: "residual-hunks-noted",
-    name: "every residual hunk is noted by its entry",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("residual-hunks-noted.md"),
-    source: file!(),
-    needs: Needs::Objects { without: None },
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let empty = Register::default();
     let register = facts.records.register.as_ref().unwrap_or(&empty);
     let names = Names::new(facts.tree_files(), &facts.backend_prefix);

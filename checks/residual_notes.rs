@@ -2,27 +2,12 @@
 //! entry, with a reason, and is still about the hunk it was written for.
 
 use crate::facts::{Facts, ResidualRecord};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::residual_notes as CHECK, Finding};
 use forkbook_records::register::Register;
-
-pub(crate) const CHECK: Check = Check {
-    id: "residual-notes",
-    name: "every residual note names its entry and a reason",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("residual-notes.md"),
-    source: file!(),
-    needs: Needs::Objects {
-        without: Some(
-            "each note's entry and reason were checked; which core files have a residual was not",
-        ),
-    },
-    run,
-};
 
 const FORM: &str = "write it as `# note <path>: LOCAL_FIXES.md item N: <reason>`";
 
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(record) = &facts.records.residual_record else {
         return Vec::new();
     };

@@ -2,20 +2,7 @@
 //! and the SHA-256 of every core file as the overlay has it.
 
 use crate::facts::{Facts, ResidualRecord};
-use crate::{Chapter, Check, Finding, Needs, Severity};
-
-pub(crate) const CHECK: Check = Check {
-    id: "residual-record-current",
-    name: "the residual record is of the recorded commits and core files",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("residual-record-current.md"),
-    source: file!(),
-    needs: Needs::Objects {
-        without: Some("the header's commits were compared with UPSTREAM; its hashes were not"),
-    },
-    run,
-};
+use crate::{pages::residual_record_current as CHECK, Finding};
 
 const NOTE: &str =
     "`forkbook residual --write` rewrites the header (its notes kept); review the diff it writes";
@@ -29,7 +16,7 @@ fn upstream_key(key: &str) -> &str {
     }
 }
 
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(record) = &facts.records.residual_record else {
         return Vec::new();
     };

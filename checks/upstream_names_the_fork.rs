@@ -1,22 +1,11 @@
 //! `upstream-names-the-fork`: `UPSTREAM` names the fork and branch the overlay is read from.
 
 use crate::facts::{Facts, KeyValueLine, Repos};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::upstream_names_the_fork as CHECK, Finding};
 use forkbook_records::remote::same_repository;
 use forkbook_records::upstream::keys;
 
-pub(crate) const CHECK: Check = Check {
-    id: "upstream-names-the-fork",
-    name: "UPSTREAM names the fork forkbook.toml reads",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("upstream-names-the-fork.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
-
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     // Without a configured fork (the facts of a test) there is nothing to compare with.
     let Some(record) = facts
         .records

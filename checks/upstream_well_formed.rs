@@ -1,19 +1,8 @@
 //! `upstream-well-formed`: the `UPSTREAM` record has every key, once, with full commit SHAs.
 
 use crate::facts::{Facts, Upstream};
-use crate::{Chapter, Check, Finding, Needs, Severity};
+use crate::{pages::upstream_well_formed as CHECK, Finding};
 use forkbook_records::FIXES_FILE;
-
-pub(crate) const CHECK: Check = Check {
-    id: "upstream-well-formed",
-    name: "UPSTREAM is well formed",
-    severity: Severity::Error,
-    chapter: Chapter::Checks,
-    doc: include_str!("upstream-well-formed.md"),
-    source: file!(),
-    needs: Needs::Records,
-    run,
-};
 
 /// Keys every `UPSTREAM` must have.
 const REQUIRED: &[&str] = &[
@@ -32,7 +21,7 @@ const COMMITS: &[&str] = &[
     "retargeted_to_mlx_pin",
 ];
 
-fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
     let Some(record) = &facts.records.upstream else {
         let file = facts.record_path("UPSTREAM");
         return vec![CHECK

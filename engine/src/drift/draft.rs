@@ -28,6 +28,7 @@ pub use record::{
     answers, confirm, drift_api_drafts, write_drafts, Answer, CONFIRMED_KEY, DRAFT_KEY,
 };
 
+pub use super::api::kind::Remedy;
 use super::api::{squeeze, ApiConfig, ApiReport, Finding, Kind, Loc, Prep, StubUse};
 use crate::cache::Cache;
 use crate::FileMap;
@@ -37,20 +38,6 @@ use serde::Serialize;
 
 /// A draft (or what a step towards one finds), or why there is none.
 type Drafting<T = Draft> = std::result::Result<T, String>;
-
-crate::drift::api::kind::named_enum! {
-    /// What a draft does.
-    pub enum Remedy {
-        /// The backend's stub macro for a new primitive.
-        Stub = "stub",
-        /// A definition shaped like the other backends', its body a stub.
-        StubDefinition = "stub-definition",
-        /// A definition's parameter list brought to the new declaration.
-        ParameterList = "parameter-list",
-        /// A structured binding widened to the tuple's new size.
-        WidenedBinding = "widened-binding",
-    }
-}
 
 /// One drafted edit of one backend file.
 #[derive(Debug, Clone, Serialize)]
@@ -162,17 +149,7 @@ fn draft_one(finding: &Finding, files: &FileMap, reading: &Reading) -> Drafting 
                 None => widen_binding(finding, loc, &cpp, reading),
             }
         }
-        Kind::ConstructorChanged => Err(
-            "no draft: a constructor's new arguments carry values only a person can choose".into(),
-        ),
-        Kind::HiddenByNewDeclaration => Err(
-            "no draft: which declaration the call means (qualify it, or rename the backend's) is a choice"
-                .into(),
-        ),
-        Kind::RemovedDeclaration => Err(
-            "no draft: what replaces a removed declaration is upstream's design, not a mechanical edit"
-                .into(),
-        ),
+        by_hand => Err(by_hand.remedy().err().unwrap_or("no draft").into()),
     }
 }
 

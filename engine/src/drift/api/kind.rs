@@ -1,4 +1,5 @@
-//! The kinds of drift finding: one table, used by the analysis, the report and the suppressions.
+//! The kinds of drift finding: one table, used by the analysis, the report and the suppressions;
+//! and what answers each, one table too.
 
 /// An enum of unit variants from one table of variant and name: the name is its JSON form, what
 /// `as_str` gives and what `parse` reads back.
@@ -27,7 +28,6 @@ macro_rules! named_enum {
         }
     };
 }
-pub(crate) use named_enum;
 
 named_enum! {
     /// What a finding is; the order is the report's.
@@ -44,5 +44,40 @@ named_enum! {
         HiddenByNewDeclaration = "hidden-by-new-declaration",
         /// Something the backend uses or defines is no longer declared.
         RemovedDeclaration = "removed-declaration",
+    }
+}
+
+named_enum! {
+    /// What a draft does.
+    pub enum Remedy {
+        /// The backend's stub macro for a new primitive.
+        Stub = "stub",
+        /// A definition shaped like the other backends', its body a stub.
+        StubDefinition = "stub-definition",
+        /// A definition's parameter list brought to the new declaration.
+        ParameterList = "parameter-list",
+        /// A structured binding widened to the tuple's new size.
+        WidenedBinding = "widened-binding",
+    }
+}
+
+impl Kind {
+    /// What answers a finding of this kind, one row a kind: the drafts `drift api --draft` can
+    /// write for it (`drift/draft.rs`), or why only a person can, in the words it prints.
+    pub fn remedy(self) -> Result<&'static [Remedy], &'static str> {
+        match self {
+            Kind::ChangedSignature => Ok(&[Remedy::ParameterList, Remedy::WidenedBinding]),
+            Kind::ConstructorChanged => {
+                Err("no draft: a constructor's new arguments carry values only a person can choose")
+            }
+            Kind::MissingEvalGpu => Ok(&[Remedy::Stub]),
+            Kind::MissingBackendDefinition => Ok(&[Remedy::StubDefinition]),
+            Kind::HiddenByNewDeclaration => Err(
+                "no draft: which declaration the call means (qualify it, or rename the backend's) is a choice",
+            ),
+            Kind::RemovedDeclaration => Err(
+                "no draft: what replaces a removed declaration is upstream's design, not a mechanical edit",
+            ),
+        }
     }
 }
