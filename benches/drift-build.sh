@@ -3,9 +3,11 @@
 #
 #   benches/drift-build.sh [--bin target/release/forkbook] [--compiler hipcc] [--runs N]
 #
-# cold:  a fresh work folder and no kept outcomes: the recorded pin's tree and the candidate's
-#        are both compiled, the second one reusing through ccache what it shares with the first.
-# warm:  the kept outcomes and the build folders removed, ccache's objects kept.
+# cold:  a fresh work folder and no kept outcomes or compile failures: the recorded pin's tree
+#        and the candidate's are both compiled, the second one reusing through ccache what it
+#        shares with the first (and replaying the failures it shares).
+# warm:  the kept outcomes and the build folders removed, ccache's objects and the kept compile
+#        failures kept.
 # rerun: the same command again, nothing removed: each tree's outcome is kept, nothing compiles.
 # Peak memory of one cold run is printed too (GNU time's maximum resident set size: forkbook
 # and its largest child). Needs hyperfine, ccache, cmake, make, nm and the compiler.
@@ -39,12 +41,13 @@ build=("$bin" --root "$project" --cache "$cache" drift build --to "$pin2"
   --compiler "$compiler" --jobs 2 --work "$work")
 run_build="${build[*]@Q} >/dev/null || test \$? -eq 1"
 results="$tmp/demo/forkbook-drift-build-results"
+failures="$tmp/demo/forkbook-drift-build-failures"
 
 hyperfine --runs "$runs" --export-json "$tmp/cold.json" \
-  --prepare "rm -rf '$work' '$results'" -n cold "$run_build"
+  --prepare "rm -rf '$work' '$results' '$failures'" -n cold "$run_build"
 hyperfine --runs "$runs" --export-json "$tmp/warm.json" \
   --setup "$run_build" --prepare "rm -rf '$results' '$work'/*/build" -n warm "$run_build"
 hyperfine --runs "$runs" --export-json "$tmp/rerun.json" \
   --setup "$run_build" -n rerun "$run_build"
-rm -rf "$work" "$results"
+rm -rf "$work" "$results" "$failures"
 /usr/bin/time -f 'peak memory (cold, max RSS): %M KB' "${build[@]}" >/dev/null || true

@@ -207,6 +207,16 @@ impl Cache {
         self.results_store("forkbook-first-parents", "first-parent line")
     }
 
+    /// The drift build's failed compiles, beside the object cache: each translation unit's
+    /// failure by its preprocessed text, arguments and compiler (see
+    /// `drift::build::failures`).
+    pub fn compile_failure_store(&self) -> Store {
+        self.results_store(
+            "forkbook-drift-build-failures",
+            "drift build compile failure",
+        )
+    }
+
     /// A results cache beside the object cache, sealed with [`results_secret`] (none where it
     /// is not to be trusted: then it keeps and believes nothing).
     fn results_store(&self, folder: &str, kind: &'static str) -> Store {

@@ -230,6 +230,7 @@ pub fn drift_build(
         ccache_base: Some(work.canonicalize().unwrap_or_else(|_| work.to_path_buf())),
         ccache_dir: Some(ccache_dir),
         results: Some(cache.drift_build_store()),
+        compile_failures: Some(cache.compile_failure_store()),
     };
     let exported: Vec<PathBuf> = trees.iter().map(|(tree, _, _)| tree.clone()).collect();
     let stubs = (request.stubs)

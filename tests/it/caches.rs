@@ -1,5 +1,5 @@
 //! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, `forkbook-drift-parse/`,
-//! `forkbook-drift-build-results/`, `forkbook-first-parents/`,
+//! `forkbook-drift-build-results/`, `forkbook-drift-build-failures/`, `forkbook-first-parents/`,
 //! the book's `.step-cache/`) are untrusted input: a pull request may carry forged or damaged
 //! entries in them. A cache can make a run faster, never change its result: with each kind
 //! forged or damaged, every gate command's exit status and output equal a run with no cache, in
@@ -497,6 +497,60 @@ fn a_forged_green_step_result_changes_no_verdict() {
         let book_test = no_cache.iter().find(|v| v.contains("\"test\"")).unwrap();
         assert!(book_test.contains("exit 1"), "{layout:?}: {book_test}");
     }
+}
+
+/// A compile failure kept per translation unit (issue 41.3) is a results cache like the others:
+/// failures forged without the secret change nothing (the files compile again and the same
+/// errors are reported), and failures resealed with the secret are really what a build replays.
+#[test]
+fn a_forged_compile_failure_changes_no_verdict() {
+    let demo = Demo::new(Layout::Patch);
+    let work = demo.tmp.path().join("work");
+    let pin2 = demo.demo.world.pin2.clone();
+    let args = [
+        "--json",
+        "drift",
+        "build",
+        "--to",
+        &pin2,
+        "--compiler",
+        "c++",
+        "--jobs",
+        "2",
+        "--work",
+        work.to_str().unwrap(),
+    ];
+    let cache = &demo.demo.cache;
+    let outcomes = cache.with_file_name("forkbook-drift-build-results");
+    let run = || {
+        // Each tree's kept outcome gone, so the trees are built and their units' failures read.
+        let _ = std::fs::remove_dir_all(&outcomes);
+        let (code, out) = demo.run(&args);
+        let json: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let differential = &json["differential"];
+        let errors = [&differential["new_errors"], &differential["known_errors"]];
+        (code, serde_json::json!(errors), out)
+    };
+    let (code, errors, out) = run();
+    assert_eq!(code, 1, "{out}");
+    let failures = cache.with_file_name("forkbook-drift-build-failures");
+    let kept = entries(&failures);
+    assert!(!kept.is_empty(), "no failure kept: {out}");
+    const FORGED: &str = "status 1\n@FORKBOOK_TREE@/mlx/forged.cpp:1:1: error: forged failure\n";
+    for path in kept.keys() {
+        forge(path, |_| FORGED.as_bytes().to_vec());
+    }
+    let (code, forged_errors, out) = run();
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(forged_errors, errors, "{out}");
+    for path in entries(&failures).keys() {
+        reseal(&demo, path, "drift build compile failure", |_| {
+            FORGED.to_string()
+        });
+    }
+    let (_, _, out) = run();
+    assert!(out.contains("forged failure"), "{out}");
 }
 
 /// A results cache inside the project's checkout is the pull request's to write, its secret

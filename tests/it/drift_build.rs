@@ -984,3 +984,145 @@ fn a_header_changed_at_the_candidate_recompiles_only_what_includes_it() {
         "the recorded pin's three sources, then the candidate's a.cpp alone:\n{log}"
     );
 }
+
+/// Fails to compile, at both pins.
+const BROKEN: &str = "namespace mlx::core { int broken() { return no_such_name; } }\n";
+
+/// A compiler script on the tool path that logs each `-c` compile (not the `-E` runs) to
+/// `compiles` before running `c++`.
+fn counting_compiler(dir: &Path, compiles: &Path) -> std::path::PathBuf {
+    crate::common::write_stub(
+        &dir.join("bin"),
+        "counting-c++",
+        &format!(
+            "case \" $* \" in *' -E '*) ;; *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
+            compiles.display()
+        ),
+    )
+}
+
+/// The library's sources compiled, as logged by [`counting_compiler`], sorted.
+fn library_compiles(compiles: &Path) -> Vec<String> {
+    let log = std::fs::read_to_string(compiles).unwrap_or_default();
+    let mut compiled: Vec<String> = (log.lines())
+        .filter(|line| line.contains(" -o CMakeFiles/mlx.dir/"))
+        .filter_map(|line| line.split(' ').find(|arg| arg.ends_with(".cpp")))
+        .map(|source| source.rsplit('/').next().unwrap_or(source).to_string())
+        .collect();
+    compiled.sort();
+    compiled
+}
+
+/// A report's text with what differs between two folders and two runs masked: the folder
+/// and each `in 1.2 s`.
+fn masked(text: &str, dir: &Path) -> String {
+    let text = text.replace(&dir.display().to_string(), "DIR");
+    let mut out = String::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split(' ').collect();
+        let mut kept = Vec::new();
+        for (at, word) in words.iter().enumerate() {
+            let timed = words.get(at + 1).is_some_and(|w| w.starts_with('s'))
+                && word.trim_end_matches(',').parse::<f64>().is_ok();
+            kept.push(if timed { "T" } else { word });
+        }
+        out.push_str(&kept.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+/// Issue 41.3: a failed compile is kept per translation unit, keyed by its preprocessed text,
+/// arguments and compiler, so the candidate's build replays a failure the recorded pin's build
+/// met instead of compiling the file again (ccache keeps successes only), and says what a
+/// build without kept failures says. A forged entry is not believed: the file compiles again
+/// and its true error is reported. Fails before: `broken.cpp` compiled at both pins.
+#[test]
+fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
+    use forkbook_records::cache_entry::{Secret, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let compiles = dir.path().join("compiles");
+    let compiler = counting_compiler(dir.path(), &compiles);
+    let kept_dir = dir.path().join("failures");
+    let store = Store::new(
+        &kept_dir,
+        "drift build compile failure",
+        Some(Secret::from_bytes([7; 32])),
+    );
+    let options_in = |base: &Path, store: Option<Store>| BuildOptions {
+        compiler: Some(compiler.display().to_string()),
+        jobs: Some(1),
+        ccache_base: Some(base.to_path_buf()),
+        ccache_dir: Some(base.join("ccache")),
+        compile_failures: store,
+        ..BuildOptions::default()
+    };
+    let header_at = |value: &str| format!("#pragma once\n#define A {value}\n");
+    let (recorded_h, candidate_h) = (header_at("1"), header_at("2"));
+    let others = [("one.cpp", ONE), ("broken.cpp", BROKEN)];
+    let recorded = [&others[..], &[("a.cpp", WITH_HEADER), ("a.h", &recorded_h)]].concat();
+    let candidate = [
+        &others[..],
+        &[("a.cpp", WITH_HEADER), ("a.h", &candidate_h)],
+    ]
+    .concat();
+    let cfg = fixture_config(&[]);
+
+    let (plain_dir, kept_at) = (dir.path().join("plain"), dir.path().join("kept"));
+    for folder in [&plain_dir, &kept_at] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    let plain = differential(
+        &plain_dir,
+        &cfg,
+        &options_in(&plain_dir, None),
+        &recorded,
+        &candidate,
+    );
+    assert_eq!(
+        library_compiles(&compiles),
+        [
+            "a.cpp",
+            "a.cpp",
+            "broken.cpp",
+            "broken.cpp",
+            "broken.cpp",
+            "broken.cpp",
+            "one.cpp"
+        ],
+        "without kept failures the failing file compiles twice (make -k, make -i) at each pin"
+    );
+    std::fs::remove_file(&compiles).unwrap();
+    let options = options_in(&kept_at, Some(store.clone()));
+    let kept = differential(&kept_at, &cfg, &options, &recorded, &candidate);
+    assert_eq!(
+        library_compiles(&compiles),
+        ["a.cpp", "a.cpp", "broken.cpp", "one.cpp"],
+        "the recorded pin's three sources, then the candidate's a.cpp alone"
+    );
+    let text = kept.doc().text();
+    assert_eq!(kept.known_errors.len(), 1, "{text}");
+    assert!(text.contains("no_such_name"), "{text}");
+    assert_eq!(
+        masked(&text, &kept_at),
+        masked(&plain.doc().text(), &plain_dir)
+    );
+
+    // Every kept entry forged: its bytes changed, its seal no longer theirs.
+    let entries: Vec<_> = std::fs::read_dir(&kept_dir).unwrap().flatten().collect();
+    assert_eq!(entries.len(), 1, "one failing unit kept");
+    for entry in &entries {
+        let bytes = std::fs::read(entry.path()).unwrap();
+        let forged = String::from_utf8(bytes)
+            .unwrap()
+            .replace("no_such_name", "forged_name_");
+        std::fs::write(entry.path(), forged).unwrap();
+    }
+    std::fs::remove_file(&compiles).unwrap();
+    let tree = kept_at.join("candidate").join("tree");
+    let again = drift_build(&tree, &kept_at.join("candidate/build"), &cfg, &options).unwrap();
+    assert_eq!(library_compiles(&compiles), ["broken.cpp"]);
+    let again_text = again.doc().text();
+    assert!(again_text.contains("no_such_name"), "{again_text}");
+    assert!(!again_text.contains("forged"), "{again_text}");
+}

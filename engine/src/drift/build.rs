@@ -11,6 +11,7 @@
 
 pub mod confirm;
 pub mod differential;
+pub mod failures;
 pub mod log;
 pub mod nm;
 pub mod results;
@@ -175,6 +176,9 @@ pub struct BuildOptions {
     /// Where each tree's build outcome is kept by every input it read (see [`results`]);
     /// None: every build runs.
     pub results: Option<forkbook_records::cache_entry::Store>,
+    /// Where each translation unit's failed compile is kept (see [`failures`]), so a build
+    /// that meets it again replays it instead of compiling it; None: every unit compiles.
+    pub compile_failures: Option<forkbook_records::cache_entry::Store>,
 }
 
 /// The tools one run needs, found up front so a missing one fails before anything runs.
@@ -215,16 +219,26 @@ impl Tools {
         })
     }
 
-    /// The compiler and the launcher CMake is given: with flags to drop or add, the wrapper,
-    /// which runs ccache itself (so the commands that call the compiler directly are cached
-    /// too), and no launcher.
-    fn for_cmake(&self, cfg: &BuildConfig, build_dir: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
-        if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() {
+    /// The compiler and the launcher CMake is given: with flags to drop or add, or failed
+    /// compiles kept, the wrapper, which runs ccache itself (so the commands that call the
+    /// compiler directly are cached too), and no launcher.
+    fn for_cmake(
+        &self,
+        cfg: &BuildConfig,
+        options: &BuildOptions,
+        tree: &Path,
+        build_dir: &Path,
+    ) -> Result<(PathBuf, Option<PathBuf>)> {
+        let keeps_failures = options.compile_failures.is_some();
+        if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() && !keeps_failures {
             return Ok((self.compiler.clone(), self.launcher.clone()));
         }
-        let launcher = self.launcher.as_deref();
-        let wrapper = write_wrapper(build_dir, &self.compiler, launcher, cfg)?;
-        Ok((wrapper, None))
+        let wrapper = Wrapper {
+            compiler: &self.compiler,
+            launcher: self.launcher.as_deref(),
+            failures_in: keeps_failures.then_some(tree),
+        };
+        Ok((wrapper.write(build_dir, cfg)?, None))
     }
 
     /// The build's environment: `PATH`, and ccache's folders when ccache is used.
@@ -356,7 +370,10 @@ fn run_build(
     jobs: usize,
 ) -> Result<results::Outcome> {
     empty_build_folder(build_dir, options)?;
-    let (compiler, launcher) = tools.for_cmake(cfg, build_dir)?;
+    if let Some(store) = &options.compile_failures {
+        failures::stage(store, build_dir);
+    }
+    let (compiler, launcher) = tools.for_cmake(cfg, options, tree, build_dir)?;
     let mut configure = configure_args(cfg, tree, build_dir, &compiler, options.arch.as_deref());
     configure.extend(toolchain_args(cfg, launcher.as_deref()));
     let env = tools.env(options, build_dir);
@@ -375,6 +392,9 @@ fn run_build(
     let (build, build_log) = build_keeping_going(&cfg.generator, build_dir, jobs, cmake)?;
     outcome.build = Some(build);
     outcome.build_log = build_log;
+    if let Some(store) = &options.compile_failures {
+        failures::keep(store, build_dir);
+    }
     let table = read_symbols(build_dir, &tools.nm, &cfg.namespace, &mut outcome.objects)?;
     outcome.missing = table.missing_in(&cfg.namespace);
     let sources = |objects: BTreeSet<String>| objects.into_iter().collect();
@@ -452,8 +472,8 @@ fn prepare(tree: &Path, build_dir: &Path) -> Result<(PathBuf, PathBuf)> {
 /// `cmake --build` keeping going past errors, and what it printed. `make -k` builds nothing
 /// that depends on a target that failed: a library whose one file does not compile keeps every
 /// object of the targets after it from being compiled. A second pass ignoring errors (`-i`)
-/// compiles those; what failed fails again (ccache keeps no failure), and the errors are counted
-/// once. Ninja has no such flag.
+/// compiles those; what failed fails again, replayed from the failures the wrapper kept
+/// ([`failures`]) when it keeps them, and the errors are counted once. Ninja has no such flag.
 fn build_keeping_going(
     generator: &str,
     build_dir: &Path,
@@ -497,47 +517,56 @@ pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result
     Ok(dirs)
 }
 
-/// Writes `build_dir/forkbook-compiler/<compiler's name>`: a POSIX shell script that drops the
-/// arguments `[build] drop_flags` names, adds `add_flags` after the rest, and runs the compiler
-/// (through `launcher` when given).
-fn write_wrapper(
-    build_dir: &Path,
-    compiler: &Path,
-    launcher: Option<&Path>,
-    cfg: &BuildConfig,
-) -> Result<PathBuf> {
-    let quote = |text: &str| format!("'{}'", text.replace('\'', "'\\''"));
-    let dropped: String = (cfg.drop_flags.iter())
-        .map(|flag| match flag.strip_suffix('*') {
-            Some(prefix) => format!("    {}*) ;;\n", quote(prefix)),
-            None => format!("    {}) ;;\n", quote(flag)),
-        })
-        .collect();
-    let programs = launcher.into_iter().chain([compiler]);
-    let run: Vec<String> = programs.map(|p| quote(&p.display().to_string())).collect();
-    let added: String = cfg
-        .add_flags
-        .iter()
-        .map(|f| format!(" {}", quote(f)))
-        .collect();
-    let script = format!(
-        "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
-         # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
-         n=$((n - 1))\n  case \"$a\" in\n{dropped}    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec {} \"$@\"{added}\n",
-        run.join(" ")
-    );
-    let name = compiler
-        .file_name()
-        .map_or_else(|| "cc".to_string(), |n| n.to_string_lossy().into_owned());
-    let path = build_dir.join("forkbook-compiler").join(name);
-    crate::fsutil::replace_file(&path, script.as_bytes())?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-            .with_context(|| format!("failed to make `{}` executable", path.display()))?;
+/// The compiler script CMake is given in place of the compiler.
+struct Wrapper<'a> {
+    compiler: &'a Path,
+    /// ccache, run by the script.
+    launcher: Option<&'a Path>,
+    /// The tree, where the script keeps and replays failed compiles ([`failures`]).
+    failures_in: Option<&'a Path>,
+}
+
+impl Wrapper<'_> {
+    /// Writes `build_dir/forkbook-compiler/<compiler's name>`: a POSIX shell script that drops
+    /// the arguments `[build] drop_flags` names, adds `add_flags` after the rest, and runs the
+    /// compiler (through the launcher when given), answering a failure it kept from the build
+    /// folder's `kept/` instead.
+    fn write(&self, build_dir: &Path, cfg: &BuildConfig) -> Result<PathBuf> {
+        let quote = failures::shell_quote;
+        let dropped: String = (cfg.drop_flags.iter())
+            .map(|flag| match flag.strip_suffix('*') {
+                Some(prefix) => format!("    {}*) ;;\n", quote(prefix)),
+                None => format!("    {}) ;;\n", quote(flag)),
+            })
+            .collect();
+        let programs = self.launcher.into_iter().chain([self.compiler]);
+        let run: Vec<String> = programs.map(|p| quote(&p.display().to_string())).collect();
+        let run = run.join(" ");
+        let added: String = (cfg.add_flags.iter())
+            .map(|f| format!(" {}", quote(f)))
+            .collect();
+        let compiler = quote(&self.compiler.display().to_string());
+        let identity = results::tool_digest(self.compiler);
+        let replay = (self.failures_in)
+            .and_then(|tree| failures::script(tree, build_dir, &run, &compiler, &identity));
+        let tail = replay.unwrap_or_else(|| format!("exec {run} \"$@\"\n"));
+        let script = format!(
+            "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
+             # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
+             n=$((n - 1))\n  case \"$a\" in\n{dropped}    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nset -- \"$@\"{added}\n{tail}"
+        );
+        let name = (self.compiler.file_name())
+            .map_or_else(|| "cc".to_string(), |n| n.to_string_lossy().into_owned());
+        let path = build_dir.join("forkbook-compiler").join(name);
+        crate::fsutil::replace_file(&path, script.as_bytes())?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .with_context(|| format!("failed to make `{}` executable", path.display()))?;
+        }
+        Ok(path)
     }
-    Ok(path)
 }
 
 fn default_jobs() -> usize {

@@ -108,6 +108,14 @@ pub fn key(inputs: &KeyInputs) -> Result<Key> {
     Ok(key.finish())
 }
 
+/// A tool's identity (as a tree's key takes it) as 64 hex digits: what a compiled unit's key
+/// takes of the compiler (see [`super::failures`]).
+pub fn tool_digest(tool: &Path) -> String {
+    let mut key = KeyBuilder::new("drift build tool");
+    tool_identity(&mut key, tool);
+    key.finish().hex()
+}
+
 /// A tool's path, its bytes (the file a link leads to) and what `--version` prints.
 fn tool_identity(key: &mut KeyBuilder, tool: &Path) {
     let real = tool.canonicalize().unwrap_or_else(|_| tool.to_path_buf());
