@@ -92,23 +92,11 @@ if [ -n "${FORKBOOK_FORK_URL:-}" ] && [ -n "${FORKBOOK_UPSTREAM_URL:-}" ]; then
   export FORKBOOK_FORK_URL FORKBOOK_UPSTREAM_URL
   # The files-layout project of the real overlay at pin = the fork's merge base, as in
   # benches/side-by-side.sh, and the newest upstream commit as the candidate.
-  value() { sed -n "s/^$1: *//p" "$here/patches-rocm/UPSTREAM" | head -1; }
-  fork="$(value commit)"
-  base="$(value fork_upstream_merge_base)"
-  prefix="$(sed -n 's/^backend_prefix *= *"\(.*\)"/\1/p' "$here/forkbook.toml" | head -1)"
-  core="$(sed -n '/^core_files *= *\[/,/\]/p' "$here/forkbook.toml" | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')"
-  project="$work/real-pristine"
-  records="$project/patches-rocm"
-  mkdir -p "$records"
-  sed -e 's/^layout = "patch"/layout = "files"\ntree = "."/' -e '/^\[\[verify/,$d' "$here/forkbook.toml" >"$project/forkbook.toml"
+  # shellcheck source=benches/real-project.sh
+  . "$here/benches/real-project.sh"
   export FORKBOOK_CACHE="$work/real-cache-make"
-  (cd "$project" && "$before" fetch >/dev/null)
-  # shellcheck disable=SC2086 # the core files are one word each
-  git --git-dir "$FORKBOOK_CACHE" archive "$fork" -- "$prefix" $core | tar -x -C "$records"
-  printf 'source: %s\nbranch: %s\ncommit: %s\nfork_upstream_merge_base: %s\nretargeted_to_mlx_pin: %s\nlicense: %s\nlocal_fixes: LOCAL_FIXES.md\n' \
-    "$(value source)" "$(value branch)" "$fork" "$base" "$base" "$(value license)" >"$records/UPSTREAM"
-  printf '# Local fixes\n\nNone: the overlay is the fork at its merge base.\n' >"$records/LOCAL_FIXES.md"
-  (cd "$project" && { "$before" adopt >/dev/null || true; } && "$before" residual --write >/dev/null && "$before" sync "$fork" >/dev/null)
+  mkdir -p "$work/real-pristine"
+  real_project "$work/real-pristine" "$before" || exit 2
   real_to="$(git --git-dir "$FORKBOOK_CACHE" rev-parse refs/remotes/upstream/main)"
   unset FORKBOOK_CACHE
   for side in before after; do

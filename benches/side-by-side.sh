@@ -55,37 +55,13 @@ work="$(mktemp -d /tmp/forkbook-side-by-side.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 export FORKBOOK_CACHE="${FORKBOOK_CACHE:-$work/cache.git}"
 export FORKBOOK_FORK_URL FORKBOOK_UPSTREAM_URL
-value() { sed -n "s/^$1: *//p" "$here/patches-rocm/UPSTREAM" | head -1; }
-fork="$(value commit)"
-base="$(value fork_upstream_merge_base)"
-pin="$(value retargeted_to_mlx_pin)"
-prefix="$(sed -n 's/^backend_prefix *= *"\(.*\)"/\1/p' "$here/forkbook.toml" | head -1)"
-core="$(sed -n '/^core_files *= *\[/,/\]/p' "$here/forkbook.toml" | grep -o '"[^"]*"' | tr -d '"' | tr '\n' ' ')"
-
 # The files-layout project at pin = base.
+# shellcheck source=benches/real-project.sh
+. "$here/benches/real-project.sh"
 project="$work/project"
-records="$project/patches-rocm"
-mkdir -p "$records"
-sed -e 's/^layout = "patch"/layout = "files"\ntree = "."/' -e '/^\[\[verify/,$d' "$here/forkbook.toml" >"$project/forkbook.toml"
-fb() { (cd "$project" && "$bin" "$@"); }
-fb fetch >/dev/null
+mkdir -p "$project"
+real_project "$project" "$bin" || exit 2
 git_() { git --git-dir "$FORKBOOK_CACHE" "$@"; }
-# shellcheck disable=SC2086 # the core files are one word each
-git_ archive "$fork" -- "$prefix" $core | tar -x -C "$records"
-cat >"$records/UPSTREAM" <<EOF
-source: $(value source)
-branch: $(value branch)
-commit: $fork
-fork_upstream_merge_base: $base
-retargeted_to_mlx_pin: $base
-license: $(value license)
-local_fixes: LOCAL_FIXES.md
-EOF
-printf '# Local fixes\n\nNone: the overlay is the fork at its merge base.\n' >"$records/LOCAL_FIXES.md"
-fb adopt >/dev/null || true
-fb residual --write >/dev/null
-fb sync "$fork" >/dev/null
-fb sync --check >/dev/null || { echo "the project does not reproduce: $(fb sync --check)" >&2; exit 2; }
 pristine="$work/pristine"
 cp -a "$project" "$pristine"
 
