@@ -4,7 +4,7 @@
 #
 #   benches/drift-real.sh --fork DIR --upstream DIR [--to REV] [--bin target/release/forkbook]
 #                         [--jobs N] [--work DIR] [--cache DIR] [--phases cold,rerun,warm]
-#                         [--project DIR]
+#                         [--project DIR] [--out DIR]
 #
 # The candidate is built as the retarget makes it before the local fixes, against the fork at
 # its upstream base (`drift build --without-fixes --with-api --stubs`), so what is new at the
@@ -15,6 +15,8 @@
 # Each phase prints wall and CPU time, peak memory and ccache's counters. Then the table: each
 # local fix -> the errors and symbols that show it (or the static finding, where no object of
 # this toolchain's build shows it), the items no fix answers, and the toolchain's new instances.
+#
+# --out DIR keeps each phase's report (cold.txt, rerun.txt, warm.txt, report.json) there.
 #
 # --project DIR uses a project folder made by an earlier run (its forkbook.toml with the [build]
 # below), so a rerun's trees, settings and kept outcomes are that run's.
@@ -34,6 +36,7 @@ phases="cold,rerun,warm"
 fork=""
 upstream=""
 project=""
+out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --fork) fork="$2"; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --cache) cache="$2"; shift 2 ;;
     --phases) phases="$2"; shift 2 ;;
     --project) project="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -58,9 +62,13 @@ trap 'rm -rf "$tmp"' EXIT
 work="${work:-$tmp/work}"
 cache="${cache:-$tmp/cache}"
 mkdir -p "$cache" "$tmp/empty-json"
+if [ -n "$out" ]; then
+  mkdir -p "$out"
+  trap 'cp "$tmp"/*.txt "$tmp"/*.err "$tmp"/report.json "$out"/ 2>/dev/null; rm -rf "$tmp"' EXIT
+fi
 # The project: this repository's records and configuration, and the [build] of this machine.
 if [ -z "$project" ]; then
-project="$tmp/project"
+project="${out:-$tmp}/project"
 mkdir -p "$project"
 cp "$here/forkbook.toml" "$project/"
 cp -a "$here/patches-rocm" "$project/"
