@@ -61,7 +61,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 work="${work:-$tmp/work}"
 cache="${cache:-$tmp/cache}"
-mkdir -p "$cache" "$tmp/empty-json"
+mkdir -p "$cache"
 if [ -n "$out" ]; then
   mkdir -p "$out"
   trap 'cp "$tmp"/*.txt "$tmp"/*.err "$tmp"/report.json "$out"/ 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -69,7 +69,9 @@ fi
 # The project: this repository's records and configuration, and the [build] of this machine.
 if [ -z "$project" ]; then
 project="${out:-$tmp}/project"
-mkdir -p "$project"
+# An empty folder for the JSON package CMake would download: kept with the project, so a run
+# with --project finds it.
+mkdir -p "$project/empty-json"
 cp "$here/forkbook.toml" "$project/"
 cp -a "$here/patches-rocm" "$project/"
 cat >> "$project/forkbook.toml" <<EOF
@@ -86,7 +88,7 @@ cmake_args = [
   "-DMLX_BUILD_ROCM=ON", "-DCMAKE_CXX_COMPILER={compiler}", "-DCMAKE_HIP_COMPILER={compiler}",
   "-DCMAKE_HIP_ARCHITECTURES={arch}", "-DCMAKE_BUILD_TYPE=Release", "-DMLX_BUILD_TESTS=OFF",
   "-DMLX_BUILD_EXAMPLES=OFF", "-DUSE_SYSTEM_FMT=ON", "-DMLX_BUILD_GGUF=OFF",
-  "-DFETCHCONTENT_SOURCE_DIR_JSON=$tmp/empty-json",
+  "-DFETCHCONTENT_SOURCE_DIR_JSON=$project/empty-json",
 ]
 EOF
 fi
