@@ -1126,3 +1126,50 @@ fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
     assert!(again_text.contains("no_such_name"), "{again_text}");
     assert!(!again_text.contains("forged"), "{again_text}");
 }
+
+/// The real tree's CMake puts ccache in front of whatever compiler it is given (MLX does when
+/// ccache is installed), so with `[build] add_flags` ccache runs the script forkbook writes into
+/// the build folder. Every build empties that folder and writes the script again, and ccache
+/// judged the compiler by its file's time: each build was a new compiler, and a warm build of
+/// the real overlay compiled 167 of its sources again. Fails before: the second build of the
+/// same tree compiled `one.cpp` again.
+#[test]
+fn a_tree_that_puts_ccache_before_the_compiler_is_cached_across_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(
+        tree.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\nproject(fixture LANGUAGES CXX)\n\
+         find_program(CCACHE_PROGRAM ccache REQUIRED)\n\
+         set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})\n\
+         add_library(mlx STATIC one.cpp)\n",
+    )
+    .unwrap();
+    let one = "namespace mlx::core { int one() { return 1; } }\n";
+    std::fs::write(tree.join("one.cpp"), one).unwrap();
+    let compiles = dir.path().join("compiles");
+    let compiler = counting_compiler(dir.path(), &compiles);
+    let cfg = BuildConfig {
+        add_flags: vec!["-DFORKBOOK_ADDED=1".to_string()],
+        ..fixture_config(&[])
+    };
+    let options = BuildOptions {
+        compiler: Some(compiler.display().to_string()),
+        jobs: Some(1),
+        ccache_base: Some(dir.path().to_path_buf()),
+        ccache_dir: Some(dir.path().join("ccache")),
+        ..BuildOptions::default()
+    };
+    let build_dir = dir.path().join("build");
+    for _ in 0..2 {
+        let report = drift_build(&tree, &build_dir, &cfg, &options).unwrap();
+        assert!(report.problems().is_empty(), "{}", report.doc().text());
+        assert_eq!(report.objects, 1, "{}", report.doc().text());
+    }
+    assert_eq!(
+        library_compiles(&compiles),
+        ["one.cpp"],
+        "compiled by the first build only"
+    );
+}

@@ -376,7 +376,14 @@ fn run_build(
     let (compiler, launcher) = tools.for_cmake(cfg, options, tree, build_dir)?;
     let mut configure = configure_args(cfg, tree, build_dir, &compiler, options.arch.as_deref());
     configure.extend(toolchain_args(cfg, launcher.as_deref()));
-    let env = tools.env(options, build_dir);
+    let mut env = tools.env(options, build_dir);
+    if compiler != tools.compiler && tools.launcher.is_some() {
+        // A tree's own CMake may put ccache before the script (MLX does), and the script is
+        // written anew in every emptied build folder: judged by its file's time, as ccache
+        // does by default, it would be a new compiler each build. Its text names the
+        // compiler's identity, so judging it by its text is exact.
+        env.push(("CCACHE_COMPILERCHECK".into(), "content".into()));
+    }
     let cmake = |args: &[String], log: &str| {
         run::run_logged_env(&tools.cmake, args, build_dir, &build_dir.join(log), &env)
     };
@@ -552,7 +559,8 @@ impl Wrapper<'_> {
         let tail = replay.unwrap_or_else(|| format!("exec {run} \"$@\"\n"));
         let script = format!(
             "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
-             # [build] drop_flags names, with those [build] add_flags names.\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
+             # [build] drop_flags names, with those [build] add_flags names.\n\
+             # The compiler's identity: {identity}\nn=$#\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  \
              n=$((n - 1))\n  case \"$a\" in\n{dropped}    *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nset -- \"$@\"{added}\n{tail}"
         );
         let name = (self.compiler.file_name())
