@@ -613,13 +613,18 @@ fn files_of_targets_after_a_failed_one_are_compiled_too() {
 
 /// A CMake project of one static library `mlx` over `sources` (name, text), written into `tree`.
 fn lay_library(tree: &Path, sources: &[(&str, &str)]) {
+    lay_library_after(tree, "", sources);
+}
+
+/// [`lay_library`], with `cmake` (whole lines) before the library in `CMakeLists.txt`.
+fn lay_library_after(tree: &Path, cmake: &str, sources: &[(&str, &str)]) {
     let _ = std::fs::remove_dir_all(tree);
     std::fs::create_dir_all(tree).unwrap();
     let names: Vec<&str> = sources.iter().map(|(name, _)| *name).collect();
     std::fs::write(
         tree.join("CMakeLists.txt"),
         format!(
-            "cmake_minimum_required(VERSION 3.16)\nproject(fixture LANGUAGES CXX)\n\
+            "cmake_minimum_required(VERSION 3.16)\nproject(fixture LANGUAGES CXX)\n{cmake}\
              add_library(mlx STATIC {})\n",
             names.join(" ")
         ),
@@ -1137,17 +1142,15 @@ fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
 fn a_tree_that_puts_ccache_before_the_compiler_is_cached_across_builds() {
     let dir = tempfile::tempdir().unwrap();
     let tree = dir.path().join("tree");
-    std::fs::create_dir_all(&tree).unwrap();
-    std::fs::write(
-        tree.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.16)\nproject(fixture LANGUAGES CXX)\n\
-         find_program(CCACHE_PROGRAM ccache REQUIRED)\n\
-         set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})\n\
-         add_library(mlx STATIC one.cpp)\n",
-    )
-    .unwrap();
-    let one = "namespace mlx::core { int one() { return 1; } }\n";
-    std::fs::write(tree.join("one.cpp"), one).unwrap();
+    lay_library_after(
+        &tree,
+        "find_program(CCACHE_PROGRAM ccache REQUIRED)\n\
+         set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})\n",
+        &[(
+            "one.cpp",
+            "namespace mlx::core { int one() { return 1; } }\n",
+        )],
+    );
     let compiles = dir.path().join("compiles");
     let compiler = counting_compiler(dir.path(), &compiles);
     let cfg = BuildConfig {
