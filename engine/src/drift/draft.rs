@@ -766,15 +766,15 @@ mod tests {
     }
 
     fn parsed(text: &str) -> Cpp<'_> {
-        let cfg = ApiConfig::default();
+        parsed_with(text, &ApiConfig::default())
+    }
+
+    /// `text` parsed as `drift api` prepares it under `cfg`, with no store of parses.
+    fn parsed_with<'t>(text: &'t str, cfg: &ApiConfig) -> Cpp<'t> {
+        let parses = crate::drift::api::Parses::new(None);
         Cpp::parse(
             text,
-            &crate::drift::api::prep(
-                &cfg,
-                &[],
-                &FileMap::new(),
-                &crate::drift::api::Parses::new(None),
-            ),
+            &crate::drift::api::prep(cfg, &[], &FileMap::new(), &parses),
         )
     }
 
@@ -806,15 +806,7 @@ mod tests {
             stub_macros: [("ROCM_UNSUPPORTED".to_string(), vec!["eval_gpu".to_string()])].into(),
             ..ApiConfig::default()
         };
-        let cpp = Cpp::parse(
-            text,
-            &crate::drift::api::prep(
-                &cfg,
-                &[],
-                &FileMap::new(),
-                &crate::drift::api::Parses::new(None),
-            ),
-        );
+        let cpp = parsed_with(text, &cfg);
         let stubs = stub_lines(&cpp, &cfg);
         let found: Vec<(&str, &str)> = stubs
             .iter()
