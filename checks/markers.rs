@@ -110,6 +110,27 @@ pub fn regions(content: &[u8]) -> (Vec<Region>, Vec<Marker>) {
     (regions, stray)
 }
 
+/// `content` with each conflict region taken at its first side (between `<<<<<<<` and
+/// `|||||||` or `=======`: the pin's in a retarget) and every marker line left out, a stray
+/// one too. What a build reads to see past the markers, not a resolution anyone chose.
+pub fn first_side(content: &[u8]) -> Vec<u8> {
+    let mut kept = Vec::with_capacity(content.len());
+    // Inside a region: whether the lines are still its first side.
+    let mut region: Option<bool> = None;
+    for line in content.split_inclusive(|&b| b == b'\n') {
+        let bare = line.strip_suffix(b"\n").unwrap_or(line);
+        match (marker_kind(bare), region) {
+            (Some(MarkerKind::Ours), _) => region = Some(true),
+            (Some(MarkerKind::Theirs), _) => region = None,
+            (Some(_), Some(_)) => region = Some(false),
+            (Some(_), None) => {}
+            (None, None | Some(true)) => kept.extend_from_slice(line),
+            (None, Some(false)) => {}
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +178,19 @@ mod tests {
                 kind: MarkerKind::Separator
             }]
         );
+    }
+
+    #[test]
+    fn first_side_keeps_the_first_side_of_each_region_and_drops_every_marker() {
+        let diff3 = b"a\n<<<<<<< pin\nx\n|||||||\nb\n=======\ny\n>>>>>>> fork\nc\n";
+        assert_eq!(first_side(diff3), b"a\nx\nc\n");
+        let merge = b"<<<<<<< pin\nx1\nx2\n=======\ny\n>>>>>>> fork\nc";
+        assert_eq!(first_side(merge), b"x1\nx2\nc");
+        assert_eq!(
+            first_side(b"a\n=======\nb\n"),
+            b"a\nb\n",
+            "a stray marker alone is left out"
+        );
+        assert_eq!(first_side(b"a\n========\nb\n"), b"a\n========\nb\n");
     }
 }

@@ -232,18 +232,28 @@ pub fn drift_build(
         results: Some(cache.drift_build_store()),
         compile_failures: Some(cache.compile_failure_store()),
     };
-    let exported: Vec<PathBuf> = trees.iter().map(|(tree, _, _)| tree.clone()).collect();
+    let sides = trees.iter().flat_map(|t| &t.pin_side);
+    let exported: Vec<PathBuf> = (trees.iter().map(|t| &t.tree))
+        .chain(sides.map(|(tree, _)| tree))
+        .cloned()
+        .collect();
     let stubs = (request.stubs)
         .map(|_| write_stubs(project, &cfg, &options, &backend, &exported))
         .transpose()?;
     let reports = trees
         .into_iter()
-        .map(|(tree, build_dir, conflicted)| {
-            let report = build::drift_build(&tree, &build_dir, &cfg, &options)?;
-            Ok(BuildReport {
-                conflicted,
-                ..report
-            })
+        .map(|t| {
+            let report = BuildReport {
+                conflicted: t.conflicted,
+                ..build::drift_build(&t.tree, &t.build_dir, &cfg, &options)?
+            };
+            match t.pin_side {
+                Some((tree, build_dir)) => {
+                    let side = build::drift_build(&tree, &build_dir, &cfg, &options)?;
+                    Ok(report.with_symbols_of(side))
+                }
+                None => Ok(report),
+            }
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((reports, stubs))
@@ -269,8 +279,15 @@ fn build_config(project: &Project, request: &BuildRequest) -> Result<BuildConfig
     Ok(cfg)
 }
 
-/// A tree: where it is, where it is built, and its files in conflict.
-type Tree = (PathBuf, PathBuf, Vec<String>);
+/// An exported tree, where it is built, and its files in conflict.
+struct Tree {
+    tree: PathBuf,
+    build_dir: PathBuf,
+    conflicted: Vec<String>,
+    /// With files in conflict: the same tree with each conflict taken at the pin's side, and
+    /// where it is built; its objects give the symbols (see [`build::SideBuild`]).
+    pin_side: Option<(PathBuf, PathBuf)>,
+}
 
 /// Exports the tree a retarget to each of `pins` would make into `work/<commit>/tree`; the trees,
 /// and the backend's files of them all.
@@ -298,8 +315,26 @@ fn export_trees(
         // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
         export_tree(project, cache, pin, &overlay, &tree, true)?;
         let in_conflict = |_: &str, bytes: &[u8]| !forkbook_checks::markers::scan(bytes).is_empty();
-        let conflicted = files_where(&overlay, in_conflict).into_keys().collect();
-        trees.push((tree, work.join(&folder).join("build"), conflicted));
+        let conflicted = files_where(&overlay, in_conflict);
+        let pin_side = match conflicted.is_empty() {
+            true => None,
+            false => {
+                let folder = work.join(format!("{folder}-pin-side"));
+                let mut sided = overlay.clone();
+                for (path, bytes) in &conflicted {
+                    let side = forkbook_checks::markers::first_side(bytes);
+                    sided.insert(path.clone(), std::sync::Arc::new(side));
+                }
+                export_tree(project, cache, pin, &sided, &folder.join("tree"), true)?;
+                Some((folder.join("tree"), folder.join("build")))
+            }
+        };
+        trees.push(Tree {
+            tree,
+            build_dir: work.join(&folder).join("build"),
+            conflicted: conflicted.into_keys().collect(),
+            pin_side,
+        });
         backend.extend(files_where(&overlay, |p, _| p.starts_with(prefix)));
     }
     Ok((trees, backend))

@@ -520,7 +520,11 @@ fn stubs_stand_in_for_a_library_the_machine_lacks() {
     );
     assert!(!names_blas(&diff["new_errors"]), "{diff:#}");
     assert!(!names_blas(&diff["known_errors"]), "{diff:#}");
-    assert_eq!(blas_object().len(), 2, "an object at each pin");
+    // An object at each pin, and in the candidate built at the pin's side of its conflict.
+    let objects = blas_object();
+    assert_eq!(objects.len(), 3, "{objects:?}");
+    let side = |o: &&std::path::PathBuf| o.to_string_lossy().contains("-pin-side/build/");
+    assert_eq!(objects.iter().filter(side).count(), 1, "{objects:?}");
     // The planted breaks are still what is new.
     assert_eq!(
         diff["new_undefined"].as_array().unwrap().len(),
@@ -824,6 +828,114 @@ fn a_missing_eval_gpu_only_a_link_reveals_is_found() {
         "{}",
         report.doc().text()
     );
+}
+
+/// Declares a primitive whose key function (the destructor) upstream defines in `mlx/device.cpp`:
+/// the vtable, which names `eval_gpu`, is that object's alone.
+const FUSED_H: &str =
+    "#pragma once\nnamespace mlx::core {\nstruct Fused {\n  virtual ~Fused();\n  \
+virtual void eval_cpu();\n  virtual void eval_gpu();\n};\n}\n";
+
+/// What a new upstream commit appends to `mlx/device.cpp`.
+const FUSED_CPU: &str = "\n#include \"mlx/fused.h\"\nnamespace mlx::core {\nFused::~Fused() {}\n\
+void Fused::eval_cpu() {}\n}\n";
+
+/// Issue 41.2: a primitive's missing `eval_gpu` shows in the link even when the object that needs
+/// it is of a file the retarget leaves in conflict. A commit on the demo's pin2 declares a new
+/// primitive and defines its key function in `mlx/device.cpp`, which the retarget leaves with
+/// markers, so that file never compiles; the symbols are read from the candidate built once more
+/// with each conflict at the pin's side. Fails before: `Fused::eval_gpu` was never named, as
+/// fix 6 of the first user's overlay was not (its vtable's file included a header in conflict).
+#[test]
+fn a_missing_eval_gpu_needed_by_a_file_in_conflict_is_found() {
+    use crate::common::Demo;
+    use forkbook::engine::config::Layout;
+    let demo = Demo::new(Layout::Patch);
+    let upstream = git2::Repository::open_bare(&demo.demo.world.upstream).unwrap();
+    let pin2 = upstream.revparse_single(&demo.demo.world.pin2).unwrap();
+    let pin2 = pin2.peel_to_commit().unwrap();
+    let device = pin2
+        .tree()
+        .unwrap()
+        .get_path(Path::new("mlx/device.cpp"))
+        .unwrap();
+    let device = upstream.find_blob(device.id()).unwrap();
+    let device = [device.content(), FUSED_CPU.as_bytes()].concat();
+    let mut update = git2::build::TreeUpdateBuilder::new();
+    update.upsert(
+        "mlx/device.cpp",
+        upstream.blob(&device).unwrap(),
+        git2::FileMode::Blob,
+    );
+    update.upsert(
+        "mlx/fused.h",
+        upstream.blob(FUSED_H.as_bytes()).unwrap(),
+        git2::FileMode::Blob,
+    );
+    let tree = update
+        .create_updated(&upstream, &pin2.tree().unwrap())
+        .unwrap();
+    let tree = upstream.find_tree(tree).unwrap();
+    let who = git2::Signature::new(
+        "Upstream",
+        "upstream@example.com",
+        &git2::Time::new(1_700_000_000, 0),
+    )
+    .unwrap();
+    let pin3 = upstream
+        .commit(
+            Some("refs/heads/main"),
+            &who,
+            &who,
+            "Add the fused primitive",
+            &tree,
+            &[&pin2],
+        )
+        .unwrap()
+        .to_string();
+
+    let work = demo.tmp.path().join("work");
+    let (code, json) = json_build(&demo, &work, &pin3, &[]);
+    assert_eq!(code, 1, "{json:#}");
+    let diff = &json["differential"];
+    let in_conflict: Vec<&str> = (diff["in_conflict"].as_array().unwrap().iter())
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(in_conflict, ["mlx/device.cpp"], "{diff:#}");
+    let fused: Vec<&serde_json::Value> = (diff["new_undefined"].as_array().unwrap().iter())
+        .filter(|u| u["symbol"] == "mlx::core::Fused::eval_gpu()")
+        .collect();
+    assert_eq!(fused.len(), 1, "{diff:#}");
+    assert_eq!(
+        fused[0]["needed_by"],
+        serde_json::json!(["mlx/device.cpp"]),
+        "{diff:#}"
+    );
+    let side = &json["build"]["symbols_from"];
+    assert_eq!(
+        side["compiled"],
+        serde_json::json!(["mlx/device.cpp"]),
+        "{diff:#}"
+    );
+
+    // The text says where the symbols were read, and that the side's errors are not counted.
+    let (_, text) = demo.run(&[
+        "drift",
+        "build",
+        "--to",
+        &pin3,
+        "--compiler",
+        "c++",
+        "--jobs",
+        "2",
+        "--work",
+        work.to_str().unwrap(),
+    ]);
+    assert!(
+        text.contains("symbols: read from a build with each of the 1 file in conflict taken at the pin's side"),
+        "{text}"
+    );
+    assert!(text.contains("Fused::eval_gpu()"), "{text}");
 }
 
 /// Issue 41.3: a build folder an earlier build used changes no verdict. The first tree has a

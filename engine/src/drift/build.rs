@@ -148,10 +148,27 @@ pub struct BuildReport {
     /// conflict), filled in by the caller that made the tree.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicted: Vec<String>,
+    /// Where the undefined symbols were read when the tree has files in conflict: a build of the
+    /// tree with each conflict taken at one side. None: from this build's own objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbols_from: Option<SideBuild>,
     /// The flag of `[build] add_flags` that compiles the host side of each HIP file alone, so
     /// no device code was compiled; None: device code was compiled where the compiler does it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_only: Option<String>,
+}
+
+/// A second build of a tree with files in conflict, each conflict taken at its first side (the
+/// pin's, in a retarget): the markers keep every translation unit that includes such a file from
+/// compiling, and with it what only those objects need (a primitive's `eval_gpu`, through the
+/// vtable its key function's object holds). Its objects give the symbols; its errors are not
+/// reported (the side is forkbook's choice, not a resolution).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SideBuild {
+    pub tree: PathBuf,
+    pub objects: usize,
+    /// The sources that failed in the tree with markers and compiled at one side.
+    pub compiled: Vec<String>,
 }
 
 /// The compiler flags that leave device code out of a HIP compile.
@@ -820,6 +837,26 @@ fn opens_namespace(text: &str, name: &str) -> bool {
 }
 
 impl BuildReport {
+    /// This build with its undefined symbols read from `side`, the same tree built with its
+    /// conflicts taken at one side ([`SideBuild`]); its errors and failed sources stay its own.
+    pub fn with_symbols_of(self, side: BuildReport) -> BuildReport {
+        let compiled = (self.failed.iter())
+            .filter(|source| !side.failed.contains(source))
+            .cloned()
+            .collect();
+        BuildReport {
+            undefined: side.undefined,
+            undefined_after_errors: side.undefined_after_errors,
+            defined_by: side.defined_by,
+            symbols_from: Some(SideBuild {
+                tree: side.tree,
+                objects: side.objects,
+                compiled,
+            }),
+            ..self
+        }
+    }
+
     /// The configure errors, then the compile errors.
     pub fn all_errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.configure_errors.iter().chain(&self.errors)
@@ -894,6 +931,7 @@ impl BuildReport {
         let configure = format!("configure: {}", took(&self.configure));
         doc.list(vec![vec![words(configure)], vec![words(build)]]);
         self.device_line(&mut doc);
+        self.symbols_line(&mut doc);
         self.findings(&mut doc);
         doc.path_line("log", &self.build.as_ref().unwrap_or(&self.configure).log);
         doc
@@ -905,6 +943,19 @@ impl BuildReport {
             doc.say(format!(
                 "device code: not compiled (`{flag}` in `[build] add_flags`: the host side of each HIP file alone; errors only the device compile or its code generator shows are not seen)"
             ));
+        }
+    }
+
+    /// Where the undefined symbols were read, when not from this build's objects.
+    pub(crate) fn symbols_line(&self, doc: &mut Doc) {
+        if let Some(side) = &self.symbols_from {
+            doc.say(format!(
+                "symbols: read from a build with each of the {} taken at the pin's side ({}, {} more compiled; its errors are not counted)",
+                plural(self.conflicted.len(), "file in conflict", "files in conflict"),
+                plural(side.objects, "object", "objects"),
+                plural(side.compiled.len(), "source", "sources"),
+            ))
+            .path_line("tree", &side.tree);
         }
     }
 

@@ -307,6 +307,7 @@ impl Differential {
             vec![words(format!("candidate: {}", c.summary_line()))],
         ]);
         c.device_line(&mut doc);
+        c.symbols_line(&mut doc);
         let (new, new_undefined) = (&self.new_errors, &self.new_undefined);
         found(&mut doc, "new at the candidate (drift)", new, new_undefined);
         self.answers_doc(&mut doc);
