@@ -185,8 +185,10 @@ pub struct BuildRequest<'a> {
 /// Exports the trees a retarget to each of `pins` would make into `work/<commit>/tree` and
 /// builds each in `work/<commit>/build`, one after the other with the same toolchain. The trees
 /// are laid out alike under `work`, which is ccache's base folder: the second tree compiles only
-/// the translation units that differ. With `request.stubs`, the stub headers for what the
-/// machine lacks are written first (see [`build::stubs`]) and the builds use them.
+/// the translation units that differ. A tree with files in conflict is built once more in
+/// `work/<commit>-pin-side` with each conflict at the pin's side, and its symbols are read from
+/// there ([`build::SideBuild`]). With `request.stubs`, the stub headers for what the machine
+/// lacks are written first (see [`build::stubs`]) and the builds use them.
 pub fn drift_build(
     project: &Project,
     cache: &Cache,
