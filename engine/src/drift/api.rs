@@ -109,10 +109,11 @@ pub fn analyze_kept(
 ) -> ApiReport {
     let prep = sources::prep(cfg, &[from, to], backend, parses);
     let backend_model = sources::backend_model(backend, &prep, parses);
-    let side =
-        |files, reuse| sources::upstream_side(files, cfg, &prep, &backend_model, reuse, parses);
-    let to_side = side(to, None);
-    let from_side = side(from, Some((to, &to_side)));
+    let side = |files, shared, reuse| {
+        sources::upstream_side(files, cfg, &prep, &backend_model, shared, reuse, parses)
+    };
+    let to_side = side(to, sources::SharedSources::Parsed, None);
+    let from_side = side(from, sources::SharedSources::Skipped, Some((to, &to_side)));
     let inputs = classify::Inputs {
         cfg,
         from: &from_side,

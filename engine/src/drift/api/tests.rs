@@ -798,3 +798,46 @@ fn a_new_pin_parses_only_the_files_that_changed() {
         assert_eq!(text(&kept), text(&fresh));
     }
 }
+
+#[test]
+fn a_cold_analysis_parses_no_old_source_and_no_file_that_defines_nothing_wanted() {
+    use super::{analyze_kept, Parses};
+    let cuda = format!(
+        "{}bool Event::is_signaled() const {{ return true; }}\n}}\n",
+        ROCM_EVENT.trim_end().trim_end_matches('}')
+    );
+    // Spells `Event::is_signaled` only as part of another name: it defines nothing wanted.
+    let metal =
+        "namespace mlx::core {\nbool Event::is_signaled_before(int v) const { return v > 0; }\n}\n";
+    let shared =
+        |body: &str| format!("namespace mlx::core {{\nint helper() {{ return {body}; }}\n}}\n");
+    let (old_shared, new_shared) = (shared("1"), shared("2"));
+    let from = files(&[
+        ("mlx/event.h", EVENT_H),
+        ("mlx/backend/common/helper.cpp", &old_shared),
+    ]);
+    let event_h = event_with_is_signaled();
+    let to = files(&[
+        ("mlx/event.h", &event_h),
+        ("mlx/backend/common/helper.cpp", &new_shared),
+        ("mlx/backend/cuda/event.cu", &cuda),
+        ("mlx/backend/metal/event.cpp", metal),
+    ]);
+    let backend = files(&[("mlx/backend/rocm/event.cpp", ROCM_EVENT)]);
+    let parses = Parses::new(None);
+    let report = analyze_kept(&from, &to, &backend, &ApiConfig::default(), &parses);
+    assert_eq!(
+        found(&report),
+        one(
+            Kind::MissingBackendDefinition,
+            "mlx::core::Event::is_signaled"
+        )
+    );
+    assert!(report.findings[0]
+        .message
+        .contains("mlx/backend/cuda/event.cu:6"));
+    // Both pins' `event.h`, the new `helper.cpp` (the rules read no old definition), the
+    // backend's file, and the one reference file defining `Event::is_signaled`: not the old
+    // `helper.cpp`, nor metal's file (7 parses before).
+    assert_eq!(parses.made(), 5);
+}
