@@ -263,7 +263,10 @@ pub fn prose(readme: &str, prefix: &str) -> Vec<ProseCount> {
             COUNTS_END => in_block = false,
             _ => {}
         }
-        if in_fence || in_block || marked_not_a_count(line) {
+        // A count is ASCII digits (a number in other digits does not parse): a line without
+        // one states none, and the pattern is compiled only for a README that has such a line.
+        let has_digit = line.bytes().any(|b| b.is_ascii_digit());
+        if in_fence || in_block || !has_digit || marked_not_a_count(line) {
             continue;
         }
         for found in PATTERN.captures_iter(line) {
