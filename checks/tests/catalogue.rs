@@ -158,7 +158,8 @@ fn every_check_runs_on_every_fixture() {
         let rendered: String = CHECKS
             .iter()
             .map(|check| {
-                let found: Vec<String> = (check.run)(&facts).iter().map(|f| f.render()).collect();
+                let found: Vec<String> =
+                    check.findings(&facts).iter().map(|f| f.render()).collect();
                 format!(
                     "== {} ({})\n{}",
                     check.id,

@@ -53,7 +53,7 @@ Touches `eval.cpp`.
 ";
 
 fn run(check: &str, facts: &Facts) -> Vec<Finding> {
-    (find(check).unwrap().run)(facts)
+    find(check).unwrap().findings(facts)
 }
 
 #[test]
