@@ -392,7 +392,7 @@ fn heading(
         }
         return None;
     };
-    let mut entry = Entry {
+    let entry = Entry {
         number,
         title,
         line,
