@@ -2,19 +2,18 @@
 
 use crate::facts::Facts;
 use crate::names::{named_files, Names};
-use crate::{pages::differing_file_named as CHECK, Finding};
+use crate::{pages::differing_file_named as CHECK, Findings};
 use forkbook_records::register::Register;
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(tree) = facts.tree() else {
-        return Vec::new();
+        return;
     };
     let empty = Register::default();
     let register = facts.records.register.as_ref().unwrap_or(&empty);
     let file = facts.register_file();
     let names = Names::new(&tree.files, &facts.backend_prefix);
     let (named, _) = named_files(&register.entries, &names);
-    let mut findings = Vec::new();
     for path in &tree.differing {
         if named.contains(path.as_str()) {
             continue;
@@ -24,5 +23,4 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
                     folder, or bare file name where unique), or drop the change";
         findings.push(CHECK.finding(&file, None, message).with_note(note));
     }
-    findings
 }

@@ -1,16 +1,15 @@
 //! `fix-draft-confirmed`: no fix forkbook drafted is left unreviewed.
 
 use crate::facts::Facts;
-use crate::{pages::fix_draft_confirmed as CHECK, Finding};
+use crate::{pages::fix_draft_confirmed as CHECK, Findings};
 
 /// The register field `drift api --draft` writes and `fix confirm` removes.
 const DRAFT_KEY: &str = "draft";
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(register) = &facts.records.register else {
-        return Vec::new();
+        return;
     };
-    let mut findings = Vec::new();
     for entry in &register.entries {
         let Some(mark) = entry.field(DRAFT_KEY) else {
             continue;
@@ -29,5 +28,4 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
                 .with_note(note),
         );
     }
-    findings
 }

@@ -2,18 +2,19 @@
 //! link really is a pull request of the fork or of upstream.
 
 use crate::facts::{Facts, Repos};
-use crate::{pages::fix_link_present as CHECK, Finding};
+use crate::{pages::fix_link_present as CHECK, Finding, Findings};
 use forkbook_records::register::{Entry, State};
 use forkbook_records::remote::same_repository;
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(register) = &facts.records.register else {
-        return Vec::new();
+        return;
     };
     let applies = register.entries.iter().filter(|e| e.applies_to_fork());
-    applies
-        .filter_map(|entry| entry_link(entry, &facts.repos, &register.file))
-        .collect()
+    findings.extend(
+        applies
+            .filter_map(|entry| entry_link(entry, &facts.repos, &register.file))
+    );
 }
 
 fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {

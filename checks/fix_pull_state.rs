@@ -3,21 +3,19 @@
 //! none of the fork's that is already further on.
 
 use crate::facts::{CitedPull, Facts, PullState};
-use crate::{pages::fix_pull_state as CHECK, Finding};
+use crate::{pages::fix_pull_state as CHECK, Finding, Findings};
 use forkbook_records::register::{Entry, State};
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let (Some(register), Some(overlay)) = (&facts.records.register, &facts.overlay) else {
-        return Vec::new();
+        return;
     };
-    let mut findings = Vec::new();
     for entry in &register.entries {
         let cited: Vec<&CitedPull> = (overlay.pulls.iter())
             .filter(|p| p.entry == entry.number)
             .collect();
         findings.extend(entry_findings(entry, &cited, &register.file));
     }
-    findings
 }
 
 fn entry_findings(entry: &Entry, cited: &[&CitedPull], file: &str) -> Vec<Finding> {

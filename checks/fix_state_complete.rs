@@ -6,24 +6,22 @@
 
 use crate::facts::Facts;
 use crate::upstream_well_formed::is_full_sha;
-use crate::{pages::fix_state_complete as CHECK, Finding};
+use crate::{pages::fix_state_complete as CHECK, Findings};
 use forkbook_records::register::{Entry, Form, State, STATES};
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(register) = &facts.records.register else {
-        return Vec::new(); // fixes-numbered reports the missing register
+        return; // fixes-numbered reports the missing register
     };
-    let mut findings = Vec::new();
     for entry in &register.entries {
         for problem in &entry.problems {
             findings.push(CHECK.finding(&register.file, Some(problem.line), &problem.message));
         }
-        entry_state(entry, &register.file, &mut findings);
+        entry_state(entry, &register.file, findings);
     }
-    findings
 }
 
-fn entry_state(entry: &Entry, file: &str, findings: &mut Vec<Finding>) {
+fn entry_state(entry: &Entry, file: &str, findings: &mut Findings) {
     let Some(written) = entry.field("state") else {
         match &entry.stated {
             Some(stated) => required_fields(
@@ -80,7 +78,7 @@ fn required_fields(
     line: usize,
     from: Option<&str>,
     file: &str,
-    findings: &mut Vec<Finding>,
+    findings: &mut Findings,
 ) {
     // A missing link is `fix-link-present`'s finding, so it is reported once.
     let needs = entry.still_needs().into_iter();

@@ -5,12 +5,12 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::facts::{Facts, SeriesPatch};
-use crate::{pages::fixes_numbered as CHECK, Finding};
+use crate::{pages::fixes_numbered as CHECK, Findings};
 use forkbook_records::register::Register;
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(register) = &facts.records.register else {
-        return vec![CHECK
+        findings.push(CHECK
             .finding(
                 &facts.register_file(),
                 None,
@@ -18,18 +18,17 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
             )
             .with_note(
                 "write one entry `## N. Title` per local fix, even when there are none yet",
-            )];
+            ));
+        return;
     };
-    let mut findings: Vec<Finding> = register
-        .problems
-        .iter()
-        .map(|p| CHECK.finding(&register.file, Some(p.line), &p.message))
-        .collect();
-    numbering(register, &mut findings);
+    findings.extend(
+        (register.problems.iter())
+            .map(|p| CHECK.finding(&register.file, Some(p.line), &p.message)),
+    );
+    numbering(register, findings);
     if let Some(series) = &facts.records.patch_series {
-        series_matches(register, series, &mut findings);
+        series_matches(register, series, findings);
     }
-    findings
 }
 
 /// Each number once, and every number from 1 to the count of entries. Sections may order
@@ -37,7 +36,7 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
 ///
 /// Linear in the entries: one pass records where each number is first seen (a register of
 /// 300,000 entries is checked in well under a second; a search per entry took minutes).
-fn numbering(register: &Register, findings: &mut Vec<Finding>) {
+fn numbering(register: &Register, findings: &mut Findings) {
     let note = "number the entries 1 to N, each number once, without gaps";
     let mut first_line: HashMap<u32, usize> = HashMap::with_capacity(register.entries.len());
     for entry in &register.entries {
@@ -78,7 +77,7 @@ fn numbering(register: &Register, findings: &mut Vec<Finding>) {
     }
 }
 
-fn series_matches(register: &Register, series: &[SeriesPatch], findings: &mut Vec<Finding>) {
+fn series_matches(register: &Register, series: &[SeriesPatch], findings: &mut Findings) {
     let numbers: HashSet<u32> = register.entries.iter().map(|e| e.number).collect();
     for patch in series {
         if !numbers.contains(&patch.number) {

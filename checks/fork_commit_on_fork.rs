@@ -2,13 +2,12 @@
 
 use crate::facts::Facts;
 use crate::upstream_well_formed::is_full_sha;
-use crate::{pages::fork_commit_on_fork as CHECK, Finding};
+use crate::{pages::fork_commit_on_fork as CHECK, Findings};
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let (Some(register), Some(overlay)) = (&facts.records.register, &facts.overlay) else {
-        return Vec::new();
+        return;
     };
-    let mut findings = Vec::new();
     for entry in &register.entries {
         let Some(field) = entry.field("fork-commit") else {
             continue;
@@ -27,5 +26,4 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
         let finding = CHECK.finding(&register.file, Some(field.line), message);
         findings.push(finding.with_note(note));
     }
-    findings
 }

@@ -3,27 +3,28 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use crate::{pages::fork_hooks_explained as CHECK, Finding};
+use crate::{pages::fork_hooks_explained as CHECK, Findings};
 use std::collections::HashSet;
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let file = match &facts.records.readme {
         Some(readme) => readme.file.clone(),
         None => facts.record_path("README.md"),
     };
     let named = NamedInRegister::of(facts);
-    facts
-        .overlay
-        .iter()
-        .flat_map(|o| &o.fork_hooks)
-        .filter(|hook| !explained(hook, facts, &named))
-        .map(|hook| {
-            let message = format!("the fork changes `{hook}`, which the overlay does not carry, and nothing says why");
-            CHECK
-                .finding(&file, None, message)
-                .with_note("say in the overlay's README why the hook is left out (or carry the file as a core file)")
-        })
-        .collect()
+    findings.extend(
+        facts
+            .overlay
+            .iter()
+            .flat_map(|o| &o.fork_hooks)
+            .filter(|hook| !explained(hook, facts, &named))
+            .map(|hook| {
+                let message = format!("the fork changes `{hook}`, which the overlay does not carry, and nothing says why");
+                CHECK
+                    .finding(&file, None, message)
+                    .with_note("say in the overlay's README why the hook is left out (or carry the file as a core file)")
+            })
+    );
 }
 
 /// What the register's entries name, as written and as resolved: gathered once, not per hook.

@@ -134,10 +134,42 @@ pub struct Check {
     pub doc: &'static str,
     /// Whether it needs the objects of the recorded commits.
     pub needs: Needs,
-    pub run: fn(&Facts) -> Vec<Finding>,
+    /// Hands each finding to the sink as it is found, in the check's order.
+    pub run: fn(&Facts, &mut Findings),
+}
+
+/// Where a check hands its findings, one at a time as it finds them: `forkbook check` renders
+/// or counts each as it comes, so a register of 600,000 entries is never held as 600,000
+/// findings beside itself.
+pub struct Findings<'s>(&'s mut dyn FnMut(Finding));
+
+impl<'s> Findings<'s> {
+    pub fn new(sink: &'s mut dyn FnMut(Finding)) -> Self {
+        Findings(sink)
+    }
+
+    pub fn push(&mut self, finding: Finding) {
+        (self.0)(finding)
+    }
+}
+
+impl Extend<Finding> for Findings<'_> {
+    fn extend<T: IntoIterator<Item = Finding>>(&mut self, findings: T) {
+        findings.into_iter().for_each(|finding| self.push(finding))
+    }
 }
 
 impl Check {
+    /// Every finding of this check over the facts, in its order.
+    pub fn findings(&self, facts: &Facts) -> Vec<Finding> {
+        let mut found = Vec::new();
+        (self.run)(
+            facts,
+            &mut Findings::new(&mut |finding| found.push(finding)),
+        );
+        found
+    }
+
     /// A finding of this check at `file` and `line`.
     pub fn finding(&self, file: &str, line: Option<usize>, message: impl Into<String>) -> Finding {
         Finding {
@@ -232,7 +264,10 @@ pub fn explain(id: &str) -> Option<&'static str> {
 
 /// Runs every check over the facts; findings in catalogue order, each check's in its own order.
 pub fn run_all(facts: &Facts) -> Vec<Finding> {
-    CHECKS.iter().flat_map(|check| (check.run)(facts)).collect()
+    CHECKS
+        .iter()
+        .flat_map(|check| check.findings(facts))
+        .collect()
 }
 
 /// Whether any finding is an error (what decides exit status 1 and the book's gate).

@@ -3,17 +3,16 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use crate::{pages::named_file_differs as CHECK, Finding};
+use crate::{pages::named_file_differs as CHECK, Findings};
 use forkbook_records::register::{Entry, NamedFile, State};
 use std::collections::HashSet;
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let (Some(register), Some(tree)) = (&facts.records.register, facts.tree()) else {
-        return Vec::new();
+        return;
     };
     let names = Names::new(&tree.files, &facts.backend_prefix);
     let differing: HashSet<&str> = tree.differing.iter().map(String::as_str).collect();
-    let mut findings = Vec::new();
     for entry in &register.entries {
         // One file written several ways in one entry (`quantized/qmm.hip` and its full path) is
         // one file: checked once, at its first mention.
@@ -49,7 +48,6 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
             }
         }
     }
-    findings
 }
 
 /// Whether the entry declares its files (a `files:` field or a `Files:` line) rather than

@@ -1,7 +1,7 @@
 //! `no-conflict-markers`: no materialized overlay file, and no record, holds a conflict marker.
 
 use crate::facts::{Facts, MarkedFile};
-use crate::{pages::no_conflict_markers as CHECK, Finding};
+use crate::{pages::no_conflict_markers as CHECK, Finding, Findings};
 
 const NOTE: &str = "resolve it in a materialized copy (`forkbook materialize --out DIR`, edit), \
                     then record the resolution with `forkbook fix add --from DIR --title \"...\"`";
@@ -10,7 +10,7 @@ const RECORD_NOTE: &str = "a merge of the records was left unresolved: edit the 
                            that both sides' intent survives, remove the markers, then run \
                            `forkbook check` again";
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let overlay = facts
         .overlay
         .iter()
@@ -20,7 +20,7 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
         .record_markers
         .iter()
         .flat_map(|marked| findings_in(marked, RECORD_NOTE));
-    overlay.chain(records).collect()
+    findings.extend(overlay.chain(records));
 }
 
 fn findings_in(marked: &MarkedFile, note: &str) -> Vec<Finding> {

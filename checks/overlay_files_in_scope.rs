@@ -2,29 +2,30 @@
 //! check holds it against what it should be.
 
 use crate::facts::Facts;
-use crate::{pages::overlay_files_in_scope as CHECK, Finding};
+use crate::{pages::overlay_files_in_scope as CHECK, Findings};
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(overlay) = &facts.overlay else {
-        return Vec::new();
+        return;
     };
     let lock = facts.record_path("overlay.lock");
     let line = |path: &str| facts.records.lock.as_ref()?.lines.get(path).copied();
     let prefix = &facts.backend_prefix;
-    overlay
-        .tree
-        .files
-        .iter()
-        .filter(|path| !path.starts_with(prefix.as_str()) && !overlay.core_files.contains(path))
-        .map(|path| {
-            let message = format!(
-                "`{path}` is an overlay file outside the backend folder `{prefix}` and not one of \
-                 the core files: nothing holds it against the pin plus the fork's change"
-            );
-            CHECK.finding(&lock, line(path), message).with_note(
-                "add it to `[overlay] core_files` in forkbook.toml (the residual then checks it \
-                 line by line), or take it out of the overlay",
-            )
-        })
-        .collect()
+    findings.extend(
+        overlay
+            .tree
+            .files
+            .iter()
+            .filter(|path| !path.starts_with(prefix.as_str()) && !overlay.core_files.contains(path))
+            .map(|path| {
+                let message = format!(
+                    "`{path}` is an overlay file outside the backend folder `{prefix}` and not one of \
+                     the core files: nothing holds it against the pin plus the fork's change"
+                );
+                CHECK.finding(&lock, line(path), message).with_note(
+                    "add it to `[overlay] core_files` in forkbook.toml (the residual then checks it \
+                     line by line), or take it out of the overlay",
+                )
+            })
+    );
 }

@@ -1,9 +1,9 @@
 //! `overlay-matches-lock`: the materialized overlay is byte for byte what `overlay.lock` records.
 
 use crate::facts::{Facts, LockMismatch, MismatchKind};
-use crate::{pages::overlay_matches_lock as CHECK, Finding};
+use crate::{pages::overlay_matches_lock as CHECK, Findings};
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let file = facts.record_path("overlay.lock");
     let Some(lock) = &facts.records.lock else {
         // adopt locks the overlay it builds: without the recorded commits it cannot.
@@ -15,24 +15,26 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
              cache; get them with `forkbook fetch` (or the mirror that has them), then \
              `forkbook adopt` writes it"
         };
-        return vec![CHECK
+        findings.push(CHECK
             .finding(&file, None, "the lock `overlay.lock` is missing")
-            .with_note(note)];
+            .with_note(note));
+        return;
     };
     let malformed = lock.problems.iter().map(|p| {
         CHECK
             .finding(&file, Some(p.line), &p.message)
             .with_note("regenerate the lock with `forkbook sync` at the recorded commits")
     });
-    malformed
-        .chain(
-            facts
-                .overlay
-                .iter()
-                .flat_map(|o| &o.lock_mismatches)
-                .map(|m| CHECK.finding(&file, m.line, message(m)).with_note(NOTE)),
-        )
-        .collect()
+    findings.extend(
+        malformed
+            .chain(
+                facts
+                    .overlay
+                    .iter()
+                    .flat_map(|o| &o.lock_mismatches)
+                    .map(|m| CHECK.finding(&file, m.line, message(m)).with_note(NOTE)),
+            )
+    );
 }
 
 const NOTE: &str = "the overlay changed outside forkbook, or the lock is stale: \

@@ -3,29 +3,30 @@
 //! the register still says the fix is ours.
 
 use crate::facts::Facts;
-use crate::{pages::patch_not_empty as CHECK, Finding};
+use crate::{pages::patch_not_empty as CHECK, Findings};
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(series) = &facts.records.patch_series else {
-        return Vec::new();
+        return;
     };
-    series
-        .iter()
-        .filter(|patch| patch.empty)
-        .map(|patch| {
-            CHECK
-                .finding(
-                    &patch.file,
-                    None,
-                    format!(
-                        "the patch of entry {} holds no change: the base tree already holds the fix",
+    findings.extend(
+        series
+            .iter()
+            .filter(|patch| patch.empty)
+            .map(|patch| {
+                CHECK
+                    .finding(
+                        &patch.file,
+                        None,
+                        format!(
+                            "the patch of entry {} holds no change: the base tree already holds the fix",
+                            patch.number
+                        ),
+                    )
+                    .with_note(format!(
+                        "mark entry {} `merged` (with the commit or pull request that brought it) and remove the patch",
                         patch.number
-                    ),
-                )
-                .with_note(format!(
-                    "mark entry {} `merged` (with the commit or pull request that brought it) and remove the patch",
-                    patch.number
-                ))
-        })
-        .collect()
+                    ))
+            })
+    );
 }

@@ -1,11 +1,11 @@
 //! `readme-counts`: the counts the overlay's README states are the true ones.
 
 use crate::facts::Facts;
-use crate::{pages::readme_counts as CHECK, Finding};
+use crate::{pages::readme_counts as CHECK, Finding, Findings};
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(readme) = &facts.records.readme else {
-        return Vec::new();
+        return;
     };
     let unread = readme.unread.iter().map(|unread| {
         CHECK
@@ -19,24 +19,25 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
             ))
     });
     let Some(counts) = &readme.counts else {
-        let mut findings: Vec<Finding> = unread.collect();
-        if findings.is_empty() {
+        let mut unread = unread.peekable();
+        if unread.peek().is_none() {
             findings.push(
                 CHECK
                     .finding(&readme.file, None, "the README states no counts")
                     .with_note("`forkbook sync` at the recorded commits writes a counts block; `forkbook adopt --counts` adds one"),
             );
         }
-        return findings;
+        findings.extend(unread);
+        return;
     };
-    let mut findings: Vec<Finding> = unread.collect();
+    let mut found: Vec<Finding> = unread.collect();
     // Without the overlay each count is taken as stated: records read without their objects
     // (offline, nothing fetched) give no false mismatch.
     let actual = |name: &str| {
         let counts = &facts.overlay.as_ref()?.counts;
         forkbook_records::readme::figure(counts, name).map(|n| n as u64)
     };
-    findings.extend(counts
+    found.extend(counts
         .iter()
         .filter_map(|count| Some((count, actual(&count.name)?)))
         .filter(|(count, actual)| count.stated != *actual)
@@ -49,8 +50,8 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
                 .finding(&readme.file, Some(count.line), message)
                 .with_note("`forkbook sync` and `forkbook retarget` write the true figures (the counts block, or the numbers in the prose)")
         }));
-    findings.sort_by_key(|f| f.line);
-    findings
+    found.sort_by_key(|f| f.line);
+    findings.extend(found);
 }
 
 /// A line holding this comment states no count (the engine's `counts::NOT_A_COUNT`).

@@ -3,11 +3,11 @@
 
 use crate::facts::{Facts, Hunk};
 use crate::names::{Names, Resolved};
-use crate::{pages::residual_hunks_noted as CHECK, Finding};
+use crate::{pages::residual_hunks_noted as CHECK, Findings};
 use forkbook_records::register::Register;
 use forkbook_records::residual_record::ResidualRecord;
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let empty = Register::default();
     let register = facts.records.register.as_ref().unwrap_or(&empty);
     let names = Names::new(facts.tree_files(), &facts.backend_prefix);
@@ -16,12 +16,13 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
         Some(record) => record.file.clone(),
         None => facts.register_file(),
     };
-    facts
-        .residual()
-        .iter()
-        .filter_map(|hunk| problem(hunk, register, facts, &names))
-        .map(|message| CHECK.finding(&file, None, message))
-        .collect()
+    findings.extend(
+        facts
+            .residual()
+            .iter()
+            .filter_map(|hunk| problem(hunk, register, facts, &names))
+            .map(|message| CHECK.finding(&file, None, message))
+    );
 }
 
 /// The residual record whose notes tie hunks to entries: a `CORE_RESIDUAL.diff` in the files

@@ -2,31 +2,30 @@
 //! entry, with a reason, and is still about the hunk it was written for.
 
 use crate::facts::{Facts, ResidualRecord};
-use crate::{pages::residual_notes as CHECK, Finding};
+use crate::{pages::residual_notes as CHECK, Finding, Findings};
 use forkbook_records::register::Register;
 
 const FORM: &str = "write it as `# note <path>: LOCAL_FIXES.md item N: <reason>`";
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(record) = &facts.records.residual_record else {
-        return Vec::new();
+        return;
     };
     let empty = Register::default();
     let register = facts.records.register.as_ref().unwrap_or(&empty);
-    let mut out = note_findings(record, register, &facts.register_file());
+    findings.extend(note_findings(record, register, &facts.register_file()));
     for review in &record.reviews {
         let message = format!(
             "the residual of `{}` changed since its note was written",
             review.key
         );
-        out.push(CHECK.finding(&record.file, Some(review.line), message).with_note(
+        findings.push(CHECK.finding(&record.file, Some(review.line), message).with_note(
             "read the file's hunk; confirm or update its note, then delete this `# review` line",
         ));
     }
     if let Some(overlay) = &facts.overlay {
-        out.extend(coverage_findings(record, &overlay.residual_files()));
+        findings.extend(coverage_findings(record, &overlay.residual_files()));
     }
-    out
 }
 
 fn note_findings(

@@ -2,7 +2,7 @@
 //! and the SHA-256 of every core file as the overlay has it.
 
 use crate::facts::{Facts, ResidualRecord};
-use crate::{pages::residual_record_current as CHECK, Finding};
+use crate::{pages::residual_record_current as CHECK, Finding, Findings};
 
 const NOTE: &str =
     "`forkbook residual --write` rewrites the header (its notes kept); review the diff it writes";
@@ -16,20 +16,18 @@ fn upstream_key(key: &str) -> &str {
     }
 }
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(record) = &facts.records.residual_record else {
-        return Vec::new();
+        return;
     };
-    let mut findings: Vec<Finding> = record
-        .problems
-        .iter()
-        .map(|p| CHECK.finding(&record.file, Some(p.line), p.message.clone()))
-        .collect();
+    findings.extend(
+        (record.problems.iter())
+            .map(|p| CHECK.finding(&record.file, Some(p.line), p.message.clone())),
+    );
     findings.extend(commit_findings(record, facts));
     if let Some(overlay) = &facts.overlay {
         findings.extend(hash_findings(record, &overlay.core_hashes));
     }
-    findings
 }
 
 fn commit_findings(record: &ResidualRecord, facts: &Facts) -> Vec<Finding> {

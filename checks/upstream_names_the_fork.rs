@@ -1,11 +1,11 @@
 //! `upstream-names-the-fork`: `UPSTREAM` names the fork and branch the overlay is read from.
 
 use crate::facts::{Facts, KeyValueLine, Repos};
-use crate::{pages::upstream_names_the_fork as CHECK, Finding};
+use crate::{pages::upstream_names_the_fork as CHECK, Findings};
 use forkbook_records::remote::same_repository;
 use forkbook_records::upstream::keys;
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     // Without a configured fork (the facts of a test) there is nothing to compare with.
     let Some(record) = facts
         .records
@@ -13,18 +13,19 @@ pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
         .as_ref()
         .filter(|_| !facts.repos.fork_url.is_empty())
     else {
-        return Vec::new();
+        return;
     };
-    record
-        .pairs()
-        .into_iter()
-        .filter_map(|pair| differs(pair, &facts.repos))
-        .map(|(line, message, note)| {
-            CHECK
-                .finding(&record.file, Some(line), message)
-                .with_note(note)
-        })
-        .collect()
+    findings.extend(
+        record
+            .pairs()
+            .into_iter()
+            .filter_map(|pair| differs(pair, &facts.repos))
+            .map(|(line, message, note)| {
+                CHECK
+                    .finding(&record.file, Some(line), message)
+                    .with_note(note)
+            })
+    );
 }
 
 /// A `source` or `branch` line that names another fork or branch than `[fork]` does.

@@ -1,7 +1,7 @@
 //! `upstream-well-formed`: the `UPSTREAM` record has every key, once, with full commit SHAs.
 
 use crate::facts::{Facts, Upstream};
-use crate::{pages::upstream_well_formed as CHECK, Finding};
+use crate::{pages::upstream_well_formed as CHECK, Findings};
 use forkbook_records::FIXES_FILE;
 
 /// Keys every `UPSTREAM` must have.
@@ -21,24 +21,23 @@ const COMMITS: &[&str] = &[
     "retargeted_to_mlx_pin",
 ];
 
-pub(crate) fn run(facts: &Facts) -> Vec<Finding> {
+pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(record) = &facts.records.upstream else {
         let file = facts.record_path("UPSTREAM");
-        return vec![CHECK
+        findings.push(CHECK
             .finding(&file, None, "the `UPSTREAM` record is missing")
-            .with_note("write it with the fork source, branch, commits and license")];
+            .with_note("write it with the fork source, branch, commits and license"));
+        return;
     };
-    let mut findings = Vec::new();
     for problem in &record.problems {
         findings.push(CHECK.finding(&record.file, Some(problem.line), &problem.message));
     }
-    missing_keys(record, &mut findings);
-    duplicate_keys(record, &mut findings);
-    bad_values(record, &mut findings);
-    findings
+    missing_keys(record, findings);
+    duplicate_keys(record, findings);
+    bad_values(record, findings);
 }
 
-fn missing_keys(record: &Upstream, findings: &mut Vec<Finding>) {
+fn missing_keys(record: &Upstream, findings: &mut Findings) {
     for key in REQUIRED {
         if record.pair(key).is_none() {
             findings.push(
@@ -50,7 +49,7 @@ fn missing_keys(record: &Upstream, findings: &mut Vec<Finding>) {
     }
 }
 
-fn duplicate_keys(record: &Upstream, findings: &mut Vec<Finding>) {
+fn duplicate_keys(record: &Upstream, findings: &mut Findings) {
     let lines = record.pairs();
     for (index, line) in lines.iter().enumerate() {
         if let Some(first) = lines[..index].iter().find(|l| l.key == line.key) {
@@ -63,7 +62,7 @@ fn duplicate_keys(record: &Upstream, findings: &mut Vec<Finding>) {
     }
 }
 
-fn bad_values(record: &Upstream, findings: &mut Vec<Finding>) {
+fn bad_values(record: &Upstream, findings: &mut Findings) {
     for line in record.pairs() {
         if line.value.trim().is_empty() {
             let message = format!("key `{}` has no value", line.key);

@@ -368,7 +368,7 @@ fn fix_texts(state: &OverlayState) -> Vec<build::FixText> {
                 number: e.number as usize,
                 title: e.title.clone(),
                 paths: e.files.iter().map(|f| f.name.clone()).collect(),
-                added: e.prose.clone(),
+                added: e.prose.to_string(),
             })
             .collect();
     }

@@ -17,9 +17,9 @@ pub fn all() -> Vec<(&'static str, Facts)> {
     ]
 }
 
-fn field(key: &str, value: &str, line: usize) -> Field {
+fn field(key: &'static str, value: &str, line: usize) -> Field {
     Field {
-        key: key.into(),
+        key,
         value: value.into(),
         line,
         end_line: line,
@@ -33,7 +33,7 @@ fn named(name: &str, line: usize) -> NamedFile {
     }
 }
 
-pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) -> Entry {
+pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&'static str, &str)]) -> Entry {
     Entry {
         number,
         title: format!("fix {number}"),
@@ -47,7 +47,8 @@ pub fn entry(number: u32, line: usize, files: &[&str], fields: &[(&str, &str)]) 
                 .map(|f| format!("`{f}`"))
                 .collect::<Vec<_>>()
                 .join(", ")
-        ),
+        )
+        .into(),
         files: files.iter().map(|f| named(f, line + 2)).collect(),
         fields: fields
             .iter()
@@ -307,9 +308,11 @@ pub fn broken() -> Facts {
         "stub drafted by forkbook from drift api (missing-eval-gpu `mlx::core::Abs::eval_gpu`)",
         9,
     ));
-    register.entries[0].files.push(named("eval.cpp", 5));
-    register.entries[0].files.push(named("mlx/fast.cpp", 6));
-    register.entries[0].files.push(named("mlx/nothing.cpp", 7));
+    let first = &mut register.entries[0];
+    let more = [("eval.cpp", 5), ("mlx/fast.cpp", 6), ("mlx/nothing.cpp", 7)];
+    first.files = (first.files.iter().cloned())
+        .chain(more.map(|(name, line)| named(name, line)))
+        .collect();
     let overlay = facts.overlay.as_mut().unwrap();
     // Entry 3 says `merged`, but the fork's pull refs say its pull request is still open.
     overlay.pulls[1].state = PullState::Open {

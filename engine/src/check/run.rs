@@ -10,7 +10,7 @@ use crate::overlay::{OverlayState, Records};
 use crate::project::Project;
 use crate::records;
 use crate::report_value::{plural, CommandReport, Verdict};
-use forkbook_checks::{Needs, CHECKS};
+use forkbook_checks::{Findings, Needs, CHECKS};
 use serde::Serialize;
 
 /// What `forkbook check` found; its JSON is the answer of `forkbook check --json`.
@@ -80,23 +80,22 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
     let mut findings = Vec::new();
     let mut grouped = (kept == Kept::Grouped).then(Groups::default);
     let (mut errors, mut found) = (0, 0);
-    for check in CHECKS {
-        let mut of_check = (check.run)(&facts);
-        for finding in &mut of_check {
-            if pin_core_files.is_some_and(|core| {
-                crate::pin::depends_on_pin(&finding.file, &finding.message, core)
-            }) {
-                finding.message = crate::pin::marked(&finding.message);
-            }
+    // Each finding is counted and kept (or folded into its group) as its check hands it over.
+    let mut take = |mut finding: Finding| {
+        if pin_core_files
+            .is_some_and(|core| crate::pin::depends_on_pin(&finding.file, &finding.message, core))
+        {
+            finding.message = crate::pin::marked(&finding.message);
         }
-        found += of_check.len();
-        errors += (of_check.iter())
-            .filter(|f| f.severity == Severity::Error)
-            .count();
+        found += 1;
+        errors += usize::from(finding.severity == Severity::Error);
         match grouped.as_mut() {
-            Some(groups) => of_check.iter().for_each(|finding| groups.add(finding)),
-            None => findings.append(&mut of_check),
+            Some(groups) => groups.add(&finding),
+            None => findings.push(finding),
         }
+    };
+    for check in CHECKS {
+        (check.run)(&facts, &mut Findings::new(&mut take));
     }
     // Without the objects of the recorded commits the record checks still run and the rest are
     // named; a broken record explains why the overlay could not be built: report it, not fail.

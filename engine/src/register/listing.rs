@@ -126,10 +126,10 @@ fn listed(
         state_text,
         state_line,
         reason: entry.reason().map(String::from),
-        links: entry.links.clone(),
-        issues: entry.issues.clone(),
+        links: entry.links.to_vec(),
+        issues: entry.issues.to_vec(),
         files: entry.named_files(overlay, backend_prefix),
-        section: entry.section.clone(),
+        section: entry.section.as_deref().map(String::from),
         line: entry.line,
         pulls: Vec::new(),
     }

@@ -35,6 +35,11 @@ pub const KNOWN_KEYS: &[&str] = &[
     "confirmed",
 ];
 
+/// The known key `key` is (the catalogue's own text, which a field keeps rather than a copy).
+pub fn known_key(key: &str) -> Option<&'static str> {
+    KNOWN_KEYS.iter().copied().find(|known| *known == key)
+}
+
 /// The register as read.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Register {
@@ -77,25 +82,25 @@ pub struct Entry {
     /// How the entry is written, which decides how a field is added to it.
     pub form: Form,
     /// The section heading the entry sits under (`Fixes to the fork's kernels`), if any.
-    pub section: Option<String>,
+    pub section: Option<Box<str>>,
     /// Web addresses the entry's text names, in order, each once.
-    pub links: Vec<String>,
+    pub links: Box<[String]>,
     /// Issue and pull request references the entry's text names (`owner/repo#N`), each once.
-    pub issues: Vec<String>,
+    pub issues: Box<[String]>,
     /// The state the entry's own words give, when it has no `state` field (boxed: most entries
     /// have a `state` field, and each of a register's entries holds room for this).
     pub stated: Option<Box<Stated>>,
     /// Last line of the entry (the line before the next heading of its level, or the end).
     pub end_line: usize,
     /// The entry's Markdown without its heading and its field list, trimmed.
-    pub prose: String,
+    pub prose: Box<str>,
     /// The files the entry names: the `files:` field when it has one, otherwise every code
     /// span of the prose that looks like a path.
-    pub files: Vec<NamedFile>,
+    pub files: Box<[NamedFile]>,
     /// The `key: value` fields, keys normalized (lowercase, `-` for spaces and `_`).
     pub fields: Vec<Field>,
     /// Problems with the fields (unknown keys, a field given twice).
-    pub problems: Vec<Problem>,
+    pub problems: Box<[Problem]>,
 }
 
 impl Entry {
@@ -195,7 +200,8 @@ pub struct Stated {
 /// One `key: value` field of an entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Field {
-    pub key: String,
+    /// One of [`KNOWN_KEYS`].
+    pub key: &'static str,
     pub value: String,
     pub line: usize,
     /// Last line of the list item (a value may run on over several lines).
