@@ -148,7 +148,7 @@ pub fn adopt(
     let mut wrote = write_config(project, config_text)?;
     let actual_lock = records::lock_of(&state.overlay);
     let lock = match &state.records.model.lock {
-        Some(lock) => super::status::lock_agreement(lock, &actual_lock).to_string(),
+        Some(lock) => super::status::lock_agreement(lock, &actual_lock).into(),
         None => {
             let text = actual_lock.render();
             wrote.push(write_record(project, &mut state, records::LOCK_FILE, text)?);

@@ -101,22 +101,16 @@ pub enum LockState {
     NotCompared,
 }
 
-impl std::fmt::Display for LockState {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            LockState::Matches => f.write_str("matches"),
-            LockState::Differs(n) => write!(f, "differs ({})", plural(*n, "file", "files")),
-            LockState::Missing => f.write_str("missing"),
-            LockState::NotCompared => {
-                f.write_str("recorded (not compared: the overlay is not built here)")
-            }
-        }
-    }
-}
-
 impl From<LockState> for String {
     fn from(state: LockState) -> String {
-        state.to_string()
+        match state {
+            LockState::Matches => "matches".into(),
+            LockState::Differs(n) => format!("differs ({})", plural(n, "file", "files")),
+            LockState::Missing => "missing".into(),
+            LockState::NotCompared => {
+                "recorded (not compared: the overlay is not built here)".into()
+            }
+        }
     }
 }
 
@@ -216,7 +210,7 @@ impl CommandReport for Status {
             .field("base", vec![sha(&self.base)])
             .field("pin", vec![sha(&self.pin)])
             .field("files", vec![words(files)])
-            .field("lock", vec![words(self.lock.to_string())])
+            .field("lock", vec![words(String::from(self.lock))])
             .field("differs", vec![words(differs)]);
         if !self.core_conflicts.is_empty() {
             let conflicts = text(self.core_conflicts.join(", "));
