@@ -9,6 +9,7 @@
 
 use super::cache::{Cache, Remote};
 use super::check::{gather_facts, record_facts, run_checks, Finding};
+use super::config::Layout;
 use super::error::Result;
 use super::fsutil::replace_file;
 use super::overlay::{OverlayState, Records};
@@ -30,7 +31,7 @@ pub use setup::{project_at, AdoptFlags};
 pub struct Adoption {
     /// The records folder, relative to the project root.
     pub records_dir: String,
-    pub layout: String,
+    pub layout: Layout,
     /// Where the whole files sit, relative to the records folder (`.` for the folder itself).
     pub tree: Option<String>,
     /// Files adopt wrote, relative to the project root.
@@ -147,7 +148,7 @@ pub fn adopt(
     let mut wrote = write_config(project, config_text)?;
     let actual_lock = records::lock_of(&state.overlay);
     let lock = match &state.records.model.lock {
-        Some(lock) => super::status::lock_agreement(lock, &actual_lock),
+        Some(lock) => super::status::lock_agreement(lock, &actual_lock).into(),
         None => {
             let text = actual_lock.render();
             wrote.push(write_record(project, &mut state, records::LOCK_FILE, text)?);
@@ -296,8 +297,8 @@ fn summarize_records(
     let record = facts.records.residual_record.as_ref();
     Adoption {
         records_dir: config.dir.clone(),
-        layout: config.layout.name().to_string(),
-        tree: (config.layout == super::config::Layout::Files).then(|| tree_name(config)),
+        layout: config.layout,
+        tree: (config.layout == Layout::Files).then(|| tree_name(config)),
         wrote,
         lock: "not written (the overlay could not be built)".into(),
         register: project.record_name(records::FIXES_FILE),

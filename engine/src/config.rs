@@ -24,7 +24,7 @@ pub struct Config {
 }
 
 /// How the overlay is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Layout {
     /// One patch per local fix, applied to the base tree in order.

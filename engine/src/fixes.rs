@@ -73,7 +73,7 @@ impl CommandReport for Listing {
             .states
             .iter()
             .filter(|s| s.entries > 0)
-            .map(|s| format!("{} {}", s.entries, s.state))
+            .map(|s| format!("{} {}", s.entries, s.name()))
             .collect();
         doc.gap()
             .line(vec![words(format!("by state: {}", states.join(", ")))]);

@@ -1,6 +1,7 @@
 //! The way forkbook runs another program: the book's `sh` steps, `verify`'s steps, `git fetch`
 //! and `git push`, `rocminfo`, `propose`'s `git apply --check`, and `drift build`'s cmake and
-//! make (docs/architecture.md names the two exceptions and why).
+//! make, and its short probes of its tools, which read stdout and stderr apart (docs/architecture.md
+//! names the one exception and why).
 //!
 //! Each child starts in a session (and process group) of its own, tagged by an environment
 //! variable that everything it starts inherits. At its timeout (or when it exits) the whole
@@ -40,11 +41,14 @@ pub fn with_deadline<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
     result
 }
 
-/// Where a child's stdout and stderr go (always together, interleaved as printed).
+/// Where a child's stdout and stderr go.
 #[derive(Debug, Clone)]
 pub enum Output {
-    /// Kept in memory, up to `cap` bytes.
+    /// Kept in memory together, interleaved as printed, up to `cap` bytes.
     Capture { cap: usize },
+    /// Kept in memory apart, up to `cap` bytes each: for a probe that answers on one stream and
+    /// warns on the other (a compiler's search list is on stderr, `nm`'s symbols on stdout).
+    Apart { cap: usize },
     /// Written to this file.
     File(PathBuf),
 }
@@ -115,8 +119,11 @@ pub enum Ended {
 #[derive(Debug, Clone)]
 pub struct Finished {
     pub ended: Ended,
-    /// What it printed (captured runs), cut at the cap with a marker; empty for file output.
+    /// What it printed (captured runs; its stdout alone with [`Output::Apart`]), cut at the cap
+    /// with a marker; empty for file output.
     pub output: String,
+    /// What it printed on stderr with [`Output::Apart`]; empty otherwise.
+    pub stderr: String,
     pub duration: Duration,
 }
 
@@ -145,7 +152,7 @@ pub fn run(spec: &Spec) -> Result<Finished> {
     let deadline = own.into_iter().chain(ambient).min();
     let mut command = command_for(spec, &tag);
     let shown = spec.program.display().to_string();
-    let (collector, pipe_inode) = wire_output(&mut command, &spec.output)?;
+    let (collectors, pipe_inodes) = wire_output(&mut command, &spec.output)?;
     let mut child = command
         .spawn()
         .with_context(|| format!("failed to run `{shown}`"))?;
@@ -161,14 +168,16 @@ pub fn run(spec: &Spec) -> Result<Finished> {
         std::thread::sleep(Duration::from_millis(10));
     };
     // Whatever it left running goes with it, on a timeout or not.
-    kill_everything(pid, &tag, pipe_inode);
+    kill_everything(pid, &tag, &pipe_inodes);
     if status.is_none() {
         let _ = child.wait();
     }
     let timed_out = || Ended::TimedOut(deadline.map(|d| d - started).unwrap_or_default());
+    let mut printed = collectors.into_iter().map(|c| c.join().unwrap_or_default());
     Ok(Finished {
         ended: status.map_or_else(timed_out, ended_by),
-        output: (collector.map(|c| c.join().unwrap_or_default())).unwrap_or_default(),
+        output: printed.next().unwrap_or_default(),
+        stderr: printed.next().unwrap_or_default(),
         duration: started.elapsed(),
     })
 }
@@ -183,24 +192,32 @@ fn ended_by(status: std::process::ExitStatus) -> Ended {
     }
 }
 
-/// Sends the command's output and errors to where `output` says: one pipe read by a thread
-/// (returned, with the pipe's inode), or a file.
+/// Sends the command's output and errors to where `output` says: pipes each read by a thread
+/// (returned, stdout's first, with the pipes' inodes), or a file.
 fn wire_output(
     command: &mut Command,
     output: &Output,
-) -> Result<(Option<std::thread::JoinHandle<String>>, Option<u64>)> {
+) -> Result<(Vec<std::thread::JoinHandle<String>>, Vec<u64>)> {
     match output {
         Output::Capture { cap } => {
             let (reader, writer) = std::io::pipe()?;
-            let inode = pipe_inode(&writer);
+            let inodes = pipe_inode(&writer).into_iter().collect();
             command.stdout(writer.try_clone()?).stderr(writer);
-            Ok((Some(collect(reader, *cap)), inode))
+            Ok((vec![collect(reader, *cap)], inodes))
+        }
+        Output::Apart { cap } => {
+            let (out_reader, out_writer) = std::io::pipe()?;
+            let (err_reader, err_writer) = std::io::pipe()?;
+            let inodes = [pipe_inode(&out_writer), pipe_inode(&err_writer)];
+            command.stdout(out_writer).stderr(err_writer);
+            let collectors = vec![collect(out_reader, *cap), collect(err_reader, *cap)];
+            Ok((collectors, inodes.into_iter().flatten().collect()))
         }
         Output::File(path) => {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("failed to create `{}`", path.display()))?;
             command.stdout(file.try_clone()?).stderr(file);
-            Ok((None, None))
+            Ok((Vec::new(), Vec::new()))
         }
     }
 }
@@ -255,15 +272,15 @@ fn pipe_inode(writer: &std::io::PipeWriter) -> Option<u64> {
 }
 
 /// Kills the child's process group, then every process that carries `tag` in its environment
-/// or holds the output pipe, until none is left (each round can catch one that forked while the
+/// or holds an output pipe, until none is left (each round can catch one that forked while the
 /// last was being killed).
-fn kill_everything(pid: i32, tag: &str, pipe_inode: Option<u64>) {
+fn kill_everything(pid: i32, tag: &str, pipe_inodes: &[u64]) {
     // SAFETY: kill(2) with a negative pid signals the group; a group that is gone is ESRCH.
     unsafe {
         libc::kill(-pid, libc::SIGKILL);
     }
     for _ in 0..20 {
-        let found = tagged_processes(tag, pipe_inode);
+        let found = tagged_processes(tag, pipe_inodes);
         if found.is_empty() {
             return;
         }
@@ -278,11 +295,11 @@ fn kill_everything(pid: i32, tag: &str, pipe_inode: Option<u64>) {
     }
 }
 
-/// Live processes (not zombies) whose environment holds `tag`, or that hold the pipe open.
-fn tagged_processes(tag: &str, pipe_inode: Option<u64>) -> Vec<i32> {
+/// Live processes (not zombies) whose environment holds `tag`, or that hold a pipe open.
+fn tagged_processes(tag: &str, pipe_inodes: &[u64]) -> Vec<i32> {
     let me = std::process::id() as i32;
     let needle = format!("{tag}=");
-    let pipe = pipe_inode.map(|i| format!("pipe:[{i}]"));
+    let pipes: Vec<String> = pipe_inodes.iter().map(|i| format!("pipe:[{i}]")).collect();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -313,12 +330,11 @@ fn tagged_processes(tag: &str, pipe_inode: Option<u64>) -> Vec<i32> {
         // killed above) or another thread's child between fork and exec, which holds every
         // descriptor of this process until exec closes them: never ours to kill.
         let holds_pipe = parent != me
-            && pipe.as_ref().is_some_and(|pipe| {
-                std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
-                    fds.flatten().any(|fd| {
-                        std::fs::read_link(fd.path())
-                            .is_ok_and(|target| target.as_os_str() == pipe.as_str())
-                    })
+            && !pipes.is_empty()
+            && std::fs::read_dir(dir.join("fd")).is_ok_and(|fds| {
+                fds.flatten().any(|fd| {
+                    std::fs::read_link(fd.path())
+                        .is_ok_and(|target| pipes.iter().any(|p| target.as_os_str() == p.as_str()))
                 })
             });
         if tagged || holds_pipe {
@@ -378,6 +394,19 @@ mod tests {
         let done = sh("echo out; echo err >&2; exit 3", None);
         assert_eq!(done.ended, Ended::Exited(3));
         assert_eq!(done.output, "out\nerr\n");
+    }
+
+    #[test]
+    fn output_apart_keeps_stdout_and_stderr_each_on_its_own() {
+        let dir = std::env::temp_dir();
+        let done = run(&Spec::new("sh", &dir)
+            .arg("-c")
+            .arg("echo out; echo err >&2; echo more")
+            .output(Output::Apart { cap: 1000 }))
+        .unwrap();
+        assert_eq!(done.ended, Ended::Exited(0));
+        assert_eq!(done.output, "out\nmore\n");
+        assert_eq!(done.stderr, "err\n");
     }
 
     /// Fails on main before issue 12 (the book's runner killed only the group, verify's only
@@ -444,7 +473,7 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(10));
         };
-        let found = tagged_processes("FORKBOOK_RUN_NOT_THIS_ONE", inode);
+        let found = tagged_processes("FORKBOOK_RUN_NOT_THIS_ONE", inode.as_slice());
         let _ = child.kill();
         let _ = child.wait();
         // SAFETY: kill(2) on the one process this test started and left behind.

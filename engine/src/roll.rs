@@ -55,14 +55,14 @@ pub enum Change {
     ConflictStops { path: String },
     /// A static drift finding appears; `draft` says whether `--draft` has a mechanical fix.
     DriftAppears {
-        kind: String,
+        kind: api::Kind,
         symbol: String,
         draft: Option<DraftNote>,
         /// Why there is no draft, when there is none.
         no_draft: Option<String>,
     },
     /// A finding goes away (upstream undid it, or the overlay's core files now answer it).
-    DriftGoes { kind: String, symbol: String },
+    DriftGoes { kind: api::Kind, symbol: String },
     /// A local fix is held by upstream now: a retarget here finds its patch empty.
     FixDroppable { number: usize, title: String },
     /// A fix that was droppable is needed again.
@@ -72,7 +72,7 @@ pub enum Change {
 /// The draft `--draft` would write for a finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DraftNote {
-    pub remedy: String,
+    pub remedy: draft::Remedy,
     pub title: String,
     pub path: String,
     pub line: usize,
@@ -123,7 +123,7 @@ struct Probe {
     /// Files the planned retarget leaves with markers that the exact walk does not track.
     conflicts: BTreeSet<String>,
     /// Unsuppressed findings by (kind, symbol), with their draft or why there is none.
-    drift: BTreeMap<(String, String), Drafting>,
+    drift: BTreeMap<(api::Kind, String), Drafting>,
     droppable: BTreeMap<usize, String>,
     /// The commits the findings name as their cause: where the next probes go.
     causes: Vec<String>,
@@ -267,33 +267,26 @@ impl Prober<'_> {
             commit,
             cfg: &self.setup.cfg,
         };
+        // The plan answers every live finding, with a draft or with the reason there is none
+        // (drafting's words); a kind and symbol that several findings share has a draft only
+        // when each of them has one.
         let planned = draft::plan(report, &self.setup.backend, &upstream);
-        let key = |kind: api::Kind, symbol: &str| (kind.as_str().to_string(), symbol.to_string());
-        let mut drafts: HashMap<_, _> = (planned.drafts.iter())
-            .map(|d| {
-                let note = DraftNote {
-                    remedy: d.remedy.as_str().to_string(),
-                    title: d.title.clone(),
-                    path: d.path.clone(),
-                    line: d.line,
-                };
-                (key(d.kind, &d.symbol), note)
-            })
-            .collect();
-        let reasons: HashMap<_, _> = (planned.without.iter())
-            .map(|n| (key(n.kind, &n.symbol), n.reason.clone()))
-            .collect();
-        for f in report.live() {
-            let key = key(f.kind, &f.symbol);
-            let entry = drafts.remove(&key).ok_or_else(|| {
-                let reason = reasons.get(&key).cloned();
-                reason.unwrap_or_else(|| "no draft".to_string())
-            });
-            if let Some(c) = &f.introduced_by {
-                probe.causes.push(c.sha.clone());
-            }
-            probe.drift.insert(key, entry);
+        for d in &planned.drafts {
+            let note = DraftNote {
+                remedy: d.remedy,
+                title: d.title.clone(),
+                path: d.path.clone(),
+                line: d.line,
+            };
+            probe.drift.insert((d.kind, d.symbol.clone()), Ok(note));
         }
+        for n in &planned.without {
+            probe
+                .drift
+                .insert((n.kind, n.symbol.clone()), Err(n.reason.clone()));
+        }
+        let causes = report.live().filter_map(|f| f.introduced_by.as_ref());
+        probe.causes.extend(causes.map(|c| c.sha.clone()));
     }
 }
 
@@ -332,10 +325,8 @@ pub fn forecast(
         commit: commit_of(i),
         position: i,
         moves: i > 0,
-        drift_left: state_at(&probes, i)
-            .drift
-            .keys()
-            .map(|(k, s)| format!("{k} {s}"))
+        drift_left: (by_name(state_at(&probes, i).drift.iter()).into_iter())
+            .map(|((kind, symbol), _)| format!("{} {symbol}", kind.as_str()))
             .collect(),
     };
     Ok(Forecast {
@@ -435,8 +426,8 @@ impl Probe {
         for path in &self.conflicts - &after.conflicts {
             here.push(Change::ConflictStops { path });
         }
-        for ((kind, symbol), draft) in missing_from(&after.drift, &self.drift) {
-            let (kind, symbol) = (kind.clone(), symbol.clone());
+        for ((kind, symbol), draft) in by_name(missing_from(&after.drift, &self.drift)) {
+            let (kind, symbol) = (*kind, symbol.clone());
             let (draft, no_draft) = (draft.clone().ok(), draft.clone().err());
             here.push(Change::DriftAppears {
                 kind,
@@ -445,8 +436,8 @@ impl Probe {
                 no_draft,
             });
         }
-        for ((kind, symbol), _) in missing_from(&self.drift, &after.drift) {
-            let (kind, symbol) = (kind.clone(), symbol.clone());
+        for ((kind, symbol), _) in by_name(missing_from(&self.drift, &after.drift)) {
+            let (kind, symbol) = (*kind, symbol.clone());
             here.push(Change::DriftGoes { kind, symbol });
         }
         for (&number, title) in missing_from(&after.droppable, &self.droppable) {
@@ -467,6 +458,16 @@ fn missing_from<'m, K: Ord, V>(
     other: &'m BTreeMap<K, V>,
 ) -> impl Iterator<Item = (&'m K, &'m V)> {
     map.iter().filter(|(key, _)| !other.contains_key(key))
+}
+
+/// Findings in the order of their kind's name, then symbol: the forecast's order, which is not
+/// the kinds' own (the report's).
+fn by_name<'m, V>(
+    findings: impl Iterator<Item = (&'m (api::Kind, String), V)>,
+) -> Vec<(&'m (api::Kind, String), V)> {
+    let mut findings: Vec<_> = findings.collect();
+    findings.sort_by_key(|((kind, symbol), _)| (kind.as_str(), symbol));
+    findings
 }
 
 /// The state at commit `i` of the line: the nearest probe at or before it.
@@ -513,10 +514,16 @@ impl Change {
                 vec![Span::Path(path.clone()), words(" merges cleanly again")]
             }
             Change::DriftAppears { kind, symbol, .. } => {
-                vec![words("drift: "), text(kind), words(" "), code(symbol)]
+                vec![
+                    words("drift: "),
+                    text(kind.as_str()),
+                    words(" "),
+                    code(symbol),
+                ]
             }
             Change::DriftGoes { kind, symbol } => {
-                vec![words("drift gone: "), text(kind), words(" "), code(symbol)]
+                let kind = text(kind.as_str());
+                vec![words("drift gone: "), kind, words(" "), code(symbol)]
             }
             Change::FixDroppable { number, title } => around(
                 format!("fix {number} droppable: upstream holds it ("),
@@ -533,11 +540,10 @@ impl Change {
     fn draft_words(&self) -> Option<String> {
         match self {
             Change::DriftAppears { draft: Some(d), .. } => {
-                Some(format!("draft: {} at {}:{}", d.remedy, d.path, d.line))
+                let remedy = d.remedy.as_str();
+                Some(format!("draft: {remedy} at {}:{}", d.path, d.line))
             }
-            Change::DriftAppears { no_draft, .. } => {
-                Some(no_draft.clone().unwrap_or_else(|| "no draft".to_string()))
-            }
+            Change::DriftAppears { no_draft, .. } => no_draft.clone(),
             Change::ConflictStarts { .. } => Some("no draft: resolve by hand".to_string()),
             _ => None,
         }
@@ -629,7 +635,7 @@ fn event_row(e: &Event, links: &PageLinks) -> Row {
     let fix = match &e.change {
         Change::DriftAppears { draft: Some(d), .. } => vec![
             words("draft ("),
-            text(&d.remedy),
+            text(d.remedy.as_str()),
             words("): "),
             text(&d.title),
             words(" at "),
@@ -700,11 +706,16 @@ pub fn roll(run: &Run, state: &OverlayState, request: &RollRequest) -> Result<Ro
     if !rolled.moved {
         return Ok(rolled);
     }
-    let options = sync::MoveOptions {
-        write: true,
-        ..Default::default()
+    // The move `retarget` makes, from its parts: the commits (a fork that merged upstream past
+    // the new pin refused, as retarget refuses it), the plan, the write.
+    let target = sync::Target {
+        fork: None,
+        pin: Some(to.to_string()),
+        allow_fork_ahead: false,
     };
-    let moved = sync::retarget(project, cache, state, &to.to_string(), &options)?;
+    let new = sync::resolve_target(cache, state.commits, &target)?;
+    let moved = sync::plan(project, cache, state, new)?;
+    sync::write(project, &moved)?;
     rolled.conflicts = moved.conflicts();
     // The records folder is now what the move wrote and nothing else (`sync::write` swaps in
     // exactly `moved.records`, or fails): the state made from those files is the one a reload
@@ -885,10 +896,10 @@ mod tests {
                     commit: commit('b', "Add <b>GatherQMM</b> (#12)"),
                     position: 3,
                     change: Change::DriftAppears {
-                        kind: "missing-eval-gpu".into(),
+                        kind: api::Kind::MissingEvalGpu,
                         symbol: "mlx::core::GatherQMM::eval_gpu".into(),
                         draft: Some(DraftNote {
-                            remedy: "stub".into(),
+                            remedy: draft::Remedy::Stub,
                             title: "Draft: stub GatherQMM".into(),
                             path: "mlx/backend/rocm/primitives.cpp".into(),
                             line: 7,

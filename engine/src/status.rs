@@ -2,6 +2,7 @@
 
 use super::base::CoreOutcome;
 use super::cache::Cache;
+use super::config::Layout;
 use super::doc::{text, words, Doc};
 use super::error::{Error, ErrorKind, Result};
 use super::merge::count_conflicts;
@@ -13,7 +14,7 @@ use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
-    pub layout: String,
+    pub layout: Layout,
     pub fork: String,
     pub base: String,
     pub pin: String,
@@ -23,8 +24,7 @@ pub struct Status {
     pub core_conflicts: Vec<String>,
     pub local_fixes: Vec<String>,
     pub differing_files: Option<usize>,
-    /// `matches`, `differs (N files)` or `missing`.
-    pub lock: String,
+    pub lock: LockState,
     /// Where conflict markers are left in the overlay, `file:line` for each file.
     pub markers: Vec<String>,
     /// Why the overlay is not built here (its commits are not in the object cache) and the
@@ -67,7 +67,7 @@ fn from_records(project: &Project, records: &Records, missing: &Error) -> Status
         .as_deref()
         .map_or(String::new(), |note| format!("; {note}"));
     Status {
-        layout: project.config.overlay.layout.name().into(),
+        layout: project.config.overlay.layout,
         fork: commit(keys::COMMIT),
         base: commit(keys::BASE),
         pin: commit(keys::PIN),
@@ -80,21 +80,45 @@ fn from_records(project: &Project, records: &Records, missing: &Error) -> Status
             records.patches.iter().map(|p| p.name.clone()).collect(),
         ),
         differing_files: None,
-        lock: if records.model.lock.is_some() {
-            "recorded (not compared: the overlay is not built here)".to_string()
-        } else {
-            "missing".to_string()
+        lock: match records.model.lock {
+            Some(_) => LockState::NotCompared,
+            None => LockState::Missing,
         },
         markers: Vec::new(),
         not_built: Some(format!("{}{note}", missing.message())),
     }
 }
 
-/// What a recorded lock says of the overlay's own: `matches` or `differs (N files)`.
-pub(crate) fn lock_agreement(recorded: &records::Lock, actual: &records::Lock) -> String {
+/// What the recorded lock says of the overlay; in JSON its words, as on the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
+pub enum LockState {
+    Matches,
+    /// This many files differ from it.
+    Differs(usize),
+    Missing,
+    /// Recorded, and the overlay is not built here to compare it with.
+    NotCompared,
+}
+
+impl From<LockState> for String {
+    fn from(state: LockState) -> String {
+        match state {
+            LockState::Matches => "matches".into(),
+            LockState::Differs(n) => format!("differs ({})", plural(n, "file", "files")),
+            LockState::Missing => "missing".into(),
+            LockState::NotCompared => {
+                "recorded (not compared: the overlay is not built here)".into()
+            }
+        }
+    }
+}
+
+/// What a recorded lock says of the overlay's own.
+pub(crate) fn lock_agreement(recorded: &records::Lock, actual: &records::Lock) -> LockState {
     match recorded.mismatches(actual).len() {
-        0 => "matches".to_string(),
-        n => format!("differs ({})", plural(n, "file", "files")),
+        0 => LockState::Matches,
+        n => LockState::Differs(n),
     }
 }
 
@@ -102,11 +126,11 @@ pub(crate) fn lock_agreement(recorded: &records::Lock, actual: &records::Lock) -
 pub fn status(project: &Project, state: &OverlayState) -> Status {
     let prefix = &project.config.overlay.backend_prefix;
     let lock = match &state.records.model.lock {
-        None => "missing".to_string(),
+        None => LockState::Missing,
         Some(lock) => lock_agreement(lock, &records::lock_of(&state.overlay)),
     };
     Status {
-        layout: state.layout.name().into(),
+        layout: state.layout,
         fork: state.commits.fork.to_string(),
         base: state.commits.base.to_string(),
         pin: state.commits.pin.to_string(),
@@ -181,12 +205,12 @@ impl CommandReport for Status {
             format!("{} from the base tree", plural(n, "file", "files"))
         });
         let mut doc = Doc::default();
-        doc.field("layout", vec![words(&self.layout)])
+        doc.field("layout", vec![words(self.layout.name())])
             .field("fork", vec![sha(&self.fork)])
             .field("base", vec![sha(&self.base)])
             .field("pin", vec![sha(&self.pin)])
             .field("files", vec![words(files)])
-            .field("lock", vec![words(&self.lock)])
+            .field("lock", vec![words(String::from(self.lock))])
             .field("differs", vec![words(differs)]);
         if !self.core_conflicts.is_empty() {
             let conflicts = text(self.core_conflicts.join(", "));

@@ -2,7 +2,24 @@
 
 use super::Ctx;
 use crate::engine::adopt::{self, AdoptFlags};
+use crate::engine::config::Layout;
 use crate::engine::Result;
+
+/// An overlay's layout as the command line names it (the engine's [`Layout`] knows no clap).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LayoutArg {
+    Patch,
+    Files,
+}
+
+impl From<LayoutArg> for Layout {
+    fn from(layout: LayoutArg) -> Layout {
+        match layout {
+            LayoutArg::Patch => Layout::Patch,
+            LayoutArg::Files => Layout::Files,
+        }
+    }
+}
 
 /// Take on an existing overlay where it is: write its lock, change none of its files, and say
 /// what was understood (exit 1 when something needs a decision)
@@ -18,7 +35,7 @@ pub struct Args {
     pub tree: Option<String>,
     /// `files` (whole files) or `patch` (one patch per fix); default: what the folder holds
     #[arg(long, value_name = "LAYOUT")]
-    pub layout: Option<String>,
+    pub layout: Option<LayoutArg>,
     /// Also add a counts block to the README (without it, adopt changes no byte of your files)
     #[arg(long)]
     pub counts: bool,
@@ -35,7 +52,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let flags = AdoptFlags {
         dir: args.dir.clone(),
         tree: args.tree.clone(),
-        layout: args.layout.clone(),
+        layout: args.layout.map(Layout::from),
     };
     let mut adoption = adopt::run(&root, &ctx.overrides(), &flags, args.counts)?;
     adoption.verbose = args.verbose;

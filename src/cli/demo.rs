@@ -1,5 +1,6 @@
 //! `forkbook demo`: the whole procedure, live, on a generated world with no network.
 
+use super::adopt::LayoutArg;
 use super::{Ctx, OK};
 use crate::demo::project::{generate, DemoProject};
 use crate::engine::config::Layout;
@@ -14,17 +15,13 @@ pub struct Args {
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Layout of the demo overlay
-    #[arg(long, value_parser = ["patch", "files"], default_value = "patch")]
-    pub layout: String,
+    #[arg(long, value_enum, default_value_t = LayoutArg::Patch)]
+    pub layout: LayoutArg,
 }
 
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let dir = demo_dir(args.dir.as_ref())?;
-    let layout = if args.layout == "files" {
-        Layout::Files
-    } else {
-        Layout::Patch
-    };
+    let layout = Layout::from(args.layout);
     let demo = generate(&dir, layout)?;
     print_world(&demo, &dir, layout, ctx)?;
     let book = demo.root.join("book");

@@ -1,7 +1,7 @@
 //! How `forkbook adopt` finds its project: the `forkbook.toml` there (which its flags must agree
 //! with), or one composed from the flags and what the records folder holds.
 
-use crate::config::{Config, CONFIG_FILE};
+use crate::config::{Config, Layout, CONFIG_FILE};
 use crate::error::{Error, Result};
 use crate::project::{Overrides, Project};
 use crate::records::{Upstream, UPSTREAM_FILE};
@@ -14,8 +14,8 @@ pub struct AdoptFlags {
     pub dir: Option<String>,
     /// Where the whole files sit inside the records folder (`.` for the folder itself).
     pub tree: Option<String>,
-    /// `files` or `patch`; default: what the folder holds.
-    pub layout: Option<String>,
+    /// Default: what the folder holds.
+    pub layout: Option<Layout>,
 }
 
 /// The project at `root`, and the forkbook.toml to write when it has none.
@@ -54,8 +54,8 @@ fn agrees(config: &Config, args: &AdoptFlags) -> Result<()> {
             ));
         }
     }
-    if let Some(layout) = &args.layout {
-        if layout != overlay.layout.name() {
+    if let Some(layout) = args.layout {
+        if layout != overlay.layout {
             differ.push(format!("`layout = \"{}\"`", overlay.layout.name()));
         }
     }
@@ -82,7 +82,7 @@ fn config_text(root: &Path, args: &AdoptFlags) -> Result<String> {
     let mut out = format!(
         "# Written by `forkbook adopt`; README.md, section `forkbook.toml`, has every key.\n[overlay]\ndir = {}\nlayout = {}\n",
         quote(&dir),
-        quote(&layout)
+        quote(layout.name())
     );
     if let Some(tree) = tree {
         out.push_str(&format!("tree = {}\n", quote(&tree)));
@@ -112,22 +112,17 @@ fn read_upstream(records: &Path, dir: &str) -> Result<Upstream> {
 
 /// The layout (the flag, else `patch` where the folder has `patches/`) and, for whole files,
 /// the tree folder (the flag, else the records folder itself unless it has `tree/`).
-fn layout_and_tree(args: &AdoptFlags, records: &Path) -> Result<(String, Option<String>)> {
-    let layout = match (&args.layout, &args.tree) {
-        (Some(layout), _) => layout.clone(),
-        (None, Some(_)) => "files".into(),
-        (None, None) if records.join("patches").is_dir() => "patch".into(),
-        (None, None) => "files".into(),
+fn layout_and_tree(args: &AdoptFlags, records: &Path) -> Result<(Layout, Option<String>)> {
+    let layout = match (args.layout, &args.tree) {
+        (Some(layout), _) => layout,
+        (None, Some(_)) => Layout::Files,
+        (None, None) if records.join("patches").is_dir() => Layout::Patch,
+        (None, None) => Layout::Files,
     };
-    if layout != "files" && layout != "patch" {
-        return Err(Error::new(format!(
-            "`--layout {layout}`: expected `files` or `patch`"
-        )));
-    }
-    let tree = match (&args.tree, layout.as_str()) {
+    let tree = match (&args.tree, layout) {
         (Some(tree), _) => Some(tree.clone()),
-        (None, "files") if records.join("tree").is_dir() => None,
-        (None, "files") => Some(".".into()),
+        (None, Layout::Files) if records.join("tree").is_dir() => None,
+        (None, Layout::Files) => Some(".".into()),
         _ => None,
     };
     Ok((layout, tree))

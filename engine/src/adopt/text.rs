@@ -35,7 +35,7 @@ fn setup(a: &Adoption, doc: &mut Doc) {
         Some(tree) => format!("whole files in `{tree}/`"),
         None => "one patch per fix".to_string(),
     };
-    let layout = format!("`{}/`: {} layout, {place}", a.records_dir, a.layout);
+    let layout = format!("`{}/`: {} layout, {place}", a.records_dir, a.layout.name());
     doc.field("adopted", vec![text(layout)]);
     let wrote = match a.wrote.as_slice() {
         [] => "nothing".to_string(),

@@ -520,11 +520,10 @@ fn build_keeping_going(
 /// `<compiler> -E -x c++ -v /dev/null` prints them.
 pub fn compiler_search_path(cfg: &BuildConfig, options: &BuildOptions) -> Result<Vec<PathBuf>> {
     let (_, compiler, search) = find_compiler(cfg, options)?;
-    let mut command = std::process::Command::new(&compiler);
-    let command = command
+    let probe = crate::process::Spec::new(&compiler, Path::new("."))
         .args(["-E", "-x", "c++", "-v", "/dev/null"])
         .env("PATH", &search);
-    let (stdout, stderr) = run::output_of(command)?;
+    let (stdout, stderr) = run::output_of(probe)?;
     // The list is on stderr; some drivers print it on stdout.
     let text = stderr + &stdout;
     let dirs = stubs::parse_search_list(&text);

@@ -19,11 +19,24 @@ pub struct Listing {
     pub problems: Vec<Problem>,
 }
 
-/// How many entries are in one state (`none`: no state).
+/// How many entries are in one state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StateCount {
-    pub state: String,
+    /// `None` for the entries with no state (`none` in JSON, as [`StateCount::name`] says).
+    #[serde(serialize_with = "state_or_none")]
+    pub state: Option<State>,
     pub entries: usize,
+}
+
+impl StateCount {
+    /// The state's name, or `none`.
+    pub fn name(&self) -> &'static str {
+        self.state.map_or("none", State::as_str)
+    }
+}
+
+fn state_or_none<S: serde::Serializer>(state: &Option<State>, to: S) -> Result<S::Ok, S::Error> {
+    to.serialize_str(state.map_or("none", State::as_str))
 }
 
 /// One entry as read.
@@ -84,7 +97,7 @@ pub fn listing(register: &Register, overlay: Option<&Names>, backend_prefix: &st
     let states = STATES.iter().copied().map(Some).chain([None]);
     let states = states
         .map(|state| StateCount {
-            state: state.map_or("none", State::as_str).to_string(),
+            state,
             entries: entries.iter().filter(|e| e.state == state).count(),
         })
         .collect();

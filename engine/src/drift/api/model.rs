@@ -175,6 +175,10 @@ pub fn tuple_arity(ty: &str) -> Option<usize> {
 }
 
 /// The element types of `std::tuple<..>` / `std::pair<..>` (or a reference to one).
+///
+/// A text split (`split_top_level`), not the parse's nodes: both callers hold the type as text
+/// alone, `Decl::ret` of the declaration model (kept between runs without its parse) and a
+/// draft's return type as `Cpp::return_type` gives it.
 pub fn tuple_elements(ty: &str) -> Option<Vec<String>> {
     let ty = squeeze(ty);
     let ty = ty.trim_end_matches('&').trim();

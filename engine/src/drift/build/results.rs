@@ -121,8 +121,8 @@ fn tool_identity(key: &mut KeyBuilder, tool: &Path) {
     let real = tool.canonicalize().unwrap_or_else(|_| tool.to_path_buf());
     key.part(real.display().to_string());
     key.part(std::fs::read(&real).unwrap_or_default());
-    let mut command = std::process::Command::new(tool);
-    let version = super::run::output_of(command.arg("--version")).unwrap_or_default();
+    let probe = crate::process::Spec::new(tool, Path::new(".")).arg("--version");
+    let version = super::run::output_of(probe).unwrap_or_default();
     key.part(version.0).part(version.1);
 }
 

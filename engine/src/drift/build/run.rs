@@ -1,7 +1,6 @@
 //! Finding the tools and running them, with their output kept in a log file.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
@@ -93,18 +92,19 @@ fn last_lines(text: &str, count: usize) -> String {
 /// Runs `program args` in `dir` and returns its stdout (stderr is dropped: `nm` warns there
 /// about objects without symbols).
 pub fn run_capture(program: &Path, args: &[String], dir: &Path) -> Result<String> {
-    let mut command = Command::new(program);
-    Ok(output_of(command.args(args).current_dir(dir).stderr(Stdio::null()))?.0)
+    Ok(output_of(crate::process::Spec::new(program, dir).args(args))?.0)
 }
 
-/// Runs `command` with the C locale and no input, and returns what it printed on stdout and on
-/// stderr.
-pub fn output_of(command: &mut Command) -> Result<(String, String)> {
-    let program = Path::new(command.get_program()).display().to_string();
-    let output = command.env("LC_ALL", "C").stdin(Stdio::null()).output();
-    let output = output.with_context(|| format!("failed to run `{program}`"))?;
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    Ok((text(&output.stdout), text(&output.stderr)))
+/// Runs `probe` through the one runner with the C locale, and returns what it printed on stdout
+/// and on stderr, each whole (`nm`'s symbols of 2,000 objects are more than the runner's
+/// default cap).
+pub fn output_of(probe: crate::process::Spec) -> Result<(String, String)> {
+    use crate::process::Output;
+    let probe = probe
+        .env("LC_ALL", "C")
+        .output(Output::Apart { cap: usize::MAX });
+    let done = crate::process::run(&probe)?;
+    Ok((done.output, done.stderr))
 }
 
 fn command_line(program: &Path, args: &[String]) -> String {
