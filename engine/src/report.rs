@@ -243,16 +243,14 @@ impl Report {
         let mut doc = Doc::default();
         doc.line(vec![words(self.moved())]);
         let clean = self.core.iter().filter(|(_, o)| !o.starts_with("conflict"));
-        let merged = format!(
-            "Core files: {} of {} merged cleanly",
-            clean.count(),
-            self.core.len()
-        );
-        if self.conflicts.is_empty() {
-            doc.line(vec![words(merged)]);
+        let (clean, all) = (clean.count(), self.core.len());
+        let listed = if self.conflicts.is_empty() {
+            ""
         } else {
-            doc.line(vec![words(merged + ". Conflicts:")]);
-        }
+            ". Conflicts:"
+        };
+        let merged = format!("Core files: {clean} of {all} merged cleanly{listed}");
+        doc.line(vec![words(merged)]);
         for Conflict { path, fixes } in &self.conflicts {
             let mut item = vec![code(path), words(": ")];
             if fixes.is_empty() {

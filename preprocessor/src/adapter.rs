@@ -101,18 +101,16 @@ impl Tally {
 impl std::fmt::Display for Tally {
     /// `12 steps: 8 ran (7 passed, 1 failed), 4 skipped, 0 not run; 3 results from the cache`
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         write!(
             f,
             "{}: {} ran ({} passed, {} failed), {} skipped, {} not run; {} from the cache",
-            plural(self.steps(), "step", "steps"),
+            render::plural(self.steps(), "step", "steps"),
             self.passed + self.failed,
             self.passed,
             self.failed,
             self.skipped,
             self.not_run,
-            plural(self.cached, "result", "results")
+            render::plural(self.cached, "result", "results")
         )
     }
 }
@@ -498,11 +496,10 @@ pub struct GateFailure {
 
 impl std::fmt::Display for GateFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let count = self.problems.len();
-        let noun = if count == 1 { "problem" } else { "problems" };
+        let all = render::plural(self.problems.len(), "problem", "problems");
         write!(
             f,
-            "the book's gate failed with {count} {noun}\n\n{}",
+            "the book's gate failed with {all}\n\n{}",
             self.problems.join("\n\n")
         )
     }

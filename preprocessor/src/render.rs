@@ -177,19 +177,11 @@ mod brace_tests {
 /// and line as the terminal did.
 pub fn gate_failure_html(problems: &[String], total: usize, first_page: bool) -> String {
     let what = if first_page {
-        format!(
-            "The book's gate failed with {total} {}",
-            if total == 1 { "problem" } else { "problems" }
-        )
+        let all = plural(total, "problem", "problems");
+        format!("The book's gate failed with {all}")
     } else {
-        format!(
-            "The book's gate failed; {} on this page",
-            if problems.len() == 1 {
-                "1 problem is".to_string()
-            } else {
-                format!("{} problems are", problems.len())
-            }
-        )
+        let here = plural(problems.len(), "problem is", "problems are");
+        format!("The book's gate failed; {here} on this page")
     };
     format!(
         "<div class=\"forkbook-step forkbook-failed forkbook-gate-failed\">\
@@ -358,6 +350,11 @@ fn line_class(line: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// `1 thing` or `N things`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `0.12 s`, `3 min 05 s`.

@@ -6,12 +6,14 @@
 
 use super::SOURCES;
 use crate::engine::config::{Config, CONFIG_FILE};
+use crate::engine::doc::{words, Doc};
 use crate::engine::drift::build::BuildConfig;
 use crate::engine::error::{Context, Error, Result};
 use crate::engine::markdown::code_span;
 use crate::engine::project::Project;
 use crate::engine::records::FIXES_FILE;
 use crate::engine::report_value::{CommandReport, Verdict};
+use crate::engine::terminal::escape_controls;
 use crate::engine::verify::VerifyConfig;
 use serde::Serialize;
 use std::io::Write;
@@ -158,62 +160,53 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<bool> {
 
 impl CommandReport for BookInit {
     fn text(&self) -> String {
-        let dir = &self.dir;
-        let terminal = |t: &str| crate::engine::terminal::escape_controls(t).into_owned();
-        let mut out = String::new();
-        let list = |files: &[String]| {
-            files
-                .iter()
-                .map(|f| terminal(&format!("{dir}/{f}")))
-                .collect::<Vec<_>>()
-                .join(", ")
+        // The folder, the files and the steps are the user's: control characters shown escaped.
+        let terminal = |t: &str| words(escape_controls(t));
+        let listed = |files: &[String]| {
+            let paths: Vec<String> = files.iter().map(|f| format!("{}/{f}", self.dir)).collect();
+            terminal(&paths.join(", "))
         };
-        if self.wrote.is_empty() {
-            out.push_str("wrote    nothing\n");
-        } else {
-            out.push_str(&format!("wrote    {}\n", list(&self.wrote)));
-        }
+        let mut doc = Doc::default();
+        match self.wrote.as_slice() {
+            [] => doc.field("wrote", vec![words("nothing")]),
+            wrote => doc.field("wrote", vec![listed(wrote)]),
+        };
         if !self.kept.is_empty() {
-            out.push_str(&format!(
-                "kept     {} (they exist; not written over)\n",
-                list(&self.kept)
-            ));
+            let kept = words(" (they exist; not written over)");
+            doc.field("kept", vec![listed(&self.kept), kept]);
         }
-        out.push_str(&format!(
-            "register {} is read where it is at every build\n",
-            terminal(&self.register)
-        ));
+        let read = words(" is read where it is at every build");
+        doc.field("register", vec![terminal(&self.register), read]);
         if self.verify_steps.is_empty() {
-            out.push_str(&format!(
-                "verify   no [[verify.steps]] in {CONFIG_FILE}: `forkbook verify` runs the checks, \
+            doc.field("verify", vec![words(format!(
+                "no [[verify.steps]] in {CONFIG_FILE}: `forkbook verify` runs the checks, \
                  the residual and drift api; add your own build or test there, e.g.\n         \
-                 [[verify.steps]]\n         name = \"ROCm build\"\n         command = \"make verify-rocm\"\n"
-            ));
-        } else {
-            for step in &self.verify_steps {
-                out.push_str(&format!("verify   {}\n", terminal(step)));
-            }
+                 [[verify.steps]]\n         name = \"ROCm build\"\n         command = \"make verify-rocm\""
+            ))]);
         }
-        let dir = terminal(dir);
-        out.push_str(&format!(
+        for step in &self.verify_steps {
+            doc.field("verify", vec![terminal(step)]);
+        }
+        let dir = escape_controls(&self.dir);
+        doc.line(vec![words(format!(
             "link it from CONTRIBUTING.md, e.g.:\n  \
              The pin bump and the fork sync are chapters of the book in `{dir}/`: \
              `forkbook book build` writes it to `{dir}/book/index.html`, and \
-             `forkbook book test` is the gate a pull request must pass.\n"
-        ));
+             `forkbook book test` is the gate a pull request must pass."
+        ))]);
         let (book_dir, ci_book) = if dir == "book" {
             (String::new(), String::new())
         } else {
             let word = shell_word(&self.dir);
             (format!(" --dir {word}"), format!(" --book {word}"))
         };
-        out.push_str(&format!(
-            "next: forkbook book build{book_dir}    # every step run, the pages in {dir}/book/\n"
-        ));
-        out.push_str(&format!(
-            "next: forkbook ci github{ci_book}    # the book as the pull requests' gate\n"
-        ));
-        out
+        doc.line(vec![words(format!(
+            "next: forkbook book build{book_dir}    # every step run, the pages in {dir}/book/"
+        ))])
+        .line(vec![words(format!(
+            "next: forkbook ci github{ci_book}    # the book as the pull requests' gate"
+        ))]);
+        doc.text()
     }
 
     fn verdict(&self) -> Verdict {
