@@ -11,10 +11,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
         return;
     };
     let applies = register.entries.iter().filter(|e| e.applies_to_fork());
-    findings.extend(
-        applies
-            .filter_map(|entry| entry_link(entry, &facts.repos, &register.file))
-    );
+    findings.extend(applies.filter_map(|entry| entry_link(entry, &facts.repos, &register.file)));
 }
 
 fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {

@@ -10,20 +10,21 @@ use forkbook_records::register::Register;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(register) = &facts.records.register else {
-        findings.push(CHECK
-            .finding(
-                &facts.register_file(),
-                None,
-                "the `LOCAL_FIXES.md` register is missing",
-            )
-            .with_note(
-                "write one entry `## N. Title` per local fix, even when there are none yet",
-            ));
+        findings.push(
+            CHECK
+                .finding(
+                    &facts.register_file(),
+                    None,
+                    "the `LOCAL_FIXES.md` register is missing",
+                )
+                .with_note(
+                    "write one entry `## N. Title` per local fix, even when there are none yet",
+                ),
+        );
         return;
     };
     findings.extend(
-        (register.problems.iter())
-            .map(|p| CHECK.finding(&register.file, Some(p.line), &p.message)),
+        (register.problems.iter()).map(|p| CHECK.finding(&register.file, Some(p.line), &p.message)),
     );
     numbering(register, findings);
     if let Some(series) = &facts.records.patch_series {

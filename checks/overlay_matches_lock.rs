@@ -15,9 +15,11 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
              cache; get them with `forkbook fetch` (or the mirror that has them), then \
              `forkbook adopt` writes it"
         };
-        findings.push(CHECK
-            .finding(&file, None, "the lock `overlay.lock` is missing")
-            .with_note(note));
+        findings.push(
+            CHECK
+                .finding(&file, None, "the lock `overlay.lock` is missing")
+                .with_note(note),
+        );
         return;
     };
     let malformed = lock.problems.iter().map(|p| {
@@ -26,14 +28,13 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
             .with_note("regenerate the lock with `forkbook sync` at the recorded commits")
     });
     findings.extend(
-        malformed
-            .chain(
-                facts
-                    .overlay
-                    .iter()
-                    .flat_map(|o| &o.lock_mismatches)
-                    .map(|m| CHECK.finding(&file, m.line, message(m)).with_note(NOTE)),
-            )
+        malformed.chain(
+            facts
+                .overlay
+                .iter()
+                .flat_map(|o| &o.lock_mismatches)
+                .map(|m| CHECK.finding(&file, m.line, message(m)).with_note(NOTE)),
+        ),
     );
 }
 

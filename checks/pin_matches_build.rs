@@ -31,7 +31,9 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
         "the build uses pin `{}` but `{}` records `{}` (line {})",
         build.value, upstream.file, pin.value, pin.line
     );
-    findings.push(CHECK
-        .finding(&build.file, Some(build.line), message)
-        .with_note("retarget the overlay to the build's pin, or bump the build's pin to match"));
+    findings.push(
+        CHECK
+            .finding(&build.file, Some(build.line), message)
+            .with_note("retarget the overlay to the build's pin, or bump the build's pin to match"),
+    );
 }

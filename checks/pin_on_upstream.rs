@@ -16,7 +16,9 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let line = upstream.pair(PIN_KEY).map(|pin| pin.line);
     let note = "retarget onto a commit of upstream's branch, a tag or a pull request's head \
                 (`forkbook retarget REV`); `forkbook fetch` brings upstream's refs";
-    findings.push(CHECK
-        .finding(&upstream.file, line, format!("the pin {why}"))
-        .with_note(note));
+    findings.push(
+        CHECK
+            .finding(&upstream.file, line, format!("the pin {why}"))
+            .with_note(note),
+    );
 }

@@ -21,7 +21,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
             .residual()
             .iter()
             .filter_map(|hunk| problem(hunk, register, facts, &names))
-            .map(|message| CHECK.finding(&file, None, message))
+            .map(|message| CHECK.finding(&file, None, message)),
     );
 }
 

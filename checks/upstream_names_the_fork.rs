@@ -24,7 +24,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
                 CHECK
                     .finding(&record.file, Some(line), message)
                     .with_note(note)
-            })
+            }),
     );
 }
 

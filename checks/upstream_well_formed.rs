@@ -24,9 +24,11 @@ const COMMITS: &[&str] = &[
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(record) = &facts.records.upstream else {
         let file = facts.record_path("UPSTREAM");
-        findings.push(CHECK
-            .finding(&file, None, "the `UPSTREAM` record is missing")
-            .with_note("write it with the fork source, branch, commits and license"));
+        findings.push(
+            CHECK
+                .finding(&file, None, "the `UPSTREAM` record is missing")
+                .with_note("write it with the fork source, branch, commits and license"),
+        );
         return;
     };
     for problem in &record.problems {
