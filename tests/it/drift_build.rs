@@ -198,23 +198,10 @@ fn a_tree_that_fails_to_configure_names_the_cmake_error() {
     assert!(report.doc().text().contains("build: not run"));
 }
 
-/// Issue 24: the differential drift build. The demo project with a local fix that uses a member
-/// the installed toolchain lacks (`hipDeviceProp_t::uuid`, from a toolchain header found through
-/// `[build] include_dirs`): at the recorded pin and at pin2 alike that is an error. Built at both
-/// pins with one toolchain, only the planted breaks are drift; the toolchain's error is listed as
-/// "also at the recorded pin" and fails nothing; `--with-api` matches each static finding to what
-/// is new. The same command with the candidate equal to the recorded pin exits 0. Fails before:
-/// `drift build --to` built the candidate alone and failed on the toolchain's error too.
-/// `forkbook --json drift build --to TO` with the machine's `c++` in `work`, and `extra`: its
-/// exit status and its JSON.
-fn json_build(
-    demo: &crate::common::Demo,
-    work: &Path,
-    to: &str,
-    extra: &[&str],
-) -> (i32, serde_json::Value) {
-    let mut args = vec![
-        "--json",
+/// `drift build --to TO` with the machine's `c++`, two jobs, in `work`.
+fn text_build_args<'a>(work: &'a Path, to: &'a str) -> [&'a str; 10] {
+    let work = work.to_str().unwrap();
+    [
         "drift",
         "build",
         "--to",
@@ -224,8 +211,20 @@ fn json_build(
         "--jobs",
         "2",
         "--work",
-        work.to_str().unwrap(),
-    ];
+        work,
+    ]
+}
+
+/// `forkbook --json drift build --to TO` with the machine's `c++` in `work`, and `extra`: its
+/// exit status and its JSON.
+fn json_build(
+    demo: &crate::common::Demo,
+    work: &Path,
+    to: &str,
+    extra: &[&str],
+) -> (i32, serde_json::Value) {
+    let mut args = vec!["--json"];
+    args.extend(text_build_args(work, to));
     args.extend(extra);
     let (code, out) = demo.run(&args);
     let json: serde_json::Value =
@@ -233,6 +232,13 @@ fn json_build(
     (code, json)
 }
 
+/// Issue 24: the differential drift build. The demo project with a local fix that uses a member
+/// the installed toolchain lacks (`hipDeviceProp_t::uuid`, from a toolchain header found through
+/// `[build] include_dirs`): at the recorded pin and at pin2 alike that is an error. Built at both
+/// pins with one toolchain, only the planted breaks are drift; the toolchain's error is listed as
+/// "also at the recorded pin" and fails nothing; `--with-api` matches each static finding to what
+/// is new. The same command with the candidate equal to the recorded pin exits 0. Fails before:
+/// `drift build --to` built the candidate alone and failed on the toolchain's error too.
 #[test]
 fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
     use crate::common::Demo;
@@ -353,18 +359,7 @@ fn a_differential_build_reports_only_what_is_new_at_the_candidate() {
     );
 
     // The text says which is which.
-    let (code, text) = demo.run(&[
-        "drift",
-        "build",
-        "--to",
-        &pin2,
-        "--compiler",
-        "c++",
-        "--jobs",
-        "2",
-        "--work",
-        work.to_str().unwrap(),
-    ]);
+    let (code, text) = demo.run(&text_build_args(&work, &pin2));
     assert_eq!(code, 1, "{text}");
     let new_line = text
         .lines()
@@ -915,22 +910,11 @@ fn a_missing_eval_gpu_needed_by_a_file_in_conflict_is_found() {
     assert_eq!(
         side["compiled"],
         serde_json::json!(["mlx/device.cpp"]),
-        "{diff:#}"
+        "{json:#}"
     );
 
     // The text says where the symbols were read, and that the side's errors are not counted.
-    let (_, text) = demo.run(&[
-        "drift",
-        "build",
-        "--to",
-        &pin3,
-        "--compiler",
-        "c++",
-        "--jobs",
-        "2",
-        "--work",
-        work.to_str().unwrap(),
-    ]);
+    let (_, text) = demo.run(&text_build_args(&work, &pin3));
     assert!(
         text.contains("symbols: read from a build with each of the 1 file in conflict taken at the pin's side"),
         "{text}"
