@@ -537,16 +537,23 @@ fn a_forged_compile_failure_changes_no_verdict() {
     let failures = cache.with_file_name("forkbook-drift-build-failures");
     let kept = entries(&failures);
     assert!(!kept.is_empty(), "no failure kept: {out}");
-    const FORGED: &str = "status 1\n@FORKBOOK_TREE@/mlx/forged.cpp:1:1: error: forged failure\n";
+    const FORGED: &str = "@FORKBOOK_TREE@/mlx/forged.cpp:1:1: error: forged failure\n";
+    // An entry's status and command lines, then the unit's stderr.
+    let forged = |payload: &str| {
+        let head: Vec<&str> = payload.lines().take(2).collect();
+        format!("{}\n{FORGED}", head.join("\n"))
+    };
     for path in kept.keys() {
-        forge(path, |_| FORGED.as_bytes().to_vec());
+        forge(path, |payload| {
+            forged(&String::from_utf8_lossy(&payload)).into_bytes()
+        });
     }
     let (code, forged_errors, out) = run();
     assert_eq!(code, 1, "{out}");
     assert_eq!(forged_errors, errors, "{out}");
     for path in entries(&failures).keys() {
-        reseal(&demo, path, "drift build compile failure", |_| {
-            FORGED.to_string()
+        reseal(&demo, path, "drift build compile failure", |payload| {
+            forged(&payload)
         });
     }
     let (_, _, out) = run();

@@ -1228,6 +1228,73 @@ fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
     assert!(!again_text.contains("forged"), "{again_text}");
 }
 
+/// Issue 41.3: only a command that failed before has a kept failure to replay, so only its unit
+/// is preprocessed (for the key) before it compiles; every other unit goes straight to the
+/// compiler, and a failing one is preprocessed once it has failed, to be kept. On the real
+/// overlay that `-E` was about 40 % of each host-side compile and all of a ccache hit. Fails
+/// before: every `-c` command of both trees was preprocessed first (`one.cpp`, `a.cpp` too).
+#[test]
+fn only_a_unit_whose_command_failed_before_is_preprocessed_for_its_kept_failure() {
+    use forkbook_records::cache_entry::{Secret, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let (compiles, preprocessed) = (dir.path().join("compiles"), dir.path().join("preprocessed"));
+    let compiler = crate::common::write_stub(
+        &dir.path().join("bin"),
+        "counting-c++",
+        &format!(
+            "case \" $* \" in *' -E '*) echo \"$*\" >> '{}' ;; *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
+            preprocessed.display(),
+            compiles.display()
+        ),
+    );
+    let store = Store::new(
+        dir.path().join("failures"),
+        "drift build compile failure",
+        Some(Secret::from_bytes([7; 32])),
+    );
+    let options = BuildOptions {
+        compiler: Some(compiler.display().to_string()),
+        jobs: Some(1),
+        compile_failures: Some(store),
+        ..BuildOptions::default()
+    };
+    let header_at = |value: &str| format!("#pragma once\n#define A {value}\n");
+    let (recorded_h, candidate_h) = (header_at("1"), header_at("2"));
+    let others = [("one.cpp", ONE), ("broken.cpp", BROKEN)];
+    let recorded = [&others[..], &[("a.cpp", WITH_HEADER), ("a.h", &recorded_h)]].concat();
+    let candidate = [
+        &others[..],
+        &[("a.cpp", WITH_HEADER), ("a.h", &candidate_h)],
+    ]
+    .concat();
+    // Without ccache, whose own `-E` runs (on a miss) would be logged too.
+    let cfg = BuildConfig {
+        ccache: false,
+        ..fixture_config(&[])
+    };
+    let report = differential(dir.path(), &cfg, &options, &recorded, &candidate);
+
+    let log = std::fs::read_to_string(&preprocessed).unwrap_or_default();
+    let mut sources: Vec<&str> = (log.lines())
+        .filter_map(|line| line.split(' ').find(|arg| arg.ends_with(".cpp")))
+        .map(|source| source.rsplit('/').next().unwrap_or(source))
+        .collect();
+    sources.dedup();
+    assert_eq!(
+        sources,
+        ["broken.cpp"],
+        "what the wrapper preprocessed:\n{log}"
+    );
+    assert_eq!(
+        library_compiles(&compiles),
+        ["a.cpp", "a.cpp", "broken.cpp", "one.cpp", "one.cpp"],
+        "each pin's sources once (no ccache), the candidate's broken.cpp replayed"
+    );
+    let text = report.doc().text();
+    assert_eq!(report.known_errors.len(), 1, "{text}");
+    assert!(text.contains("no_such_name"), "{text}");
+}
+
 /// The real tree's CMake puts ccache in front of whatever compiler it is given (MLX does when
 /// ccache is installed), so with `[build] add_flags` ccache runs the script forkbook writes into
 /// the build folder. Every build empties that folder and writes the script again, and ccache

@@ -1,14 +1,18 @@
 //! Failed compiles kept one translation unit at a time, so a rebuild replays a known failure
 //! instead of compiling it again (ccache keeps successes only).
 //!
-//! The compiler CMake is given is then the wrapper script (`write_wrapper`), which, for each
-//! `-c` command, preprocesses the unit (`-E`, the output, dependency and `-c` arguments left
-//! out) and hashes that output, the command's arguments and the compiler's identity (the one
-//! [`super::results`] keys a tree by). The tree's and the build folder's paths are spelled as
-//! placeholders in what is hashed and kept, so a unit laid out alike in another tree (the
-//! recorded pin's and the candidate's, `drift build --to`) has the same key and its kept
-//! stderr names the files of the tree being built. A unit whose `-E` fails (a missing header)
-//! is compiled as before: its key would not cover its text.
+//! The compiler CMake is given is then the wrapper script (`write_wrapper`). For each `-c`
+//! command it hashes the command's arguments and the compiler's identity (the one
+//! [`super::results`] keys a tree by): the command's digest. Only a command that failed before
+//! (its digest marked in `commands/`) has anything to replay, so only then does the script
+//! preprocess the unit first (`-E`, the output, dependency and `-c` arguments left out) and
+//! look for its key, the digest of the command and that output; every other unit goes straight
+//! to the compiler (on the real overlay the `-E` is about 40 % of a host-side compile, and all
+//! of a ccache hit), and a unit is preprocessed for its key only when it fails. The tree's and
+//! the build folder's paths are spelled as placeholders in what is hashed and kept, so a unit
+//! laid out alike in another tree (the recorded pin's and the candidate's, `drift build --to`)
+//! has the same key and its kept stderr names the files of the tree being built. A unit whose
+//! `-E` fails (a missing header) is not kept: its key would not cover its text.
 //!
 //! The script cannot check a seal. So before a build, forkbook opens every entry of the sealed
 //! store and writes those whose seal verifies into the build folder (`kept/`), which the build
@@ -16,9 +20,9 @@
 //! answers a hit from `kept/` (the kept stderr, the kept status) without compiling; on a miss
 //! it compiles, and a failure (an exit status below 128, not a signal) goes to `new/`, which
 //! forkbook seals into the store after the build. `new/` answers too: the build's own
-//! failures, met again by `make -i`'s pass (`build_keeping_going`), are not compiled twice. The build runs the tree's own CMake code,
-//! which could write anything the user may; what it writes is never more believed than the
-//! build itself.
+//! failures, met again by `make -i`'s pass (`build_keeping_going`), are not compiled twice.
+//! The build runs the tree's own CMake code, which could write anything the user may; what it
+//! writes is never more believed than the build itself.
 
 use std::path::Path;
 
@@ -27,14 +31,17 @@ use forkbook_records::cache_entry::{Key, Store};
 /// The folder in the build folder the wrapper reads (`kept/`) and writes (`new/`).
 pub const FOLDER: &str = "forkbook-compile-failures";
 
-/// A store entry's payload and a `kept/` file: `status N`, a line, then the unit's stderr.
+/// A store entry's payload and a `kept/` file: `status N`, a line, `command C`, a line (the
+/// digest of the command alone), then the unit's stderr.
 const STATUS: &str = "status ";
+const COMMAND: &str = "command ";
 
 /// The placeholders the tree's and the build folder's paths become in what is kept.
 const TREE_MARK: &str = "@FORKBOOK_TREE@";
 const BUILD_MARK: &str = "@FORKBOOK_BUILD@";
 
-/// Writes every entry of `store` whose seal verifies into `build_dir`'s `kept/`.
+/// Writes every entry of `store` whose seal verifies into `build_dir`'s `kept/`, and marks its
+/// command in `kept/commands/`, where the script looks before it preprocesses a unit.
 pub fn stage(store: &Store, build_dir: &Path) {
     let kept = build_dir.join(FOLDER).join("kept");
     let Ok(entries) = std::fs::read_dir(store.dir()) else {
@@ -45,8 +52,14 @@ pub fn stage(store: &Store, build_dir: &Path) {
         .filter_map(|key| Some((key, store.load(&key)?)))
         .filter(|(_, payload)| is_failure(payload));
     for (key, payload) in verified {
-        if std::fs::create_dir_all(&kept).is_ok() {
-            let _ = std::fs::write(kept.join(key.hex()), payload);
+        let Some(command) = command_of(&payload) else {
+            continue;
+        };
+        let commands = kept.join("commands");
+        if std::fs::create_dir_all(&commands).is_ok()
+            && std::fs::write(kept.join(key.hex()), &payload).is_ok()
+        {
+            let _ = std::fs::write(commands.join(command), "");
         }
     }
 }
@@ -63,7 +76,7 @@ pub fn keep(store: &Store, build_dir: &Path) {
             continue;
         };
         match std::fs::read(entry.path()) {
-            Ok(payload) if is_failure(&payload) => {
+            Ok(payload) if is_failure(&payload) && command_of(&payload).is_some() => {
                 let _ = store.save(&key, &payload);
             }
             _ => {}
@@ -80,6 +93,14 @@ fn is_failure(payload: &[u8]) -> bool {
     status
         .and_then(|s| s.parse::<u8>().ok())
         .is_some_and(|s| (1..128).contains(&s))
+}
+
+/// The digest of the command on `payload`'s second line: 64 lowercase hex digits, or None.
+fn command_of(payload: &[u8]) -> Option<&str> {
+    let line = payload.split(|&b| b == b'\n').nth(1)?;
+    let digest = std::str::from_utf8(line).ok()?.strip_prefix(COMMAND)?;
+    let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+    (digest.len() == 64 && digest.chars().all(hex)).then_some(digest)
 }
 
 /// The wrapper's lines that answer a `-c` command from `kept/` or compile it and keep its
@@ -111,8 +132,13 @@ pub fn script(
     Some(format!(
         r#"case " $* " in *' -c '*) ;; *) exec {run} "$@" ;; esac
 command -v sha256sum >/dev/null 2>&1 || exec {run} "$@"
-# The unit preprocessed: the output, dependency and -c arguments left out.
-preprocess() {{
+failures={folder}
+# The command alone: a unit whose command never failed has nothing kept to replay, so it is
+# compiled without being preprocessed first.
+command=$({{ echo {identity}; printf '%s\n' "$@" | sed {normalize}; }} | sha256sum | cut -d ' ' -f 1)
+# The unit's key: the command and its preprocessed text (the output, dependency and -c
+# arguments left out); empty where the unit does not preprocess (a missing header).
+unit_key() {{
   n=$#
   while [ "$n" -gt 0 ]; do
     a=$1
@@ -124,31 +150,34 @@ preprocess() {{
       *) set -- "$@" "$a" ;;
     esac
   done
-  {compiler} "$@" -E
-}}
-failures={folder}
-pre=$(mktemp) || exec {run} "$@"
-if ! preprocess "$@" >"$pre" 2>/dev/null; then
+  pre=$(mktemp) || return
+  if {compiler} "$@" -E >"$pre" 2>/dev/null; then
+    {{ echo "$command"; sed {normalize} "$pre"; }} | sha256sum | cut -d ' ' -f 1
+  fi
   rm -f "$pre"
-  exec {run} "$@"
+}}
+key=
+if [ -f "$failures/kept/commands/$command" ] || [ -f "$failures/new/commands/$command" ]; then
+  key=$(unit_key "$@")
+  for kept in "$failures/kept/$key" "$failures/new/$key"; do
+    [ -n "$key" ] && [ -f "$kept" ] || continue
+    status=$(sed -n '1s/^{STATUS}//p' "$kept")
+    case "$status" in
+      ''|*[!0-9]*) ;;
+      *) sed 1,2d "$kept" | sed {restore} >&2; exit "$status" ;;
+    esac
+  done
 fi
-key=$({{ echo {identity}; printf '%s\n' "$@" | sed {normalize}; sed {normalize} "$pre"; }} | sha256sum | cut -d ' ' -f 1)
-rm -f "$pre"
-for kept in "$failures/kept/$key" "$failures/new/$key"; do
-  [ -f "$kept" ] || continue
-  status=$(sed -n '1s/^{STATUS}//p' "$kept")
-  case "$status" in
-    ''|*[!0-9]*) ;;
-    *) sed 1d "$kept" | sed {restore} >&2; exit "$status" ;;
-  esac
-done
 err=$(mktemp) || exec {run} "$@"
 {run} "$@" 2>"$err"
 status=$?
 cat "$err" >&2
-if [ "$status" -gt 0 ] && [ "$status" -lt 128 ] && mkdir -p "$failures/new"; then
-  {{ echo "{STATUS}$status"; sed {normalize} "$err"; }} >"$failures/new/.$key.$$" &&
-    mv -f "$failures/new/.$key.$$" "$failures/new/$key"
+if [ "$status" -gt 0 ] && [ "$status" -lt 128 ]; then
+  [ -n "$key" ] || key=$(unit_key "$@")
+  if [ -n "$key" ] && mkdir -p "$failures/new/commands"; then
+    {{ echo "{STATUS}$status"; echo "{COMMAND}$command"; sed {normalize} "$err"; }} >"$failures/new/.$key.$$" &&
+      mv -f "$failures/new/.$key.$$" "$failures/new/$key" && : >"$failures/new/commands/$command"
+  fi
 fi
 rm -f "$err"
 exit "$status"
@@ -193,6 +222,18 @@ mod tests {
         assert!(!is_failure(b"status 139\n"));
         assert!(!is_failure(b"status x\n"));
         assert!(!is_failure(b""));
+    }
+
+    #[test]
+    fn only_an_entry_naming_its_command_is_staged() {
+        let command = "ab".repeat(32);
+        let entry = format!("status 1\ncommand {command}\nerror: x\n");
+        assert_eq!(command_of(entry.as_bytes()), Some(command.as_str()));
+        assert_eq!(command_of(b"status 1\nerror: x\n"), None, "an older entry");
+        let short = format!("status 1\ncommand {}\n", &command[1..]);
+        assert_eq!(command_of(short.as_bytes()), None);
+        let named = format!("status 1\ncommand ../{}\n", &command[3..]);
+        assert_eq!(command_of(named.as_bytes()), None, "a path, not a digest");
     }
 
     #[test]
