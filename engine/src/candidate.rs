@@ -6,7 +6,7 @@
 //! builds it with the configured compiler.
 
 use super::base::Commits;
-use super::cache::{short, Cache, Remote};
+use super::cache::{short, Cache};
 use super::config::Config;
 use super::doc::Doc;
 use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs, Kind};
