@@ -177,7 +177,10 @@ fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
     // A pull request state needs the pull request in the sentence: its link or its number.
     let link = pull_link(sentence);
     let names_pull = link.is_some() || pr_number(sentence).is_some();
-    if names_pull && affirms(&lower, &["merged"]) {
+    // A sentence naming two pull requests ("Sent as <ours>; <theirs> got merged upstream")
+    // does not say which one was merged: in doubt, no merge.
+    let one_pull = pull_links(sentence) <= 1;
+    if names_pull && one_pull && affirms(&lower, &["merged"]) {
         let fields = vec![("link", link), ("fork-commit", commit)];
         return Some((State::Merged, fields, None));
     }
@@ -266,7 +269,12 @@ pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
 /// made this entry needed, not the entry's change.
 fn about_this_change(words: &[String], at: usize) -> bool {
     let before = &words[..at];
-    if attaches_elsewhere(before) || words[at + 1..].iter().any(|w| CAUSES.contains(&w.as_str())) {
+    // What the verb's own words say, up to the next state verb: a cause said after a later
+    // verb is that verb's ("Sent as <link>, which was merged and caused …" sends this change).
+    let own = words[at + 1..]
+        .iter()
+        .take_while(|w| !STATE_VERBS.contains(&w.as_str()));
+    if attaches_elsewhere(before) || own.clone().any(|w| CAUSES.contains(&w.as_str())) {
         return false;
     }
     let mut end = before.len();
@@ -679,6 +687,13 @@ fn pull_link(sentence: &str) -> Option<String> {
         .find(|u| u.contains("/pull/") || u.contains("/merge_requests/"))
 }
 
+/// How many pull requests the sentence links.
+fn pull_links(sentence: &str) -> usize {
+    let urls = urls(sentence).into_iter();
+    urls.filter(|u| u.contains("/pull/") || u.contains("/merge_requests/"))
+        .count()
+}
+
 /// The number of a pull request named as `PR #12` or `pull request #12`.
 pub fn pr_number(sentence: &str) -> Option<String> {
     static PR: LazyLock<Regex> =
@@ -932,6 +947,14 @@ mod tests {
         ] {
             let said = state(&sentence, None);
             assert_ne!(said, Some(State::Merged), "{sentence}");
+        }
+        // This entry's own pull request was sent; the other one is what was merged.
+        for sentence in [
+            format!("Sent as {ours}; {other} got merged upstream and caused it."),
+            format!("Sent as {ours}; {other} got merged upstream."),
+            format!("Sent as {ours} after {other} was merged."),
+        ] {
+            assert_eq!(state(&sentence, None), Some(State::Proposed), "{sentence}");
         }
         for sentence in [
             format!("Merged as {ours} in 1a2b3c4d."),
