@@ -941,7 +941,7 @@ mod tests {
             format!("Sent as {ours}; {other} got merged upstream and caused it."),
             format!("{other} (merged) caused it."),
             format!("{other} was merged in 1a2b3c4d and broke the kernel."),
-            format!("PR #9 was merged, breaking our build."),
+            "PR #9 was merged, breaking our build.".to_string(),
             format!("Merged upstream in {other}, which introduced the leak."),
             format!("{other} got merged and required this adaptation."),
         ] {
