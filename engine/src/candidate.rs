@@ -6,7 +6,7 @@
 //! builds it with the configured compiler.
 
 use super::base::Commits;
-use super::cache::{short, Cache, Remote};
+use super::cache::{short, Cache};
 use super::config::Config;
 use super::doc::Doc;
 use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs, Kind};
@@ -54,9 +54,11 @@ pub fn api_range(
     Ok((from, upstream_or(cache, to, state.commits.pin)?))
 }
 
-/// The upstream commit `rev` names, or `default` without one.
+/// The upstream commit `rev` names, or `default` without one. A commit the user names must be
+/// upstream's by the pin's one rule ([`crate::pin::upstream_commit`]): a fork's commit the cache
+/// also holds would be analysed, built and reported as upstream's.
 fn upstream_or(cache: &Cache, rev: Option<&str>, default: Oid) -> Result<Oid> {
-    rev.map_or(Ok(default), |rev| cache.commit(rev, Remote::Upstream))
+    rev.map_or(Ok(default), |rev| crate::pin::upstream_commit(cache, rev))
 }
 
 /// Static API drift of the overlay's backend from `from` to `to`.

@@ -62,7 +62,7 @@ pub fn init(project: &Project, cache: &Cache, request: &InitRequest) -> Result<M
     refuse_existing(project)?;
     let fork = cache.commit(&request.fork, Remote::Fork)?;
     let pin = match &request.pin {
-        Some(rev) => cache.commit(rev, Remote::Upstream)?,
+        Some(rev) => super::pin::upstream_commit(cache, rev)?,
         None => {
             let tip = match cache.branch_tip(Remote::Upstream) {
                 Some(tip) => tip,

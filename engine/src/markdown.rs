@@ -145,7 +145,8 @@ pub fn inert_references(text: &str) -> String {
         out.push(c);
         let next = chars.peek().map(|&(_, next)| next);
         let starts = match c {
-            '@' => next.is_some_and(|n| n.is_ascii_alphanumeric()),
+            // The full-width sign too: what a reader takes for a mention is kept from being one.
+            '@' | '\u{ff20}' => next.is_some_and(|n| n.is_ascii_alphanumeric()),
             '#' => next.is_some_and(|n| n.is_ascii_digit()),
             '-' => {
                 // Bytes, not a slice of the text: the two bytes before `-` may end a wider
@@ -165,8 +166,9 @@ pub fn inert_references(text: &str) -> String {
 }
 
 /// Markdown someone wrote (a register entry's prose, posted in a pull request to the fork) with
-/// the mentions and references of its text made inert ([`inert_references`]); code, code
-/// blocks, links, HTML and web addresses (`https://…/#12`) stay as they are written.
+/// the mentions and references of its text made inert ([`inert_references`]), the text of its
+/// HTML too (GitHub finds mentions in the text an HTML block shows); code, code blocks, links,
+/// HTML tags and web addresses (`https://…/#12`) stay as they are written.
 pub fn inert_references_in(markdown: &str) -> String {
     use pulldown_cmark::{Event, Parser, Tag, TagEnd};
     let mut out = String::with_capacity(markdown.len() + 16);
@@ -179,19 +181,54 @@ pub fn inert_references_in(markdown: &str) -> String {
             }
             Event::Text(_) if kept == 0 && range.start >= copied => {
                 out.push_str(&markdown[copied..range.start]);
-                let words = markdown[range.clone()].split_inclusive(char::is_whitespace);
-                for word in words {
-                    match word.contains("://") {
-                        true => out.push_str(word),
-                        false => out.push_str(&inert_references(word)),
-                    }
-                }
+                out.push_str(&inert_words(&markdown[range.clone()]));
+                copied = range.end;
+            }
+            Event::Html(_) | Event::InlineHtml(_) if kept == 0 && range.start >= copied => {
+                out.push_str(&markdown[copied..range.start]);
+                out.push_str(&inert_html(&markdown[range.clone()]));
                 copied = range.end;
             }
             _ => {}
         }
     }
     out.push_str(&markdown[copied..]);
+    out
+}
+
+/// [`inert_references`] of each word of `text` but its web address: the part of a word from a
+/// `scheme://` on is a link GitHub makes (a `#12` there is the address's), the part before it is
+/// text (`(@someone:https://x.org)` mentions someone).
+fn inert_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for word in text.split_inclusive(char::is_whitespace) {
+        let Some(at) = word.find("://") else {
+            out.push_str(&inert_references(word));
+            continue;
+        };
+        let scheme = word[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(0, |before| before + 1);
+        out.push_str(&inert_references(&word[..scheme]));
+        out.push_str(&word[scheme..]);
+    }
+    out
+}
+
+/// HTML someone wrote with the text between its tags made inert ([`inert_words`]); each tag
+/// (`<…>`, a comment's start to its first `>`) as it is written.
+fn inert_html(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() + 8);
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&inert_words(&rest[..open]));
+        let close = rest[open..]
+            .find('>')
+            .map_or(rest.len(), |at| open + at + 1);
+        out.push_str(&rest[open..close]);
+        rest = &rest[close..];
+    }
+    out.push_str(&inert_words(rest));
     out
 }
 
@@ -475,6 +512,30 @@ mod tests {
         );
         assert_eq!(inert_references("gh-12"), format!("gh-{zw}12"));
         assert_eq!(inert_references("@"), "@");
+        assert_eq!(
+            inert_references("\u{ff20}someone"),
+            format!("\u{ff20}{zw}someone")
+        );
+    }
+
+    /// Fails on main before this change: a word holding a web address was kept whole, so the
+    /// `@someone` before the address in it stayed a mention, and the text of an HTML block or
+    /// inline element (`<p>thanks @someone</p>`, which GitHub renders and finds mentions in)
+    /// went into the fork's pull request as it was.
+    #[test]
+    fn a_mention_beside_an_address_or_in_html_is_made_inert() {
+        let zw = ZERO_WIDTH_SPACE;
+        let prose = "Found by (@someone:https://example.org/a#12) and @a,https://x.org.\n\n\
+                     <p>thanks @someone and <b>@ml-explore/core</b> (#7)</p>\n\n\
+                     Inline <span title=\"@x\">@other</span> <!-- @hidden --> too.\n";
+        assert_eq!(
+            inert_references_in(prose),
+            format!(
+                "Found by (@{zw}someone:https://example.org/a#12) and @{zw}a,https://x.org.\n\n\
+                 <p>thanks @{zw}someone and <b>@{zw}ml-explore/core</b> (#{zw}7)</p>\n\n\
+                 Inline <span title=\"@x\">@{zw}other</span> <!-- @hidden --> too.\n"
+            )
+        );
     }
 
     #[test]

@@ -794,7 +794,8 @@ pub struct Stepwise {
 }
 
 pub fn stepwise(cache: &Cache, state: &OverlayState, rev: &str) -> Result<Stepwise> {
-    let candidate = cache.commit(rev, super::cache::Remote::Upstream)?;
+    // A candidate is a pin to be: upstream's by the one rule, or refused.
+    let candidate = super::pin::upstream_commit(cache, rev)?;
     Ok(Stepwise {
         files: first_conflicts(cache, state.commits, candidate, &state.core_files)?,
         candidate: Some(candidate),

@@ -10,6 +10,7 @@
 
 use mdbook_preprocessor::book::Book;
 use mdbook_preprocessor::config::Config;
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Every way the book reaches outside its folder, or `Ok`. `root` is the book's folder (where
@@ -32,7 +33,7 @@ pub fn check(root: &Path, config: &Config, chapters: &Book) -> Result<(), String
         }
     }
     links_below(&book, root, &build_dir, &mut problems);
-    let chapters = chapter_texts(&book, &src, chapters, &mut problems);
+    let chapters = chapter_texts(&book, &src, chapters, &vars(config), &mut problems);
     includes(&book, &src, &chapters, &mut problems);
     let mut published = vec![src.clone(), root.join("theme")];
     published.extend(
@@ -251,13 +252,29 @@ fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
     paths
 }
 
-/// The chapters mdBook renders, each as its path below `src` and its text; a chapter whose file
-/// the summary names outside the book (`[x](../../secret.md)`, which mdBook reads as it is) or
-/// that is a hard link is a problem instead.
+/// book.toml's variables (`[preprocessor.forkbook.vars]`), each as the text that fills it in.
+fn vars(config: &Config) -> BTreeMap<String, String> {
+    let key = format!("preprocessor.{}.vars", crate::adapter::NAME);
+    let table = config.get::<BTreeMap<String, serde_json::Value>>(&key);
+    let table = table.ok().flatten().unwrap_or_default();
+    let text = |value: serde_json::Value| match value {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    };
+    table.into_iter().map(|(k, v)| (k, text(v))).collect()
+}
+
+/// The chapters mdBook renders, each as its path below `src` and its text as mdBook's links
+/// preprocessor reads it: forkbook runs first (mdBook orders preprocessors by name), so with
+/// book.toml's variables filled in (a variable holding `{{#include ../../.git/config}}` put the
+/// file into the site). A chapter whose file the summary names outside the book
+/// (`[x](../../secret.md)`, which mdBook reads as it is) or that is a hard link is a problem
+/// instead.
 fn chapter_texts(
     book: &Path,
     src: &Path,
     chapters: &Book,
+    vars: &BTreeMap<String, String>,
     problems: &mut Vec<String>,
 ) -> Vec<(PathBuf, String)> {
     let mut texts = Vec::new();
@@ -277,7 +294,8 @@ fn chapter_texts(
             .ok()
             .and_then(|m| hard_link(&file, &m));
         problems.extend(hard);
-        texts.push((path.clone(), chapter.content.clone()));
+        let text = crate::blocks::substitute_known(&chapter.content, vars);
+        texts.push((path.clone(), text));
     }
     texts
 }

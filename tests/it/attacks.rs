@@ -488,3 +488,54 @@ fn a_title_with_a_control_character_is_refused_and_reported() {
     assert!(finding.contains("\\u{1b}"), "{finding}");
     assert!(!out.contains('\u{1b}'), "{out:?}");
 }
+
+/// Fails on main before this change (issue 40.1 again): forkbook runs before mdBook's links
+/// preprocessor (mdBook orders them by name), so a book.toml variable holding an include
+/// (`leak = "{{#include ../../secret.txt}}"`, a page saying `{{leak}}`, in prose or in a step's
+/// command) put the file into the site: the bounds read the page before the variables were
+/// filled in. Now the page is read as mdBook's links preprocessor reads it, and the build is
+/// refused, naming the page and line, before any step runs.
+#[test]
+fn a_variable_holding_an_include_is_held_to_the_book_folder() {
+    let demo = Demo::new(Layout::Patch);
+    let book = demo.root().join("book");
+    std::fs::write(demo.root().join("secret.txt"), "SECRET-FROM-OUTSIDE\n").unwrap();
+    let ran = demo.tmp.path().join("the-step-ran");
+    let write = |rel: &str, text: &str| {
+        let path = book.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("src/SUMMARY.md", "# Summary\n\n- [Steps](steps.md)\n");
+    let step = format!("```sh,run\ntouch '{}'\n```\n", ran.display());
+    for (value, page, line) in [
+        ("{{#include ../../secret.txt}}", "In prose: {{leak}}\n", 3),
+        ("{{ #playground ../../secret.txt }}", "{{leak}}\n", 3),
+        (
+            "{{#rustdoc_include ../../secret.txt}}",
+            "```sh,run\necho {{leak}}\n```\n",
+            4,
+        ),
+    ] {
+        write(
+            "book.toml",
+            &format!(
+                "[book]\ntitle = \"steps\"\n\n[preprocessor.forkbook]\ncommand = \"forkbook mdbook\"\n\
+                 allow-shell = true\n\n[preprocessor.forkbook.vars]\nleak = \"{value}\"\n"
+            ),
+        );
+        write("src/steps.md", &format!("# Steps\n\n{page}\n{step}"));
+        let (code, out) = demo.run(&["book", "build", "--dir", book.to_str().unwrap()]);
+        assert_eq!(code, 2, "{value} in {page:?}: {out}");
+        assert!(
+            out.contains(&format!(
+                "src/steps.md:{line} includes `../../secret.txt`, outside the book folder"
+            )),
+            "{out}"
+        );
+        assert!(!ran.exists(), "a step ran before the refusal");
+        let site = book.join("book/steps.html");
+        let html = std::fs::read_to_string(site).unwrap_or_default();
+        assert!(!html.contains("SECRET-FROM-OUTSIDE"), "{html}");
+    }
+}

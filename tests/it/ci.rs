@@ -594,3 +594,68 @@ fn every_combination_of_options_passes_actionlint() {
     let (clean, report) = actionlint(&files);
     assert!(clean, "{report}");
 }
+
+/// The `rocm-drift` job's "Did the pin move?" step, run by bash in a checkout whose base commit
+/// records `old_pin` and whose pull request's `UPSTREAM` is `pr_upstream`: (exit status, the
+/// outputs it wrote).
+fn pin_step(demo: &Demo, old_pin: &str, pr_upstream: &str) -> (bool, String) {
+    let (code, text) = demo.run(&["ci", "github", "--print", "--rocm"]);
+    assert_eq!(code, 0, "{text}");
+    let script = runs(&parsed(&text), "rocm-drift")
+        .into_iter()
+        .find(|run| run.contains("GITHUB_OUTPUT") && run.contains("moved="))
+        .expect("the job has a step that says whether the pin moved");
+    let checkout = demo.tmp.path().join("pr-checkout");
+    std::fs::create_dir_all(checkout.join("patches-rocm")).unwrap();
+    let upstream = checkout.join("patches-rocm/UPSTREAM");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&checkout)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(&upstream, format!("retargeted_to_mlx_pin: {old_pin}\n")).unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-qm", "base"]);
+    let base = git(&["rev-parse", "HEAD"]);
+    git(&["remote", "add", "origin", "."]);
+    std::fs::write(&upstream, pr_upstream).unwrap();
+    let outputs = checkout.join("outputs");
+    let status = std::process::Command::new("bash")
+        .args(["-e", "-c", &script])
+        .env("BASE_SHA", &base)
+        .env("GITHUB_OUTPUT", &outputs)
+        .current_dir(&checkout)
+        .output()
+        .unwrap();
+    let written = std::fs::read_to_string(&outputs).unwrap_or_default();
+    std::fs::remove_dir_all(&checkout).unwrap();
+    (status.status.success(), written)
+}
+
+/// Fails on main before this change: a pull request's `UPSTREAM` with a second pin line
+/// (`retargeted_to_mlx_pin: old=…`) made the step write an output of its own, `old=…`, which
+/// GitHub takes as the drift build's baseline: the pull request chose what its pin is compared
+/// with. Now a pin line that is not one commit id fails the step, and no output is written.
+#[test]
+fn the_rocm_job_reads_one_commit_id_for_each_pin_or_fails() {
+    let demo = Demo::new(Layout::Patch);
+    let (old, new) = ("1".repeat(40), "2".repeat(40));
+    let (ok, written) = pin_step(&demo, &old, &format!("retargeted_to_mlx_pin: {new}\n"));
+    assert!(ok, "{written}");
+    assert_eq!(written, format!("old={old}\nnew={new}\nmoved=true\n"));
+    for hostile in [
+        format!("retargeted_to_mlx_pin: {new}\nretargeted_to_mlx_pin: old={new}\n"),
+        format!("retargeted_to_mlx_pin: {new}\nretargeted_to_mlx_pin: x<<EOF\n"),
+        format!("retargeted_to_mlx_pin: {new} moved=false\n"),
+    ] {
+        let (ok, written) = pin_step(&demo, &old, &hostile);
+        assert!(!ok, "{hostile:?} wrote {written:?}");
+        assert_eq!(written, "", "{hostile:?}");
+    }
+}

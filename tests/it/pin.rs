@@ -306,6 +306,22 @@ fn a_pin_must_be_upstream_s_a_fork_commit_is_refused_and_a_pull_request_head_acc
         &["retarget", fork_only.as_str()],
         &["roll", "--to", fork_only.as_str()],
         &["roll", "--check", "--to", fork_only.as_str()],
+        // Fails on main before this change (issue 40.4 again): each analysed the fork's commit
+        // and reported it as upstream's (`drift api from upstream … to F`, `first upstream
+        // commit at which each core file conflicts, up to F`), exit 1.
+        &["drift", "api", "--to", fork_only.as_str()],
+        &["drift", "api", "--from", fork_only.as_str()],
+        &["drift", "api", "--to", fork_only.as_str(), "--draft"],
+        &["drift", "build", "--to", fork_only.as_str()],
+        &[
+            "drift",
+            "build",
+            "--baseline",
+            fork_only.as_str(),
+            "--to",
+            "main",
+        ],
+        &["retarget", fork_only.as_str(), "--stepwise"],
     ] {
         let (code, out) = world.run(command);
         assert_eq!(code, 2, "{command:?}: {out}");

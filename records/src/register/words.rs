@@ -177,7 +177,10 @@ fn reading(sentence: &str, policy: Option<&Policy>) -> Option<Reading> {
     // A pull request state needs the pull request in the sentence: its link or its number.
     let link = pull_link(sentence);
     let names_pull = link.is_some() || pr_number(sentence).is_some();
-    if names_pull && affirms(&lower, &["merged"]) {
+    // A sentence naming two pull requests ("Sent as <ours>; <theirs> got merged upstream")
+    // does not say which one was merged: in doubt, no merge.
+    let one_pull = pull_links(sentence) <= 1;
+    if names_pull && one_pull && affirms(&lower, &["merged"]) {
         let fields = vec![("link", link), ("fork-commit", commit)];
         return Some((State::Merged, fields, None));
     }
@@ -261,10 +264,17 @@ pub fn affirms(lower: &str, verbs: &[&str]) -> bool {
 /// Anything else is about something else: a relative or subordinate clause ("…, which the fork
 /// merged", "after upstream merged <link>", "since X merged Y"), another subject ("Upstream's
 /// rename was merged", "Entry 2 was merged"), an active verb with another object ("Upstream
-/// merged <link>, which broke us").
+/// merged <link>, which broke us"), and what the clause goes on to call a cause ("<link> got
+/// merged upstream and caused it", "<link> (merged) broke the build"): what was merged is what
+/// made this entry needed, not the entry's change.
 fn about_this_change(words: &[String], at: usize) -> bool {
     let before = &words[..at];
-    if attaches_elsewhere(before) {
+    // What the verb's own words say, up to the next state verb: a cause said after a later
+    // verb is that verb's ("Sent as <link>, which was merged and caused …" sends this change).
+    let own = words[at + 1..]
+        .iter()
+        .take_while(|w| !STATE_VERBS.contains(&w.as_str()));
+    if attaches_elsewhere(before) || own.clone().any(|w| CAUSES.contains(&w.as_str())) {
         return false;
     }
     let mut end = before.len();
@@ -303,6 +313,31 @@ fn attaches_elsewhere(before: &[String]) -> bool {
         ATTACHES.contains(&w.as_str()) && !since_been
     })
 }
+
+/// Verbs that say what a change did to the code: said after a merge in its clause, the merged
+/// change is a cause.
+const CAUSES: &[&str] = &[
+    "caused",
+    "causes",
+    "causing",
+    "broke",
+    "breaks",
+    "breaking",
+    "broken",
+    "introduced",
+    "introduces",
+    "introducing",
+    "triggered",
+    "triggers",
+    "prompted",
+    "prompts",
+    "required",
+    "requires",
+    "forced",
+    "forces",
+    "regressed",
+    "regresses",
+];
 
 const ATTACHES: &[&str] = &[
     "which", "that", "who", "whom", "whose", "where", "after", "before", "since", "because",
@@ -652,6 +687,13 @@ fn pull_link(sentence: &str) -> Option<String> {
         .find(|u| u.contains("/pull/") || u.contains("/merge_requests/"))
 }
 
+/// How many pull requests the sentence links.
+fn pull_links(sentence: &str) -> usize {
+    let urls = urls(sentence).into_iter();
+    urls.filter(|u| u.contains("/pull/") || u.contains("/merge_requests/"))
+        .count()
+}
+
 /// The number of a pull request named as `PR #12` or `pull request #12`.
 pub fn pr_number(sentence: &str) -> Option<String> {
     static PR: LazyLock<Regex> =
@@ -887,6 +929,40 @@ mod tests {
         );
         // "present" holds "sent", "consent" too: whole words only.
         assert_eq!(state("The fix is present in PR #12.", None), None);
+    }
+
+    /// Fails on main before this change: each read as this entry merged (`fixes list`:
+    /// `[merged]`), though the pull request merged is the one that made the entry needed.
+    #[test]
+    fn a_merged_change_the_clause_calls_a_cause_is_not_this_entry_s() {
+        let ours = "https://github.com/NripeshN/mlx/pull/101";
+        let other = "https://github.com/NripeshN/mlx/pull/9";
+        for sentence in [
+            format!("Sent as {ours}; {other} got merged upstream and caused it."),
+            format!("{other} (merged) caused it."),
+            format!("{other} was merged in 1a2b3c4d and broke the kernel."),
+            "PR #9 was merged, breaking our build.".to_string(),
+            format!("Merged upstream in {other}, which introduced the leak."),
+            format!("{other} got merged and required this adaptation."),
+        ] {
+            let said = state(&sentence, None);
+            assert_ne!(said, Some(State::Merged), "{sentence}");
+        }
+        // This entry's own pull request was sent; the other one is what was merged.
+        for sentence in [
+            format!("Sent as {ours}; {other} got merged upstream and caused it."),
+            format!("Sent as {ours}; {other} got merged upstream."),
+            format!("Sent as {ours} after {other} was merged."),
+        ] {
+            assert_eq!(state(&sentence, None), Some(State::Proposed), "{sentence}");
+        }
+        for sentence in [
+            format!("Merged as {ours} in 1a2b3c4d."),
+            format!("{ours} was merged in 1a2b3c4d."),
+            format!("Proposed as {ours} and merged in 1a2b3c4d."),
+        ] {
+            assert_eq!(state(&sentence, None), Some(State::Merged), "{sentence}");
+        }
     }
 
     #[test]
