@@ -8,9 +8,6 @@
 //! application, so the catalogue can be tested with facts written by hand and rendered into the
 //! book without a repository.
 
-use std::cell::RefCell;
-use std::sync::Arc;
-
 use serde::Serialize;
 
 pub mod facts;
@@ -19,6 +16,7 @@ pub mod names;
 
 pub use facts::Facts;
 pub use fix_state_complete::states_and_fields;
+pub use forkbook_records::finding::{Finding, Severity};
 
 /// Each check's entry, its header read from its page's front matter by `build.rs`.
 #[allow(non_upper_case_globals)]
@@ -80,24 +78,6 @@ pub enum Needs {
     /// The base tree and the overlay ([`facts::OverlayView`]); `without` says what it still
     /// checks when they are missing (`None`: nothing).
     Objects { without: Option<&'static str> },
-}
-
-/// How much a finding matters. Errors fail `forkbook check`, `verify` and the book's gate;
-/// warnings are shown and do not fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
 }
 
 /// The chapter of the book that shows a check's subject.
@@ -172,84 +152,8 @@ impl Check {
 
     /// A finding of this check at `file` and `line`.
     pub fn finding(&self, file: &str, line: Option<usize>, message: impl Into<String>) -> Finding {
-        Finding {
-            check: self.id,
-            severity: self.severity,
-            file: shared(file),
-            line,
-            message: message.into(),
-            note: None,
-        }
+        Finding::new(self.id, self.severity, file, line, message)
     }
-}
-
-/// What a check found: where, how bad, and what to do about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// The id of the check that found it.
-    pub check: &'static str,
-    pub severity: Severity,
-    /// The file the finding is about, relative to the project root (shared: thousands of
-    /// findings name the same file).
-    pub file: Arc<str>,
-    /// 1-based line in `file`, where one applies.
-    pub line: Option<usize>,
-    pub message: String,
-    /// What to do about it (shared, like the file: a check gives most of its findings one
-    /// note).
-    pub note: Option<Arc<str>>,
-}
-
-impl Finding {
-    pub fn with_note(mut self, note: impl AsRef<str>) -> Finding {
-        self.note = Some(shared(note.as_ref()));
-        self
-    }
-
-    /// `file:line: severity[check]: message`, the way compilers print, and the note indented.
-    pub fn render(&self) -> String {
-        let place = match self.line {
-            Some(line) => format!("{}:{line}", self.file),
-            None => self.file.to_string(),
-        };
-        let mut text = format!(
-            "{place}: {}[{}]: {}",
-            self.severity.as_str(),
-            self.check,
-            self.message
-        );
-        if let Some(note) = &self.note {
-            text.push_str(&format!("\n  note: {note}"));
-        }
-        text
-    }
-}
-
-/// How many of the texts given last [`shared`] keeps to hand out again.
-const SHARED_RECENT: usize = 16;
-
-thread_local! {
-    static RECENT_TEXTS: RefCell<Vec<Arc<str>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// `text` as a shared string: the one given out for the same text lately, when there is one.
-/// A check gives each of its findings about a register of 600,000 entries the same file and
-/// note; each finding with its own copy of both held eight times the register's bytes.
-fn shared(text: &str) -> Arc<str> {
-    RECENT_TEXTS.with(|recent| {
-        let mut recent = recent.borrow_mut();
-        if let Some(at) = recent.iter().position(|kept| **kept == *text) {
-            let kept = recent.remove(at);
-            recent.push(kept.clone());
-            return kept;
-        }
-        if recent.len() == SHARED_RECENT {
-            recent.remove(0);
-        }
-        let made: Arc<str> = Arc::from(text);
-        recent.push(made.clone());
-        made
-    })
 }
 
 /// The check with this id.

@@ -20,6 +20,7 @@ use crate::blocks::{self, Block, Directive};
 use crate::cache::StepCache;
 use crate::render::{self, Shown};
 use crate::{GateFinding, Step, StepKind, StepOutcome, StepRunner};
+use forkbook_records::finding::Layout;
 use mdbook_preprocessor::book::{Book, Chapter};
 use mdbook_preprocessor::errors::{Error, Result};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
@@ -447,14 +448,9 @@ impl<R: StepRunner> Session<'_, R> {
                 .map(|(file, _)| PathBuf::from(file))
                 .unwrap_or_default();
             let shown = site.map(|site| format!(" (shown in {site})"));
-            let message = format!(
-                "error[{}]: {}: {}{}\n  note: {}",
-                finding.check,
-                finding.location,
-                finding.message,
-                shown.unwrap_or_default(),
-                finding.help
-            );
+            let message = finding
+                .finding
+                .render_as(Layout::SeverityFirst, &shown.unwrap_or_default());
             self.problems.push((file, message));
         }
         self.problems

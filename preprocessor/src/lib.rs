@@ -24,6 +24,7 @@ pub use adapter::{
 };
 pub use blocks::{Attrs, StepKind};
 
+use forkbook_records::finding::Finding;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -103,18 +104,12 @@ impl Fingerprint {
 }
 
 /// A book-wide gate condition the application found (a check error, an entry without its link,
-/// an overlay that does not match its lock). Any of them fails the build.
+/// an overlay that does not match its lock): the finding, its note saying what to do about it,
+/// and the directive whose chapter shows it (`register`), so the failure can name the chapter
+/// and line too. Any of them fails the build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateFinding {
-    /// The check's stable id (`register-link`).
-    pub check: String,
-    /// Where the problem is, `file:line` as the user would open it.
-    pub location: String,
-    pub message: String,
-    /// What to do about it.
-    pub help: String,
-    /// The directive whose chapter shows this finding (`register`), so the failure can name the
-    /// chapter and line too.
+    pub finding: Finding,
     pub shown_by: Option<String>,
 }
 

@@ -4,6 +4,7 @@
 use forkbook_preprocessor::{
     Fingerprint, ForkbookPreprocessor, GateFinding, Step, StepKind, StepOutcome, StepRunner,
 };
+use forkbook_records::finding::{Finding, Severity};
 use mdbook_preprocessor::book::{Book, BookItem, Chapter};
 use mdbook_preprocessor::config::Config;
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
@@ -268,10 +269,14 @@ fn raw_html_and_includes_from_directives_are_made_inert() {
 #[test]
 fn gate_findings_fail_the_build_naming_check_and_chapter() {
     let finding = GateFinding {
-        check: "register-link".into(),
-        location: "patches-rocm/LOCAL_FIXES.md:12".into(),
-        message: "entry 3 applies to the fork and has no upstream link".into(),
-        help: "propose it with `forkbook propose 3` and record the link".into(),
+        finding: Finding::new(
+            "register-link",
+            Severity::Error,
+            "patches-rocm/LOCAL_FIXES.md",
+            Some(12),
+            "entry 3 applies to the fork and has no upstream link",
+        )
+        .with_note("propose it with `forkbook propose 3` and record the link"),
         shown_by: Some("register".into()),
     };
     let pre = ForkbookPreprocessor::new(FakeRunner {

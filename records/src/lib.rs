@@ -6,7 +6,8 @@
 //! ([`residual_record`]), the patch series and the build's pin ([`series`]), the register
 //! ([`register`]), each with file and line on every field and every problem as data
 //! ([`problem`]); each renders back what `sync` writes. Beside them: how a file is replaced
-//! without ever leaving half of it ([`atomic`]), how bytes are written as hex ([`hex`]), which
+//! without ever leaving half of it ([`atomic`]), what a command found and how it is printed
+//! ([`finding`]), how bytes are written as hex ([`hex`]), which
 //! paths a record may name ([`path`]), which repository a remote URL names ([`remote`]), and how
 //! a cache keys, seals and checks what it keeps ([`cache_entry`]).
 
@@ -17,6 +18,7 @@ use serde::Serialize;
 
 pub mod atomic;
 pub mod cache_entry;
+pub mod finding;
 pub mod hex;
 pub mod lock;
 pub mod names;
@@ -29,6 +31,7 @@ pub mod residual_record;
 pub mod series;
 pub mod upstream;
 
+pub use finding::{Finding, Severity};
 pub use lock::Lock;
 pub use problem::{Problem, RecordError};
 pub use readme::{Counts, Readme};

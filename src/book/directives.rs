@@ -45,27 +45,22 @@ impl BookRunner {
     }
 }
 
+/// A check's error as the gate shows it: its note followed by where the check's page is.
 pub(super) fn gate_finding(finding: Finding) -> GateFinding {
-    let location = match finding.line {
-        Some(line) => format!("{}:{line}", finding.file),
-        None => finding.file.to_string(),
-    };
     let explain = format!(
         "`forkbook check --explain {}` says what the check wants",
         finding.check
     );
-    let help = finding
-        .note
-        .map_or(explain.clone(), |note| format!("{note}; {explain}"));
+    let help = match &finding.note {
+        Some(note) => format!("{note}; {explain}"),
+        None => explain,
+    };
     // Each check declares the chapter that shows its subject.
     let shown_by = forkbook_checks::find(finding.check)
         .map_or(forkbook_checks::Chapter::Checks, |check| check.chapter)
         .as_str();
     GateFinding {
-        check: finding.check.to_string(),
-        location,
-        message: finding.message,
-        help,
+        finding: finding.with_note(help),
         shown_by: Some(shown_by.into()),
     }
 }
@@ -175,21 +170,20 @@ mod tests {
 
     #[test]
     fn findings_become_gate_findings_shown_by_their_chapter() {
-        let finding = |check: &'static str| Finding {
-            check,
-            severity: Severity::Error,
-            file: "p/LOCAL_FIXES.md".into(),
-            line: Some(4),
-            message: "m".into(),
-            note: Some("add the link".into()),
+        let finding = |check: &'static str| {
+            Finding::new(check, Severity::Error, "p/LOCAL_FIXES.md", Some(4), "m")
+                .with_note("add the link")
         };
         let gate = gate_finding(finding("fix-link-present"));
         assert_eq!(
-            (gate.location.as_str(), gate.shown_by.as_deref()),
+            (gate.finding.place().as_str(), gate.shown_by.as_deref()),
             ("p/LOCAL_FIXES.md:4", Some("register"))
         );
         assert!(gate
-            .help
+            .finding
+            .note
+            .as_deref()
+            .unwrap_or_default()
             .starts_with("add the link; `forkbook check --explain fix-link-present`"));
         assert_eq!(
             gate_finding(finding("overlay-matches-lock"))

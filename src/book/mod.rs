@@ -11,7 +11,7 @@
 //! step runs `sh -c` in the project folder, in its own process group so that a timeout stops
 //! everything it started.
 
-use crate::engine::check::{self, Severity};
+use crate::engine::check::{self, Finding, Severity};
 use crate::engine::project::{Overrides, Project};
 pub use crate::engine::tools::find_program as find_on_path;
 use crate::engine::tools::missing_requirement_in;
@@ -213,10 +213,14 @@ impl StepRunner for BookRunner {
 
     fn gate_findings(&self, renderer: &str) -> Vec<GateFinding> {
         let could_not_run = |message: String, note: Option<String>| GateFinding {
-            check: "check".into(),
-            location: crate::engine::config::CONFIG_FILE.into(),
-            message: format!("the checks could not run: {message}"),
-            help: note.unwrap_or_else(|| "run `forkbook check` to see why".into()),
+            finding: Finding::new(
+                "check",
+                Severity::Error,
+                crate::engine::config::CONFIG_FILE,
+                None,
+                format!("the checks could not run: {message}"),
+            )
+            .with_note(note.as_deref().unwrap_or("run `forkbook check` to see why")),
             shown_by: Some("checks".into()),
         };
         // The same run as `forkbook check`: the record checks always, the overlay checks where
