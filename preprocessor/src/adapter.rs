@@ -22,6 +22,7 @@ use crate::render::{self, Shown};
 use crate::{GateFinding, Step, StepKind, StepOutcome, StepRunner};
 use forkbook_records::finding::Layout;
 use mdbook_preprocessor::book::{Book, Chapter};
+use mdbook_preprocessor::config::Config;
 use mdbook_preprocessor::errors::{Error, Result};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use serde::Deserialize;
@@ -170,13 +171,7 @@ impl<R: StepRunner> ForkbookPreprocessor<R> {
             .config
             .get(&format!("preprocessor.{NAME}"))?
             .unwrap_or_default();
-        let mut vars: BTreeMap<String, String> = settings
-            .vars
-            .iter()
-            .map(|(k, v)| (k.clone(), value_text(v)))
-            .collect();
-        vars.extend(env_vars());
-        vars.extend(self.vars.clone());
+        let vars = filled_vars(&settings.vars, &self.vars);
         let rerun = self.rerun || settings.rerun || env_flag("FORKBOOK_RERUN");
         let cache_dir = ctx.root.join(
             settings
@@ -205,9 +200,9 @@ impl<R: StepRunner> Preprocessor for ForkbookPreprocessor<R> {
     }
 
     fn run(&self, ctx: &PreprocessorContext, mut book: Book) -> Result<Book> {
-        // Before anything is run or rendered: the site must hold the book and nothing else.
-        crate::bounds::check(&ctx.root, &ctx.config, &book).map_err(Error::msg)?;
         let mut session = self.session(ctx)?;
+        // Before anything is run or rendered: the site must hold the book and nothing else.
+        crate::bounds::check(&ctx.root, &ctx.config, &book, &session.vars).map_err(Error::msg)?;
         book.for_each_chapter_mut(|chapter| session.chapter(chapter));
         let findings = self.runner.gate_findings(&session.renderer);
         if let Ok(mut tally) = self.tally.lock() {
@@ -574,6 +569,30 @@ fn value_text(value: &serde_json::Value) -> String {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// The variables a run fills in, book.toml's, the environment's and `overrides` (the command
+/// line's), each over the one before; the book's bounds are read with them filled in.
+pub fn vars(
+    config: &Config,
+    overrides: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let settings: Settings = config
+        .get(&format!("preprocessor.{NAME}"))?
+        .unwrap_or_default();
+    Ok(filled_vars(&settings.vars, overrides))
+}
+
+fn filled_vars(
+    book_toml: &BTreeMap<String, serde_json::Value>,
+    overrides: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut vars: BTreeMap<String, String> = (book_toml.iter())
+        .map(|(k, v)| (k.clone(), value_text(v)))
+        .collect();
+    vars.extend(env_vars());
+    vars.extend(overrides.clone());
+    vars
 }
 
 /// `FORKBOOK_VAR_<name>=value` from the environment.

@@ -14,8 +14,14 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// Every way the book reaches outside its folder, or `Ok`. `root` is the book's folder (where
-/// book.toml is), `chapters` the book as mdBook loaded it from the summary.
-pub fn check(root: &Path, config: &Config, chapters: &Book) -> Result<(), String> {
+/// book.toml is), `chapters` the book as mdBook loaded it from the summary, `vars` the variables
+/// forkbook fills in (book.toml's, the environment's and the command line's, as the run has them).
+pub fn check(
+    root: &Path,
+    config: &Config,
+    chapters: &Book,
+    vars: &BTreeMap<String, String>,
+) -> Result<(), String> {
     let book = root
         .canonicalize()
         .map_err(|e| format!("the book folder `{}`: {e}", root.display()))?;
@@ -33,7 +39,7 @@ pub fn check(root: &Path, config: &Config, chapters: &Book) -> Result<(), String
         }
     }
     links_below(&book, root, &build_dir, &mut problems);
-    let chapters = chapter_texts(&book, &src, chapters, &vars(config), &mut problems);
+    let chapters = chapter_texts(&book, &src, chapters, vars, &mut problems);
     includes(&book, &src, &chapters, &mut problems);
     let mut published = vec![src.clone(), root.join("theme")];
     published.extend(
@@ -252,21 +258,9 @@ fn sorted_entries(dir: &Path) -> Vec<std::path::PathBuf> {
     paths
 }
 
-/// book.toml's variables (`[preprocessor.forkbook.vars]`), each as the text that fills it in.
-fn vars(config: &Config) -> BTreeMap<String, String> {
-    let key = format!("preprocessor.{}.vars", crate::adapter::NAME);
-    let table = config.get::<BTreeMap<String, serde_json::Value>>(&key);
-    let table = table.ok().flatten().unwrap_or_default();
-    let text = |value: serde_json::Value| match value {
-        serde_json::Value::String(text) => text,
-        other => other.to_string(),
-    };
-    table.into_iter().map(|(k, v)| (k, text(v))).collect()
-}
-
 /// The chapters mdBook renders, each as its path below `src` and its text as mdBook's links
 /// preprocessor reads it: forkbook runs first (mdBook orders preprocessors by name), so with
-/// book.toml's variables filled in (a variable holding `{{#include ../../.git/config}}` put the
+/// the variables filled in (a variable holding `{{#include ../../.git/config}}` put the
 /// file into the site). A chapter whose file the summary names outside the book
 /// (`[x](../../secret.md)`, which mdBook reads as it is) or that is a hard link is a problem
 /// instead.
@@ -577,9 +571,9 @@ mod tests {
         let config = Config::default();
         let chapter = |path: &str| Chapter::new("A", "# A\n".into(), path, Vec::new());
         let book = Book::new_with_items(vec![chapter("a.md").into()]);
-        assert_eq!(check(&root, &config, &book), Ok(()));
+        assert_eq!(check(&root, &config, &book, &BTreeMap::new()), Ok(()));
         std::fs::hard_link(tmp.path().join("secret.txt"), root.join("src/copy.txt")).unwrap();
-        let refused = check(&root, &config, &book).unwrap_err();
+        let refused = check(&root, &config, &book, &BTreeMap::new()).unwrap_err();
         assert!(
             refused.contains("copy.txt` is a hard link (2 names)"),
             "{refused}"
@@ -590,7 +584,7 @@ mod tests {
         std::fs::hard_link(tmp.path().join("secret.txt"), root.join("extra/h.txt")).unwrap();
         for (link, target) in [("src/h.txt", "../extra/h.txt"), ("src/more", "../extra")] {
             std::os::unix::fs::symlink(target, root.join(link)).unwrap();
-            let refused = check(&root, &config, &book).unwrap_err();
+            let refused = check(&root, &config, &book, &BTreeMap::new()).unwrap_err();
             assert!(
                 refused.contains("h.txt` is a hard link (2 names)"),
                 "{link}: {refused}"
@@ -599,7 +593,7 @@ mod tests {
         }
         std::fs::remove_file(root.join("extra/h.txt")).unwrap();
         let outside = Book::new_with_items(vec![chapter("../../secret.txt").into()]);
-        let refused = check(&root, &config, &outside).unwrap_err();
+        let refused = check(&root, &config, &outside, &BTreeMap::new()).unwrap_err();
         assert!(
             refused.contains("the summary names the chapter `")
                 && refused.contains("outside the book folder"),

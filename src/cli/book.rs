@@ -171,7 +171,10 @@ fn build_gated(loaded: &Loaded, html: &Path, passed: &str, ctx: &mut Ctx) -> Res
 /// becomes mdbook, so stopping it stops the server.
 fn serve(args: &BookArgs, port: u16, ctx: &mut Ctx) -> Result<i32> {
     let Loaded { book, .. } = load(args, ctx, None)?;
-    forkbook_preprocessor::bounds::check(&book.root, &book.config, &book.book)
+    let overrides: std::collections::BTreeMap<String, String> = args.vars.iter().cloned().collect();
+    let vars = forkbook_preprocessor::adapter::vars(&book.config, &overrides)
+        .map_err(|e| Error::new(format!("book.toml: {e}")))?;
+    forkbook_preprocessor::bounds::check(&book.root, &book.config, &book.book, &vars)
         .map_err(Error::new)?;
     let mdbook = crate::book::find_on_path("mdbook").ok_or_else(|| {
         Error::new("`forkbook book serve` runs `mdbook serve`, and `mdbook` is not on PATH")
