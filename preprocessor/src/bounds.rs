@@ -58,6 +58,7 @@ pub fn check(
     }
     let mut problems = build_dir_problems(root, &build_dir, &named);
     problems.extend(cache_dir_problems(&book, root, config, &src, &build_dir));
+    problems.extend(page_404_problem(config));
     if problems.is_empty() {
         return Ok(());
     }
@@ -69,6 +70,24 @@ pub fn check(
     ))
 }
 
+/// mdBook reads `[output.html] input-404` below `src/` and writes its page at the same path
+/// below the build folder (`.md` spelled `.html`, a name without it kept as it is): a path that
+/// climbs or starts at `/` reads a file outside the book and writes over one outside the site
+/// (`../../.git/config` is read, rendered, and written back over itself).
+fn page_404_problem(config: &Config) -> Option<String> {
+    let html = config.html_config()?;
+    let page = html.input_404.as_deref()?;
+    let stays_below = Path::new(page)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    (!stays_below).then(|| {
+        format!(
+            "book.toml's `output.html.input-404` is `{page}`: mdBook reads it below `src/` and \
+             writes its page at the same path below the build folder, so it must stay below both"
+        )
+    })
+}
+
 /// The paths book.toml names, by key: the sources, the build folder, the theme, the CSS and
 /// JavaScript.
 fn configured_paths<'a>(root: &Path, config: &'a Config) -> Vec<(&'a str, PathBuf)> {
@@ -77,6 +96,12 @@ fn configured_paths<'a>(root: &Path, config: &'a Config) -> Vec<(&'a str, PathBu
         ("build.build-dir", root.join(&config.build.build_dir)),
     ];
     if let Some(html) = config.html_config() {
+        if let Some(page) = &html.input_404 {
+            named.push((
+                "output.html.input-404",
+                root.join(&config.book.src).join(page),
+            ));
+        }
         let theme = html.theme.iter().map(|t| ("output.html.theme", t));
         let css = html
             .additional_css
@@ -563,6 +588,33 @@ mod tests {
             found[0].contains("a.md:2 includes `in.md`, which at line 1"),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn a_404_page_that_climbs_out_of_the_sources_is_refused() {
+        let (_tmp, root) = book_with(&[("src/a.md", "# A\n"), ("book.toml", "[book]\n")]);
+        let chapter = Chapter::new("A", "# A\n".into(), "a.md", Vec::new());
+        let book = Book::new_with_items(vec![chapter.into()]);
+        let config_with = |page: &str| {
+            let toml = format!("[output.html]\ninput-404 = \"{page}\"\n");
+            toml.parse::<Config>().unwrap()
+        };
+        let vars = BTreeMap::new();
+        assert_eq!(check(&root, &config_with("a.md"), &book, &vars), Ok(()));
+        assert_eq!(check(&root, &config_with("./x/a.md"), &book, &vars), Ok(()));
+        for page in [
+            "../../secret.md",
+            "../../.git/config",
+            "/etc/passwd",
+            "x/../../y.md",
+        ] {
+            let refused = check(&root, &config_with(page), &book, &vars).unwrap_err();
+            // Refused for the file it reads outside the book, or for the path it climbs.
+            assert!(
+                refused.contains("`output.html.input-404` is `"),
+                "{page}: {refused}"
+            );
+        }
     }
 
     #[test]
