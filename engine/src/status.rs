@@ -22,7 +22,7 @@ pub struct Status {
     pub backend_files: Option<usize>,
     pub core_files: Option<usize>,
     pub core_conflicts: Vec<String>,
-    pub local_fixes: Vec<String>,
+    pub local_fixes: FixLines,
     pub differing_files: Option<usize>,
     pub lock: LockState,
     /// Where conflict markers are left in the overlay, `file:line` for each file.
@@ -36,11 +36,24 @@ pub struct Status {
 /// `forkbook status`: the overlay at its recorded commits. Offline with those commits not in
 /// the object cache, what the records alone say (the commits, the fixes, the lock), and the
 /// command that gets the rest: a status that cannot see everything still shows what it can.
+///
+/// The register is left unparsed: its entries are read one at a time into the fixes' lines
+/// ([`local_fixes`]), so a register of 600,000 entries is never held as entries.
 pub fn run(project: &Project, cache: &Cache) -> Result<Status> {
-    match OverlayState::load(project, cache) {
+    let (files, model) = records::read_register_unparsed(project)?;
+    let records = Records::from_folder(project, files, model)?;
+    match OverlayState::from_records(project, cache, records) {
         Ok(state) => Ok(status(project, &state)),
         Err(e) if e.kind == ErrorKind::MissingObject => {
-            Ok(from_records(project, &Records::read(project)?, &e))
+            // Read whole: what a missing pin's note offers comes from the pull requests the
+            // register cites.
+            let records = Records::read(project)?;
+            let missing = match records.commits(project, cache) {
+                Err(whole) if whole.kind == ErrorKind::MissingObject => whole,
+                Err(whole) => return Err(whole),
+                Ok(_) => e,
+            };
+            Ok(from_records(project, &records, &missing))
         }
         Err(e) => Err(e),
     }
@@ -164,22 +177,74 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
 }
 
 /// The local fixes: the patches in the patch layout; in the files layout, where there are no
-/// patches, the register's entries (`7. Event errors (kept-local)`), as the README promises.
-fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> Vec<String> {
-    if project.config.overlay.layout == super::config::Layout::Patch {
-        return patches;
-    }
-    let Some(register) = &records.model.register else {
-        return patches;
+/// patches, the register's entries (`7. Event errors (kept-local)`), as the README promises,
+/// each read from the register's text and dropped once its line is written.
+fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> FixLines {
+    let register = records.files.get(records::FIXES_FILE);
+    let (Layout::Files, Some(register)) = (project.config.overlay.layout, register) else {
+        return patches.iter().map(String::as_str).collect();
     };
-    register
-        .entries
-        .iter()
-        .map(|entry| {
-            let state = entry.state().map_or("no state", |s| s.as_str());
-            format!("{}. {} ({state})", entry.number, entry.title)
-        })
-        .collect()
+    let mut lines = FixLines::default();
+    let name = project.record_name(records::FIXES_FILE);
+    let text = String::from_utf8_lossy(register);
+    forkbook_records::register::each_entry(&name, &text, |entry| {
+        let state = entry.state().map_or("no state", |s| s.as_str());
+        lines.push(format_args!("{}. {} ({state})", entry.number, entry.title));
+    });
+    lines
+}
+
+/// Lines of text (the local fixes') held in one string: as a `String` each, the 600,000 lines
+/// of a register of as many entries took 56 bytes a line beside their text. In JSON, a list of
+/// strings.
+#[derive(Debug, Clone, Default)]
+pub struct FixLines {
+    text: String,
+    /// Where each line ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl FixLines {
+    fn push(&mut self, line: std::fmt::Arguments) {
+        use std::fmt::Write;
+        // Writing into a String does not fail.
+        let _ = self.text.write_fmt(line);
+        self.ends.push(self.text.len());
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.text[start..end])
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+impl<'a> FromIterator<&'a str> for FixLines {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(lines: I) -> FixLines {
+        let mut fixes = FixLines::default();
+        for line in lines {
+            fixes.push(format_args!("{line}"));
+        }
+        fixes
+    }
+}
+
+impl Serialize for FixLines {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 /// "resolved by fix N, M": the fixes whose patches change `path`.
@@ -219,7 +284,7 @@ impl CommandReport for Status {
         let mut out = doc.text();
         // A line a fix, each made and rendered alone: a Doc of every fix of a register of
         // 600,000 entries held a block and two copies of each beside the fixes themselves.
-        for fix in &self.local_fixes {
+        for fix in self.local_fixes.iter() {
             out.push_str(&Doc::default().field("fix", vec![text(fix)]).text());
         }
         let mut doc = Doc::default();

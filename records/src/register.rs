@@ -153,7 +153,9 @@ fn hand_on(
 fn policy(text: &str, lines: &Lines, outside: &[Range<usize>]) -> Option<words::Policy> {
     outside.iter().find_map(|range| {
         let view = Visible::of(&text[range.clone()]);
-        words::policy(view.text(), |at| lines.line(range.start + view.source_at(at)))
+        words::policy(view.text(), |at| {
+            lines.line(range.start + view.source_at(at))
+        })
     })
 }
 
@@ -856,7 +858,12 @@ mod tests {
         }
         // A policy read after the entries reaches the entries before it.
         let stated = parse("f", texts[0]).entries[1].stated.clone();
-        assert!(stated.as_ref().is_some_and(|s| s.from.contains("not proposed")), "{stated:?}");
+        assert!(
+            stated
+                .as_ref()
+                .is_some_and(|s| s.from.contains("not proposed")),
+            "{stated:?}"
+        );
     }
 
     #[test]
