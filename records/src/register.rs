@@ -43,17 +43,16 @@ use visible::{without_code, Visible};
 /// Parses a register's text. `file` is the path findings name.
 pub fn parse(file: &str, text: &str) -> Register {
     let lines = Lines::new(text);
-    let mut entries: Vec<(Entry, Range<usize>)> = Vec::new();
+    let (mut entries, mut sources) = (Vec::new(), Vec::new());
     let (mut register, outside) = walk(file, text, &lines, |entry, source| {
-        entries.push((entry, source));
+        entries.push(entry);
+        sources.push(source);
     });
     let policy = policy(text, &lines, &outside);
-    register.entries = (entries.into_iter())
-        .map(|(mut entry, source)| {
-            read_words(&mut entry, text, &lines, &source, policy.as_ref());
-            entry
-        })
-        .collect();
+    for (entry, source) in entries.iter_mut().zip(&sources) {
+        read_words(entry, text, &lines, source, policy.as_ref());
+    }
+    register.entries = entries;
     register
 }
 
