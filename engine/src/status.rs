@@ -306,3 +306,18 @@ impl CommandReport for Status {
         Verdict::problems_if(!self.markers.is_empty())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FixLines;
+
+    #[test]
+    fn status_fix_lines_read_back_as_pushed_and_are_a_list_of_strings_in_json() {
+        let written = ["1. Keep it (merged)", "2. A title\non two lines (no state)", ""];
+        let lines: FixLines = written.into_iter().collect();
+        assert_eq!(lines.iter().collect::<Vec<_>>(), written);
+        assert_eq!(lines.len(), 3);
+        let json = serde_json::to_string(&lines).unwrap();
+        assert_eq!(json, serde_json::to_string(&written).unwrap());
+    }
+}
