@@ -191,6 +191,7 @@ fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> Fi
         let state = entry.state().map_or("no state", |s| s.as_str());
         lines.push(format_args!("{}. {} ({state})", entry.number, entry.title));
     });
+    lines.shrink_to_fit();
     lines
 }
 
@@ -221,6 +222,17 @@ impl FixLines {
 
     pub fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// The bytes of all the lines together.
+    pub fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Gives back the room the lines grew into and do not use.
+    fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
     }
 
     pub fn is_empty(&self) -> bool {
@@ -281,12 +293,7 @@ impl CommandReport for Status {
             let conflicts = text(self.core_conflicts.join(", "));
             doc.line(vec![words("pin/fork conflicts in core files: "), conflicts]);
         }
-        let mut out = doc.text();
-        // A line a fix, each made and rendered alone: a Doc of every fix of a register of
-        // 600,000 entries held a block and two copies of each beside the fixes themselves.
-        for fix in self.local_fixes.iter() {
-            out.push_str(&Doc::default().field("fix", vec![text(fix)]).text());
-        }
+        let head = doc.text();
         let mut doc = Doc::default();
         if let Some(why) = &self.not_built {
             doc.line(vec![words("not built: "), text(why)]);
@@ -297,7 +304,19 @@ impl CommandReport for Status {
             doc.line(vec![words(format!("CONFLICT markers left in {files}: ")), markers])
                 .line(vec![words("note: resolve them and record each resolution as a local fix; `forkbook check` lists every region")]);
         }
-        out.push_str(&doc.text());
+        let tail = doc.text();
+        // A line a fix, each made and rendered alone: a Doc of every fix of a register of
+        // 600,000 entries held a block and two copies of each beside the fixes themselves. The
+        // text is made at its size: grown by doubling, it held room for half as much again.
+        let line = |fix: &str| Doc::default().field("fix", vec![text(fix)]).text();
+        let framing = (self.local_fixes.iter().next()).map_or(0, |fix| line(fix).len() - fix.len());
+        let fixes = self.local_fixes.text_len() + framing * self.local_fixes.len();
+        let mut out = String::with_capacity(head.len() + fixes + tail.len());
+        out.push_str(&head);
+        for fix in self.local_fixes.iter() {
+            out.push_str(&line(fix));
+        }
+        out.push_str(&tail);
         out
     }
 
@@ -313,7 +332,11 @@ mod tests {
 
     #[test]
     fn status_fix_lines_read_back_as_pushed_and_are_a_list_of_strings_in_json() {
-        let written = ["1. Keep it (merged)", "2. A title\non two lines (no state)", ""];
+        let written = [
+            "1. Keep it (merged)",
+            "2. A title\non two lines (no state)",
+            "",
+        ];
         let lines: FixLines = written.into_iter().collect();
         assert_eq!(lines.iter().collect::<Vec<_>>(), written);
         assert_eq!(lines.len(), 3);
