@@ -4,25 +4,31 @@
 # prints a table and asserts nothing).
 #
 #   cargo build --release
-#   benches/register-memory.sh [--bin PATH] [PROSE_ENTRIES...]
+#   benches/register-memory.sh [--bin PATH]... [PROSE_ENTRIES...]
 #   SHORT="600000" benches/register-memory.sh 80000     # one size of each shape
+#
+# With several `--bin`, each register is measured with each binary in turn (a column each, in
+# the order given; the last column divides the last binary's peak by the register's size), so
+# two builds are compared under the same load.
 #
 # The project is the demo's (files layout, no network), in a temporary folder. Two shapes:
 # - prose: entries of about 600 bytes each (a heading, a paragraph of prose with a link and a
 #   code span, a field list), PROSE_ENTRIES of them (default 20000 40000 80000: 12, 24 and 48 MB);
-# - short: the shape of benches/register-scale.sh (`## N. tN`, about 14 bytes an entry, no state,
+# - short: the shape of benches/register-scale.sh (`## N. tN`, about 20 bytes an entry, no state,
 #   so every check that reads entries reports each), SHORT of them (default 150000 300000 600000).
 set -eu
 
-bin=target/release/forkbook
+bins=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --bin) bin="$2"; shift 2 ;;
+        --bin) bins="$bins $(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
         *) break ;;
     esac
 done
 sizes="${*:-20000 40000 80000}"
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+bins="${bins:-$(pwd)/target/release/forkbook}"
+set -- $bins
+bin=$1
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 
 work=$(mktemp -d)
@@ -50,19 +56,28 @@ short() {
     seq 5 "$1" | sed 's/.*/\n## &. t&/'
 }
 
+peak() { # binary, command: the peak resident set in KiB
+    /usr/bin/time -v "$1" --root "$project" --cache "$work/demo/cache.git" $2 \
+        >/dev/null 2>"$work/time.txt" || true
+    sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt"
+}
+
 measure() { # shape, entries, command
     cp "$work/reg.md" "$register"
     bytes=$(wc -c <"$register")
-    /usr/bin/time -v "$bin" --root "$project" --cache "$work/demo/cache.git" $3 \
-        >/dev/null 2>"$work/time.txt" || true
-    kib=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
-    awk -v s="$1" -v n="$2" -v c="$3" -v b="$bytes" -v k="$kib" 'BEGIN {
-        printf "| %s | %d | %.1f MB | %s | %.0f MiB | %.1f× |\n", s, n, b / 1e6, c, k / 1024, k * 1024 / b
+    kibs=""
+    for b in $bins; do kibs="$kibs $(peak "$b" "$3")"; done
+    echo "$kibs" | awk -v s="$1" -v n="$2" -v c="$3" -v b="$bytes" '{
+        printf "| %s | %d | %.1f MB | %s |", s, n, b / 1e6, c
+        for (i = 1; i <= NF; i++) printf " %.0f MiB |", $i / 1024
+        printf " %.1f× |\n", $NF * 1024 / b
     }'
 }
 
-echo "| shape | entries | register | command | peak RSS | × register |"
-echo "| --- | --- | --- | --- | --- | --- |"
+columns=$(for b in $bins; do printf ' peak RSS |'; done)
+rules=$(for b in $bins; do printf ' --- |'; done)
+echo "| shape | entries | register | command |$columns × register |"
+echo "| --- | --- | --- | --- |$rules --- |"
 for n in $sizes; do
     prose "$n" >"$work/reg.md"
     for command in status check; do measure prose "$n" "$command"; done

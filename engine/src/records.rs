@@ -117,7 +117,23 @@ pub fn read(project: &Project) -> Result<(FileMap, Records)> {
 /// The records model of `files` (the records folder as [`read_files`] read it), with the build's
 /// pin where `[overlay] pin_file` names one.
 pub fn model(project: &Project, files: &FileMap) -> Result<Records> {
-    let options = read_options(project);
+    model_with(files, read_options(project))
+}
+
+/// [`read`] with the register left unparsed (the model's `register` is `None`): for a command
+/// that reads the register's entries one at a time from its text in the files
+/// (`forkbook_records::register::each_entry`), as `status` does.
+pub fn read_register_unparsed(project: &Project) -> Result<(FileMap, Records)> {
+    let files = read_files(project)?;
+    let options = forkbook_records::ReadOptions {
+        register_unparsed: true,
+        ..read_options(project)
+    };
+    let records = model_with(&files, options)?;
+    Ok((files, records))
+}
+
+fn model_with(files: &FileMap, options: forkbook_records::ReadOptions) -> Result<Records> {
     let by_path = files
         .iter()
         .map(|(path, bytes)| (path.as_str(), bytes.as_slice()));
@@ -131,5 +147,6 @@ fn read_options(project: &Project) -> forkbook_records::ReadOptions {
         backend_prefix: overlay.backend_prefix.clone(),
         patch_layout: overlay.layout == Layout::Patch,
         pin_file: (overlay.pin_file.as_ref()).map(|name| (name.clone(), project.root.join(name))),
+        register_unparsed: false,
     }
 }

@@ -22,7 +22,7 @@ pub struct Status {
     pub backend_files: Option<usize>,
     pub core_files: Option<usize>,
     pub core_conflicts: Vec<String>,
-    pub local_fixes: Vec<String>,
+    pub local_fixes: FixLines,
     pub differing_files: Option<usize>,
     pub lock: LockState,
     /// Where conflict markers are left in the overlay, `file:line` for each file.
@@ -36,11 +36,24 @@ pub struct Status {
 /// `forkbook status`: the overlay at its recorded commits. Offline with those commits not in
 /// the object cache, what the records alone say (the commits, the fixes, the lock), and the
 /// command that gets the rest: a status that cannot see everything still shows what it can.
+///
+/// The register is left unparsed: its entries are read one at a time into the fixes' lines
+/// ([`local_fixes`]), so a register of 600,000 entries is never held as entries.
 pub fn run(project: &Project, cache: &Cache) -> Result<Status> {
-    match OverlayState::load(project, cache) {
+    let (files, model) = records::read_register_unparsed(project)?;
+    let records = Records::from_folder(project, files, model)?;
+    match OverlayState::from_records(project, cache, records) {
         Ok(state) => Ok(status(project, &state)),
         Err(e) if e.kind == ErrorKind::MissingObject => {
-            Ok(from_records(project, &Records::read(project)?, &e))
+            // Read whole: what a missing pin's note offers comes from the pull requests the
+            // register cites.
+            let records = Records::read(project)?;
+            let missing = match records.commits(project, cache) {
+                Err(whole) if whole.kind == ErrorKind::MissingObject => whole,
+                Err(whole) => return Err(whole),
+                Ok(_) => e,
+            };
+            Ok(from_records(project, &records, &missing))
         }
         Err(e) => Err(e),
     }
@@ -164,22 +177,86 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
 }
 
 /// The local fixes: the patches in the patch layout; in the files layout, where there are no
-/// patches, the register's entries (`7. Event errors (kept-local)`), as the README promises.
-fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> Vec<String> {
-    if project.config.overlay.layout == super::config::Layout::Patch {
-        return patches;
-    }
-    let Some(register) = &records.model.register else {
-        return patches;
+/// patches, the register's entries (`7. Event errors (kept-local)`), as the README promises,
+/// each read from the register's text and dropped once its line is written.
+fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> FixLines {
+    let register = records.files.get(records::FIXES_FILE);
+    let (Layout::Files, Some(register)) = (project.config.overlay.layout, register) else {
+        return patches.iter().map(String::as_str).collect();
     };
-    register
-        .entries
-        .iter()
-        .map(|entry| {
-            let state = entry.state().map_or("no state", |s| s.as_str());
-            format!("{}. {} ({state})", entry.number, entry.title)
-        })
-        .collect()
+    let mut lines = FixLines::default();
+    let name = project.record_name(records::FIXES_FILE);
+    let text = String::from_utf8_lossy(register);
+    forkbook_records::register::each_entry(&name, &text, |entry| {
+        let state = entry.state().map_or("no state", |s| s.as_str());
+        lines.push(format_args!("{}. {} ({state})", entry.number, entry.title));
+    });
+    lines.shrink_to_fit();
+    lines
+}
+
+/// Lines of text (the local fixes') held in one string: as a `String` each, the 600,000 lines
+/// of a register of as many entries took 56 bytes a line beside their text. In JSON, a list of
+/// strings.
+#[derive(Debug, Clone, Default)]
+pub struct FixLines {
+    text: String,
+    /// Where each line ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl FixLines {
+    fn push(&mut self, line: std::fmt::Arguments) {
+        use std::fmt::Write;
+        // Writing into a String does not fail.
+        let _ = self.text.write_fmt(line);
+        self.ends.push(self.text.len());
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.text[start..end])
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The bytes of all the lines together.
+    pub fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Gives back the room the lines grew into and do not use.
+    fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+impl<'a> FromIterator<&'a str> for FixLines {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(lines: I) -> FixLines {
+        let mut fixes = FixLines::default();
+        for line in lines {
+            fixes.push(format_args!("{line}"));
+        }
+        fixes
+    }
+}
+
+impl Serialize for FixLines {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
 }
 
 /// "resolved by fix N, M": the fixes whose patches change `path`.
@@ -216,12 +293,7 @@ impl CommandReport for Status {
             let conflicts = text(self.core_conflicts.join(", "));
             doc.line(vec![words("pin/fork conflicts in core files: "), conflicts]);
         }
-        let mut out = doc.text();
-        // A line a fix, each made and rendered alone: a Doc of every fix of a register of
-        // 600,000 entries held a block and two copies of each beside the fixes themselves.
-        for fix in &self.local_fixes {
-            out.push_str(&Doc::default().field("fix", vec![text(fix)]).text());
-        }
+        let head = doc.text();
         let mut doc = Doc::default();
         if let Some(why) = &self.not_built {
             doc.line(vec![words("not built: "), text(why)]);
@@ -232,12 +304,43 @@ impl CommandReport for Status {
             doc.line(vec![words(format!("CONFLICT markers left in {files}: ")), markers])
                 .line(vec![words("note: resolve them and record each resolution as a local fix; `forkbook check` lists every region")]);
         }
-        out.push_str(&doc.text());
+        let tail = doc.text();
+        // A line a fix, each made and rendered alone: a Doc of every fix of a register of
+        // 600,000 entries held a block and two copies of each beside the fixes themselves. The
+        // text is made at its size: grown by doubling, it held room for half as much again.
+        let line = |fix: &str| Doc::default().field("fix", vec![text(fix)]).text();
+        let framing = (self.local_fixes.iter().next()).map_or(0, |fix| line(fix).len() - fix.len());
+        let fixes = self.local_fixes.text_len() + framing * self.local_fixes.len();
+        let mut out = String::with_capacity(head.len() + fixes + tail.len());
+        out.push_str(&head);
+        for fix in self.local_fixes.iter() {
+            out.push_str(&line(fix));
+        }
+        out.push_str(&tail);
         out
     }
 
     /// Markers left in the overlay are a problem whatever else is right.
     fn verdict(&self) -> Verdict {
         Verdict::problems_if(!self.markers.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FixLines;
+
+    #[test]
+    fn status_fix_lines_read_back_as_pushed_and_are_a_list_of_strings_in_json() {
+        let written = [
+            "1. Keep it (merged)",
+            "2. A title\non two lines (no state)",
+            "",
+        ];
+        let lines: FixLines = written.into_iter().collect();
+        assert_eq!(lines.iter().collect::<Vec<_>>(), written);
+        assert_eq!(lines.len(), 3);
+        let json = serde_json::to_string(&lines).unwrap();
+        assert_eq!(json, serde_json::to_string(&written).unwrap());
     }
 }

@@ -61,6 +61,9 @@ pub struct ReadOptions {
     pub patch_layout: bool,
     /// The file the build records its pin in: as findings name it, and where it is.
     pub pin_file: Option<(String, PathBuf)>,
+    /// Leave `LOCAL_FIXES.md` unparsed (`Records::register` stays `None`): for a command that
+    /// reads its entries one at a time from the folder's text ([`register::each_entry`]).
+    pub register_unparsed: bool,
 }
 
 /// The records of an overlay, each as read; `None` where the folder has no such file.
@@ -71,7 +74,8 @@ pub struct Records {
     pub upstream: Option<Upstream>,
     pub lock: Option<Lock>,
     pub readme: Option<Readme>,
-    /// `LOCAL_FIXES.md` as parsed ([`register::parse`]).
+    /// `LOCAL_FIXES.md` as parsed ([`register::parse`]); `None` too where it was left unparsed
+    /// ([`ReadOptions::register_unparsed`]).
     pub register: Option<register::Register>,
     /// `CORE_RESIDUAL.diff`, else `residual.diff`.
     pub residual_record: Option<ResidualRecord>,
@@ -103,7 +107,8 @@ impl Records {
             lock: read(LOCK_FILE).map(|t| Lock::read(&t)),
             readme: read(README_FILE)
                 .map(|t| Readme::read(&name(README_FILE), t.into_owned(), &options.backend_prefix)),
-            register: read(FIXES_FILE).map(|text| register::parse(&name(FIXES_FILE), &text)),
+            register: (read(FIXES_FILE).filter(|_| !options.register_unparsed))
+                .map(|text| register::parse(&name(FIXES_FILE), &text)),
             ..Records::default()
         };
         records.residual_record = [Flavor::Core, Flavor::Own].into_iter().find_map(|flavor| {

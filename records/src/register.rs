@@ -43,28 +43,67 @@ use visible::{without_code, Visible};
 /// Parses a register's text. `file` is the path findings name.
 pub fn parse(file: &str, text: &str) -> Register {
     let lines = Lines::new(text);
+    let (mut entries, mut sources) = (Vec::new(), Vec::new());
+    let (mut register, outside) = walk(file, text, &lines, |entry, source| {
+        entries.push(entry);
+        sources.push(source);
+    });
+    let policy = policy(text, &lines, &outside);
+    for (entry, source) in entries.iter_mut().zip(&sources) {
+        read_words(entry, text, &lines, source, policy.as_ref());
+    }
+    register.entries = entries;
+    register
+}
+
+/// Reads a register's text as [`parse`] does, handing each entry to `each` as soon as it is
+/// read, in order, and returns the register without its entries (its problems and left-out
+/// sections): a command that looks at one entry at a time holds one, not a register of them.
+/// The entries are [`parse`]'s (`register::tests` holds it to that).
+///
+/// An entry's words are read under the register's policy, which the text may state after the
+/// entries: the text is read twice, the first time for the policy alone.
+pub fn each_entry(file: &str, text: &str, mut each: impl FnMut(Entry)) -> Register {
+    let lines = Lines::new(text);
+    let (_, outside) = walk(file, text, &lines, |_, _| {});
+    let policy = policy(text, &lines, &outside);
+    let (register, _) = walk(file, text, &lines, |mut entry, source| {
+        read_words(&mut entry, text, &lines, &source, policy.as_ref());
+        each(entry);
+    });
+    register
+}
+
+/// The one reading of a register's blocks: each entry goes to `each` with its byte range as it
+/// closes, its words not read yet; returns the register without its entries and the byte
+/// ranges of the text outside entries, where the register states its policies.
+fn walk(
+    file: &str,
+    text: &str,
+    lines: &Lines,
+    mut each: impl FnMut(Entry, Range<usize>),
+) -> (Register, Vec<Range<usize>>) {
     let mut register = Register {
         file: file.to_string(),
         ..Register::default()
     };
     let mut current: Option<Draft> = None;
     let mut section: Option<String> = None;
-    // Byte ranges of the text outside entries, where the register states its policies.
     let mut outside: Vec<Range<usize>> = Vec::new();
-    // Each entry's byte range, for reading its words once the policy is known.
+    // The entries a block closed and their byte ranges, handed on after the block.
     let mut sources: Vec<Range<usize>> = Vec::new();
-    // The headings, for the sections that say what is left out.
-    let mut headings: Vec<(u8, Range<usize>)> = Vec::new();
+    let mut any_entry = false;
+    let mut left_out = LeftOut::default();
     for block in blocks::each_block(text) {
         let block = &block;
         if let Kind::Heading(level) = block.kind {
-            headings.push((level, block.range.clone()));
+            left_out.heading(level, &block.range, text, lines);
         }
         match block.kind {
             Kind::Heading(level) if level <= 2 || current.is_none() => {
                 let start = block.range.start;
-                sources.extend(finish(&mut register, current.take(), start, text, &lines));
-                current = heading(&mut register, block, level, text, &lines, &section);
+                sources.extend(finish(&mut register, current.take(), start, text, lines));
+                current = heading(&mut register, block, level, text, lines, &section);
                 if current.is_none() {
                     // A heading that is no entry names the section below it (the document's
                     // title, level 1, names none).
@@ -73,32 +112,65 @@ pub fn parse(file: &str, text: &str) -> Register {
             }
             Kind::List if block.ordered && current.is_none() => {
                 let before = register.entries.len();
-                list_entries(&mut register, block, text, &lines, &section, &mut sources);
+                list_entries(&mut register, block, text, lines, &section, &mut sources);
                 if register.entries.len() == before {
                     outside.push(block.range.clone());
                 }
             }
             _ => match current.as_mut() {
-                Some(draft) => draft.take_block(block, text, &lines),
+                Some(draft) => draft.take_block(block, text, lines),
                 None => {
-                    older_style_title(&mut register, block, &lines);
+                    older_style_title(&mut register, block, lines);
                     outside.push(block.range.clone());
                 }
             },
         }
+        any_entry |= hand_on(&mut register, &mut sources, &mut each);
     }
-    sources.extend(finish(&mut register, current, text.len(), text, &lines));
-    tidy_problems(&mut register, text);
-    read_words(&mut register, text, &lines, &outside, &sources);
-    register.left_out = left_out_sections(&headings, text, &lines);
-    register
+    sources.extend(finish(&mut register, current, text.len(), text, lines));
+    any_entry |= hand_on(&mut register, &mut sources, &mut each);
+    tidy_problems(&mut register, any_entry, text);
+    register.left_out = left_out.end(text.len(), text);
+    (register, outside)
+}
+
+/// Hands the entries read so far to `each`; whether there were any.
+fn hand_on(
+    register: &mut Register,
+    sources: &mut Vec<Range<usize>>,
+    each: &mut impl FnMut(Entry, Range<usize>),
+) -> bool {
+    let any = !register.entries.is_empty();
+    for (entry, source) in register.entries.drain(..).zip(sources.drain(..)) {
+        each(entry, source);
+    }
+    any
+}
+
+/// The register's policy for entries that apply to the fork: the first that the text outside
+/// entries states, as the page shows it.
+fn policy(text: &str, lines: &Lines, outside: &[Range<usize>]) -> Option<words::Policy> {
+    outside.iter().find_map(|range| {
+        let view = Visible::of(&text[range.clone()]);
+        words::policy(view.text(), |at| {
+            lines.line(range.start + view.source_at(at))
+        })
+    })
 }
 
 /// The sections whose heading says what is left out of the vendored set: what
 /// `fork-hooks-explained` accepts as an explanation in words. A section runs to the next heading
-/// of its level or above; a heading in a comment or a code block is none.
-fn left_out_sections(headings: &[(u8, Range<usize>)], text: &str, lines: &Lines) -> Vec<Section> {
-    const SAY_LEFT_OUT: &[&str] = &[
+/// of its level or above; a heading in a comment or a code block is none. Read heading by
+/// heading as the blocks come, so a register's headings are never held together.
+#[derive(Default)]
+struct LeftOut {
+    sections: Vec<Section>,
+    /// The section open: its heading's level, the section, and where its text starts.
+    open: Option<(u8, Section, usize)>,
+}
+
+impl LeftOut {
+    const SAY_LEFT_OUT: &'static [&'static str] = &[
         "dropped",
         "not carried",
         "left out",
@@ -107,16 +179,10 @@ fn left_out_sections(headings: &[(u8, Range<usize>)], text: &str, lines: &Lines)
         "omitted",
         "not copied",
     ];
-    let mut sections = Vec::new();
-    let mut open: Option<(u8, Section, usize)> = None;
-    let close = |(_, mut section, start): (u8, Section, usize), end: usize| {
-        section.text = crate::readme::without_comments(&text[start..end]);
-        section
-    };
-    for (level, range) in headings {
-        let level = *level;
-        if open.as_ref().is_some_and(|(l, _, _)| level <= *l) {
-            sections.extend(open.take().map(|o| close(o, range.start)));
+
+    fn heading(&mut self, level: u8, range: &Range<usize>, text: &str, lines: &Lines) {
+        if self.open.as_ref().is_some_and(|(l, _, _)| level <= *l) {
+            self.close(range.start, text);
         }
         let title = heading_source(range, text)
             .lines()
@@ -124,25 +190,33 @@ fn left_out_sections(headings: &[(u8, Range<usize>)], text: &str, lines: &Lines)
             .unwrap_or("")
             .trim();
         let lower = title.to_ascii_lowercase();
-        if open.is_none() && SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
-            let line = lines.line(range.start);
-            let title = title.to_string();
+        if self.open.is_none() && Self::SAY_LEFT_OUT.iter().any(|w| lower.contains(w)) {
             let section = Section {
-                line,
-                title,
+                line: lines.line(range.start),
+                title: title.to_string(),
                 text: String::new(),
             };
-            open = Some((level, section, range.end));
+            self.open = Some((level, section, range.end));
         }
     }
-    sections.extend(open.map(|o| close(o, text.len())));
-    sections
+
+    fn close(&mut self, end: usize, text: &str) {
+        if let Some((_, mut section, start)) = self.open.take() {
+            section.text = crate::readme::without_comments(&text[start..end]);
+            self.sections.push(section);
+        }
+    }
+
+    fn end(mut self, end: usize, text: &str) -> Vec<Section> {
+        self.close(end, text);
+        self.sections
+    }
 }
 
 /// The register's problems in line order, with the entry numbers too large to read, and
 /// without the older-style hint once the register has entries of the new style.
-fn tidy_problems(register: &mut Register, text: &str) {
-    if !register.entries.is_empty() {
+fn tidy_problems(register: &mut Register, any_entry: bool, text: &str) {
+    if any_entry {
         register
             .problems
             .retain(|p| !p.message.contains("older style"));
@@ -151,37 +225,30 @@ fn tidy_problems(register: &mut Register, text: &str) {
     register.problems.sort_by_key(|p| p.line);
 }
 
-/// What each entry's words say, as the page shows them: its links, issue references and,
+/// What an entry's words say, as the page shows them: its links, issue references and,
 /// without a `state` field, its state, read under the register's policy (stated outside the
-/// entries, so read after them all). Each entry's view is made from its own text and dropped
-/// after it: a long register is never held twice.
+/// entries). The entry's view is made from its own text (`source`) and dropped after it: a long
+/// register is never held twice.
 fn read_words(
-    register: &mut Register,
+    entry: &mut Entry,
     text: &str,
     lines: &Lines,
-    outside: &[Range<usize>],
-    sources: &[Range<usize>],
+    source: &Range<usize>,
+    policy: Option<&words::Policy>,
 ) {
-    let line_at = |start: usize, view: &Visible, at: usize| lines.line(start + view.source_at(at));
-    let policy = outside.iter().find_map(|range| {
-        let view = Visible::of(&text[range.clone()]);
-        words::policy(view.text(), |at| line_at(range.start, &view, at))
-    });
-    for (entry, range) in register.entries.iter_mut().zip(sources) {
-        let view = Visible::of(&text[range.clone()]);
-        let plain = without_code(view.text());
-        entry.links = words::urls(&plain).into();
-        entry.issues = words::issue_refs(&plain).into();
-        if entry.field("state").is_none() {
-            entry.stated = words::stated(
-                view.text(),
-                |at| line_at(range.start, &view, at),
-                entry.line,
-                entry.section.as_deref(),
-                policy.as_ref(),
-            )
-            .map(Box::new);
-        }
+    let view = Visible::of(&text[source.clone()]);
+    let plain = without_code(view.text());
+    entry.links = words::urls(&plain).into();
+    entry.issues = words::issue_refs(&plain).into();
+    if entry.field("state").is_none() {
+        entry.stated = words::stated(
+            view.text(),
+            |at| lines.line(source.start + view.source_at(at)),
+            entry.line,
+            entry.section.as_deref(),
+            policy,
+        )
+        .map(Box::new);
     }
 }
 
@@ -752,6 +819,50 @@ mod tests {
         ] {
             assert!(!looks_like_path(code), "{code}");
         }
+    }
+
+    #[test]
+    fn entries_read_one_at_a_time_are_the_entries_of_the_whole_reading() {
+        let texts = [
+            // Headings with fields, a section, a policy stated after the entries it governs.
+            "# Local fixes\n\n## Fixes to the fork's kernels\n\n## 1. Keep the stream\n\n\
+             Prose `mlx/event.cpp`, see https://example.org/a and acme/app#3.\n\n\
+             - state: proposed\n- link: https://x/pull/1\n- link: again\n- colour: red\n\n\
+             ## 2. Applies to the fork\n\nIt applies to the fork.\n\n\
+             Entries that apply to the fork are not proposed while the fork is frozen.\n",
+            // A list register in the older style and the new, numbers out of order and too
+            // large, a heading that only looks like an entry.
+            "**1. Old.** bold title\n\n1. **One.** text in `a.cpp`\n\n   - state: merged\n   \
+             - fork-commit: abc\n\n2. **Two.** kept local: the fork rewrites it.\n\n\
+             ## 3 Not an entry\n\n## 99999999999. Too large\n\n## 7. Seven\n\n\
+             Retargeted onto the new pin.\n",
+            // A left-out section, setext headings, a code block, a comment and a definition.
+            "## 1. A\n\nsee [the trace][t]\n\n## Dropped from the vendored set\n\n\
+             `python/` stays out.\n<!-- ## 4. hidden -->\n\n2. B\n-----\n\n\
+             ```text\n## 5. fenced\n```\n\nFiles: `x.cpp`, `y.cpp`\n\n\
+             [t]: https://example.org/t\n",
+            "",
+        ];
+        for text in texts {
+            let whole = parse("LOCAL_FIXES.md", text);
+            let mut streamed = Vec::new();
+            let rest = each_entry("LOCAL_FIXES.md", text, |entry| streamed.push(entry));
+            assert!(!whole.entries.is_empty() || text.is_empty(), "{text:?}");
+            assert_eq!(format!("{streamed:?}"), format!("{:?}", whole.entries));
+            let without_entries = Register {
+                entries: Vec::new(),
+                ..whole
+            };
+            assert_eq!(format!("{rest:?}"), format!("{without_entries:?}"));
+        }
+        // A policy read after the entries reaches the entries before it.
+        let stated = parse("f", texts[0]).entries[1].stated.clone();
+        assert!(
+            stated
+                .as_ref()
+                .is_some_and(|s| s.from.contains("not proposed")),
+            "{stated:?}"
+        );
     }
 
     #[test]

@@ -382,20 +382,32 @@ fn start_block(tag: &Tag, range: Range<usize>) -> Block {
 
 /// Maps byte offsets to 1-based line numbers.
 pub struct Lines {
-    starts: Vec<usize>,
+    starts: Starts,
+}
+
+/// Where each line starts: as `u32` for a text of less than 4 GiB (half the room of a `usize`:
+/// a register of 600,000 short entries has 1.2 million lines).
+enum Starts {
+    Narrow(Vec<u32>),
+    Wide(Vec<usize>),
 }
 
 impl Lines {
     pub fn new(text: &str) -> Lines {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+        let starts = match u32::try_from(text.len()) {
+            Ok(_) => Starts::Narrow(starts.map(|start| start as u32).collect()),
+            Err(_) => Starts::Wide(starts.collect()),
+        };
         Lines { starts }
     }
 
     /// The line holding byte `offset`.
     pub fn line(&self, offset: usize) -> usize {
-        self.starts.partition_point(|&start| start <= offset)
+        match &self.starts {
+            Starts::Narrow(starts) => starts.partition_point(|&start| start as usize <= offset),
+            Starts::Wide(starts) => starts.partition_point(|&start| start <= offset),
+        }
     }
 }
 
