@@ -90,21 +90,22 @@ pub fn quote_path(path: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Bytes that are not UTF-8 shown as octal escapes, the rest through [`escape_controls`].
-fn escape_bytes(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
+/// `bytes` written to `out` with the bytes that are not UTF-8 shown as octal escapes and the rest
+/// through [`escape_controls`], a run at a time: clean text is written as it is, never copied.
+fn write_escaped(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     for chunk in bytes.utf8_chunks() {
-        out.push_str(&escape_controls(chunk.valid()));
+        out.write_all(escape_controls(chunk.valid()).as_bytes())?;
         for b in chunk.invalid() {
-            out.push_str(&format!("\\{b:03o}"));
+            write!(out, "\\{b:03o}")?;
         }
     }
-    out
+    Ok(())
 }
 
 /// A writer that passes every line through [`escape_controls`] (bytes that are not UTF-8 become
-/// octal escapes). Line-buffered, so a character split across two writes is judged whole; call
-/// `flush` (or drop it) to write the last partial line.
+/// octal escapes). Line-buffered, so a character split across two writes is judged whole (a
+/// line break never splits one); call `flush` (or drop it) to write the last partial line. The
+/// lines a write completes are escaped from the caller's bytes, so a long output is not copied.
 pub struct SafeWriter<W: Write> {
     inner: W,
     pending: Vec<u8>,
@@ -118,30 +119,33 @@ impl<W: Write> SafeWriter<W> {
         }
     }
 
-    fn write_lines(&mut self, all: bool) -> std::io::Result<()> {
-        let end = if all {
-            self.pending.len()
-        } else {
-            match self.pending.iter().rposition(|b| *b == b'\n') {
-                Some(at) => at + 1,
-                None => return Ok(()),
-            }
-        };
-        let text = escape_bytes(&self.pending[..end]);
-        self.pending.drain(..end);
-        self.inner.write_all(text.as_bytes())
+    /// Writes what is pending and then `lines`, which end a line.
+    fn write_lines(&mut self, lines: &[u8]) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            self.pending.extend_from_slice(lines);
+            let pending = std::mem::take(&mut self.pending);
+            return write_escaped(&mut self.inner, &pending);
+        }
+        write_escaped(&mut self.inner, lines)
     }
 }
 
 impl<W: Write> Write for SafeWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.pending.extend_from_slice(buf);
-        self.write_lines(false)?;
+        match buf.iter().rposition(|b| *b == b'\n') {
+            Some(at) => {
+                let (lines, rest) = buf.split_at(at + 1);
+                self.write_lines(lines)?;
+                self.pending.extend_from_slice(rest);
+            }
+            None => self.pending.extend_from_slice(buf),
+        }
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.write_lines(true)?;
+        let pending = std::mem::take(&mut self.pending);
+        write_escaped(&mut self.inner, &pending)?;
         self.inner.flush()
     }
 }
