@@ -16,7 +16,7 @@ use super::uses::Uses;
 use crate::{Bytes, FileMap};
 use forkbook_records::cache_entry::{Key, KeyBuilder, Store};
 use git2::Oid;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -238,17 +238,38 @@ fn key(path: &str, id: Oid, bytes: &[u8], prep: &Prep, with_uses: bool) -> Key {
         .part(path)
         .part(id.as_bytes())
         .part([u8::from(with_uses)]);
+    // The words and the preparation's names are sorted alike: one pass along each finds the
+    // words it names (a search of every name list for each word cost more than the parse's key
+    // was worth).
+    let mut blank = Sorted::new(prep.blank.iter());
+    let mut statement = Sorted::new(prep.statement.iter());
+    let mut stubs = Sorted::new(prep.stubs.keys());
     for word in words_kept(id, bytes).iter() {
-        let named = [
-            prep.blank.contains(word),
-            prep.statement.contains(word),
-            prep.stubs.contains_key(word),
-        ];
+        let named = [blank.holds(word), statement.holds(word), stubs.holds(word)];
         if named.contains(&true) {
             key.part(word).part(named.map(u8::from));
         }
     }
     key.finish()
+}
+
+/// A sorted list of names asked, in ascending order, whether it holds each word.
+struct Sorted<'p, I: Iterator<Item = &'p String>> {
+    names: std::iter::Peekable<I>,
+}
+
+impl<'p, I: Iterator<Item = &'p String>> Sorted<'p, I> {
+    fn new(names: I) -> Self {
+        Sorted {
+            names: names.peekable(),
+        }
+    }
+
+    /// Whether the list holds `word`; each word asked must sort after the one asked before.
+    fn holds(&mut self, word: &str) -> bool {
+        while self.names.next_if(|name| name.as_str() < word).is_some() {}
+        self.names.peek().is_some_and(|name| name.as_str() == word)
+    }
 }
 
 /// [`spelled_words`] through the memo when a scope is alive.
@@ -274,7 +295,9 @@ pub fn spelled_words(bytes: &[u8]) -> Vec<String> {
         let start = run.iter().position(|b| !b.is_ascii_digit());
         &run[start.unwrap_or(run.len())..]
     });
-    let words: BTreeSet<&[u8]> = words.filter(|w| !w.is_empty()).collect();
+    let mut words: Vec<&[u8]> = words.filter(|w| !w.is_empty()).collect();
+    words.sort_unstable();
+    words.dedup();
     // Identifier bytes are ASCII: every word is UTF-8.
     let text = words
         .into_iter()
@@ -304,6 +327,15 @@ fn save(store: &Store, key: &Key, (facts, uses): &(FileFacts, Uses)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sorted_list_holds_the_words_it_names_asked_in_order() {
+        let names: Vec<String> = ["MLX_API", "NO_GPU", "f"].map(String::from).into();
+        let mut sorted = Sorted::new(names.iter());
+        let asked = ["A", "MLX_API", "MLX_APIS", "NO_GPU", "a", "f", "g"];
+        let held: Vec<bool> = asked.iter().map(|w| sorted.holds(w)).collect();
+        assert_eq!(held, [false, true, false, true, false, true, false]);
+    }
 
     #[test]
     fn the_words_are_every_identifier_run_without_its_leading_digits() {

@@ -10,6 +10,7 @@ use super::model::Loc;
 use super::syntax::{line_of, named_children, text};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::sync::LazyLock;
 use tree_sitter::Node;
 
 /// A call as written in the backend.
@@ -114,12 +115,45 @@ impl Uses {
 /// deepest file of the fork and MLX nests 51 syntax levels.
 const MAX_NESTING: usize = 256;
 
+/// The grammar's ids of the fields the walk reads, looked up once: a lookup by name compares
+/// the name with each of the grammar's field names, and the walk asks for a field at most of a
+/// file's nodes.
+struct Fields {
+    arguments: u16,
+    declarator: u16,
+    field: u16,
+    function: u16,
+    name: u16,
+    parameters: u16,
+    scope: u16,
+    type_: u16,
+    value: u16,
+}
+
+static FIELDS: LazyLock<Fields> = LazyLock::new(|| {
+    let language: tree_sitter::Language = tree_sitter_cpp::LANGUAGE.into();
+    // Every name is one of the grammar's; an unknown one (0) finds no child.
+    let id = |name: &str| language.field_id_for_name(name).map_or(0, |id| id.get());
+    Fields {
+        arguments: id("arguments"),
+        declarator: id("declarator"),
+        field: id("field"),
+        function: id("function"),
+        name: id("name"),
+        parameters: id("parameters"),
+        scope: id("scope"),
+        type_: id("type"),
+        value: id("value"),
+    }
+});
+
 /// Collects the uses in one backend file.
 pub fn collect(src: &Source, root: Node, uses: &mut Uses) {
     let mut walker = Walker {
         src,
         uses,
         result_uses: HashMap::new(),
+        fields: &FIELDS,
     };
     walker.walk(root);
 }
@@ -130,13 +164,18 @@ struct Walker<'s, 'u> {
     /// Result uses of call nodes (by node id), noted when their statement is visited, which
     /// comes before the call itself.
     result_uses: HashMap<usize, ResultUse>,
+    fields: &'static Fields,
 }
 
 impl Walker<'_, '_> {
     fn loc(&self, node: Node) -> Loc {
+        self.loc_at(line_of(node))
+    }
+
+    fn loc_at(&self, line: usize) -> Loc {
         Loc {
             path: self.src.path.to_string(),
-            line: line_of(node),
+            line,
         }
     }
 
@@ -145,9 +184,11 @@ impl Walker<'_, '_> {
     fn walk(&mut self, root: Node) {
         let mut paths: Vec<Vec<String>> = vec![Vec::new()];
         let mut stack = vec![(root, 0usize, false, None)];
+        let mut cursor = root.walk();
         while let Some((node, path, in_body, parent)) = stack.pop() {
             let mut inner_path = path;
-            match node.kind() {
+            let kind = node.kind();
+            match kind {
                 // Past the nesting any compiler takes (clang's brackets: 256), the namespaces
                 // around are the outer ones: a copy of them a level costs what the square of
                 // the depth does.
@@ -163,21 +204,34 @@ impl Walker<'_, '_> {
                     }
                 }
                 "expression_statement" => self.discarded(node),
-                "new_expression" => self.typed_construct(node, "type", "arguments"),
-                "compound_literal_expression" => self.typed_construct(node, "type", "value"),
+                "new_expression" => {
+                    let fields = self.fields;
+                    self.typed_construct(node, fields.type_, fields.arguments)
+                }
+                "compound_literal_expression" => {
+                    let fields = self.fields;
+                    self.typed_construct(node, fields.type_, fields.value)
+                }
                 "identifier" | "type_identifier" | "namespace_identifier" | "field_identifier" => {
-                    let name = text(node, self.src.parsed).to_string();
-                    let loc = self.loc(node);
-                    self.spelled(node, parent, &name, &loc);
-                    self.uses.names.entry(name).or_insert(loc);
+                    let name = text(node, self.src.parsed);
+                    let line = line_of(node);
+                    self.spelled(node, kind, parent, name, line);
+                    // A name is copied once, where it is first met.
+                    if !self.uses.names.contains_key(name) {
+                        let loc = self.loc_at(line);
+                        self.uses.names.insert(name.to_string(), loc);
+                    }
                 }
                 _ => {}
             }
-            let in_body = in_body || node.kind() == "compound_statement";
+            let in_body = in_body || kind == "compound_statement";
+            let first = stack.len();
+            stack.extend(
+                node.named_children(&mut cursor)
+                    .map(|child| (child, inner_path, in_body, Some(node))),
+            );
             // Reversed, so children come off the stack in source order.
-            for child in named_children(node).into_iter().rev() {
-                stack.push((child, inner_path, in_body, Some(node)));
-            }
+            stack[first..].reverse();
         }
     }
 
@@ -187,12 +241,9 @@ impl Walker<'_, '_> {
     /// `parent` is the walk's: tree-sitter finds a node's parent from the root down, so asking
     /// it for every name costs the square of the depth. It is asked only up a qualified or
     /// template name, at most [`MAX_NESTING`] levels.
-    fn spelled(&mut self, node: Node, parent: Option<Node>, name: &str, loc: &Loc) {
-        let mut used = Spelled {
-            loc: loc.clone(),
-            ..Spelled::default()
-        };
-        match node.kind() {
+    fn spelled(&mut self, node: Node, kind: &str, parent: Option<Node>, name: &str, line: usize) {
+        let mut used = Spelled::default();
+        match kind {
             "type_identifier" => used.as_type = true,
             "identifier" => used.as_value = true,
             "field_identifier" => used.as_field = true,
@@ -200,14 +251,17 @@ impl Walker<'_, '_> {
         }
         let mut qualifier: Vec<String> = Vec::new();
         let (mut at, mut up, mut levels) = (node, parent, 0);
+        let is_name = |parent: Node, at: Node| {
+            let name = parent.child_by_field_id(self.fields.name);
+            name.is_some_and(|n| n.id() == at.id())
+        };
         while let Some(parent) = up.filter(|_| levels < MAX_NESTING) {
-            let is_name = parent
-                .child_by_field_name("name")
-                .is_some_and(|n| n.id() == at.id());
             match parent.kind() {
-                "template_type" | "template_function" if is_name => used.as_template = true,
-                "qualified_identifier" if is_name => {
-                    if let Some(scope) = parent.child_by_field_name("scope") {
+                "template_type" | "template_function" if is_name(parent, at) => {
+                    used.as_template = true
+                }
+                "qualified_identifier" if is_name(parent, at) => {
+                    if let Some(scope) = parent.child_by_field_id(self.fields.scope) {
                         let scope = strip_template_args(text(scope, self.src.parsed));
                         qualifier.splice(0..0, split_path(&scope));
                     }
@@ -216,24 +270,47 @@ impl Walker<'_, '_> {
             }
             (at, up, levels) = (parent, parent.parent(), levels + 1);
         }
-        qualifier.push(name.to_string());
-        self.uses
-            .spelled
-            .entry(qualifier.join("::"))
-            .or_insert_with(|| used.clone())
-            .merge(&used);
+        // An unqualified name (most of them) is its own key: copied only where it is new.
+        let key = match qualifier.is_empty() {
+            true => None,
+            false => {
+                qualifier.push(name.to_string());
+                Some(qualifier.join("::"))
+            }
+        };
+        let key = key.as_deref().unwrap_or(name);
+        match self.uses.spelled.get_mut(key) {
+            Some(kept) => {
+                kept.as_type |= used.as_type;
+                kept.as_template |= used.as_template;
+                kept.as_value |= used.as_value;
+                kept.as_field |= used.as_field;
+                let path = self.src.path;
+                if (path, line) < (kept.loc.path.as_str(), kept.loc.line) {
+                    kept.loc = Loc {
+                        path: path.to_string(),
+                        line,
+                    };
+                }
+            }
+            None => {
+                used.loc = self.loc_at(line);
+                self.uses.spelled.insert(key.to_string(), used);
+            }
+        }
     }
 
     fn call(&mut self, node: Node, namespaces: &[String]) {
+        let fields = self.fields;
         let (Some(function), Some(arguments)) = (
-            node.child_by_field_name("function"),
-            node.child_by_field_name("arguments"),
+            node.child_by_field_id(fields.function),
+            node.child_by_field_id(fields.arguments),
         ) else {
             return;
         };
         let args = argument_count(arguments);
         let (member, spelled) = match function.kind() {
-            "field_expression" => match function.child_by_field_name("field") {
+            "field_expression" => match function.child_by_field_id(fields.field) {
                 Some(field) => (true, text(field, self.src.parsed)),
                 None => return,
             },
@@ -263,8 +340,9 @@ impl Walker<'_, '_> {
 
     /// Notes the calls that initialize `auto` variables and structured bindings.
     fn deduced_declaration(&mut self, node: Node) {
+        let fields = self.fields;
         let deduced = node
-            .child_by_field_name("type")
+            .child_by_field_id(fields.type_)
             .is_some_and(|ty| matches!(text(ty, self.src.parsed), "auto" | "decltype(auto)"));
         if !deduced {
             return;
@@ -274,8 +352,8 @@ impl Walker<'_, '_> {
             .filter(|d| d.kind() == "init_declarator")
         {
             let (Some(target), Some(value)) = (
-                declarator.child_by_field_name("declarator"),
-                declarator.child_by_field_name("value"),
+                declarator.child_by_field_id(fields.declarator),
+                declarator.child_by_field_id(fields.value),
             ) else {
                 continue;
             };
@@ -295,9 +373,9 @@ impl Walker<'_, '_> {
         };
         if expression.kind() == "cast_expression" {
             let to_void = expression
-                .child_by_field_name("type")
+                .child_by_field_id(self.fields.type_)
                 .is_some_and(|ty| text(ty, self.src.parsed) == "void");
-            match expression.child_by_field_name("value") {
+            match expression.child_by_field_id(self.fields.value) {
                 Some(value) if to_void => expression = value,
                 _ => return,
             }
@@ -310,8 +388,9 @@ impl Walker<'_, '_> {
 
     /// `std::make_shared<T>(args)` and `std::make_unique<T>(args)` construct a `T`.
     fn make_function(&mut self, function: Node, args: usize) {
+        let fields = self.fields;
         let template = if function.kind() == "qualified_identifier" {
-            function.child_by_field_name("name")
+            function.child_by_field_id(fields.name)
         } else {
             Some(function)
         };
@@ -319,13 +398,13 @@ impl Walker<'_, '_> {
             return;
         };
         let name = template
-            .child_by_field_name("name")
+            .child_by_field_id(fields.name)
             .map(|n| text(n, self.src.parsed));
         if !matches!(name, Some("make_shared" | "make_unique")) {
             return;
         }
         let first_type = template
-            .child_by_field_name("arguments")
+            .child_by_field_id(fields.arguments)
             .and_then(|list| list.named_child(0))
             .map(|t| text(t, self.src.parsed).to_string());
         if let Some(ty) = first_type {
@@ -336,7 +415,8 @@ impl Walker<'_, '_> {
     /// `Buffer b(p);` (which tree-sitter reads as a function declaration, C++'s most vexing
     /// parse) and `Buffer b{p};` inside a function body.
     fn local_declaration(&mut self, node: Node) {
-        let Some(ty) = node.child_by_field_name("type") else {
+        let fields = self.fields;
+        let Some(ty) = node.child_by_field_id(fields.type_) else {
             return;
         };
         if !matches!(
@@ -349,10 +429,10 @@ impl Walker<'_, '_> {
         for declarator in declarators(node) {
             let args = match declarator.kind() {
                 "function_declarator" => declarator
-                    .child_by_field_name("parameters")
+                    .child_by_field_id(fields.parameters)
                     .map(argument_count),
                 "init_declarator" => declarator
-                    .child_by_field_name("value")
+                    .child_by_field_id(fields.value)
                     .filter(|v| matches!(v.kind(), "argument_list" | "initializer_list"))
                     .map(argument_count),
                 _ => None,
@@ -363,13 +443,11 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn typed_construct(&mut self, node: Node, type_field: &str, args_field: &str) {
-        let Some(ty) = node.child_by_field_name(type_field) else {
+    fn typed_construct(&mut self, node: Node, type_field: u16, args_field: u16) {
+        let Some(ty) = node.child_by_field_id(type_field) else {
             return;
         };
-        let args = node
-            .child_by_field_name(args_field)
-            .map_or(0, argument_count);
+        let args = node.child_by_field_id(args_field).map_or(0, argument_count);
         let ty_text = text(ty, self.src.parsed).to_string();
         self.push_construct(&ty_text, args, node);
     }
