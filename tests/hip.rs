@@ -132,6 +132,13 @@ fn run(hipcc: &Path) {
             "the kernel was compiled: {}",
             report.doc().text()
         );
+        // No `--cuda-host-only`: the report says the device side was compiled, and for what.
+        assert!(
+            (report.doc().text())
+                .contains("device code: compiled for gfx90a at the tree's own optimization flags"),
+            "{}",
+            report.doc().text()
+        );
     }
     let diff = Differential::compare(
         world.pin1.clone(),

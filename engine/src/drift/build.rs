@@ -156,6 +156,34 @@ pub struct BuildReport {
     /// no device code was compiled; None: device code was compiled where the compiler does it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_only: Option<String>,
+    /// What device code the HIP compiler generated, when it was not left out. None: host only,
+    /// or a compiler that is not `hipcc` (a C++ build has no device side).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceBuild>,
+}
+
+/// The device code a build generated: for which architectures, at which optimization.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceBuild {
+    /// The offload architectures, `;`-separated, as `--arch` or `[build] arch` gave them.
+    pub arch: String,
+    /// The last `-O` flag of `[build] add_flags`; None: the tree's own flags decide.
+    pub optimization: Option<String>,
+}
+
+impl DeviceBuild {
+    /// The device side of a build of `cfg` with the compiler named `compiler`: None when
+    /// `add_flags` leaves device code out or the compiler is not `hipcc`.
+    fn of(cfg: &BuildConfig, options: &BuildOptions, compiler: &str) -> Option<DeviceBuild> {
+        let hipcc = Path::new(compiler).file_name() == Some(std::ffi::OsStr::new("hipcc"));
+        let host_only = (cfg.add_flags.iter()).any(|f| HOST_ONLY_FLAGS.contains(&f.as_str()));
+        (hipcc && !host_only).then(|| DeviceBuild {
+            arch: options.arch.clone().unwrap_or_else(|| cfg.arch.clone()),
+            optimization: (cfg.add_flags.iter().rev())
+                .find(|f| f.starts_with("-O"))
+                .cloned(),
+        })
+    }
 }
 
 /// A second build of a tree with files in conflict, each conflict taken at its first side (the
@@ -340,6 +368,7 @@ pub fn drift_build(
     let host_only = (cfg.add_flags.iter()).find(|f| HOST_ONLY_FLAGS.contains(&f.as_str()));
     let base = BuildReport {
         host_only: host_only.cloned(),
+        device: DeviceBuild::of(cfg, options, &tools.name),
         compiler: tools.name.clone(),
         generator: cfg.generator.clone(),
         jobs,
@@ -936,11 +965,21 @@ impl BuildReport {
         doc
     }
 
-    /// What was not compiled: device code, when `[build] add_flags` leaves it out.
+    /// What of the device code was compiled: none, when `[build] add_flags` leaves it out, or
+    /// for which architectures at which optimization (its code generator's errors depend on it).
     pub(crate) fn device_line(&self, doc: &mut Doc) {
         if let Some(flag) = &self.host_only {
             doc.say(format!(
                 "device code: not compiled (`{flag}` in `[build] add_flags`: the host side of each HIP file alone; errors only the device compile or its code generator shows are not seen)"
+            ));
+        } else if let Some(device) = &self.device {
+            let optimization = match &device.optimization {
+                Some(flag) => format!("at `{flag}` (`[build] add_flags`)"),
+                None => "at the tree's own optimization flags".to_string(),
+            };
+            doc.say(format!(
+                "device code: compiled for {} {optimization}",
+                device.arch
             ));
         }
     }
@@ -1159,5 +1198,47 @@ mod tests {
             "mlx::core::operator==",
             "mlx::core"
         ));
+    }
+
+    /// The report's device line for each `[build]` setting, as a user reads it.
+    #[test]
+    fn the_device_line_says_what_device_code_was_compiled() {
+        let line = |compiler: &str, add_flags: &[&str], arch: Option<&str>| {
+            let cfg = BuildConfig {
+                arch: "gfx90a;gfx1100".into(),
+                add_flags: add_flags.iter().map(|f| f.to_string()).collect(),
+                ..BuildConfig::default()
+            };
+            let options = BuildOptions {
+                arch: arch.map(str::to_string),
+                ..BuildOptions::default()
+            };
+            let report = BuildReport {
+                host_only: (cfg.add_flags.iter())
+                    .find(|f| HOST_ONLY_FLAGS.contains(&f.as_str()))
+                    .cloned(),
+                device: DeviceBuild::of(&cfg, &options, compiler),
+                ..BuildReport::default()
+            };
+            let mut doc = Doc::default();
+            report.device_line(&mut doc);
+            doc.text()
+        };
+        assert!(line("hipcc", &["--cuda-host-only", "-O0"], None)
+            .starts_with("device code: not compiled (`--cuda-host-only` in `[build] add_flags`"));
+        assert_eq!(
+            line("/opt/rocm/bin/hipcc", &["-O0"], Some("gfx1030")),
+            "device code: compiled for gfx1030 at `-O0` (`[build] add_flags`)\n"
+        );
+        assert_eq!(
+            line("hipcc", &["-O3", "-g", "-O1"], None),
+            "device code: compiled for gfx90a;gfx1100 at `-O1` (`[build] add_flags`)\n"
+        );
+        assert_eq!(
+            line("hipcc", &[], None),
+            "device code: compiled for gfx90a;gfx1100 at the tree's own optimization flags\n"
+        );
+        // A C++ compiler has no device side: nothing is said.
+        assert_eq!(line("c++", &["-O0"], None), "");
     }
 }
