@@ -153,11 +153,12 @@ impl<'a> KnownBlobs<'a> {
         Ok(bytes)
     }
 
-    /// Keeps what this run learned for the next; failing to costs that run its reuse, never
-    /// this one its result.
+    /// Keeps what this run learned for the next, unflushed (a first run should not wait on the
+    /// disk; an entry a crash tore fails its seal: a miss). Failing to keep it costs the next
+    /// run its reuse, never this one its result.
     pub fn keep(self) {
         if let (true, Some((store, key))) = (self.learned, &self.store) {
-            let _ = store.save(key, &render(&self.digests));
+            let _ = store.save_unflushed(key, &render(&self.digests));
         }
     }
 }
