@@ -25,6 +25,8 @@
 #   backend at the fork, the core files at the base, the old and the new pin, the fork).
 # - `sync --check`, `check`, `residual`: floor: one `git cat-file --batch` of the blobs the
 #   overlay is made of; `sync --check` also beside one `git cat-file blob` process per blob.
+# - `sync --check` (first run): the same with `forkbook-blob-digests/` emptied before each run,
+#   as at new commits, where each file is told from its blob by git's hash and the digests kept.
 # Needs hyperfine, git, tar and python3.
 set -euo pipefail
 
@@ -105,6 +107,8 @@ row retarget "$fresh${anchor:+ && $fresh_anchor}" "$in_project retarget $pin" "$
 row retarget-check "$fresh" "$in_project retarget $pin --check" "$batch"
 row sync-check true "$in_project sync --check" "$batch" \
   "${anchor:+$an sync --check --fork-commit $fork $git_opts}" "$per_blob"
+no_digests="rm -rf '$(dirname "$FORKBOOK_CACHE")/forkbook-blob-digests'"
+row sync-check-first "$no_digests" "$in_project sync --check" "$batch" "" "$per_blob"
 row check true "$in_project check" "$batch" "${anchor:+$an records}"
 row residual true "$in_project residual" "$batch" "${anchor:+$an drift $git_opts}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -128,6 +132,7 @@ print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for name, label, floor in [("retarget", "retarget PIN (writes)", "retarget PIN --check"),
                            ("retarget-check", "retarget PIN --check", "one cat-file --batch"),
                            ("sync-check", "sync --check", "one cat-file --batch"),
+                           ("sync-check-first", "sync --check (first run)", "one cat-file --batch"),
                            ("check", "check (anchor: records)", "one cat-file --batch"),
                            ("residual", "residual (anchor: drift)", "one cat-file --batch")]:
     r = by_name(name)

@@ -5,6 +5,7 @@
 //! conflict markers stay in, labelled with the commits, and the conflicts are listed.
 
 use super::cache::{short, Cache};
+use super::digests::{FileDigests, KnownBlobs};
 use super::error::{Context, Result};
 use super::merge::{merge3, Labels, Outcome};
 use super::FileMap;
@@ -98,27 +99,40 @@ pub fn build(
     core_files: &[String],
     backend_prefix: &str,
 ) -> Result<BaseTree> {
-    build_knowing(cache, commits, core_files, backend_prefix, &FileMap::new())
+    build_knowing(
+        cache,
+        commits,
+        core_files,
+        backend_prefix,
+        &FileDigests::default(),
+    )
 }
 
-/// [`build`], a backend file taken from `known` (the files layout's overlay, read from disk)
-/// where its bytes have the fork's blob id: compared by id, the blob is never inflated.
+/// [`build`], a file taken whole from `known` (the files layout's overlay, read from disk)
+/// where that copy holds the blob: told by the SHA-256 kept for the blob, the blob is never
+/// inflated (see `digests`).
 pub fn build_knowing(
     cache: &Cache,
     commits: Commits,
     core_files: &[String],
     backend_prefix: &str,
-    known: &FileMap,
+    known: &FileDigests,
 ) -> Result<BaseTree> {
-    let core = with_core(cache, commits, core_files, FileMap::new(), known)?;
+    let ids = [commits.fork, commits.base, commits.pin].map(|id| id.to_string());
+    let mut tree: Vec<&str> = ids.iter().map(String::as_str).collect();
+    tree.push(backend_prefix);
+    tree.extend(core_files.iter().map(String::as_str));
+    let mut known = KnownBlobs::open(|| cache.blob_digest_store(), &tree, known);
+    let core = with_core(cache, commits, core_files, FileMap::new(), &mut known)?;
     let mut files = cache
-        .files_under_known(commits.fork, backend_prefix, known)
+        .files_under_known(commits.fork, backend_prefix, &mut known)
         .with_context(|| {
             format!(
                 "failed to read the backend `{backend_prefix}` of fork commit `{}`",
                 short(commits.fork)
             )
         })?;
+    known.keep();
     files.extend(core.files);
     Ok(BaseTree {
         files,
@@ -140,7 +154,7 @@ pub fn build_core(
             backend.insert(path.clone(), bytes.into());
         }
     }
-    with_core(cache, commits, core_files, backend, &FileMap::new())
+    with_core(cache, commits, core_files, backend, &mut KnownBlobs::none())
 }
 
 fn with_core(
@@ -148,7 +162,7 @@ fn with_core(
     commits: Commits,
     core_files: &[String],
     mut files: FileMap,
-    known: &FileMap,
+    known: &mut KnownBlobs,
 ) -> Result<BaseTree> {
     let labels = conflict_labels(commits);
     let [ours, base, theirs] = labels.each_ref().map(String::as_str);
@@ -180,13 +194,13 @@ type MadeCore = (Option<crate::Bytes>, CoreOutcome);
 /// What the blob ids decide of each core file without reading it: a side that did not change
 /// gives the other side's file (what `merge3` finds by comparing bytes). A file they do not
 /// decide is `None`, and is in the second list with its position and ids, to merge. A file
-/// taken whole is shared from `known` where that copy has its blob id.
+/// taken whole is shared from `known` where that copy holds the blob.
 #[allow(clippy::type_complexity)]
 fn decide_by_ids(
     cache: &Cache,
     commits: Commits,
     core_files: &[String],
-    known: &FileMap,
+    known: &mut KnownBlobs,
 ) -> Result<(Vec<Option<MadeCore>>, Vec<(usize, [Option<git2::Oid>; 3])>)> {
     let tree =
         |commit: git2::Oid| -> Result<git2::Tree> { Ok(cache.repo().find_commit(commit)?.tree()?) };
@@ -201,7 +215,7 @@ fn decide_by_ids(
         ];
         made.push(match one_sided(ids) {
             Some((side, outcome)) => Some(match ids[side] {
-                Some(id) => (Some(cache.blob_knowing(id, known.get(path))?), outcome),
+                Some(id) => (Some(known.blob(id, path, |id| cache.blob(id))?), outcome),
                 None => (None, CoreOutcome::Absent),
             }),
             None => {

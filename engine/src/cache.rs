@@ -6,6 +6,7 @@
 //! command that fetches it.
 
 use super::config::RemoteConfig;
+use super::digests::KnownBlobs;
 use super::error::{Context, Error, ErrorKind, Result};
 use super::fsutil::RunLock;
 use super::paths::{check_relative, link_stays_inside};
@@ -192,6 +193,13 @@ impl Cache {
     /// drift cache.
     pub fn merge_store(&self) -> Store {
         self.results_store("forkbook-merges", "core merges")
+    }
+
+    /// The blob digest cache, beside the object cache: the SHA-256 of each blob a base tree
+    /// takes whole, one entry per base tree (see `digests`), so telling a held copy from the
+    /// blob needs neither the blob nor git's hash of the copy.
+    pub fn blob_digest_store(&self) -> Store {
+        self.results_store("forkbook-blob-digests", "blob digests")
     }
 
     /// The drift build cache, beside the object cache: each tree's build outcome (logs and
@@ -619,28 +627,21 @@ impl Cache {
         Ok(self.repo.find_blob(id)?.content().to_vec())
     }
 
-    /// The bytes of blob `id`, shared from `known` (a copy the caller already holds) where they
-    /// hash to `id` as git hashes a blob: hashing is cheaper than finding and inflating it.
-    pub fn blob_knowing(&self, id: Oid, known: Option<&crate::Bytes>) -> Result<crate::Bytes> {
-        let same = |bytes: &&crate::Bytes| {
-            Oid::hash_object(ObjectType::Blob, bytes.as_slice()).ok() == Some(id)
-        };
-        match known.filter(same) {
-            Some(bytes) => Ok(bytes.clone()),
-            None => Ok(self.blob(id)?.into()),
-        }
-    }
-
     /// Every file below `prefix` (`a/b/`) in `commit`, with full paths. Paths are checked, and
     /// links, submodules and odd entries are refused: the tree comes from other people.
     pub fn files_under(&self, commit: Oid, prefix: &str) -> Result<FileMap> {
-        self.files_under_known(commit, prefix, &FileMap::new())
+        self.files_under_known(commit, prefix, &mut KnownBlobs::none())
     }
 
-    /// [`Cache::files_under`], taking a file's bytes from `known` (files the caller already
-    /// holds, by path) where they hash to the tree's blob id, as git hashes a blob: the blob is
-    /// then never read or inflated, and the tree shares the caller's bytes.
-    pub fn files_under_known(&self, commit: Oid, prefix: &str, known: &FileMap) -> Result<FileMap> {
+    /// [`Cache::files_under`], taking a file's bytes from the copy `known` holds where it holds
+    /// the tree's blob ([`KnownBlobs::blob`]): the blob is then never read or inflated, and the
+    /// tree shares the caller's bytes.
+    pub fn files_under_known(
+        &self,
+        commit: Oid,
+        prefix: &str,
+        known: &mut KnownBlobs,
+    ) -> Result<FileMap> {
         let tree = self.repo.find_commit(commit)?.tree()?;
         let dir = prefix.trim_end_matches('/');
         let folder = match dir {
@@ -664,7 +665,7 @@ impl Cache {
         commit: Oid,
         tree: git2::Tree,
         prefix: String,
-        known: &FileMap,
+        known: &mut KnownBlobs,
         files: &mut FileMap,
     ) -> Result<()> {
         let mut folders = vec![(tree, prefix)];
@@ -679,7 +680,7 @@ impl Cache {
                         return Err(link_error(commit, &path, &self.blob(entry.id())?));
                     }
                     (Some(ObjectType::Blob), _) => {
-                        let bytes = self.blob_knowing(entry.id(), known.get(&path))?;
+                        let bytes = known.blob(entry.id(), &path, |id| self.blob(id))?;
                         files.insert(path, bytes);
                     }
                     _ => {

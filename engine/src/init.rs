@@ -145,6 +145,7 @@ fn empty_state(
         records,
         core_files,
         overlay: base.files.clone(),
+        digests: crate::digests::FileDigests::of(&base.files),
         base,
         steps: Vec::new(),
     })

@@ -15,6 +15,7 @@ pub mod ci_rocm;
 pub mod ci_template;
 pub mod config;
 pub mod counts;
+pub mod digests;
 pub mod doc;
 pub mod drift;
 pub mod error;

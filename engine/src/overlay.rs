@@ -8,6 +8,7 @@
 use super::base::{self, BaseTree, Commits};
 use super::cache::{Cache, Remote};
 use super::config::Layout;
+use super::digests::FileDigests;
 use super::error::{Context, Error, Result};
 use super::patch;
 use super::project::Project;
@@ -196,6 +197,9 @@ pub struct OverlayState {
     pub overlay: FileMap,
     /// Patch layout: each fix applied in order.
     pub steps: Vec<FixStep>,
+    /// The overlay's files, each hashed once whatever asks (the base tree's comparison, the
+    /// lock, the residual record's hashes).
+    pub digests: FileDigests,
 }
 
 impl OverlayState {
@@ -235,21 +239,24 @@ impl OverlayState {
         let commits = records.commits(project, cache)?;
         let layout = project.config.overlay.layout;
         let core_files = core_files(project, &records, layout);
-        let nothing = FileMap::new();
         let known = match layout {
-            Layout::Files => &records.tree,
-            Layout::Patch => &nothing,
+            Layout::Files => FileDigests::of(&records.tree),
+            Layout::Patch => FileDigests::default(),
         };
         let base = base::build_knowing(
             cache,
             commits,
             &core_files,
             &project.config.overlay.backend_prefix,
-            known,
+            &known,
         )?;
-        let (overlay, steps) = match layout {
-            Layout::Patch => replay(&base.files, &records)?,
-            Layout::Files => (records.tree.clone(), Vec::new()),
+        let (overlay, steps, digests) = match layout {
+            Layout::Patch => {
+                let (overlay, steps) = replay(&base.files, &records)?;
+                let digests = FileDigests::of(&overlay);
+                (overlay, steps, digests)
+            }
+            Layout::Files => (records.tree.clone(), Vec::new(), known),
         };
         Ok(OverlayState {
             layout,
@@ -259,7 +266,13 @@ impl OverlayState {
             base,
             overlay,
             steps,
+            digests,
         })
+    }
+
+    /// The lock of the overlay: what `overlay.lock` must say.
+    pub fn lock(&self) -> records::Lock {
+        records::lock_knowing(&self.overlay, &self.digests)
     }
 
     /// Paths where the overlay differs from B, with both sides.

@@ -11,6 +11,7 @@ pub use forkbook_records::{
 };
 
 use super::config::Layout;
+use super::digests::FileDigests;
 use super::error::Result;
 use super::project::Project;
 use super::{residual_diff, text_of, FileMap};
@@ -22,6 +23,14 @@ pub use folder::{is_record, sort_folder, utf8};
 /// The lock of these overlay files.
 pub fn lock_of(files: &FileMap) -> Lock {
     Lock::of(files.iter().map(|(path, bytes)| (path, bytes.as_slice())))
+}
+
+/// [`lock_of`], each file's SHA-256 taken from `digests` where it holds that very copy.
+pub fn lock_knowing(files: &FileMap, digests: &FileDigests) -> Lock {
+    let hashes = files
+        .iter()
+        .map(|(path, bytes)| (path.clone(), digests.sha256_hex(path, bytes)));
+    Lock::of_digests(hashes)
 }
 
 /// What a move computed, handed down to make the records folder after it ([`after_move`]).
@@ -39,6 +48,8 @@ pub struct Moved<'a> {
     /// The base tree and the overlay at the new commits.
     pub new_base: &'a FileMap,
     pub overlay: &'a FileMap,
+    /// The SHA-256 of the overlay's files that the run already made (the state's).
+    pub digests: &'a FileDigests,
     /// Each fix's patch written again against the new chain: its file name and text.
     pub patches: Vec<(&'a str, &'a str)>,
 }
@@ -52,7 +63,7 @@ pub fn after_move(project: &Project, moved: &Moved) -> FileMap {
         let bytes = text.as_bytes().to_vec();
         files.insert(format!("{PATCHES_DIR}/{name}"), bytes.into());
     }
-    let lock = lock_of(moved.overlay).render();
+    let lock = lock_knowing(moved.overlay, moved.digests).render();
     files.insert(LOCK_FILE.into(), lock.into_bytes().into());
     if project.config.overlay.layout == Layout::Files {
         let tree_prefix = moved.tree_prefix;
@@ -69,8 +80,13 @@ pub fn after_move(project: &Project, moved: &Moved) -> FileMap {
         let residual = residual_diff::residual_of(core_files, moved.new_base, moved.overlay, &[]);
         let core = residual_diff::core_of(core_files, moved.overlay);
         // The record itself marks the notes it flags for review (a review line under each).
-        let (text, _) =
-            residual_diff::render_record(Some(old), old.flavor, commits, &core, &residual);
+        let (text, _) = residual_diff::render_record(
+            Some(old),
+            old.flavor,
+            commits,
+            (&core, moved.digests),
+            &residual,
+        );
         files.insert(old.flavor.file().into(), text.into_bytes().into());
     }
     let upstream = moved.upstream.moved(

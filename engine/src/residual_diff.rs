@@ -2,8 +2,8 @@
 //! the residual record made from them. File maps in, text out: no cache, no project, no state,
 //! so a move hands its pieces down here and the commands above read the result.
 
+use super::digests::FileDigests;
 use super::{text_of, FileMap};
-use forkbook_records::lock::sha256_hex;
 use forkbook_records::residual_record::{Flavor, RecordedCommits, ResidualRecord};
 pub use forkbook_records::residual_record::{Hunk, HunkNote};
 use serde::Serialize;
@@ -121,12 +121,12 @@ fn hunks_of(path: &str, before: &str, after: &str, fixes: &[usize]) -> Vec<Hunk>
 
 /// The record rewritten for `residual` at `commits`, and the notes flagged for review
 /// (see `forkbook_records::residual_record::render`). `core` holds each core file of the overlay
-/// with its bytes.
+/// with its bytes, and the digests the run already made of them.
 pub fn render_record(
     old: Option<&ResidualRecord>,
     flavor: Flavor,
     commits: &RecordedCommits,
-    core: &FileMap,
+    (core, digests): (&FileMap, &FileDigests),
     residual: &Residual,
 ) -> (String, Vec<String>) {
     let mut diffs: Vec<(String, String)> = Vec::new();
@@ -138,7 +138,7 @@ pub fn render_record(
     }
     let hashes: Vec<(String, String)> = core
         .iter()
-        .map(|(path, bytes)| (path.clone(), sha256_hex(bytes)))
+        .map(|(path, bytes)| (path.clone(), digests.sha256_hex(path, bytes)))
         .collect();
     forkbook_records::residual_record::render(old, flavor, commits, &hashes, &diffs)
 }

@@ -36,7 +36,7 @@ pub fn write(
         old,
         flavor,
         &computed.commits.recorded(),
-        &computed.core,
+        (&computed.core, &super::digests::FileDigests::default()),
         &computed.residual,
     );
     let _lock = project.lock_records()?;

@@ -18,7 +18,7 @@ use super::merge::{merge3, ConflictKind, Labels, Outcome};
 use super::overlay::{self, Image, OverlayState, PatchFile};
 use super::patch;
 use super::project::Project;
-use super::records::{self, Lock};
+use super::records;
 use super::{Bytes, FileMap};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -557,6 +557,7 @@ fn records_after(
         commits: new.recorded(),
         new_base,
         overlay,
+        digests: &state.digests,
         patches: (fixes.iter())
             .map(|f| (f.patch.as_str(), f.text.as_str()))
             .collect(),
@@ -755,12 +756,15 @@ pub fn recorded_records(project: &Project, state: &OverlayState) -> Result<FileM
 pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Vec<Mismatch>> {
     // Only the records are compared: the move's report (markers left, conflicts resolved, hooks
     // outside the overlay) would scan every file for markers a second time and diff two trees.
-    let planned_records = match state.layout {
-        Layout::Patch => recorded_records(project, state)?,
+    let (planned_records, planned_lock) = match state.layout {
+        Layout::Patch => (recorded_records(project, state)?, state.lock()),
         Layout::Files => {
             let carried = carry(project, cache, state, state.commits)?;
             let (base, overlay) = (&carried.new_base.files, &carried.overlay);
-            records_after(project, state, state.commits, base, overlay, &carried.fixes)
+            let records =
+                records_after(project, state, state.commits, base, overlay, &carried.fixes);
+            // The lock the records were rendered with: each file's hash made once, in the state.
+            (records, records::lock_knowing(overlay, &state.digests))
         }
     };
     let planned_records = naming_the_recorded_pin(project, state, planned_records);
@@ -773,12 +777,6 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
         };
         out.push(Mismatch::new(project.record_name(&path), None, why));
     }
-    // The planned lock already holds the hash of every materialized file (at the recorded
-    // commits the planned overlay is the state's): read it rather than hash every file again.
-    let planned_lock = match planned_records.get(records::LOCK_FILE) {
-        Some(text) => Lock::parse(&String::from_utf8_lossy(text), records::LOCK_FILE)?,
-        None => records::lock_of(&state.overlay),
-    };
     if let Some(lock) = &state.records.model.lock {
         let why = "materialized file does not match overlay.lock";
         out.extend(

@@ -59,11 +59,13 @@ pub struct LockMismatch {
 impl Lock {
     /// The lock of these files.
     pub fn of<'a>(files: impl IntoIterator<Item = (&'a String, &'a [u8])>) -> Lock {
+        Lock::of_digests(files.into_iter().map(|(p, b)| (p.clone(), sha256_hex(b))))
+    }
+
+    /// The lock of files whose SHA-256 (hex) the caller already made: path and digest.
+    pub fn of_digests(files: impl IntoIterator<Item = (String, String)>) -> Lock {
         Lock {
-            files: files
-                .into_iter()
-                .map(|(p, b)| (p.clone(), sha256_hex(b)))
-                .collect(),
+            files: files.into_iter().collect(),
             ..Lock::default()
         }
     }

@@ -1,6 +1,6 @@
-//! The results caches (`forkbook-merges/`, `forkbook-drift-api/`, `forkbook-drift-parse/`,
-//! `forkbook-drift-build-results/`, `forkbook-drift-build-failures/`, `forkbook-first-parents/`,
-//! the book's `.step-cache/`) are untrusted input: a pull request may carry forged or damaged
+//! The results caches (`forkbook-merges/`, `forkbook-blob-digests/`, `forkbook-drift-api/`,
+//! `forkbook-drift-parse/`, `forkbook-drift-build-results/`, `forkbook-drift-build-failures/`,
+//! `forkbook-first-parents/`, the book's `.step-cache/`) are untrusted input: a pull request may carry forged or damaged
 //! entries in them. A cache can make a run faster, never change its result: with each kind
 //! forged or damaged, every gate command's exit status and output equal a run with no cache, in
 //! both layouts.
@@ -109,6 +109,10 @@ impl World {
         self.demo.demo.cache.with_file_name("forkbook-merges")
     }
 
+    fn blob_digests(&self) -> PathBuf {
+        self.demo.demo.cache.with_file_name("forkbook-blob-digests")
+    }
+
     fn drift(&self) -> PathBuf {
         self.demo.demo.cache.with_file_name("forkbook-drift-api")
     }
@@ -132,6 +136,7 @@ impl World {
     fn clear(&self) {
         let caches = [
             self.merges(),
+            self.blob_digests(),
             self.drift(),
             self.parses(),
             self.first_parents(),
@@ -863,4 +868,84 @@ fn a_forged_drift_build_outcome_changes_no_verdict() {
     }
     let (_, resealed_errors, json) = run();
     assert_eq!(resealed_errors, serde_json::json!([]), "{json:#}");
+}
+
+/// The blob digests (`forkbook-blob-digests/`) tell a fork blob from the overlay's copy of it
+/// by SHA-256, without git's hash of the copy. An entry forged to say that a core file's blob
+/// has the SHA-256 of an edited copy is a miss, made again from the blob: the edit is still a
+/// residual hunk that the records leave out, so `sync --check`, `check`, `status` and
+/// `residual` say what they say with no cache, though the records are the ones a run believing
+/// the entry writes. The same entry sealed with this machine's secret is believed (the kept
+/// entry is what a warm run reads). Fails before the digests were kept: no entry.
+#[test]
+fn a_forged_blob_digest_changes_no_verdict() {
+    let demo = Demo::new(Layout::Files);
+    // A residual record, so the base tree's core files are part of `sync --check`'s verdict.
+    let (code, out) = demo.run(&["residual", "--write"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = demo.run(&["sync", "--check"]);
+    assert_eq!(code, 0, "{out}");
+    let store = demo.demo.cache.with_file_name("forkbook-blob-digests");
+    let kept = entries(&store);
+    assert_eq!(kept.len(), 1, "one entry for the base tree");
+    let (entry, true_entry) = kept.into_iter().next().unwrap();
+
+    // A core file the overlay holds as the fork has it (no hunk), edited.
+    let copy = demo.records().join("tree/mlx/device.cpp");
+    let original = std::fs::read(&copy).unwrap();
+    let line_of = |payload: &str, digest: &str| {
+        let line = payload.lines().find(|l| l.ends_with(digest));
+        line.map(str::to_string)
+    };
+    let payload = String::from_utf8(split(&true_entry).1.to_vec()).unwrap();
+    let blob_line = line_of(&payload, &sha256(&original)).expect("device.cpp is the fork's");
+    let edited = [&original[..], b"int forged();\n"].concat();
+    std::fs::write(&copy, &edited).unwrap();
+    let forged_line = format!("{} {}", &blob_line[..40], sha256(&edited));
+    let forge_payload = |payload: String| payload.replacen(&blob_line, &forged_line, 1);
+
+    // The records a run that believes the entry writes: the edit locked, and no hunk for it.
+    reseal(&demo, &entry, "blob digests", forge_payload);
+    let fork = demo.read("UPSTREAM");
+    let fork = fork
+        .lines()
+        .find_map(|l| l.strip_prefix("commit: "))
+        .unwrap();
+    let (code, out) = demo.run(&["sync", fork]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = demo.run(&["sync", "--check"]);
+    assert_eq!(code, 0, "a resealed entry is read back: {out}");
+    let resealed = std::fs::read(&entry).unwrap();
+
+    let verdicts = |prepare: &dyn Fn()| -> Vec<String> {
+        let commands: [&[&str]; 4] = [&["sync", "--check"], &["check"], &["status"], &["residual"]];
+        let each = commands.iter().map(|args| {
+            prepare();
+            let (code, text) = demo.run(args);
+            format!("{args:?} exit {code}\n{}", normalized(&text))
+        });
+        each.collect()
+    };
+    let no_cache = verdicts(&|| {
+        let _ = std::fs::remove_dir_all(&store);
+    });
+    assert!(
+        no_cache[0].contains("exit 1") && no_cache[0].contains("residual.diff"),
+        "the edit is a hunk the residual record leaves out: {}",
+        no_cache[0]
+    );
+    let forged = || {
+        std::fs::create_dir_all(&store).unwrap();
+        std::fs::write(&entry, &resealed).unwrap();
+        forge(&entry, |payload| payload);
+    };
+    let with_forged = verdicts(&forged);
+    assert_eq!(with_forged, no_cache, "a forged blob digest");
+    forged();
+    demo.run(&["sync", "--check"]);
+    let again = std::fs::read(&entry).unwrap();
+    assert!(
+        again == true_entry,
+        "the forged entry is made again from the blob"
+    );
 }

@@ -333,9 +333,12 @@ fn assert_refused(name: &str, entry: &[u8], node: Node, shown: &str, why: &str) 
         );
 
         let after = paths_below(world.root());
+        // Beside the object cache: the blob digests a files-layout run keeps, and their secret.
         let allowed = [
             format!("synced-{layout}/patches-rocm"),
             "cache.git".to_string(),
+            "forkbook-blob-digests".to_string(),
+            "forkbook-cache.key".to_string(),
         ];
         let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
         assert_eq!(
@@ -646,7 +649,13 @@ fn odd_contents_are_carried_byte_for_byte_through_init_and_sync() {
         }
     }
     let after = paths_below(world.root());
-    let allowed = ["patch", "files", "cache.git"];
+    let allowed = [
+        "patch",
+        "files",
+        "cache.git",
+        "forkbook-blob-digests",
+        "forkbook-cache.key",
+    ];
     assert_eq!(
         written_outside(&before, &after, &allowed),
         Vec::<String>::new()
