@@ -146,7 +146,7 @@ pub fn adopt(
         None
     };
     let mut wrote = write_config(project, config_text)?;
-    let actual_lock = records::lock_of(&state.overlay);
+    let actual_lock = state.lock();
     let lock = match &state.records.model.lock {
         Some(lock) => super::status::lock_agreement(lock, &actual_lock).into(),
         None => {

@@ -127,7 +127,7 @@ pub fn add_overlay_facts(
             .lock
             .as_ref()
             .map_or(Vec::new(), |lock| {
-                lock.disagreements(&records::lock_of(&state.overlay))
+                lock.disagreements(&state.lock())
             }),
         fork_hooks,
         counts: readme::actual(state.overlay.keys(), prefix, entries),

@@ -20,12 +20,8 @@ use forkbook_records::residual_record::RecordedCommits;
 mod folder;
 pub use folder::{is_record, sort_folder, utf8};
 
-/// The lock of these overlay files.
-pub fn lock_of(files: &FileMap) -> Lock {
-    Lock::of(files.iter().map(|(path, bytes)| (path, bytes.as_slice())))
-}
-
-/// [`lock_of`], each file's SHA-256 taken from `digests` where it holds that very copy.
+/// The lock of these overlay files, each file's SHA-256 taken from `digests` where it holds that
+/// very copy (each file is hashed once a run).
 pub fn lock_knowing(files: &FileMap, digests: &FileDigests) -> Lock {
     let hashes = files
         .iter()

@@ -140,7 +140,7 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
     let prefix = &project.config.overlay.backend_prefix;
     let lock = match &state.records.model.lock {
         None => LockState::Missing,
-        Some(lock) => lock_agreement(lock, &records::lock_of(&state.overlay)),
+        Some(lock) => lock_agreement(lock, &state.lock()),
     };
     Status {
         layout: state.layout,
