@@ -126,9 +126,7 @@ pub fn add_overlay_facts(
             .model
             .lock
             .as_ref()
-            .map_or(Vec::new(), |lock| {
-                lock.disagreements(&state.lock())
-            }),
+            .map_or(Vec::new(), |lock| lock.disagreements(&state.lock())),
         fork_hooks,
         counts: readme::actual(state.overlay.keys(), prefix, entries),
         core_hashes: core

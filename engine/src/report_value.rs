@@ -29,6 +29,12 @@ pub trait CommandReport: Serialize {
     fn text(&self) -> String;
     fn verdict(&self) -> Verdict;
 
+    /// Writes [`CommandReport::text`] to `out`. A report whose text grows with its records
+    /// (`status`, a line a fix) writes it a piece at a time instead of making it whole first.
+    fn write_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(self.text().as_bytes())
+    }
+
     /// The result as Markdown for the book's page, where Markdown says more than the text: a
     /// residual's hunks as diffs linked to their fixes, conflicts and drift findings as tables
     /// linking upstream. `None` (the default) shows the text alone.

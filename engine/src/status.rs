@@ -224,11 +224,6 @@ impl FixLines {
         self.ends.len()
     }
 
-    /// The bytes of all the lines together.
-    pub fn text_len(&self) -> usize {
-        self.text.len()
-    }
-
     /// Gives back the room the lines grew into and do not use.
     fn shrink_to_fit(&mut self) {
         self.text.shrink_to_fit();
@@ -270,8 +265,14 @@ fn resolved_by(state: &OverlayState, path: &str) -> String {
     }
 }
 
-impl CommandReport for Status {
-    fn text(&self) -> String {
+impl Status {
+    /// The text in the pieces it is made of, each handed to `piece`: the fields, a line a fix,
+    /// and what follows. A line a fix, each made and rendered alone: a Doc of every fix of a
+    /// register of 600,000 entries held a block and two copies of each beside the fixes.
+    fn each_piece(
+        &self,
+        mut piece: impl FnMut(&str) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let sha = |s: &str| words(crate::text::short_id(s));
         let unknown = "not known: the overlay is not built here";
         let files = match (self.backend_files, self.core_files) {
@@ -293,7 +294,10 @@ impl CommandReport for Status {
             let conflicts = text(self.core_conflicts.join(", "));
             doc.line(vec![words("pin/fork conflicts in core files: "), conflicts]);
         }
-        let head = doc.text();
+        piece(&doc.text())?;
+        for fix in self.local_fixes.iter() {
+            piece(&Doc::default().field("fix", vec![text(fix)]).text())?;
+        }
         let mut doc = Doc::default();
         if let Some(why) = &self.not_built {
             doc.line(vec![words("not built: "), text(why)]);
@@ -304,20 +308,22 @@ impl CommandReport for Status {
             doc.line(vec![words(format!("CONFLICT markers left in {files}: ")), markers])
                 .line(vec![words("note: resolve them and record each resolution as a local fix; `forkbook check` lists every region")]);
         }
-        let tail = doc.text();
-        // A line a fix, each made and rendered alone: a Doc of every fix of a register of
-        // 600,000 entries held a block and two copies of each beside the fixes themselves. The
-        // text is made at its size: grown by doubling, it held room for half as much again.
-        let line = |fix: &str| Doc::default().field("fix", vec![text(fix)]).text();
-        let framing = (self.local_fixes.iter().next()).map_or(0, |fix| line(fix).len() - fix.len());
-        let fixes = self.local_fixes.text_len() + framing * self.local_fixes.len();
-        let mut out = String::with_capacity(head.len() + fixes + tail.len());
-        out.push_str(&head);
-        for fix in self.local_fixes.iter() {
-            out.push_str(&line(fix));
-        }
-        out.push_str(&tail);
+        piece(&doc.text())
+    }
+}
+
+impl CommandReport for Status {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = self.each_piece(|piece| {
+            out.push_str(piece);
+            Ok(())
+        });
         out
+    }
+
+    fn write_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.each_piece(|piece| out.write_all(piece.as_bytes()))
     }
 
     /// Markers left in the overlay are a problem whatever else is right.

@@ -217,7 +217,7 @@ impl Ctx<'_> {
             if let Some(head) = &stand_in {
                 writeln!(self.out, "{head}")?;
             }
-            write!(self.out, "{}", report.text())?;
+            report.write_text(self.out)?;
         }
         // A step that asked for JSON shows the JSON it asked for.
         if self.page.is_some() && !self.global.json {
