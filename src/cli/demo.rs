@@ -144,7 +144,8 @@ fn demo_steps(demo: &DemoProject, book: &Path) -> Vec<(&'static str, Vec<String>
 }
 
 /// Each `next:` line is a shell command that works as printed, in order, in one shell: the
-/// demo's own object cache first (else they would fill `~/.cache/forkbook`), then the pin bump
+/// demo's own object cache first (else they would fill `~/.cache/forkbook`), and no remote a
+/// shell exports for another project (the world's own are in its forkbook.toml), then the pin bump
 /// for real, through the conflict's resolution recorded as a fix, to a `check` that passes.
 fn print_next_steps(demo: &DemoProject, ctx: &mut Ctx) -> Result<()> {
     let forkbook = this_forkbook();
@@ -158,7 +159,7 @@ fn print_next_steps(demo: &DemoProject, ctx: &mut Ctx) -> Result<()> {
     let cache = shell_quote(&demo.cache.to_string_lossy());
     writeln!(
         ctx.out,
-        "next: export FORKBOOK_CACHE={cache}    # the demo's object cache, not ~/.cache/forkbook"
+        "next: export FORKBOOK_CACHE={cache} && unset FORKBOOK_FORK_URL FORKBOOK_UPSTREAM_URL    # the demo's object cache, not ~/.cache/forkbook, and its own world's remotes"
     )?;
     let cause = upstream_commit_changing(demo, "mlx/device.cpp")?;
     let register = format!("{}/LOCAL_FIXES.md", demo.open()?.config.overlay.dir);
@@ -298,8 +299,11 @@ fn shell_quote(text: &str) -> String {
 /// Runs one forkbook command against the demo project, in process, printing what it prints;
 /// returns its exit status and what it printed.
 fn run_on_demo(demo: &DemoProject, args: Vec<String>, ctx: &mut Ctx) -> Result<(i32, String)> {
+    // The demo's own world, whatever `FORKBOOK_*_URL` the shell exports for another project.
     let overrides = crate::engine::project::Overrides {
         cache: Some(demo.cache.clone()),
+        fork_url: Some(demo.world.fork.to_string_lossy().into_owned()),
+        upstream_url: Some(demo.world.upstream.to_string_lossy().into_owned()),
         ..Default::default()
     };
     let full = super::argv(&demo.root, &overrides, args);

@@ -113,6 +113,13 @@ fn the_readme_commands_then_every_next_line_work_as_printed() {
         bin.display(),
         crate::common::tool_path().to_string_lossy()
     );
+    // The remotes of another project, which the user's shell exports for it: the demo and
+    // its next: lines keep to the demo's own world all the same. Fails before: the demo's
+    // `drift api --to` pin 2 was refused as not upstream's, the upstream being this one.
+    let (another_fork, another_upstream) = (tmp.path().join("fork.git"), tmp.path().join("up.git"));
+    for repo in [&another_fork, &another_upstream] {
+        git2::Repository::init_bare(repo).unwrap();
+    }
     let shell = |script: &str, dir: &std::path::Path| {
         Command::new("sh")
             .arg("-c")
@@ -123,8 +130,8 @@ fn the_readme_commands_then_every_next_line_work_as_printed() {
             .env("TMPDIR", tmp.path())
             .env_remove("XDG_CACHE_HOME")
             .env_remove("FORKBOOK_CACHE")
-            .env_remove("FORKBOOK_FORK_URL")
-            .env_remove("FORKBOOK_UPSTREAM_URL")
+            .env("FORKBOOK_FORK_URL", &another_fork)
+            .env("FORKBOOK_UPSTREAM_URL", &another_upstream)
             .output()
             .unwrap()
     };
