@@ -993,6 +993,11 @@ fn an_upstream_revision_nested_past_a_path_s_length_is_refused_by_drift_api() {
     // A revision of upstream's (a pull request's head, say) with a folder 100,000 deep under
     // the header root. libgit2 walks a tree by recursion: walked whole, it ends the process.
     let hostile = nested_commit(&world, "upstream.git", world.pin, "mlx", 100_000);
+    // Upstream's own, so the pin rule lets it through and the depth is what refuses it.
+    let upstream = Repository::open_bare(world.root().join("upstream.git")).unwrap();
+    (upstream.reference("refs/pull/1/head", hostile, false, "a pull request")).unwrap();
+    let (code, out) = world.run(&project, &["fetch"]);
+    assert_eq!(code, 0, "{out}");
     let (code, out) = world.run(&project, &["drift", "api", "--to", &hostile.to_string()]);
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("longer than 4,096 bytes"), "{out}");
