@@ -35,7 +35,8 @@ normalize() {
     -e 's/[0-9]+(\.[0-9]+)? (ms|s) of CPU/… of CPU/g'
 }
 
-# run_demo BIN OUT: the demo, then each of its `next:` lines, in one world at $work/world.
+# run_demo BIN OUT: the demo, then each of its `next:` lines, in one world at $work/world, as a
+# user runs them: without the mirrors given for the real overlay below.
 run_demo() {
   local bin="$1" out="$2" line n=0
   local PATH="$(dirname "$bin"):$PATH"
@@ -85,8 +86,8 @@ run_real() {
   for f in "$out"/*-real; do normalize "$bin" <"$f" >"$f.n" && mv "$f.n" "$f"; done
 }
 
-run_demo "$before" "$work/before"
-run_demo "$after" "$work/after"
+(unset FORKBOOK_FORK_URL FORKBOOK_UPSTREAM_URL && run_demo "$before" "$work/before")
+(unset FORKBOOK_FORK_URL FORKBOOK_UPSTREAM_URL && run_demo "$after" "$work/after")
 
 if [ -n "${FORKBOOK_FORK_URL:-}" ] && [ -n "${FORKBOOK_UPSTREAM_URL:-}" ]; then
   export FORKBOOK_FORK_URL FORKBOOK_UPSTREAM_URL

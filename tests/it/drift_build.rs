@@ -1133,6 +1133,37 @@ fn masked(text: &str, dir: &Path) -> String {
     out
 }
 
+/// The recorded pin's and the candidate's sources of the kept-failure tests: `broken.cpp`
+/// fails at both, `a.h` changes at the candidate, `one.cpp` is the same.
+fn broken_at_both_pins() -> [Vec<(&'static str, String)>; 2] {
+    let at = |value: &str| {
+        vec![
+            ("one.cpp", ONE.to_string()),
+            ("broken.cpp", BROKEN.to_string()),
+            ("a.cpp", WITH_HEADER.to_string()),
+            ("a.h", format!("#pragma once\n#define A {value}\n")),
+        ]
+    };
+    [at("1"), at("2")]
+}
+
+fn as_sources<'a>(files: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
+    files
+        .iter()
+        .map(|(path, text)| (*path, text.as_str()))
+        .collect()
+}
+
+/// The store of kept compile failures in `dir`, with a secret of the test's.
+fn failure_store(dir: &Path) -> forkbook_records::cache_entry::Store {
+    use forkbook_records::cache_entry::{Secret, Store};
+    Store::new(
+        dir,
+        "drift build compile failure",
+        Some(Secret::from_bytes([7; 32])),
+    )
+}
+
 /// Issue 41.3: a failed compile is kept per translation unit, keyed by its preprocessed text,
 /// arguments and compiler, so the candidate's build replays a failure the recorded pin's build
 /// met instead of compiling the file again (ccache keeps successes only), and says what a
@@ -1140,16 +1171,12 @@ fn masked(text: &str, dir: &Path) -> String {
 /// and its true error is reported. Fails before: `broken.cpp` compiled at both pins.
 #[test]
 fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
-    use forkbook_records::cache_entry::{Secret, Store};
+    use forkbook_records::cache_entry::Store;
     let dir = tempfile::tempdir().unwrap();
     let compiles = dir.path().join("compiles");
     let compiler = counting_compiler(dir.path(), &compiles);
     let kept_dir = dir.path().join("failures");
-    let store = Store::new(
-        &kept_dir,
-        "drift build compile failure",
-        Some(Secret::from_bytes([7; 32])),
-    );
+    let store = failure_store(&kept_dir);
     let options_in = |base: &Path, store: Option<Store>| BuildOptions {
         compiler: Some(compiler.display().to_string()),
         jobs: Some(1),
@@ -1158,15 +1185,8 @@ fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
         compile_failures: store,
         ..BuildOptions::default()
     };
-    let header_at = |value: &str| format!("#pragma once\n#define A {value}\n");
-    let (recorded_h, candidate_h) = (header_at("1"), header_at("2"));
-    let others = [("one.cpp", ONE), ("broken.cpp", BROKEN)];
-    let recorded = [&others[..], &[("a.cpp", WITH_HEADER), ("a.h", &recorded_h)]].concat();
-    let candidate = [
-        &others[..],
-        &[("a.cpp", WITH_HEADER), ("a.h", &candidate_h)],
-    ]
-    .concat();
+    let [recorded, candidate] = broken_at_both_pins();
+    let (recorded, candidate) = (as_sources(&recorded), as_sources(&candidate));
     let cfg = fixture_config(&[]);
 
     let (plain_dir, kept_at) = (dir.path().join("plain"), dir.path().join("kept"));
@@ -1235,7 +1255,6 @@ fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
 /// before: every `-c` command of both trees was preprocessed first (`one.cpp`, `a.cpp` too).
 #[test]
 fn only_a_unit_whose_command_failed_before_is_preprocessed_for_its_kept_failure() {
-    use forkbook_records::cache_entry::{Secret, Store};
     let dir = tempfile::tempdir().unwrap();
     let (compiles, preprocessed) = (dir.path().join("compiles"), dir.path().join("preprocessed"));
     let compiler = crate::common::write_stub(
@@ -1247,26 +1266,15 @@ fn only_a_unit_whose_command_failed_before_is_preprocessed_for_its_kept_failure(
             compiles.display()
         ),
     );
-    let store = Store::new(
-        dir.path().join("failures"),
-        "drift build compile failure",
-        Some(Secret::from_bytes([7; 32])),
-    );
+    let store = failure_store(&dir.path().join("failures"));
     let options = BuildOptions {
         compiler: Some(compiler.display().to_string()),
         jobs: Some(1),
         compile_failures: Some(store),
         ..BuildOptions::default()
     };
-    let header_at = |value: &str| format!("#pragma once\n#define A {value}\n");
-    let (recorded_h, candidate_h) = (header_at("1"), header_at("2"));
-    let others = [("one.cpp", ONE), ("broken.cpp", BROKEN)];
-    let recorded = [&others[..], &[("a.cpp", WITH_HEADER), ("a.h", &recorded_h)]].concat();
-    let candidate = [
-        &others[..],
-        &[("a.cpp", WITH_HEADER), ("a.h", &candidate_h)],
-    ]
-    .concat();
+    let [recorded, candidate] = broken_at_both_pins();
+    let (recorded, candidate) = (as_sources(&recorded), as_sources(&candidate));
     // Without ccache, whose own `-E` runs (on a miss) would be logged too.
     let cfg = BuildConfig {
         ccache: false,
