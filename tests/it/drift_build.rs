@@ -1039,14 +1039,7 @@ const WITH_HEADER: &str = "#include \"a.h\"\nnamespace mlx::core { int a() { ret
 fn a_header_changed_at_the_candidate_recompiles_only_what_includes_it() {
     let dir = tempfile::tempdir().unwrap();
     let compiles = dir.path().join("compiles");
-    let compiler = crate::common::write_stub(
-        &dir.path().join("bin"),
-        "counting-c++",
-        &format!(
-            "case \" $* \" in *' -E '*) ;; *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
-            compiles.display()
-        ),
-    );
+    let compiler = counting_compiler(dir.path(), &compiles);
     let options = BuildOptions {
         compiler: Some(compiler.display().to_string()),
         jobs: Some(1),
@@ -1089,17 +1082,23 @@ fn a_header_changed_at_the_candidate_recompiles_only_what_includes_it() {
 /// Fails to compile, at both pins.
 const BROKEN: &str = "namespace mlx::core { int broken() { return no_such_name; } }\n";
 
-/// A compiler script on the tool path that logs each `-c` compile (not the `-E` runs) to
-/// `compiles` before running `c++`.
+/// A compiler script on the tool path that logs each `-c` compile to `compiles` and each `-E`
+/// run to [`preprocessed_log`] before running `c++`.
 fn counting_compiler(dir: &Path, compiles: &Path) -> std::path::PathBuf {
     crate::common::write_stub(
         &dir.join("bin"),
         "counting-c++",
         &format!(
-            "case \" $* \" in *' -E '*) ;; *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
+            "case \" $* \" in *' -E '*) echo \"$*\" >> '{}' ;; *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
+            preprocessed_log(compiles).display(),
             compiles.display()
         ),
     )
+}
+
+/// Where [`counting_compiler`] logs its `-E` runs: beside `compiles`.
+fn preprocessed_log(compiles: &Path) -> std::path::PathBuf {
+    compiles.with_extension("preprocessed")
 }
 
 /// The library's sources compiled, as logged by [`counting_compiler`], sorted.
@@ -1256,16 +1255,8 @@ fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
 #[test]
 fn only_a_unit_whose_command_failed_before_is_preprocessed_for_its_kept_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let (compiles, preprocessed) = (dir.path().join("compiles"), dir.path().join("preprocessed"));
-    let compiler = crate::common::write_stub(
-        &dir.path().join("bin"),
-        "counting-c++",
-        &format!(
-            "case \" $* \" in *' -E '*) echo \"$*\" >> '{}' ;; *' -c '*) echo \"$*\" >> '{}' ;; esac\nexec c++ \"$@\"",
-            preprocessed.display(),
-            compiles.display()
-        ),
-    );
+    let compiles = dir.path().join("compiles");
+    let compiler = counting_compiler(dir.path(), &compiles);
     let store = failure_store(&dir.path().join("failures"));
     let options = BuildOptions {
         compiler: Some(compiler.display().to_string()),
@@ -1282,7 +1273,7 @@ fn only_a_unit_whose_command_failed_before_is_preprocessed_for_its_kept_failure(
     };
     let report = differential(dir.path(), &cfg, &options, &recorded, &candidate);
 
-    let log = std::fs::read_to_string(&preprocessed).unwrap_or_default();
+    let log = std::fs::read_to_string(preprocessed_log(&compiles)).unwrap_or_default();
     let mut sources: Vec<&str> = (log.lines())
         .filter_map(|line| line.split(' ').find(|arg| arg.ends_with(".cpp")))
         .map(|source| source.rsplit('/').next().unwrap_or(source))
