@@ -1247,6 +1247,66 @@ fn a_failure_the_candidate_shares_is_replayed_not_compiled_again() {
     assert!(!again_text.contains("forged"), "{again_text}");
 }
 
+/// A kept failure is a cache of one pin's unit: once the pins move on it is never met again.
+/// So the store keeps what builds still replay: an entry replayed is dated anew, and one
+/// neither replayed nor kept for a month is removed, while files that are not entries stay.
+/// Fails before: the store was never pruned, and the stale entry stayed.
+#[test]
+fn a_kept_failure_unused_for_a_month_leaves_the_store_and_a_replayed_one_is_dated_anew() {
+    use std::time::{Duration, SystemTime};
+    let dir = tempfile::tempdir().unwrap();
+    let compiles = dir.path().join("compiles");
+    let compiler = counting_compiler(dir.path(), &compiles);
+    let kept_dir = dir.path().join("failures");
+    let options = BuildOptions {
+        compiler: Some(compiler.display().to_string()),
+        jobs: Some(1),
+        compile_failures: Some(failure_store(&kept_dir)),
+        ..BuildOptions::default()
+    };
+    let cfg = BuildConfig {
+        ccache: false,
+        ..fixture_config(&[])
+    };
+    let [recorded, candidate] = broken_at_both_pins();
+    let (recorded, candidate) = (as_sources(&recorded), as_sources(&candidate));
+    differential(dir.path(), &cfg, &options, &recorded, &candidate);
+    let entries: Vec<_> = std::fs::read_dir(&kept_dir).unwrap().flatten().collect();
+    assert_eq!(entries.len(), 1, "one failing unit kept");
+    let replayed = entries[0].path();
+
+    let stale = kept_dir.join("0".repeat(64));
+    let not_an_entry = kept_dir.join("notes.txt");
+    std::fs::copy(&replayed, &stale).unwrap();
+    std::fs::write(&not_an_entry, "mine").unwrap();
+    let two_months_ago = SystemTime::now() - Duration::from_secs(60 * 24 * 60 * 60);
+    for path in [&replayed, &stale, &not_an_entry] {
+        let file = std::fs::File::open(path).unwrap();
+        file.set_modified(two_months_ago).unwrap();
+    }
+    std::fs::remove_file(&compiles).unwrap();
+    let tree = dir.path().join("candidate/tree");
+    let again = drift_build(&tree, &dir.path().join("candidate/build"), &cfg, &options).unwrap();
+
+    assert_eq!(
+        library_compiles(&compiles),
+        ["a.cpp", "one.cpp"],
+        "broken.cpp replayed from the aged entry"
+    );
+    assert!(again.doc().text().contains("no_such_name"));
+    let dated = std::fs::metadata(&replayed).unwrap().modified().unwrap();
+    let age = SystemTime::now().duration_since(dated).unwrap_or_default();
+    assert!(
+        age < Duration::from_secs(24 * 60 * 60),
+        "dated anew: {age:?} old"
+    );
+    assert!(
+        !stale.exists(),
+        "an entry no build replayed for two months is removed"
+    );
+    assert!(not_an_entry.exists(), "a file that is not an entry stays");
+}
+
 /// Issue 41.3: only a command that failed before has a kept failure to replay, so only its unit
 /// is preprocessed (for the key) before it compiles; every other unit goes straight to the
 /// compiler, and a failing one is preprocessed once it has failed, to be kept. On the real

@@ -23,6 +23,10 @@
 //! failures, met again by `make -i`'s pass (`build_keeping_going`), are not compiled twice.
 //! The build runs the tree's own CMake code, which could write anything the user may; what it
 //! writes is never more believed than the build itself.
+//!
+//! The store is kept to what is still met: the script marks each entry it replays in `hits/`,
+//! `keep` dates the store's entry anew, and an entry neither replayed nor kept for
+//! [`UNUSED_FOR`] is removed (a failure of a pin left behind is never met again).
 
 use std::path::Path;
 
@@ -36,6 +40,9 @@ pub const FOLDER: &str = "forkbook-compile-failures";
 const STATUS: &str = "status ";
 const COMMAND: &str = "command ";
 
+/// How long a kept failure may go unreplayed before `keep` removes it from the store.
+pub const UNUSED_FOR: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 60 * 60);
+
 /// The placeholders the tree's and the build folder's paths become in what is kept.
 const TREE_MARK: &str = "@FORKBOOK_TREE@";
 const BUILD_MARK: &str = "@FORKBOOK_BUILD@";
@@ -44,12 +51,8 @@ const BUILD_MARK: &str = "@FORKBOOK_BUILD@";
 /// command in `kept/commands/`, where the script looks before it preprocesses a unit.
 pub fn stage(store: &Store, build_dir: &Path) {
     let kept = build_dir.join(FOLDER).join("kept");
-    let Ok(entries) = std::fs::read_dir(store.dir()) else {
-        return;
-    };
-    let verified = (entries.flatten())
-        .filter_map(|e| Key::from_hex(e.file_name().to_str()?))
-        .filter_map(|key| Some((key, store.load(&key)?)))
+    let verified = keys_in(store.dir())
+        .filter_map(|(key, _)| Some((key, store.load(&key)?)))
         .filter(|(_, payload)| is_failure(payload));
     for (key, payload) in verified {
         let Some(command) = command_of(&payload) else {
@@ -64,24 +67,40 @@ pub fn stage(store: &Store, build_dir: &Path) {
     }
 }
 
-/// Seals what the build's wrapper kept in `new/` into `store`; failing costs the next build
+/// Seals what the build's wrapper kept in `new/` into `store`, dates anew the entries it
+/// replayed (`hits/`), and removes those unused for [`UNUSED_FOR`]; failing costs the next build
 /// its replay only.
 pub fn keep(store: &Store, build_dir: &Path) {
-    let new = build_dir.join(FOLDER).join("new");
-    let Ok(entries) = std::fs::read_dir(new) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Some(key) = entry.file_name().to_str().and_then(Key::from_hex) else {
-            continue;
-        };
-        match std::fs::read(entry.path()) {
+    let folder = build_dir.join(FOLDER);
+    for (key, path) in keys_in(&folder.join("new")) {
+        match std::fs::read(path) {
             Ok(payload) if is_failure(&payload) && command_of(&payload).is_some() => {
                 let _ = store.save(&key, &payload);
             }
             _ => {}
         }
     }
+    let now = std::time::SystemTime::now();
+    for (key, _) in keys_in(&folder.join("hits")) {
+        let entry = std::fs::File::open(store.path(&key));
+        let _ = entry.and_then(|file| file.set_modified(now));
+    }
+    for (_, path) in keys_in(store.dir()) {
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified());
+        let unused = modified.is_ok_and(|m| now.duration_since(m).unwrap_or_default() > UNUSED_FOR);
+        if unused {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The files of `dir` named as keys, with their paths; nothing where `dir` cannot be read.
+fn keys_in(dir: &Path) -> impl Iterator<Item = (Key, std::path::PathBuf)> {
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    entries.filter_map(|entry| {
+        let key = Key::from_hex(entry.file_name().to_str()?)?;
+        Some((key, entry.path()))
+    })
 }
 
 /// Whether `payload` starts with a failing status the script can exit with (1 to 127).
@@ -164,7 +183,8 @@ if [ -f "$failures/kept/commands/$command" ] || [ -f "$failures/new/commands/$co
     status=$(sed -n '1s/^{STATUS}//p' "$kept")
     case "$status" in
       ''|*[!0-9]*) ;;
-      *) sed 1,2d "$kept" | sed {restore} >&2; exit "$status" ;;
+      *) mkdir -p "$failures/hits" && : >"$failures/hits/$key"
+        sed 1,2d "$kept" | sed {restore} >&2; exit "$status" ;;
     esac
   done
 fi
