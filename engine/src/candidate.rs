@@ -8,7 +8,7 @@
 use super::base::Commits;
 use super::cache::{short, Cache};
 use super::config::Config;
-use super::doc::Doc;
+use super::doc::{Described, Doc};
 use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs, Kind};
 use super::drift::build::{
     self, stubs::StubsReport, BuildConfig, BuildOptions, BuildReport, Confirmation, Differential,
@@ -464,20 +464,6 @@ pub fn drift_api_report(
     Ok(report)
 }
 
-impl CommandReport for ApiReport {
-    fn text(&self) -> String {
-        self.doc(&crate::markdown::PageLinks::default()).text()
-    }
-
-    /// An unsuppressed finding breaks the backend.
-    fn verdict(&self) -> Verdict {
-        Verdict::problems_if(self.breaks() > 0)
-    }
-    fn markdown(&self, links: &crate::markdown::PageLinks) -> Option<String> {
-        Some(self.doc(links).markdown())
-    }
-}
-
 /// What `forkbook drift build` found: the build (the candidate's), with `--to` the
 /// differential against the recorded pin, and with `--with-api` which static findings it
 /// confirmed.
@@ -564,10 +550,10 @@ pub fn drift_build_report(
     })
 }
 
-impl BuildRun {
+impl Described for BuildRun {
     /// The stubs written, the build (or the differential), then which static findings it
     /// confirmed.
-    fn doc(&self) -> Doc {
+    fn doc(&self, _links: &crate::markdown::PageLinks) -> Doc {
         let mut doc = self
             .stubs
             .as_ref()
@@ -582,25 +568,15 @@ impl BuildRun {
         }
         doc
     }
-}
-
-impl CommandReport for BuildRun {
-    fn text(&self) -> String {
-        self.doc().text()
-    }
 
     /// A plain build fails on every problem; a differential one on what is new at the
     /// candidate (with `--strict`, on all).
-    fn verdict(&self) -> Verdict {
+    fn found_problems(&self) -> bool {
         let problems = match &self.differential {
             Some(differential) => differential.problems(),
             None => self.build.problems(),
         };
-        Verdict::problems_if(!problems.is_empty())
-    }
-
-    fn markdown(&self, _links: &crate::markdown::PageLinks) -> Option<String> {
-        Some(self.doc().markdown())
+        !problems.is_empty()
     }
 }
 

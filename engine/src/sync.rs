@@ -20,6 +20,7 @@ use super::patch;
 use super::project::Project;
 use super::records;
 use super::{Bytes, FileMap};
+use forkbook_records::{Finding, Severity};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -677,19 +678,15 @@ fn move_to(
 }
 
 /// `forkbook sync --check`: every record rebuilt at the recorded commits, compared byte for byte.
-#[derive(Debug, Clone, Serialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone)]
 pub struct SyncCheck {
-    pub mismatches: Vec<Mismatch>,
+    /// What could not be reproduced: a record, a locked file, a conflict region (at its line).
+    pub mismatches: Vec<Finding>,
     /// The core files under a stand-in pin (see [`Move::stand_in_core`]).
-    #[serde(skip)]
     pub stand_in_core: Vec<String>,
-    #[serde(skip)]
     pub files: usize,
     /// The records folder's name, for the text.
-    #[serde(skip)]
     pub records: String,
-    #[serde(skip)]
     pub commits: Commits,
 }
 
@@ -704,21 +701,31 @@ pub fn check_report(project: &Project, cache: &Cache, state: &OverlayState) -> R
     })
 }
 
-/// A record that `sync --check` could not reproduce.
-#[derive(Debug, Clone, Serialize)]
-pub struct Mismatch {
-    pub path: String,
-    /// The line the problem is at, where one applies (a conflict marker's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-    pub why: String,
+/// The id `sync --check`'s findings carry.
+const SYNC_CHECK: &str = "sync-check";
+
+/// `sync --check`'s JSON: a list of what could not be reproduced, each its `path`, its `line`
+/// where one applies and `why`, the form scripts have read since before findings were one type.
+impl Serialize for SyncCheck {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Mismatch<'a> {
+            path: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            line: Option<usize>,
+            why: &'a str,
+        }
+        s.collect_seq(self.mismatches.iter().map(|m| Mismatch {
+            path: &m.file,
+            line: m.line,
+            why: &m.message,
+        }))
+    }
 }
 
-impl Mismatch {
-    fn new(path: String, line: Option<usize>, why: impl Into<String>) -> Mismatch {
-        let why = why.into();
-        Mismatch { path, line, why }
-    }
+/// A record, locked file or conflict region that `sync --check` could not reproduce.
+fn mismatch(path: &str, line: Option<usize>, why: impl Into<String>) -> Finding {
+    Finding::new(SYNC_CHECK, Severity::Error, path, line, why)
 }
 
 /// The records [`plan`] renders at the recorded commits, patch layout, without carrying the
@@ -753,7 +760,7 @@ pub fn recorded_records(project: &Project, state: &OverlayState) -> Result<FileM
 }
 
 /// Rebuilds every record at the recorded commits and compares byte for byte; writes nothing.
-pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Vec<Mismatch>> {
+pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Vec<Finding>> {
     // Only the records are compared: the move's report (markers left, conflicts resolved, hooks
     // outside the overlay) would scan every file for markers a second time and diff two trees.
     let (planned_records, planned_lock) = match state.layout {
@@ -775,14 +782,14 @@ pub fn check(project: &Project, cache: &Cache, state: &OverlayState) -> Result<V
             (None, Some(_)) => "not produced by forkbook at the recorded commits",
             _ => "differs from what the recorded commits and fixes give",
         };
-        out.push(Mismatch::new(project.record_name(&path), None, why));
+        out.push(mismatch(&project.record_name(&path), None, why));
     }
     if let Some(lock) = &state.records.model.lock {
         let why = "materialized file does not match overlay.lock";
         out.extend(
             lock.mismatches(&planned_lock)
                 .into_iter()
-                .map(|(path, _, _)| Mismatch::new(path, None, why)),
+                .map(|(path, _, _)| mismatch(&path, None, why)),
         );
     }
     out.extend(marker_mismatches(state));
@@ -820,7 +827,7 @@ fn naming_the_recorded_pin(
 
 /// Conflict markers left in the overlay, one mismatch a region or stray marker: records that
 /// reproduce byte for byte reproduce their markers too, which proves nothing.
-fn marker_mismatches(state: &OverlayState) -> Vec<Mismatch> {
+fn marker_mismatches(state: &OverlayState) -> Vec<Finding> {
     let mut out = Vec::new();
     for marked in state.marked_files() {
         let path = &marked.file;
@@ -829,11 +836,11 @@ fn marker_mismatches(state: &OverlayState) -> Vec<Mismatch> {
                 Some(end) => format!("conflict markers left in, lines {} to {end}", region.start),
                 None => "a conflict region that is never closed".to_string(),
             };
-            out.push(Mismatch::new(path.clone(), Some(region.start), why));
+            out.push(mismatch(path, Some(region.start), why));
         }
         for marker in &marked.stray {
             let why = format!("conflict marker `{}` left in", marker.kind.text());
-            out.push(Mismatch::new(path.clone(), Some(marker.line), why));
+            out.push(mismatch(path, Some(marker.line), why));
         }
     }
     out

@@ -211,10 +211,7 @@ fn sync_check(
     let mismatches = sync::check(project, cache, state)?;
     let details = mismatches
         .iter()
-        .map(|m| {
-            let at = m.line.map(|line| format!(":{line}")).unwrap_or_default();
-            format!("{}{at}: {}", m.path, m.why)
-        })
+        .map(|m| format!("{}: {}", m.place(), m.message))
         .collect();
     let regions = |n| plural(n, "conflict region", "conflict regions");
     let differ = |n| format!("{} differ", plural(n, "record", "records"));

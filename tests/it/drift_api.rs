@@ -3,6 +3,7 @@
 //! --real DIR --to REV` (docs/reliability.md).
 
 use forkbook::demo::world;
+use forkbook::engine::doc::Described;
 use forkbook::engine::drift::api::{
     drift_api, ApiConfig, ApiReport, DriftInputs, Kind, Suppression,
 };

@@ -7,6 +7,7 @@ use crate::cache::short;
 use crate::doc::{either, fixes, path, separated, text, words, Described, Doc, Span};
 use crate::markdown::PageLinks;
 use crate::report_value::{plural, CommandReport, Verdict};
+use forkbook_records::Finding;
 
 impl Described for Move {
     /// The move: the commits, the core files, every file and local fix and what happened to it
@@ -211,8 +212,8 @@ impl CommandReport for SyncCheck {
             doc.line(vec![words(format!(
                 "sync --check: {differ} differ from what {commits} gives:"
             ))]);
-            let item = |m: &&super::Mismatch| {
-                let mut item = vec![path(&m.path), words(": "), text(&m.why)];
+            let item = |m: &&Finding| {
+                let mut item = vec![path(&*m.file), words(": "), text(&m.message)];
                 self.mark_stand_in(&mut item, m);
                 item
             };
@@ -223,9 +224,8 @@ impl CommandReport for SyncCheck {
             doc.line(vec![words(format!(
                 "sync --check: {left} left in the overlay:"
             ))]);
-            let item = |m: &&super::Mismatch| {
-                let at = format!("{}:{}: ", m.path, m.line.unwrap_or(0));
-                let mut item = vec![text(at), text(&m.why)];
+            let item = |m: &&Finding| {
+                let mut item = vec![text(format!("{}: ", m.place())), text(&m.message)];
                 self.mark_stand_in(&mut item, m);
                 item
             };
@@ -251,15 +251,15 @@ impl CommandReport for SyncCheck {
 impl SyncCheck {
     /// Marks `item`, about the mismatch `m`, when the check ran on a stand-in pin and what it
     /// is about depends on the pin (a core file, by its path or in its words).
-    fn mark_stand_in(&self, item: &mut Vec<Span>, m: &super::Mismatch) {
+    fn mark_stand_in(&self, item: &mut Vec<Span>, m: &Finding) {
         // The residual record is the core files' residual: all of it depends on the pin.
         let residual_record = [
             crate::records::RESIDUAL_FILE,
             crate::records::CORE_RESIDUAL_FILE,
         ]
         .iter()
-        .any(|name| m.path.ends_with(&format!("/{name}")));
-        let core = crate::pin::depends_on_pin(&m.path, &m.why, &self.stand_in_core);
+        .any(|name| m.file.ends_with(&format!("/{name}")));
+        let core = crate::pin::depends_on_pin(&m.file, &m.message, &self.stand_in_core);
         if !self.stand_in_core.is_empty() && (core || residual_record) {
             item.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
         }

@@ -1,6 +1,8 @@
 //! The kinds of drift finding: one table, used by the analysis, the report and the suppressions;
 //! and what answers each, one table too.
 
+use crate::doc::{code, words, Span};
+
 /// An enum of unit variants from one table of variant and name: the name is its JSON form, what
 /// `as_str` gives and what `parse` reads back.
 macro_rules! named_enum {
@@ -79,5 +81,12 @@ impl Kind {
                 "no draft: what replaces a removed declaration is upstream's design, not a mechanical edit",
             ),
         }
+    }
+}
+
+impl Kind {
+    /// A finding as every report names it: its kind, then its symbol as code.
+    pub fn named(self, symbol: &str) -> Vec<Span> {
+        vec![words(format!("{} ", self.as_str())), code(symbol)]
     }
 }

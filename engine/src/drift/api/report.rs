@@ -3,7 +3,7 @@
 pub use super::kind::Kind;
 use super::model::Loc;
 use super::suppress::Suppression;
-use crate::doc::{code, commit, text, words, Doc, Row, Span};
+use crate::doc::{code, commit, text, words, Described, Doc, Row, Span};
 use crate::markdown::PageLinks;
 use crate::report_value::plural;
 use crate::text::short_id;
@@ -97,10 +97,39 @@ impl ApiReport {
         self.live().count()
     }
 
+    /// One finding's row: what it is, where upstream declares it at both commits and where the
+    /// backend uses it, and the upstream commit that changed it.
+    fn row(&self, f: &Finding, links: &PageLinks) -> Row {
+        let at = |sha: &str, loc: &Option<Loc>| match loc {
+            Some(l) => Span::Link {
+                text: l.to_string(),
+                markdown: links.upstream_file(sha, &l.path, l.line),
+            },
+            None => words("—"),
+        };
+        let mut what = f.kind.named(&f.symbol);
+        what.extend([words(": "), Span::Prose(f.message.clone())]);
+        if let Some(reason) = &f.suppressed {
+            what.extend([words(" (suppressed: "), text(reason), words(")")]);
+        }
+        if self.stand_in {
+            what.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
+        }
+        let mut place = vec![words("upstream "), at(&self.from, &f.from)];
+        place.extend([words(" → "), at(&self.to, &f.to)]);
+        if let Some(l) = &f.backend {
+            place.extend([words("; backend "), code(l.to_string())]);
+        }
+        let commit = (f.introduced_by.iter()).map(|c| commit(links, &c.sha, &c.summary));
+        vec![what, place, commit.collect()]
+    }
+}
+
+impl Described for ApiReport {
     /// The report: the count, each finding with where upstream declares it at both commits
     /// (linked to upstream's file), where the backend uses it and the upstream commit and pull
     /// request that changed it (linked), the stale suppressions, and what the parser skipped.
-    pub fn doc(&self, links: &PageLinks) -> Doc {
+    fn doc(&self, links: &PageLinks) -> Doc {
         let mut doc = Doc::default();
         doc.say(format!(
             "drift api from upstream `{}` to `{}`: {}, {} suppressed",
@@ -142,31 +171,9 @@ impl ApiReport {
         doc
     }
 
-    /// One finding's row: what it is, where upstream declares it at both commits and where the
-    /// backend uses it, and the upstream commit that changed it.
-    fn row(&self, f: &Finding, links: &PageLinks) -> Row {
-        let at = |sha: &str, loc: &Option<Loc>| match loc {
-            Some(l) => Span::Link {
-                text: l.to_string(),
-                markdown: links.upstream_file(sha, &l.path, l.line),
-            },
-            None => words("—"),
-        };
-        let mut what = vec![words(format!("{} ", f.kind.as_str())), code(&f.symbol)];
-        what.extend([words(": "), Span::Prose(f.message.clone())]);
-        if let Some(reason) = &f.suppressed {
-            what.extend([words(" (suppressed: "), text(reason), words(")")]);
-        }
-        if self.stand_in {
-            what.push(words(format!(" {}", crate::pin::STAND_IN_MARK)));
-        }
-        let mut place = vec![words("upstream "), at(&self.from, &f.from)];
-        place.extend([words(" → "), at(&self.to, &f.to)]);
-        if let Some(l) = &f.backend {
-            place.extend([words("; backend "), code(l.to_string())]);
-        }
-        let commit = (f.introduced_by.iter()).map(|c| commit(links, &c.sha, &c.summary));
-        vec![what, place, commit.collect()]
+    /// An unsuppressed finding breaks the backend.
+    fn found_problems(&self) -> bool {
+        self.breaks() > 0
     }
 }
 

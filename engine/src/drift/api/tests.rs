@@ -2,6 +2,7 @@
 //! quiet.
 
 use super::{analyze, ApiConfig, ApiReport, Kind};
+use crate::doc::Described;
 use crate::FileMap;
 
 fn files(entries: &[(&str, &str)]) -> FileMap {

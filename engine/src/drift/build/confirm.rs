@@ -71,18 +71,16 @@ impl Confirmation {
     /// The static findings against the build: which it confirmed (with its evidence), which it
     /// did not show, and what it found that none predicted.
     pub fn doc(&self) -> Doc {
-        let finding =
-            |kind: Kind, symbol: &str| vec![words(format!("{} ", kind.as_str())), code(symbol)];
         let confirmed = self.confirmed.iter().map(|f| {
             let evidence = f.evidence.iter().map(code);
-            vec![finding(f.kind, &f.symbol), separated(evidence, "; ")]
+            vec![f.kind.named(&f.symbol), separated(evidence, "; ")]
         });
         let mut doc = Doc::default();
         doc.say(format!("confirmed by the build: {}", self.confirmed.len()))
             .records(&["static finding", "evidence"], confirmed.collect());
         if !self.not_seen.is_empty() {
             doc.say(format!("not seen in the build: {}", self.not_seen.len()))
-                .list(self.not_seen.iter().map(|(k, s)| finding(*k, s)).collect());
+                .list(self.not_seen.iter().map(|(k, s)| k.named(s)).collect());
         }
         let unpredicted = self.unpredicted_errors.len() + self.unpredicted_undefined.len();
         let errors = self

@@ -8,8 +8,8 @@
 
 use super::{plan, CacheUpstream, Draft, NoDraft};
 use crate::candidate;
-use crate::doc::{code, text, words, Doc, Span};
-use crate::drift::api::{ApiReport, Kind};
+use crate::doc::{text, words, Doc, Span};
+use crate::drift::api::ApiReport;
 use crate::error::{Error, Result};
 use crate::overlay::{FixStep, OverlayState, Records};
 use crate::project::Project;
@@ -173,8 +173,6 @@ impl CommandReport for Drafted {
     /// The analysis, then each draft written (its title, where, what it answers and what is
     /// still to judge), each finding left without one and why, and the drift left.
     fn text(&self) -> String {
-        let finding =
-            |kind: Kind, symbol: &str| vec![words(format!("{} ", kind.as_str())), code(symbol)];
         let mut doc = Doc::default();
         let written = plural(self.written.len(), "fix written", "fixes written");
         doc.gap().line(vec![words(format!("drafts: {written}"))]);
@@ -184,7 +182,7 @@ impl CommandReport for Drafted {
             doc.list(vec![
                 [&title[..], &[words(" ("), text(at), words(")")]].concat()
             ]);
-            let answers = [vec![words("answers ")], finding(draft.kind, &draft.symbol)].concat();
+            let answers = [vec![words("answers ")], draft.kind.named(&draft.symbol)].concat();
             let caveat = draft
                 .caveat
                 .iter()
@@ -193,14 +191,14 @@ impl CommandReport for Drafted {
         }
         let without = self.without.iter().map(|n| {
             let reason = [words(": "), Span::Prose(n.reason.clone())];
-            [finding(n.kind, &n.symbol), reason.to_vec()].concat()
+            [n.kind.named(&n.symbol), reason.to_vec()].concat()
         });
         doc.list(without.collect());
         if let Some(after) = &self.after {
             let left = plural(after.breaks(), "break left", "breaks left");
             doc.gap()
                 .line(vec![words(format!("with the drafts applied: {left}"))]);
-            doc.list(after.live().map(|f| finding(f.kind, &f.symbol)).collect());
+            doc.list(after.live().map(|f| f.kind.named(&f.symbol)).collect());
         }
         if !self.written.is_empty() {
             doc.gap().say("note: each draft fails the gate (check `fix-draft-confirmed`) until a person reviews it and runs `forkbook fix confirm N`");
