@@ -240,14 +240,20 @@ pub fn drift_api(
         }
         None => None,
     };
-    // Overridden files are not read from the repository at all.
-    let read = |commit, ids: &store::BlobIds, overrides: &FileMap| -> Result<FileMap> {
+    // Overridden files are not read from the repository at all, and a blob both commits hold
+    // is read once (most are: the new commit's files share their bytes with the old one's).
+    let mut read_blobs: std::collections::HashMap<Oid, crate::Bytes> = Default::default();
+    let mut read = |commit, ids: &store::BlobIds, overrides: &FileMap| -> Result<FileMap> {
         let mut files = FileMap::new();
         for (path, id) in ids {
-            let bytes = match overrides.get(path) {
-                Some(bytes) => bytes.clone(),
-                None => parses::blob_kept(repo, *id)
-                    .with_context(|| format!("failed to read `{path}` at `{commit}`"))?,
+            let bytes = match (overrides.get(path), read_blobs.get(id)) {
+                (Some(bytes), _) | (None, Some(bytes)) => bytes.clone(),
+                (None, None) => {
+                    let bytes = parses::blob_kept(repo, *id)
+                        .with_context(|| format!("failed to read `{path}` at `{commit}`"))?;
+                    read_blobs.insert(*id, bytes.clone());
+                    bytes
+                }
             };
             files.insert(path.clone(), bytes);
         }

@@ -57,9 +57,13 @@ pub fn prep(cfg: &ApiConfig, upstream: &[&FileMap], backend: &FileMap, parses: &
         let each = on_all_cores(files, |_, bytes| definitions_kept(bytes, parses));
         each.into_iter().flatten().collect()
     };
+    // A file both commits share (the same bytes, see `drift_api`) is read once: the
+    // preparation is made of sets, which a second copy of its `#define`s leaves as they are.
+    let mut seen = HashSet::new();
     let upstream_inputs: Vec<_> = upstream
         .iter()
         .flat_map(|f| cpp_inputs(f, |p, _| is_upstream_input(p, cfg)))
+        .filter(|(_, bytes)| seen.insert((bytes.as_ptr(), bytes.len())))
         .collect();
     let mut defs = defined(&upstream_inputs);
     let backend_defs = defined(&cpp_inputs(backend, |_, _| true));

@@ -347,11 +347,20 @@ fn blank(out: &mut [u8], start: usize, end: usize) {
 
 /// Parses prepared C++ source. tree-sitter only fails to return a tree when cancelled.
 pub fn parse(text: &[u8]) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser
-        .set_language(&tree_sitter_cpp::LANGUAGE.into())
-        .ok()?;
-    parser.parse(text, None)
+    // One parser per thread, kept: a new one per file allocated and freed its stacks each time.
+    thread_local! {
+        static PARSER: std::cell::RefCell<Option<Parser>> = const { std::cell::RefCell::new(None) };
+    }
+    PARSER.with_borrow_mut(|kept| {
+        if kept.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_cpp::LANGUAGE.into())
+                .ok()?;
+            *kept = Some(parser);
+        }
+        kept.as_mut()?.parse(text, None)
+    })
 }
 
 /// The source text of a node (empty if not UTF-8).
