@@ -18,7 +18,7 @@ use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
 use super::residual;
 use super::run::Run;
-use super::verify::{Outcome, Verification};
+use super::verify::Outcome;
 use super::FileMap;
 use serde::Serialize;
 
@@ -79,8 +79,7 @@ pub struct FixAnswer {
 /// `since`, with a fresh verification.
 pub fn pr_report(run: &Run, state: &OverlayState, since: &str) -> Result<Report> {
     let old = committed_state(run.project, run.cache, since)?;
-    let verification = super::verify::verify(run, state)?;
-    report(run, state, old.as_ref(), &verification)
+    report(run, state, old.as_ref())
 }
 
 impl CommandReport for Report {
@@ -135,13 +134,9 @@ pub fn committed_state(
     Ok(Some(OverlayState::from_records(project, cache, records)?))
 }
 
-/// Builds the report from the new state, the old one (if any) and a verification.
-pub fn report(
-    run: &Run,
-    new: &OverlayState,
-    old: Option<&OverlayState>,
-    verification: &Verification,
-) -> Result<Report> {
+/// Builds the report from the new state, the old one (if any) and the new state's verification.
+pub fn report(run: &Run, new: &OverlayState, old: Option<&OverlayState>) -> Result<Report> {
+    let verification = super::verify::verify(run, new)?;
     let core = new
         .base
         .core

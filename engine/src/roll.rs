@@ -213,8 +213,7 @@ fn exact_conflicts(cache: &Cache, state: &OverlayState, line: &[Oid]) -> Result<
 
 /// Plans the retarget to `commit`, analyses its drift, and drafts what can be drafted.
 struct Prober<'a> {
-    project: &'a Project,
-    cache: &'a Cache,
+    run: &'a Run<'a>,
     state: &'a OverlayState,
     setup: DriftSetup,
     tracked: BTreeSet<String>,
@@ -239,7 +238,7 @@ impl Prober<'_> {
         let planned = if commit == self.state.commits.pin {
             None
         } else {
-            Some(sync::plan(self.project, self.cache, self.state, new)?)
+            Some(self.run.plan(self.state, new)?)
         };
         let overlay = planned.as_ref().map_or(&self.state.overlay, |p| &p.overlay);
         let mut probe = Probe::default();
@@ -256,14 +255,14 @@ impl Prober<'_> {
             }
         }
         let base = self.state.commits.base;
-        let report = self.setup.run(self.cache, base, commit, overlay)?;
+        let report = self.setup.run(self.run.cache, base, commit, overlay)?;
         self.drafts_into(&report, commit, &mut probe);
         Ok(probe)
     }
 
     fn drafts_into(&self, report: &ApiReport, commit: Oid, probe: &mut Probe) {
         let upstream = CacheUpstream {
-            cache: self.cache,
+            cache: self.run.cache,
             commit,
             cfg: &self.setup.cfg,
         };
@@ -292,12 +291,8 @@ impl Prober<'_> {
 
 /// `forkbook roll --check`: the forecast from the recorded pin to `to` (default: the upstream
 /// branch's tip, as last fetched: `forkbook fetch` brings it up to date).
-pub fn forecast(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    to: Option<&str>,
-) -> Result<Forecast> {
+pub fn forecast(run: &Run, state: &OverlayState, to: Option<&str>) -> Result<Forecast> {
+    let (project, cache) = (run.project, run.cache);
     let branch = project.config.upstream.branch.as_str();
     let to = super::pin::upstream_commit(cache, to.unwrap_or(branch))?;
     let repo = cache.repo();
@@ -306,7 +301,7 @@ pub fn forecast(
     let last = line.len() - 1;
     let _memo = api::ParseMemo::scope();
     let exact = exact_conflicts(cache, state, &line)?;
-    let probes = probe_line(project, cache, state, &line, &exact)?;
+    let probes = probe_line(run, state, &line, &exact)?;
     let commit_of = |i: usize| UpstreamCommit::of(repo, line[i]);
     let mut events = Vec::new();
     for i in 1..=last {
@@ -345,18 +340,11 @@ pub fn forecast(
 /// event and of every commit a finding at the target names as its cause; then bisects every
 /// stretch whose ends differ until each change sits between adjacent commits. Returns the probes
 /// by position.
-fn probe_line(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    line: &[Oid],
-    exact: &Exact,
-) -> Result<Probes> {
+fn probe_line(run: &Run, state: &OverlayState, line: &[Oid], exact: &Exact) -> Result<Probes> {
     let prober = Prober {
-        project,
-        cache,
+        run,
         state,
-        setup: DriftSetup::new(project, cache, state, state.commits.base)?,
+        setup: DriftSetup::new(run.project, run.cache, state, state.commits.base)?,
         tracked: exact.keys().cloned().collect(),
     };
     let last = line.len() - 1;
@@ -691,7 +679,7 @@ pub fn roll(run: &Run, state: &OverlayState, request: &RollRequest) -> Result<Ro
     // so is a body that would be written over a record.
     sync::refuse_marked(state, false)?;
     (request.body.as_deref()).map_or(Ok(()), |body| refuse_record_as_body(project, body))?;
-    let to = roll_target(project, cache, state, request)?;
+    let to = roll_target(run, state, request)?;
     let from = state.commits.pin;
     let mut rolled = Rolled {
         from: from.to_string(),
@@ -714,13 +702,13 @@ pub fn roll(run: &Run, state: &OverlayState, request: &RollRequest) -> Result<Ro
         allow_fork_ahead: false,
     };
     let new = sync::resolve_target(cache, state.commits, &target)?;
-    let moved = sync::plan(project, cache, state, new)?;
+    let moved = run.plan(state, new)?;
     sync::write(project, &moved)?;
     rolled.conflicts = moved.conflicts();
     // The records folder is now what the move wrote and nothing else (`sync::write` swaps in
     // exactly `moved.records`, or fails): the state made from those files is the one a reload
     // from disk would read, so it is not read again.
-    let records = super::overlay::Records::from_files(project, moved.records)?;
+    let records = super::overlay::Records::from_files(project, moved.records.clone())?;
     let mut now = OverlayState::from_records(project, cache, records)?;
     if request.draft && rolled.conflicts == 0 {
         let drafted = draft::write_drafts(run, &now, now.commits.base, now.commits.pin)?;
@@ -740,16 +728,12 @@ pub fn roll(run: &Run, state: &OverlayState, request: &RollRequest) -> Result<Ro
 
 /// The commit `roll` moves to: `request.to`, or the forecast's candidate up to the upstream
 /// branch's tip (the drafted one with `draft`); refused unless it follows the pin.
-fn roll_target(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    request: &RollRequest,
-) -> Result<Oid> {
+fn roll_target(run: &Run, state: &OverlayState, request: &RollRequest) -> Result<Oid> {
+    let cache = run.cache;
     let to = match &request.to {
         Some(rev) => super::pin::upstream_commit(cache, rev)?,
         None => {
-            let forecast = forecast(project, cache, state, None)?;
+            let forecast = forecast(run, state, None)?;
             let chosen = if request.draft {
                 &forecast.drafted
             } else {
@@ -800,8 +784,7 @@ fn write_body(
     request: &RollRequest,
     to: Oid,
 ) -> Result<(PathBuf, usize)> {
-    let verification = super::verify::verify(run, now)?;
-    let report = super::report::report(run, now, Some(before), &verification)?;
+    let report = super::report::report(run, now, Some(before))?;
     let path = match &request.body {
         Some(p) => p.clone(),
         None => std::env::temp_dir().join(format!("forkbook-roll-{}.md", short(to))),

@@ -5,17 +5,14 @@
 //! generation smoke). A step whose tool or GPU is missing is skipped with the reason; it never
 //! counts as passed.
 
-use super::cache::Cache;
 use super::check;
 use super::config::Config;
 use super::doc::{text, words, Doc, Span};
 use super::error::Result;
 use super::overlay::OverlayState;
-use super::project::Project;
 use super::report_value::{plural, CommandReport, Verdict};
 use super::residual;
 use super::run::Run;
-use super::sync;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -140,8 +137,8 @@ pub fn verify(run: &Run, state: &OverlayState) -> Result<Verification> {
     let (project, cache) = (run.project, run.cache);
     let cfg: VerifyConfig = Config::section(&project.config.verify, "verify")?;
     let mut items = vec![
-        timed("checks", || checks(project, cache, state)),
-        timed("sync --check", || sync_check(project, cache, state)),
+        timed("checks", || checks(run, state)),
+        timed("sync --check", || sync_check(run, state)),
         timed("residual", || residual_owned(state)),
         timed("drift api (base to pin)", || drift(run, state)),
     ];
@@ -184,12 +181,8 @@ fn timed(name: &str, f: impl FnOnce() -> Result<(Outcome, Vec<String>)>) -> Item
     }
 }
 
-fn checks(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-) -> Result<(Outcome, Vec<String>)> {
-    let facts = check::gather_facts(project, cache, state)?;
+fn checks(run: &Run, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+    let facts = run.facts(state)?;
     let findings = check::run_checks(&facts);
     let errors = findings
         .iter()
@@ -203,12 +196,8 @@ fn checks(
     Ok((outcome, details))
 }
 
-fn sync_check(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-) -> Result<(Outcome, Vec<String>)> {
-    let mismatches = sync::check(project, cache, state)?;
+fn sync_check(run: &Run, state: &OverlayState) -> Result<(Outcome, Vec<String>)> {
+    let mismatches = run.sync_check(state)?;
     let details = mismatches
         .iter()
         .map(|m| format!("{}: {}", m.place(), m.message))

@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use crate::engine::roll::{self, RollRequest};
+use crate::engine::run::Run;
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -29,19 +30,14 @@ pub struct Args {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     // The bump writes records: the project's lock before they are read.
     let (_lock, project, cache, state) = ctx.load_to_write(!args.check)?;
+    let run = Run::new(&project, &cache);
     if args.check {
-        return ctx.emit(&roll::forecast(
-            &project,
-            &cache,
-            &state,
-            args.to.as_deref(),
-        )?);
+        return ctx.emit(&roll::forecast(&run, &state, args.to.as_deref())?);
     }
     let request = RollRequest {
         to: args.to.clone(),
         draft: args.draft,
         body: args.body.clone(),
     };
-    let run = crate::engine::run::Run::new(&project, &cache);
     ctx.emit(&roll::roll(&run, &state, &request)?)
 }

@@ -379,7 +379,8 @@ fn roll_refuses_a_body_written_over_a_record() {
 /// Issue 42: `roll` asks for the drift of its new state from the fork base for the findings it
 /// leaves, for `verify`'s step and, with `--draft`, for the drafts before and after; and for
 /// the pin's move for the body's report. The run analyses each range of each state once: with
-/// drafts the state before them and the state after, without drafts the new state alone.
+/// drafts the state before them and the state after, without drafts the new state alone. It
+/// plans the move, gathers the check facts and sync-checks once each.
 #[test]
 fn a_roll_analyses_the_drift_of_each_range_once() {
     use forkbook::engine::{overlay::OverlayState, project::Overrides, roll, run::Run};
@@ -405,6 +406,14 @@ fn a_roll_analyses_the_drift_of_each_range_once() {
         let (base, from, to) = (now.commits.base, state.commits.pin, now.commits.pin);
         assert_ne!(from, to, "the roll moved");
         let analyses = run.analyses();
+        // The move is planned once: the report's drift of the pin's move goes through the plan
+        // roll wrote, and the body's verification gathers the facts and sync-checks once.
+        assert_eq!(
+            run.plans(),
+            vec![now.commits],
+            "one plan, to the new commits"
+        );
+        assert_eq!(run.facts_and_sync_checks(), (1, 1));
         // Roll made its new state from what it wrote, not from a reload: the records read
         // from disk now are the ones its last analysis was made of.
         run.drift_api(&now, base, to).unwrap();
