@@ -220,14 +220,17 @@ fn adopt_records_only(
         fork: recorded(records::keys::COMMIT),
         base: recorded(records::keys::BASE),
         pin: recorded(records::keys::PIN),
-        missing: missing_commits(records, cache, &error),
+        missing: missing_commits(project, records, cache, &error),
         ..summarize_records(project, &facts, findings, wrote, &known)
     })
 }
 
 /// The recorded commits the cache lacks, each with the command that fetches it; when all are
-/// there (the error was another object's), the error itself and its note.
+/// there (the error was another object's), the error itself and its note. A missing pin also
+/// names the first commit the mirrors have that can stand in for it (`pin::nearby`): the
+/// records can be read on it while the pin is being found.
 fn missing_commits(
+    project: &Project,
     records: &Records,
     cache: &Cache,
     error: &super::error::Error,
@@ -241,16 +244,31 @@ fn missing_commits(
         .iter()
         .filter_map(|(key, remote)| {
             let commit = records.upstream.get(key)?;
-            cache.find(commit).is_none().then(|| MissingCommit {
+            if cache.find(commit).is_some() {
+                return None;
+            }
+            let mut command = format!(
+                "FORKBOOK_{}_URL=DIR forkbook fetch --{} {commit}   # DIR: a clone or mirror that has it",
+                remote.name().to_ascii_uppercase(),
+                remote.name()
+            );
+            let register = records.model.register.as_ref();
+            let stand_in = (*key == records::keys::PIN)
+                .then(|| super::pin::nearby(project, cache, register))
+                .and_then(|offered| offered.into_iter().next());
+            if let Some(nearby) = stand_in {
+                command.push_str(&format!(
+                    "; meanwhile: forkbook --stand-in-pin {} check   # {}, read only",
+                    super::cache::short(nearby.commit),
+                    nearby.what
+                ));
+            }
+            Some(MissingCommit {
                 key: key.to_string(),
                 commit: commit.to_string(),
                 remote: remote.name(),
                 why: error.message(),
-                command: format!(
-                    "FORKBOOK_{}_URL=DIR forkbook fetch --{} {commit}   # DIR: a clone or mirror that has it",
-                    remote.name().to_ascii_uppercase(),
-                    remote.name()
-                ),
+                command,
             })
         })
         .collect();

@@ -374,3 +374,21 @@ fn check_finds_a_recorded_pin_that_is_the_fork_s() {
         "{line}"
     );
 }
+
+/// The first user's own case: their register's pin is on no mirror. `adopt` names the fetch and
+/// also how to read the records meanwhile, on a commit the mirrors have (the first offer of
+/// `missing_pin`), so the next step is there and not only in `check`'s error.
+#[test]
+fn adopt_on_a_missing_pin_offers_a_stand_in_to_read_the_records_meanwhile() {
+    let world = World::new();
+    world.lose_the_pin();
+    let (code, out) = world.run(&["adopt"]);
+    assert_ne!(code, 2, "{out}");
+    assert!(out.contains("forkbook fetch --upstream"), "{out}");
+    let stand_in = format!("forkbook --stand-in-pin {} check", &world.pull_head[..8]);
+    assert!(out.contains(&stand_in), "{out}");
+    assert!(out.contains("upstream's pull request #7"), "{out}");
+    // And the stand-in it offers reads the records: `check` runs on it.
+    let (code, out) = world.run(&["--stand-in-pin", &world.pull_head[..12], "check"]);
+    assert_ne!(code, 2, "{out}");
+}
