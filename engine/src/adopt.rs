@@ -92,6 +92,10 @@ pub struct MissingCommit {
     /// What fetching it said.
     pub why: String,
     pub command: String,
+    /// For a missing pin, the command that reads the records on a commit the mirrors have
+    /// meanwhile (`--stand-in-pin`), where one can stand in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stand_in: Option<String>,
 }
 
 impl Adoption {
@@ -247,7 +251,7 @@ fn missing_commits(
             if cache.find(commit).is_some() {
                 return None;
             }
-            let mut command = format!(
+            let command = format!(
                 "FORKBOOK_{}_URL=DIR forkbook fetch --{} {commit}   # DIR: a clone or mirror that has it",
                 remote.name().to_ascii_uppercase(),
                 remote.name()
@@ -256,19 +260,20 @@ fn missing_commits(
             let stand_in = (*key == records::keys::PIN)
                 .then(|| super::pin::nearby(project, cache, register))
                 .and_then(|offered| offered.into_iter().next());
-            if let Some(nearby) = stand_in {
-                command.push_str(&format!(
-                    "; meanwhile: forkbook --stand-in-pin {} check   # {}, read only",
+            let stand_in = stand_in.map(|nearby| {
+                format!(
+                    "forkbook --stand-in-pin {} check   # {}, read only",
                     super::cache::short(nearby.commit),
                     nearby.what
-                ));
-            }
+                )
+            });
             Some(MissingCommit {
                 key: key.to_string(),
                 commit: commit.to_string(),
                 remote: remote.name(),
                 why: error.message(),
                 command,
+                stand_in,
             })
         })
         .collect();
@@ -284,6 +289,7 @@ fn missing_commits(
             .note
             .clone()
             .unwrap_or_else(|| "forkbook fetch".into()),
+        stand_in: None,
     }]
 }
 

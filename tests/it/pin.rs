@@ -385,10 +385,22 @@ fn adopt_on_a_missing_pin_offers_a_stand_in_to_read_the_records_meanwhile() {
     let (code, out) = world.run(&["adopt"]);
     assert_ne!(code, 2, "{out}");
     assert!(out.contains("forkbook fetch --upstream"), "{out}");
+    let fetch = out.lines().find(|l| l.contains("forkbook fetch")).unwrap();
+    assert!(
+        !fetch.contains("stand-in"),
+        "the fetch line is the fetch alone: {fetch}"
+    );
+    let line = (out.lines())
+        .find(|l| l.contains("meanwhile, to read the records: "))
+        .unwrap_or_else(|| panic!("no stand-in line:\n{out}"));
     let stand_in = format!("forkbook --stand-in-pin {} check", &world.pull_head[..8]);
-    assert!(out.contains(&stand_in), "{out}");
-    assert!(out.contains("upstream's pull request #7"), "{out}");
-    // And the stand-in it offers reads the records: `check` runs on it.
-    let (code, out) = world.run(&["--stand-in-pin", &world.pull_head[..12], "check"]);
+    assert!(line.contains(&stand_in), "{line}");
+    assert!(line.contains("upstream's pull request #7"), "{line}");
+    // And the command works as printed: `check` reads the records on that stand-in.
+    let printed = line.split("records: ").nth(1).unwrap();
+    let printed = printed.split('#').next().unwrap();
+    let words: Vec<&str> = printed.split_whitespace().skip(1).collect();
+    let (code, out) = world.run(&words);
     assert_ne!(code, 2, "{out}");
+    assert!(out.contains("stand-in"), "{out}");
 }

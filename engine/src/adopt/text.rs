@@ -49,8 +49,14 @@ fn setup(a: &Adoption, doc: &mut Doc) {
         vec![text(format!("fork {fork}  base {base}  pin {pin}"))],
     );
     for missing in &a.missing {
-        doc.field("missing", vec![text(&missing.why)])
-            .list(vec![vec![words("to get it: "), text(&missing.command)]]);
+        let mut items = vec![vec![words("to get it: "), text(&missing.command)]];
+        if let Some(stand_in) = &missing.stand_in {
+            items.push(vec![
+                words("meanwhile, to read the records: "),
+                text(stand_in),
+            ]);
+        }
+        doc.field("missing", vec![text(&missing.why)]).list(items);
     }
     if a.missing.is_empty() {
         let (backend, core, differing) = (a.backend_files, a.core_files, a.differing);
