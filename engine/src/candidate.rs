@@ -1,46 +1,30 @@
 //! The overlay at a candidate pin, and the two drift checks run against it.
 //!
 //! Both drifts look at what a retarget to the candidate would make (core files rebuilt, local
-//! fixes carried), without writing anything: [`drift_api`] compares the upstream API the backend
-//! was written against with the candidate's, statically; [`drift_build`] exports that tree and
-//! builds it with the configured compiler.
+//! fixes carried, [`Run::overlay_at`]), without writing anything: [`drift_api_report`] compares
+//! the upstream API the backend was written against with the candidate's, statically (the run's
+//! [`Run::drift_api`]); [`drift_build`] exports that tree and builds it with the configured
+//! compiler.
 
 use super::base::Commits;
 use super::cache::{short, Cache};
 use super::config::Config;
 use super::doc::{Described, Doc};
-use super::drift::api::{self, ApiConfig, ApiReport, DriftInputs, Kind};
+use super::drift::api::{self, ApiReport, Kind};
 use super::drift::build::{
     self, stubs::StubsReport, BuildConfig, BuildOptions, BuildReport, Confirmation, Differential,
 };
+use super::drift::setup::{api_config, files_where};
 use super::error::{Context, Result};
 use super::fsutil::RunLock;
-use super::merge::count_conflicts;
 use super::overlay::{export_tree, OverlayState};
 use super::project::Project;
 use super::report_value::{CommandReport, Verdict};
-use super::sync;
+use super::run::Run;
 use super::FileMap;
 use git2::Oid;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// The overlay files a retarget to `pin` would make (the current overlay when `pin` is the pin).
-pub fn overlay_at(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    pin: Oid,
-) -> Result<FileMap> {
-    if pin == state.commits.pin {
-        return Ok(state.overlay.clone());
-    }
-    let target = Commits {
-        pin,
-        ..state.commits
-    };
-    Ok(sync::plan(project, cache, state, target)?.overlay)
-}
 
 /// Resolves `--from` (default: the fork base, the API the backend was written against) and
 /// `--to` (default: the pin).
@@ -59,110 +43,6 @@ pub fn api_range(
 /// also holds would be analysed, built and reported as upstream's.
 fn upstream_or(cache: &Cache, rev: Option<&str>, default: Oid) -> Result<Oid> {
     rev.map_or(Ok(default), |rev| crate::pin::upstream_commit(cache, rev))
-}
-
-/// Static API drift of the overlay's backend from `from` to `to`.
-///
-/// The overlay's own core files replace upstream's on both sides (at `to`, as a retarget would
-/// make them); a core file still holding conflict markers is left out, so the candidate's
-/// upstream version stands in for it.
-pub fn drift_api(
-    project: &Project,
-    cache: &Cache,
-    state: &OverlayState,
-    from: Oid,
-    to: Oid,
-) -> Result<ApiReport> {
-    let setup = DriftSetup::new(project, cache, state, from)?;
-    let to_overlay = overlay_at(project, cache, state, to)?;
-    setup.run(cache, from, to, &to_overlay)
-}
-
-/// What every static drift of one overlay from one commit shares, whatever the commit it goes
-/// to: the settings, the backend, the `from` side's overrides and the suppressions. `roll`
-/// runs many analyses from one setup.
-pub struct DriftSetup {
-    pub cfg: ApiConfig,
-    prefix: String,
-    pub backend: FileMap,
-    from_overrides: FileMap,
-    suppressions: Vec<api::Suppression>,
-}
-
-impl DriftSetup {
-    pub fn new(
-        project: &Project,
-        cache: &Cache,
-        state: &OverlayState,
-        from: Oid,
-    ) -> Result<DriftSetup> {
-        let cfg = api_config(project)?;
-        let prefix = project.config.overlay.backend_prefix.clone();
-        let backend = state.backend_files(&prefix);
-        // The fork's own core headers stand on the `from` side too, so what the fork itself
-        // declares does not look new at `to`.
-        let from_overrides = if from == state.commits.pin {
-            core_files_of(&state.overlay, &prefix)
-        } else if from == state.commits.base {
-            let mut fork_core = FileMap::new();
-            for path in &state.core_files {
-                if let Some(bytes) = cache.read(state.commits.fork, path)? {
-                    fork_core.insert(path.clone(), bytes.into());
-                }
-            }
-            fork_core
-        } else {
-            FileMap::new()
-        };
-        let suppressions_path = project.records_dir().join(&cfg.suppressions);
-        let suppressions = if suppressions_path.is_file() {
-            api::suppress::load(&suppressions_path)?
-        } else {
-            Vec::new()
-        };
-        Ok(DriftSetup {
-            cfg,
-            prefix,
-            backend,
-            from_overrides,
-            suppressions,
-        })
-    }
-
-    /// The drift from `from` to `to`, with `to_overlay` (the overlay a retarget to `to` makes)
-    /// standing in for upstream's core files at `to`, reused from and kept in the drift cache.
-    pub fn run(
-        &self,
-        cache: &Cache,
-        from: Oid,
-        to: Oid,
-        to_overlay: &FileMap,
-    ) -> Result<ApiReport> {
-        let to_overrides = core_files_of(to_overlay, &self.prefix);
-        let parses = cache.drift_parse_store();
-        let inputs = DriftInputs {
-            backend: &self.backend,
-            from_overrides: &self.from_overrides,
-            to_overrides: &to_overrides,
-            suppressions: &self.suppressions,
-            parses: Some(&parses),
-        };
-        let store = cache.drift_store();
-        api::drift_api(cache.repo(), from, to, &inputs, &self.cfg, Some(&store))
-    }
-}
-
-/// The overlay's core files with no conflict markers left in.
-fn core_files_of(files: &FileMap, prefix: &str) -> FileMap {
-    files_where(files, |p, b| {
-        !p.starts_with(prefix) && count_conflicts(b) == 0
-    })
-}
-
-/// The files of `files` that `keep` takes.
-fn files_where(files: &FileMap, keep: impl Fn(&str, &[u8]) -> bool) -> FileMap {
-    let kept = files.iter().filter(|(p, b)| keep(p, b));
-    kept.map(|(p, b)| (p.clone(), b.clone())).collect()
 }
 
 /// What `drift build` needs besides the configuration.
@@ -192,13 +72,13 @@ pub struct BuildRequest<'a> {
 /// there ([`build::SideBuild`]). With `request.stubs`, the stub headers for what the machine
 /// lacks are written first (see [`build::stubs`]) and the builds use them.
 pub fn drift_build(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     state: &OverlayState,
     pins: &[Oid],
     work: &Path,
     request: &BuildRequest,
 ) -> Result<(Vec<BuildReport>, Option<StubsReport>)> {
+    let (project, cache) = (run.project, run.cache);
     let mut cfg = build_config(project, request)?;
     let ccache_dir = match cfg.ccache_dir.is_empty() {
         true => work.join("ccache"),
@@ -221,7 +101,7 @@ pub fn drift_build(
     std::fs::create_dir_all(work)
         .with_context(|| format!("failed to create the build folder `{}`", work.display()))?;
     let _work_lock = RunLock::acquire(work, "drift build folder")?;
-    let (trees, backend) = export_trees(project, cache, state, pins, work, request.without_fixes)?;
+    let (trees, backend) = export_trees(run, state, pins, work, request.without_fixes)?;
     // Everything the build needs from the cache is in the exported trees now: the builds
     // (minutes) run without the cache lock, so other projects' commands, writers too, use the
     // cache meanwhile.
@@ -296,13 +176,13 @@ struct Tree {
 /// Exports the tree a retarget to each of `pins` would make into `work/<commit>/tree`; the trees,
 /// and the backend's files of them all.
 fn export_trees(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     state: &OverlayState,
     pins: &[Oid],
     work: &Path,
     without_fixes: bool,
 ) -> Result<(Vec<Tree>, FileMap)> {
+    let (project, cache) = (run.project, run.cache);
     let (mut trees, mut backend) = (Vec::new(), FileMap::new());
     let prefix = project.config.overlay.backend_prefix.as_str();
     for &pin in pins {
@@ -313,7 +193,7 @@ fn export_trees(
                 bare_overlay_at(cache, state, pin, prefix)?,
                 format!("{}-without-fixes", short(pin)),
             ),
-            false => (overlay_at(project, cache, state, pin)?, short(pin)),
+            false => (run.overlay_at(state, pin)?, short(pin)),
         };
         let tree = work.join(&folder).join("tree");
         // The work folder is forkbook's own, beside the cache: replacing it needs no marker.
@@ -430,18 +310,6 @@ fn write_stubs(
     )
 }
 
-/// The `[drift.api]` settings.
-pub(crate) fn api_config(project: &Project) -> Result<ApiConfig> {
-    let table = project
-        .config
-        .drift
-        .get("api")
-        .and_then(|v| v.as_table())
-        .cloned()
-        .unwrap_or_default();
-    Config::section(&table, "drift.api")
-}
-
 /// The static findings of `api` that are not suppressed, as `confirm` takes them.
 fn predicted(api: &ApiReport) -> Vec<(Kind, String)> {
     api.live().map(|f| (f.kind, f.symbol.clone())).collect()
@@ -450,17 +318,16 @@ fn predicted(api: &ApiReport) -> Vec<(Kind, String)> {
 /// `forkbook drift api`: static drift from `from` (default: the fork base) to `to` (default: the
 /// pin).
 pub fn drift_api_report(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     state: &OverlayState,
     from: Option<&str>,
     to: Option<&str>,
 ) -> Result<ApiReport> {
-    let (from, to) = api_range(cache, state, from, to)?;
-    let mut report = drift_api(project, cache, state, from, to)?;
+    let (from, to) = api_range(run.cache, state, from, to)?;
+    let mut report = run.drift_api(state, from, to)?;
     // Under a stand-in the recorded pin's side is the stand-in's headers.
     let pin = state.commits.pin;
-    report.stand_in = project.stand_in_pin().is_some() && (from == pin || to == pin);
+    report.stand_in = run.project.stand_in_pin().is_some() && (from == pin || to == pin);
     Ok(report)
 }
 
@@ -499,18 +366,18 @@ impl Serialize for BuildRun {
 /// `with_api`, the static drift from the fork base too, and which of its findings the build
 /// showed (new at the candidate, in a differential build).
 pub fn drift_build_report(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     state: &OverlayState,
     to: Option<&str>,
     work: Option<&Path>,
     request: &BuildRequest,
     with_api: bool,
 ) -> Result<BuildRun> {
+    let cache = run.cache;
     let differential = to.is_some() || request.baseline.is_some() || request.without_fixes;
     let (from, to) = api_range(cache, state, None, to)?;
     let api = (with_api)
-        .then(|| drift_api(project, cache, state, from, to))
+        .then(|| run.drift_api(state, from, to))
         .transpose()?;
     let default_work = cache.dir().with_file_name("forkbook-drift-build");
     let work = work.unwrap_or(&default_work);
@@ -524,7 +391,7 @@ pub fn drift_build_report(
     } else {
         vec![to]
     };
-    let (mut reports, stubs) = drift_build(project, cache, state, &pins, work, request)?;
+    let (mut reports, stubs) = drift_build(run, state, &pins, work, request)?;
     let build = reports.pop().expect("one report per tree");
     let differential = differential.then(|| {
         let mut differential = Differential::compare(
@@ -591,16 +458,15 @@ pub struct Exported {
 /// `forkbook export-tree`: the upstream tree at `at` (default: the pin) with the overlay a
 /// retarget there would make (conflicts and all) laid over it, written into `dest`.
 pub fn export_at(
-    project: &Project,
-    cache: &Cache,
+    run: &Run,
     state: &OverlayState,
     at: Option<&str>,
     dest: &Path,
     force: bool,
 ) -> Result<Exported> {
-    let commit = upstream_or(cache, at, state.commits.pin)?;
-    let overlay = overlay_at(project, cache, state, commit)?;
-    let laid = export_tree(project, cache, commit, &overlay, dest, force)?;
+    let commit = upstream_or(run.cache, at, state.commits.pin)?;
+    let overlay = run.overlay_at(state, commit)?;
+    let laid = export_tree(run.project, run.cache, commit, &overlay, dest, force)?;
     Ok(Exported {
         commit: commit.to_string(),
         dest: dest.to_path_buf(),

@@ -6,3 +6,4 @@
 pub mod api;
 pub mod build;
 pub mod draft;
+pub mod setup;

@@ -27,10 +27,10 @@
 
 use super::base;
 use super::cache::{short, Cache};
-use super::candidate::DriftSetup;
 use super::doc::{code, commit, either, fixes, text, words, Described, Doc, Row, Span};
 use super::drift::api::{self, ApiReport};
 use super::drift::draft::{self, CacheUpstream};
+use super::drift::setup::DriftSetup;
 use super::error::{Context, Error, Result};
 use super::markdown::PageLinks;
 use super::overlay::OverlayState;

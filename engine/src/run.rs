@@ -9,9 +9,9 @@
 
 use super::base::Commits;
 use super::cache::Cache;
-use super::candidate::DriftSetup;
 use super::check::{self, Facts};
 use super::drift::api::ApiReport;
+use super::drift::setup::DriftSetup;
 use super::error::Result;
 use super::overlay::OverlayState;
 use super::project::Project;
@@ -76,19 +76,22 @@ impl<'a> Run<'a> {
         let key = (state.records.files.clone(), from, to);
         let report = self.drift.get_or(key, || {
             let setup = DriftSetup::new(self.project, self.cache, state, from)?;
-            if to == state.commits.pin {
-                return setup.run(self.cache, from, to, &state.overlay);
-            }
-            let moved = self.plan(
-                state,
-                Commits {
-                    pin: to,
-                    ..state.commits
-                },
-            )?;
-            setup.run(self.cache, from, to, &moved.overlay)
+            setup.run(self.cache, from, to, &self.overlay_at(state, to)?)
         })?;
         Ok(ApiReport::clone(&report))
+    }
+
+    /// The overlay files a move of `state` to `pin` makes ([`Run::plan`]); the overlay itself
+    /// at its own pin.
+    pub fn overlay_at(&self, state: &OverlayState, pin: Oid) -> Result<FileMap> {
+        if pin == state.commits.pin {
+            return Ok(state.overlay.clone());
+        }
+        let target = Commits {
+            pin,
+            ..state.commits
+        };
+        Ok(self.plan(state, target)?.overlay.clone())
     }
 
     /// The move of `state` to the commits `new`, before anything is written ([`sync::plan`]).

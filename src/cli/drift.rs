@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use crate::engine::candidate::{self, BuildRequest};
+use crate::engine::run::Run;
 use crate::engine::Result;
 use std::path::PathBuf;
 
@@ -71,18 +72,16 @@ pub enum DriftCommand {
 pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
     let drafts = matches!(args.command, DriftCommand::Api { draft: true, .. });
     let (_lock, project, cache, state) = ctx.load_to_write(drafts)?;
+    let run = Run::new(&project, &cache);
     match &args.command {
         DriftCommand::Api { to, from, draft } => {
             let (from, to) = (from.as_deref(), to.as_deref());
             if *draft {
-                let run = crate::engine::run::Run::new(&project, &cache);
                 ctx.emit(&crate::engine::drift::draft::drift_api_drafts(
                     &run, &state, from, to,
                 )?)
             } else {
-                ctx.emit(&candidate::drift_api_report(
-                    &project, &cache, &state, from, to,
-                )?)
+                ctx.emit(&candidate::drift_api_report(&run, &state, from, to)?)
             }
         }
         DriftCommand::Build {
@@ -107,8 +106,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
                 without_fixes: *without_fixes,
             };
             ctx.emit(&candidate::drift_build_report(
-                &project,
-                &cache,
+                &run,
                 &state,
                 to.as_deref(),
                 work.as_deref(),

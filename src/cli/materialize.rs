@@ -39,8 +39,7 @@ pub fn run(args: &Args, ctx: &mut Ctx) -> Result<i32> {
 pub fn run_export(args: &ExportArgs, ctx: &mut Ctx) -> Result<i32> {
     let (project, cache, state) = ctx.load()?;
     ctx.emit(&export_at(
-        &project,
-        &cache,
+        &crate::engine::run::Run::new(&project, &cache),
         &state,
         args.at.as_deref(),
         &args.dest,

@@ -70,7 +70,7 @@ pub fn write_drafts(run: &Run, state: &OverlayState, from: Oid, to: Oid) -> Resu
     let _lock = project.lock_records()?;
     let before = run.drift_api(state, from, to)?;
     let backend = state.backend_files(&project.config.overlay.backend_prefix);
-    let cfg = candidate::api_config(project)?;
+    let cfg = crate::drift::setup::api_config(project)?;
     let upstream = CacheUpstream {
         cache,
         commit: to,
