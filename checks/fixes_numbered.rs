@@ -4,9 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::facts::{Facts, SeriesPatch};
+use crate::facts::{Facts, SeriesPatch, Summary};
 use crate::{pages::fixes_numbered as CHECK, Findings};
-use forkbook_records::register::Register;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(register) = &facts.records.register else {
@@ -26,9 +25,10 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     findings.extend(
         (register.problems.iter()).map(|p| CHECK.finding(&register.file, Some(p.line), &p.message)),
     );
-    numbering(register, findings);
+    let summary = facts.summary();
+    numbering(&summary, &register.file, findings);
     if let Some(series) = &facts.records.patch_series {
-        series_matches(register, series, findings);
+        series_matches(&summary, &register.file, series, findings);
     }
 }
 
@@ -37,10 +37,10 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
 ///
 /// Linear in the entries: one pass records where each number is first seen (a register of
 /// 300,000 entries is checked in well under a second; a search per entry took minutes).
-fn numbering(register: &Register, findings: &mut Findings) {
+fn numbering(summary: &Summary, file: &str, findings: &mut Findings) {
     let note = "number the entries 1 to N, each number once, without gaps";
-    let mut first_line: HashMap<u32, usize> = HashMap::with_capacity(register.entries.len());
-    for entry in &register.entries {
+    let mut first_line: HashMap<u32, usize> = HashMap::with_capacity(summary.len());
+    for entry in summary.entries() {
         match first_line.entry(entry.number) {
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(entry.line);
@@ -53,15 +53,15 @@ fn numbering(register: &Register, findings: &mut Findings) {
                 );
                 findings.push(
                     CHECK
-                        .finding(&register.file, Some(entry.line), message)
+                        .finding(file, Some(entry.line), message)
                         .with_note(note),
                 );
             }
         }
     }
-    let count = register.entries.len() as u32;
+    let count = summary.len() as u32;
     // Name the first entry whose number is past the count: the likely misnumbered one.
-    let beyond = register.entries.iter().find(|e| e.number > count);
+    let beyond = summary.entries().find(|e| e.number > count);
     for number in 1..=count {
         if first_line.contains_key(&number) {
             continue;
@@ -74,35 +74,39 @@ fn numbering(register: &Register, findings: &mut Findings) {
             None => format!("no entry is numbered {number}"),
         };
         let line = beyond.map(|e| e.line);
-        findings.push(CHECK.finding(&register.file, line, message).with_note(note));
+        findings.push(CHECK.finding(file, line, message).with_note(note));
     }
 }
 
-fn series_matches(register: &Register, series: &[SeriesPatch], findings: &mut Findings) {
-    let numbers: HashSet<u32> = register.entries.iter().map(|e| e.number).collect();
+fn series_matches(
+    summary: &Summary,
+    file: &str,
+    series: &[SeriesPatch],
+    findings: &mut Findings,
+) {
+    let numbers: HashSet<u32> = summary.entries().map(|e| e.number).collect();
     for patch in series {
         if !numbers.contains(&patch.number) {
             let message = format!(
                 "patch `{}` belongs to entry {}, which the register does not have",
                 patch.file, patch.number
             );
-            findings.push(CHECK.finding(&register.file, None, message));
+            findings.push(CHECK.finding(file, None, message));
         }
     }
     let mut patches_of: HashMap<u32, usize> = HashMap::new();
     for patch in series {
         *patches_of.entry(patch.number).or_default() += 1;
     }
-    for entry in &register.entries {
+    for entry in summary.entries() {
         let patches = patches_of.get(&entry.number).copied().unwrap_or(0);
         // An entry the fork merged has no patch left: its change is in the base tree now.
-        let merged = entry.state() == Some(forkbook_records::register::State::Merged);
-        if patches != 1 && !(patches == 0 && merged) {
+        if patches != 1 && !(patches == 0 && entry.merged) {
             let message = format!(
                 "entry {} has {patches} patches in the series, expected 1",
                 entry.number
             );
-            findings.push(CHECK.finding(&register.file, Some(entry.line), message));
+            findings.push(CHECK.finding(file, Some(entry.line), message));
         }
     }
 }

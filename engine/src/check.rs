@@ -57,6 +57,7 @@ pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Fac
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
         overlay: None,
+        summary: None,
     }
 }
 

@@ -30,6 +30,7 @@
 
 pub mod blocks;
 mod model;
+pub mod summary;
 pub mod visible;
 pub mod words;
 
