@@ -17,6 +17,7 @@ pub mod names;
 pub use facts::Facts;
 pub use fix_state_complete::states_and_fields;
 pub use forkbook_records::finding::{Finding, Severity};
+use forkbook_records::register::Entry;
 
 /// Each check's entry, its header read from its page's front matter by `build.rs`.
 #[allow(non_upper_case_globals)]
@@ -153,6 +154,51 @@ impl Check {
     /// A finding of this check at `file` and `line`.
     pub fn finding(&self, file: &str, line: Option<usize>, message: impl Into<String>) -> Finding {
         Finding::new(self.id, self.severity, file, line, message)
+    }
+}
+
+/// A check that reads the register one entry at a time, as a function of one entry, its
+/// context (the names of the tree, the pulls each entry cites) built once over the facts: what
+/// `forkbook check` hands each entry as it reads the register, holding none. Its check's `run`
+/// is this over each held entry.
+pub struct OneEntry<'f>(Box<dyn Fn(&Entry, &mut Findings) + 'f>);
+
+impl<'f> OneEntry<'f> {
+    fn new(check: impl Fn(&Entry, &mut Findings) + 'f) -> Self {
+        OneEntry(Box::new(check))
+    }
+
+    /// What finds nothing: the check's context is missing (no register, no overlay).
+    fn nothing() -> Self {
+        OneEntry::new(|_, _| {})
+    }
+
+    /// Hands the findings of one entry to the sink.
+    pub fn check(&self, entry: &Entry, findings: &mut Findings) {
+        (self.0)(entry, findings)
+    }
+
+    /// The findings of every entry the facts hold, in order: a check's `run`.
+    fn over_held_entries(self, facts: &Facts, findings: &mut Findings) {
+        let entries = facts.records.register.iter().flat_map(|r| &r.entries);
+        entries.for_each(|entry| self.check(entry, findings));
+    }
+}
+
+impl Check {
+    /// This check as a function of one entry over `facts` when it reads the register one entry
+    /// at a time; `None` for a check that reads entries together (it reads
+    /// [`Facts::summary`]) or none.
+    pub fn one_entry<'f>(&self, facts: &'f Facts) -> Option<OneEntry<'f>> {
+        Some(match self.id {
+            "fix-state-complete" => fix_state_complete::one_entry(facts),
+            "fix-link-present" => fix_link_present::one_entry(facts),
+            "fork-commit-on-fork" => fork_commit_on_fork::one_entry(facts),
+            "fix-pull-state" => fix_pull_state::one_entry(facts),
+            "named-file-differs" => named_file_differs::one_entry(facts),
+            "fix-draft-confirmed" => fix_draft_confirmed::one_entry(facts),
+            _ => return None,
+        })
     }
 }
 
