@@ -220,6 +220,33 @@ pub fn run_all(facts: &Facts) -> Vec<Finding> {
         .collect()
 }
 
+/// Runs every check with the register's entries read one at a time, none held: the facts hold
+/// the register without its entries and their [`Facts::summary`], which the checks that read
+/// entries together read; then `read_entries` hands each entry to the checks that read one at
+/// a time ([`Check::one_entry`]). Each finding goes to `found` with its check's place in
+/// [`CHECKS`]: kept apart by check and joined in that order, they are [`run_all`]'s.
+pub fn run_streamed(
+    facts: &Facts,
+    read_entries: impl FnOnce(&mut dyn FnMut(&Entry)),
+    found: &mut dyn FnMut(usize, Finding),
+) {
+    let mut one_entry = Vec::new();
+    for (at, check) in CHECKS.iter().enumerate() {
+        match check.one_entry(facts) {
+            Some(check) => one_entry.push((at, check)),
+            None => (check.run)(facts, &mut Findings::new(&mut |finding| found(at, finding))),
+        }
+    }
+    read_entries(&mut |entry| {
+        for (at, check) in &one_entry {
+            check.check(
+                entry,
+                &mut Findings::new(&mut |finding| found(*at, finding)),
+            );
+        }
+    });
+}
+
 /// Whether any finding is an error (what decides exit status 1 and the book's gate).
 pub fn has_errors(findings: &[Finding]) -> bool {
     findings.iter().any(|f| f.severity == Severity::Error)
