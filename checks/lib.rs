@@ -161,7 +161,10 @@ impl Check {
 /// context (the names of the tree, the pulls each entry cites) built once over the facts: what
 /// `forkbook check` hands each entry as it reads the register, holding none. Its check's `run`
 /// is this over each held entry.
-pub struct OneEntry<'f>(Box<dyn Fn(&Entry, &mut Findings) + 'f>);
+pub struct OneEntry<'f>(Box<EntryCheck<'f>>);
+
+/// What a check finds in one entry, handed to the sink.
+type EntryCheck<'f> = dyn Fn(&Entry, &mut Findings) + 'f;
 
 impl<'f> OneEntry<'f> {
     fn new(check: impl Fn(&Entry, &mut Findings) + 'f) -> Self {

@@ -284,7 +284,7 @@ fn streamed(facts: &forkbook_checks::Facts) -> Vec<forkbook_checks::Finding> {
         CHECKS.iter().map(|_| Vec::new()).collect();
     forkbook_checks::run_streamed(
         &facts,
-        |each| entries.iter().for_each(|entry| each(entry)),
+        |each| entries.iter().for_each(each),
         &mut |at, finding| by_check[at].push(finding),
     );
     by_check.into_iter().flatten().collect()

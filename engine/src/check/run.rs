@@ -86,8 +86,9 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         facts.summary = Some(summary);
     }
     // The overlay's state never reads the register: its copy of the model has none.
-    let mut for_overlay = facts.records.clone();
-    for_overlay.register = None;
+    let register = facts.records.register.take();
+    let for_overlay = facts.records.clone();
+    facts.records.register = register;
     let overlay = Records::from_folder(project, files, for_overlay).and_then(|records| {
         let cache = Cache::open(project)?;
         let state = OverlayState::from_records(project, &cache, records)?;
