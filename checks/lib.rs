@@ -193,15 +193,25 @@ impl Check {
     /// at a time; `None` for a check that reads entries together (it reads
     /// [`Facts::summary`]) or none.
     pub fn one_entry<'f>(&self, facts: &'f Facts) -> Option<OneEntry<'f>> {
-        Some(match self.id {
-            "fix-state-complete" => fix_state_complete::one_entry(facts),
-            "fix-link-present" => fix_link_present::one_entry(facts),
-            "fork-commit-on-fork" => fork_commit_on_fork::one_entry(facts),
-            "fix-pull-state" => fix_pull_state::one_entry(facts),
-            "named-file-differs" => named_file_differs::one_entry(facts),
-            "fix-draft-confirmed" => fix_draft_confirmed::one_entry(facts),
+        self.one_entry_made().map(|made| made(facts))
+    }
+
+    /// Whether it reads the register one entry at a time.
+    pub fn reads_one_entry_at_a_time(&self) -> bool {
+        self.one_entry_made().is_some()
+    }
+
+    fn one_entry_made(&self) -> Option<for<'f> fn(&'f Facts) -> OneEntry<'f>> {
+        let made: for<'f> fn(&'f Facts) -> OneEntry<'f> = match self.id {
+            "fix-state-complete" => fix_state_complete::one_entry,
+            "fix-link-present" => fix_link_present::one_entry,
+            "fork-commit-on-fork" => fork_commit_on_fork::one_entry,
+            "fix-pull-state" => fix_pull_state::one_entry,
+            "named-file-differs" => named_file_differs::one_entry,
+            "fix-draft-confirmed" => fix_draft_confirmed::one_entry,
             _ => return None,
-        })
+        };
+        Some(made)
     }
 }
 
@@ -225,21 +235,25 @@ pub fn run_all(facts: &Facts) -> Vec<Finding> {
 
 /// Runs every check with the register's entries read one at a time, none held: the facts hold
 /// the register without its entries and their [`Facts::summary`], which the checks that read
-/// entries together read; then `read_entries` hands each entry to the checks that read one at
-/// a time ([`Check::one_entry`]). Each finding goes to `found` with its check's place in
-/// [`CHECKS`]: kept apart by check and joined in that order, they are [`run_all`]'s.
+/// entries together read; the summary is dropped then, and `read_entries` hands each entry to
+/// the checks that read one at a time ([`Check::one_entry`]). Each finding goes to `found`
+/// with its check's place in [`CHECKS`]: kept apart by check and joined in that order, they
+/// are [`run_all`]'s.
 pub fn run_streamed(
-    facts: &Facts,
+    facts: &mut Facts,
     read_entries: impl FnOnce(&mut dyn FnMut(&Entry)),
     found: &mut dyn FnMut(usize, Finding),
 ) {
-    let mut one_entry = Vec::new();
     for (at, check) in CHECKS.iter().enumerate() {
-        match check.one_entry(facts) {
-            Some(check) => one_entry.push((at, check)),
-            None => (check.run)(facts, &mut Findings::new(&mut |finding| found(at, finding))),
+        if !check.reads_one_entry_at_a_time() {
+            (check.run)(facts, &mut Findings::new(&mut |finding| found(at, finding)));
         }
     }
+    facts.summary = None;
+    let facts = &*facts;
+    let one_entry: Vec<(usize, OneEntry)> = (CHECKS.iter().enumerate())
+        .filter_map(|(at, check)| Some((at, check.one_entry(facts)?)))
+        .collect();
     read_entries(&mut |entry| {
         for (at, check) in &one_entry {
             check.check(

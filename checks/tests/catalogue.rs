@@ -283,7 +283,7 @@ fn streamed(facts: &forkbook_checks::Facts) -> Vec<forkbook_checks::Finding> {
     let mut by_check: Vec<Vec<forkbook_checks::Finding>> =
         CHECKS.iter().map(|_| Vec::new()).collect();
     forkbook_checks::run_streamed(
-        &facts,
+        &mut facts,
         |each| entries.iter().for_each(each),
         &mut |at, finding| by_check[at].push(finding),
     );

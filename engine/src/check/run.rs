@@ -82,6 +82,7 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
             summary.add(&entry);
             cited.add(project, &entry);
         });
+        summary.shrink_to_fit();
         facts.records.register = Some(register);
         facts.summary = Some(summary);
     }
@@ -98,7 +99,7 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
     let pin_core_files = (project.stand_in_pin().is_some())
         .then_some(facts.overlay.as_ref())
         .flatten()
-        .map(|view| &view.core_files);
+        .map(|view| view.core_files.clone());
     // Each check's findings apart, joined in the catalogue's order: the checks that read one
     // entry at a time find theirs together, entry by entry.
     let mut every: Vec<Vec<Finding>> = CHECKS.iter().map(|_| Vec::new()).collect();
@@ -106,7 +107,7 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
     let (mut errors, mut found) = (0, 0);
     // Each finding is counted and kept (or folded into its group) as its check hands it over.
     let mut take = |at: usize, mut finding: Finding| {
-        if pin_core_files
+        if (pin_core_files.as_ref())
             .is_some_and(|core| crate::pin::depends_on_pin(&finding.file, &finding.message, core))
         {
             finding.message = crate::pin::marked(&finding.message);
@@ -123,7 +124,7 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
             register::each_entry(&register_file, text, |entry| each(&entry));
         }
     };
-    forkbook_checks::run_streamed(&facts, read_entries, &mut take);
+    forkbook_checks::run_streamed(&mut facts, read_entries, &mut take);
     let findings: Vec<Finding> = every.into_iter().flatten().collect();
     let grouped = (kept == Kept::Grouped).then(|| {
         let mut groups = Groups::default();
