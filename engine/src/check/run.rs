@@ -62,10 +62,10 @@ pub struct Skipped {
 /// `forkbook check`: every check of the catalogue over the records and, where the cache can
 /// build it, the overlay.
 ///
-/// The register is read twice an entry at a time and never held whole: the first reading sums
-/// up each entry for the checks that read entries together and the overlay's facts (its
-/// number, line, files, `fork-commit`, the pulls it cites), the second hands each entry to the
-/// checks that read one at a time. A register of 600,000 entries held as entries took 115 MB.
+/// The register is read an entry at a time, twice, and never held whole (its lines and policy
+/// found once, `register::Reading`): the first reading sums up each entry for the checks that
+/// read entries together and the overlay's facts (its number, line, files, `fork-commit`, the
+/// pulls it cites), the second hands each entry to the checks that read one at a time. A register of 600,000 entries held as entries took 115 MB.
 pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
     let (files, model) = records::read_register_unparsed(project)?;
     // The files are shared, not copied: the register's text outlives the overlay's records.
@@ -74,11 +74,13 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         .as_deref()
         .map(|b| String::from_utf8_lossy(b));
     let register_file = model.path(records::FIXES_FILE);
+    let reading =
+        (register_text.as_deref()).map(|text| register::Reading::new(&register_file, text));
     let mut facts = record_facts(project, &files, model);
     let mut cited = Cited::default();
-    if let Some(text) = &register_text {
+    if let Some(reading) = &reading {
         let mut summary = Summary::default();
-        let register = register::each_entry(&register_file, text, |entry| {
+        let register = reading.each_entry(|entry| {
             summary.add(&entry);
             cited.add(project, &entry);
         });
@@ -120,8 +122,8 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         }
     };
     let read_entries = |each: &mut dyn FnMut(&register::Entry)| {
-        if let Some(text) = &register_text {
-            register::each_entry(&register_file, text, |entry| each(&entry));
+        if let Some(reading) = &reading {
+            reading.each_entry(|entry| each(&entry));
         }
     };
     forkbook_checks::run_streamed(&mut facts, read_entries, &mut take);
