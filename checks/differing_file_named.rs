@@ -1,19 +1,24 @@
 //! `differing-file-named`: every file that differs from the base tree is named by an entry.
 
 use crate::facts::Facts;
-use crate::names::{named_files, Names};
+use crate::names::{Names, Resolved};
 use crate::{pages::differing_file_named as CHECK, Findings};
-use forkbook_records::register::Register;
+use std::collections::HashSet;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(tree) = facts.tree() else {
         return;
     };
-    let empty = Register::default();
-    let register = facts.records.register.as_ref().unwrap_or(&empty);
     let file = facts.register_file();
     let names = Names::new(&tree.files, &facts.backend_prefix);
-    let (named, _) = named_files(&register.entries, &names);
+    // Every name the entries write, each once, resolved: the files the register names.
+    let summary = facts.summary();
+    let named: HashSet<&str> = (summary.names())
+        .filter_map(|name| match names.resolve(name) {
+            Resolved::File(path) => Some(path),
+            _ => None,
+        })
+        .collect();
     for path in &tree.differing {
         if named.contains(path.as_str()) {
             continue;

@@ -5,10 +5,13 @@
 //! Paths are repository-relative with `/` separators. A record that does not exist is `None`;
 //! the check about it says so.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 pub use forkbook_records::lock::{LockMismatch, MismatchKind};
 pub use forkbook_records::readme::{Counts, Readme, StatedCount, UnreadCount};
+pub use forkbook_records::register::summary::{Summary, SummedEntry};
 pub use forkbook_records::residual_record::{Hunk, Note, Recorded, ResidualRecord};
 pub use forkbook_records::upstream::{KeyValueLine, Upstream};
 pub use forkbook_records::{BuildPin, Lock, Records, SeriesPatch};
@@ -28,6 +31,10 @@ pub struct Facts {
     /// The records themselves (`LOCAL_FIXES.md`, the README, `UPSTREAM`, the lock, the residual
     /// record, each patch) that hold conflict markers: a merge of the records left unresolved.
     pub record_markers: Vec<MarkedFile>,
+    /// The register's entries summed up for the checks that read them together, when the
+    /// register's entries are read one at a time and not held (`records.register` then holds
+    /// none); [`Facts::summary`] sums up the held entries otherwise.
+    pub summary: Option<Summary>,
 }
 
 /// What the base tree and the overlay hold, beside the records.
@@ -164,6 +171,15 @@ impl Facts {
         match &self.records.register {
             Some(register) => register.file.clone(),
             None => self.record_path("LOCAL_FIXES.md"),
+        }
+    }
+
+    /// The register's entries summed up (none without a register).
+    pub fn summary(&self) -> Cow<'_, Summary> {
+        match (&self.summary, &self.records.register) {
+            (Some(summary), _) => Cow::Borrowed(summary),
+            (None, Some(register)) => Cow::Owned(Summary::of(&register.entries)),
+            (None, None) => Cow::Owned(Summary::default()),
         }
     }
 

@@ -2,16 +2,23 @@
 //! link really is a pull request of the fork or of upstream.
 
 use crate::facts::{Facts, Repos};
-use crate::{pages::fix_link_present as CHECK, Finding, Findings};
+use crate::{pages::fix_link_present as CHECK, Finding, Findings, OneEntry};
 use forkbook_records::register::{Entry, State};
 use forkbook_records::remote::same_repository;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
+    one_entry(facts).over_held_entries(facts, findings)
+}
+
+pub(crate) fn one_entry(facts: &Facts) -> OneEntry<'_> {
     let Some(register) = &facts.records.register else {
-        return;
+        return OneEntry::nothing();
     };
-    let applies = register.entries.iter().filter(|e| e.applies_to_fork());
-    findings.extend(applies.filter_map(|entry| entry_link(entry, &facts.repos, &register.file)));
+    OneEntry::new(move |entry, findings| {
+        if entry.applies_to_fork() {
+            findings.extend(entry_link(entry, &facts.repos, &register.file));
+        }
+    })
 }
 
 fn entry_link(entry: &Entry, repos: &Repos, file: &str) -> Option<Finding> {

@@ -3,19 +3,27 @@
 //! none of the fork's that is already further on.
 
 use crate::facts::{CitedPull, Facts, PullState};
-use crate::{pages::fix_pull_state as CHECK, Finding, Findings};
+use crate::{pages::fix_pull_state as CHECK, Finding, Findings, OneEntry};
 use forkbook_records::register::{Entry, State};
+use std::collections::HashMap;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
+    one_entry(facts).over_held_entries(facts, findings)
+}
+
+pub(crate) fn one_entry(facts: &Facts) -> OneEntry<'_> {
     let (Some(register), Some(overlay)) = (&facts.records.register, &facts.overlay) else {
-        return;
+        return OneEntry::nothing();
     };
-    for entry in &register.entries {
-        let cited: Vec<&CitedPull> = (overlay.pulls.iter())
-            .filter(|p| p.entry == entry.number)
-            .collect();
-        findings.extend(entry_findings(entry, &cited, &register.file));
+    // The pulls each entry cites, in their order, gathered once rather than for each entry.
+    let mut cited_by: HashMap<u32, Vec<&CitedPull>> = HashMap::new();
+    for pull in &overlay.pulls {
+        cited_by.entry(pull.entry).or_default().push(pull);
     }
+    OneEntry::new(move |entry, findings| {
+        let cited = cited_by.get(&entry.number).map_or(&[][..], Vec::as_slice);
+        findings.extend(entry_findings(entry, cited, &register.file));
+    })
 }
 
 fn entry_findings(entry: &Entry, cited: &[&CitedPull], file: &str) -> Vec<Finding> {

@@ -6,19 +6,24 @@
 
 use crate::facts::Facts;
 use crate::upstream_well_formed::is_full_sha;
-use crate::{pages::fix_state_complete as CHECK, Findings};
+use crate::{pages::fix_state_complete as CHECK, Findings, OneEntry};
 use forkbook_records::register::{Entry, Form, State, STATES};
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
+    one_entry(facts).over_held_entries(facts, findings)
+}
+
+pub(crate) fn one_entry(facts: &Facts) -> OneEntry<'_> {
     let Some(register) = &facts.records.register else {
-        return; // fixes-numbered reports the missing register
+        return OneEntry::nothing(); // fixes-numbered reports the missing register
     };
-    for entry in &register.entries {
+    let file = &register.file;
+    OneEntry::new(move |entry, findings| {
         for problem in &entry.problems {
-            findings.push(CHECK.finding(&register.file, Some(problem.line), &problem.message));
+            findings.push(CHECK.finding(file, Some(problem.line), &problem.message));
         }
-        entry_state(entry, &register.file, findings);
-    }
+        entry_state(entry, file, findings);
+    })
 }
 
 fn entry_state(entry: &Entry, file: &str, findings: &mut Findings) {

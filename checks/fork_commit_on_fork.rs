@@ -2,20 +2,26 @@
 
 use crate::facts::Facts;
 use crate::upstream_well_formed::is_full_sha;
-use crate::{pages::fork_commit_on_fork as CHECK, Findings};
+use crate::{pages::fork_commit_on_fork as CHECK, Findings, OneEntry};
+use std::collections::HashSet;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
+    one_entry(facts).over_held_entries(facts, findings)
+}
+
+pub(crate) fn one_entry(facts: &Facts) -> OneEntry<'_> {
     let (Some(register), Some(overlay)) = (&facts.records.register, &facts.overlay) else {
-        return;
+        return OneEntry::nothing();
     };
-    for entry in &register.entries {
+    let on_fork: HashSet<&str> = overlay.fork_commits.iter().map(String::as_str).collect();
+    OneEntry::new(move |entry, findings| {
         let Some(field) = entry.field("fork-commit") else {
-            continue;
+            return;
         };
         let sha = field.value.trim();
         // A value that is no full SHA is `fix-state-complete`'s finding.
-        if !is_full_sha(sha) || overlay.fork_commits.iter().any(|known| known == sha) {
-            continue;
+        if !is_full_sha(sha) || on_fork.contains(sha) {
+            return;
         }
         let message = format!(
             "entry {} says the fork holds it at `{sha}`, which is no commit of the fork's history",
@@ -25,5 +31,5 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
                     the fix, or give the entry the state it has";
         let finding = CHECK.finding(&register.file, Some(field.line), message);
         findings.push(finding.with_note(note));
-    }
+    })
 }

@@ -1,7 +1,7 @@
 //! `fork-hooks-explained`: upstream files the fork changes but the overlay does not carry are
 //! explained, in the register or the overlay's README.
 
-use crate::facts::Facts;
+use crate::facts::{Facts, Summary};
 use crate::names::{Names, Resolved};
 use crate::{pages::fork_hooks_explained as CHECK, Findings};
 use std::collections::HashSet;
@@ -11,7 +11,8 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
         Some(readme) => readme.file.clone(),
         None => facts.record_path("README.md"),
     };
-    let named = NamedInRegister::of(facts);
+    let summary = facts.summary();
+    let named = NamedInRegister::of(facts, &summary);
     findings.extend(
         facts
             .overlay
@@ -34,18 +35,16 @@ struct NamedInRegister<'a> {
 }
 
 impl<'a> NamedInRegister<'a> {
-    fn of(facts: &'a Facts) -> NamedInRegister<'a> {
+    fn of(facts: &'a Facts, summary: &'a Summary) -> NamedInRegister<'a> {
         let names = Names::new(facts.tree_files(), &facts.backend_prefix);
         let mut named = NamedInRegister {
             written: HashSet::new(),
             resolved: HashSet::new(),
         };
-        for entry in facts.records.register.iter().flat_map(|r| &r.entries) {
-            for file in &entry.files {
-                named.written.insert(&file.name);
-                if let Resolved::File(path) = names.resolve(&file.name) {
-                    named.resolved.insert(path);
-                }
+        for name in summary.names() {
+            named.written.insert(name);
+            if let Resolved::File(path) = names.resolve(name) {
+                named.resolved.insert(path);
             }
         }
         named

@@ -17,6 +17,7 @@ pub mod names;
 pub use facts::Facts;
 pub use fix_state_complete::states_and_fields;
 pub use forkbook_records::finding::{Finding, Severity};
+use forkbook_records::register::Entry;
 
 /// Each check's entry, its header read from its page's front matter by `build.rs`.
 #[allow(non_upper_case_globals)]
@@ -156,6 +157,64 @@ impl Check {
     }
 }
 
+/// A check that reads the register one entry at a time, as a function of one entry, its
+/// context (the names of the tree, the pulls each entry cites) built once over the facts: what
+/// `forkbook check` hands each entry as it reads the register, holding none. Its check's `run`
+/// is this over each held entry.
+pub struct OneEntry<'f>(Box<EntryCheck<'f>>);
+
+/// What a check finds in one entry, handed to the sink.
+type EntryCheck<'f> = dyn Fn(&Entry, &mut Findings) + 'f;
+
+impl<'f> OneEntry<'f> {
+    fn new(check: impl Fn(&Entry, &mut Findings) + 'f) -> Self {
+        OneEntry(Box::new(check))
+    }
+
+    /// What finds nothing: the check's context is missing (no register, no overlay).
+    fn nothing() -> Self {
+        OneEntry::new(|_, _| {})
+    }
+
+    /// Hands the findings of one entry to the sink.
+    pub fn check(&self, entry: &Entry, findings: &mut Findings) {
+        (self.0)(entry, findings)
+    }
+
+    /// The findings of every entry the facts hold, in order: a check's `run`.
+    fn over_held_entries(self, facts: &Facts, findings: &mut Findings) {
+        let entries = facts.records.register.iter().flat_map(|r| &r.entries);
+        entries.for_each(|entry| self.check(entry, findings));
+    }
+}
+
+impl Check {
+    /// This check as a function of one entry over `facts` when it reads the register one entry
+    /// at a time; `None` for a check that reads entries together (it reads
+    /// [`Facts::summary`]) or none.
+    pub fn one_entry<'f>(&self, facts: &'f Facts) -> Option<OneEntry<'f>> {
+        self.one_entry_made().map(|made| made(facts))
+    }
+
+    /// Whether it reads the register one entry at a time.
+    pub fn reads_one_entry_at_a_time(&self) -> bool {
+        self.one_entry_made().is_some()
+    }
+
+    fn one_entry_made(&self) -> Option<for<'f> fn(&'f Facts) -> OneEntry<'f>> {
+        let made: for<'f> fn(&'f Facts) -> OneEntry<'f> = match self.id {
+            "fix-state-complete" => fix_state_complete::one_entry,
+            "fix-link-present" => fix_link_present::one_entry,
+            "fork-commit-on-fork" => fork_commit_on_fork::one_entry,
+            "fix-pull-state" => fix_pull_state::one_entry,
+            "named-file-differs" => named_file_differs::one_entry,
+            "fix-draft-confirmed" => fix_draft_confirmed::one_entry,
+            _ => return None,
+        };
+        Some(made)
+    }
+}
+
 /// The check with this id.
 pub fn find(id: &str) -> Option<&'static Check> {
     CHECKS.iter().find(|check| check.id == id)
@@ -172,6 +231,37 @@ pub fn run_all(facts: &Facts) -> Vec<Finding> {
         .iter()
         .flat_map(|check| check.findings(facts))
         .collect()
+}
+
+/// Runs every check with the register's entries read one at a time, none held: the facts hold
+/// the register without its entries and their [`Facts::summary`], which the checks that read
+/// entries together read; the summary is dropped then, and `read_entries` hands each entry to
+/// the checks that read one at a time ([`Check::one_entry`]). Each finding goes to `found`
+/// with its check's place in [`CHECKS`]: kept apart by check and joined in that order, they
+/// are [`run_all`]'s.
+pub fn run_streamed(
+    facts: &mut Facts,
+    read_entries: impl FnOnce(&mut dyn FnMut(&Entry)),
+    found: &mut dyn FnMut(usize, Finding),
+) {
+    for (at, check) in CHECKS.iter().enumerate() {
+        if !check.reads_one_entry_at_a_time() {
+            (check.run)(facts, &mut Findings::new(&mut |finding| found(at, finding)));
+        }
+    }
+    facts.summary = None;
+    let facts = &*facts;
+    let one_entry: Vec<(usize, OneEntry)> = (CHECKS.iter().enumerate())
+        .filter_map(|(at, check)| Some((at, check.one_entry(facts)?)))
+        .collect();
+    read_entries(&mut |entry| {
+        for (at, check) in &one_entry {
+            check.check(
+                entry,
+                &mut Findings::new(&mut |finding| found(*at, finding)),
+            );
+        }
+    });
 }
 
 /// Whether any finding is an error (what decides exit status 1 and the book's gate).

@@ -3,17 +3,21 @@
 
 use crate::facts::Facts;
 use crate::names::{Names, Resolved};
-use crate::{pages::named_file_differs as CHECK, Findings};
+use crate::{pages::named_file_differs as CHECK, Findings, OneEntry};
 use forkbook_records::register::{Entry, NamedFile, State};
 use std::collections::HashSet;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
+    one_entry(facts).over_held_entries(facts, findings)
+}
+
+pub(crate) fn one_entry(facts: &Facts) -> OneEntry<'_> {
     let (Some(register), Some(tree)) = (&facts.records.register, facts.tree()) else {
-        return;
+        return OneEntry::nothing();
     };
     let names = Names::new(&tree.files, &facts.backend_prefix);
     let differing: HashSet<&str> = tree.differing.iter().map(String::as_str).collect();
-    for entry in &register.entries {
+    OneEntry::new(move |entry, findings| {
         // One file written several ways in one entry (`quantized/qmm.hip` and its full path) is
         // one file: checked once, at its first mention.
         let mut seen = HashSet::new();
@@ -47,7 +51,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
                 findings.push(CHECK.finding(&register.file, Some(named.line), message));
             }
         }
-    }
+    })
 }
 
 /// Whether the entry declares its files (a `files:` field or a `Files:` line) rather than

@@ -1,15 +1,13 @@
 //! `residual-hunks-noted`: every hunk of the residual (a local change to a core file) belongs to
 //! an entry that names the file.
 
-use crate::facts::{Facts, Hunk};
+use crate::facts::{Facts, Hunk, Summary};
 use crate::names::{Names, Resolved};
 use crate::{pages::residual_hunks_noted as CHECK, Findings};
-use forkbook_records::register::Register;
 use forkbook_records::residual_record::ResidualRecord;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
-    let empty = Register::default();
-    let register = facts.records.register.as_ref().unwrap_or(&empty);
+    let summary = facts.summary();
     let names = Names::new(facts.tree_files(), &facts.backend_prefix);
     // With a `CORE_RESIDUAL.diff`, the fix is a note there; otherwise an entry of the register.
     let file = match noting_record(facts) {
@@ -20,7 +18,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
         facts
             .residual()
             .iter()
-            .filter_map(|hunk| problem(hunk, register, facts, &names))
+            .filter_map(|hunk| problem(hunk, &summary, facts, &names))
             .map(|message| CHECK.finding(&file, None, message)),
     );
 }
@@ -34,7 +32,7 @@ fn noting_record(facts: &Facts) -> Option<&ResidualRecord> {
     record.filter(|r| r.core_header() && files_layout)
 }
 
-fn problem(hunk: &Hunk, register: &Register, facts: &Facts, names: &Names) -> Option<String> {
+fn problem(hunk: &Hunk, summary: &Summary, facts: &Facts, names: &Names) -> Option<String> {
     // A note of the residual record ties the file to its entry; `residual-notes` checks the note.
     let record = facts.records.residual_record.as_ref();
     if record.is_some_and(|r| r.notes.iter().any(|n| n.path == hunk.file)) {
@@ -52,7 +50,7 @@ fn problem(hunk: &Hunk, register: &Register, facts: &Facts, names: &Names) -> Op
     if hunk.fixes.is_empty() {
         return Some(format!("residual hunk at {place} belongs to no local fix"));
     }
-    unnamed_by_its_fixes(hunk, register, names).map(|whose| {
+    unnamed_by_its_fixes(hunk, summary, names).map(|whose| {
         format!(
             "residual hunk at {place} belongs to {whose} name `{}`",
             hunk.file
@@ -61,14 +59,13 @@ fn problem(hunk: &Hunk, register: &Register, facts: &Facts, names: &Names) -> Op
 }
 
 /// When none of the hunk's fixes has an entry that names its file: which fixes those are.
-fn unnamed_by_its_fixes(hunk: &Hunk, register: &Register, names: &Names) -> Option<String> {
+fn unnamed_by_its_fixes(hunk: &Hunk, summary: &Summary, names: &Names) -> Option<String> {
     let names_it = |number: &usize| {
-        let entry = u32::try_from(*number).ok().and_then(|n| register.entry(n));
+        let entry = u32::try_from(*number).ok().and_then(|n| summary.entry(n));
         entry.is_some_and(|entry| {
             entry
-                .files
-                .iter()
-                .any(|named| names.resolve(&named.name) == Resolved::File(&hunk.file))
+                .files()
+                .any(|named| names.resolve(named) == Resolved::File(&hunk.file))
         })
     };
     if hunk.fixes.iter().any(names_it) {

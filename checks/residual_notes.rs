@@ -1,9 +1,8 @@
 //! `residual-notes`: each note of the residual record ties a core file's residual to a register
 //! entry, with a reason, and is still about the hunk it was written for.
 
-use crate::facts::{Facts, ResidualRecord};
+use crate::facts::{Facts, ResidualRecord, Summary};
 use crate::{pages::residual_notes as CHECK, Finding, Findings};
-use forkbook_records::register::Register;
 
 const FORM: &str = "write it as `# note <path>: LOCAL_FIXES.md item N: <reason>`";
 
@@ -11,9 +10,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(record) = &facts.records.residual_record else {
         return;
     };
-    let empty = Register::default();
-    let register = facts.records.register.as_ref().unwrap_or(&empty);
-    findings.extend(note_findings(record, register, &facts.register_file()));
+    findings.extend(note_findings(record, &facts.summary(), &facts.register_file()));
     for review in &record.reviews {
         let message = format!(
             "the residual of `{}` changed since its note was written",
@@ -30,7 +27,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
 
 fn note_findings(
     record: &ResidualRecord,
-    register: &Register,
+    summary: &Summary,
     register_file: &str,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -44,7 +41,7 @@ fn note_findings(
                 ))
                 .with_note(FORM),
             ),
-            Some(n) if register.entry(n).is_none() => out.push(
+            Some(n) if summary.entry(n).is_none() => out.push(
                 finding(format!(
                     "the note for `{}` names LOCAL_FIXES.md item {n}, which {} does not have",
                     note.path, register_file

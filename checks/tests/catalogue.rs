@@ -270,3 +270,51 @@ fn a_register_naming_twenty_thousand_files_is_checked_whole() {
         "{findings:#?}"
     );
 }
+
+/// The findings of the streamed route (`run_streamed`: the register's entries summed up for the
+/// checks that read them together, then handed one at a time to the others), each check's
+/// kept apart and joined in the catalogue's order.
+fn streamed(facts: &forkbook_checks::Facts) -> Vec<forkbook_checks::Finding> {
+    let mut facts = facts.clone();
+    let entries = (facts.records.register.as_mut()).map_or(Vec::new(), |r| {
+        facts.summary = Some(forkbook_checks::facts::Summary::of(&r.entries));
+        std::mem::take(&mut r.entries)
+    });
+    let mut by_check: Vec<Vec<forkbook_checks::Finding>> =
+        CHECKS.iter().map(|_| Vec::new()).collect();
+    forkbook_checks::run_streamed(
+        &mut facts,
+        |each| entries.iter().for_each(each),
+        &mut |at, finding| by_check[at].push(finding),
+    );
+    by_check.into_iter().flatten().collect()
+}
+
+/// Registers of every kind of entry the checks read, as a person writes them: numbers given
+/// twice and skipped, merged entries with and without patches, files named in a field and in
+/// prose, fork commits, drafts, links of the fork and elsewhere, an entry with no state.
+const REGISTERS: &[&str] = &[
+    "# Local fixes\n\n## 1. Free the cached buffers\n\n- state: proposed\n- link: https://github.com/NripeshN/mlx/pull/12\n- package: propose/0001-a.patch\n- files: `mlx/backend/rocm/allocator.cpp`, `eval.cpp`\n\n## 1. Again\n\nTouches `mlx/backend/rocm/device/utils.hpp` and `mlx/backend/rocm/missing.cpp`.\n\n- state: merged\n- link: https://github.com/NripeshN/mlx/pull/3\n- fork-commit: 75915908dfe5028335d318b10340313744fd3a8d\n\n## 4. Past the count\n\n- state: merged\n- fork-commit: 1111111111111111111111111111111111111111\n- files: `mlx/device.cpp`\n- draft: yes\n",
+    "# Local fixes\n\n1. **One.** Kept here; see `mlx/fast.cpp`.\n   - state: kept-local\n   - reason: the fork rewrites it\n   - issue: acme/app#3\n2. **Two.** No state at all, names `eval.cpp`.\n3. **Three.** Waits.\n   - state: to-propose\n   - link: https://github.com/ml-explore/mlx/pull/7\n",
+    "# Local fixes\n\nNothing yet.\n",
+];
+
+#[test]
+fn the_streamed_route_finds_what_the_whole_register_finds() {
+    let mut fixtures = common::all();
+    for text in REGISTERS {
+        for mut facts in [common::healthy(), common::broken()] {
+            let file = "patches-rocm/LOCAL_FIXES.md";
+            facts.records.register = Some(forkbook_records::register::parse(file, text));
+            fixtures.push(("a written register", facts.clone()));
+            fixtures.push(("a written register, no overlay", records_alone(facts)));
+        }
+    }
+    for (name, facts) in fixtures {
+        let whole = run_all(&facts);
+        // Every fixture but the healthy one finds something, from several checks.
+        let checks: BTreeSet<&str> = whole.iter().map(|f| f.check).collect();
+        assert!(name == "healthy" || checks.len() > 1, "{name}: {checks:?}");
+        assert_eq!(streamed(&facts), whole, "fixture {name}");
+    }
+}

@@ -8,10 +8,9 @@
 
 use std::collections::BTreeSet;
 
-use forkbook_checks::facts::{Hunk, MarkedFile, OverlayView, Repos, TreeFacts};
-use forkbook_checks::names::Names;
+use forkbook_checks::facts::{Hunk, MarkedFile, OverlayView, Repos, Summary, TreeFacts};
+use forkbook_checks::names::{Names, Resolved};
 pub use forkbook_checks::{Facts, Finding, Severity};
-use forkbook_records::register::Register;
 use forkbook_records::residual_record::ResidualRecord;
 
 use super::cache::{Cache, Remote};
@@ -19,6 +18,7 @@ use super::config::Layout;
 use super::error::Result;
 use super::overlay::OverlayState;
 use super::project::Project;
+use super::propose::pulls::Cited;
 use super::records::{self, Records};
 use super::{residual, FileMap};
 use forkbook_records::readme;
@@ -33,7 +33,10 @@ pub use run::{
 pub fn gather_facts(project: &Project, cache: &Cache, state: &OverlayState) -> Result<Facts> {
     let records = &state.records;
     let mut facts = record_facts(project, &records.files, records.model.clone());
-    add_overlay_facts(&mut facts, project, cache, state)?;
+    let mut cited = Cited::default();
+    let entries = facts.records.register.iter().flat_map(|r| &r.entries);
+    entries.for_each(|entry| cited.add(project, entry));
+    add_overlay_facts(&mut facts, project, cache, state, cited)?;
     Ok(facts)
 }
 
@@ -43,7 +46,8 @@ pub fn run_checks(facts: &Facts) -> Vec<Finding> {
 }
 
 /// The facts that need only the records folder's `files` and their model (as [`records::read`]
-/// read them) and the project's settings.
+/// read them) and the project's settings; the register's entries summed up once when the model
+/// holds them.
 pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Facts {
     let repos = Repos {
         fork: project.web_urls.0.clone(),
@@ -51,12 +55,14 @@ pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Fac
         fork_url: project.canonical_urls.0.clone(),
         fork_branch: project.config.fork.branch.clone(),
     };
+    let summary = (records.register.as_ref()).map(|register| Summary::of(&register.entries));
     Facts {
         record_markers: record_markers(&records, files),
         repos,
         records,
         backend_prefix: project.config.overlay.backend_prefix.clone(),
         overlay: None,
+        summary,
     }
 }
 
@@ -94,26 +100,30 @@ fn record_markers(records: &Records, files: &FileMap) -> Vec<MarkedFile> {
     out
 }
 
-/// Fills the view of the overlay: trees, lock mismatches, markers, residual, hooks, true counts.
+/// Fills the view of the overlay: trees, lock mismatches, markers, residual, hooks, true counts,
+/// and the states of the pulls the entries cite (`cited`, gathered as the entries were read).
+/// What it reads of the register's entries is their [`Facts::summary`].
 pub fn add_overlay_facts(
     facts: &mut Facts,
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
+    cited: Cited,
 ) -> Result<()> {
-    let records = &facts.records;
-    let fork_commits = fork_commits(cache, state, records.register.as_ref());
+    let summary = facts.summary();
+    let fork_commits = fork_commits(cache, state, &summary);
     let tree = tree_facts(state);
     let prefix = &project.config.overlay.backend_prefix;
     let residual = residual_hunks(
         state,
-        records.register.as_ref(),
-        records.residual_record.as_ref(),
+        &summary,
+        facts.records.residual_record.as_ref(),
         &tree.files,
         prefix,
     );
     let markers = state.marked_files();
-    let entries = records.register.as_ref().map_or(0, |r| r.entries.len());
+    let entries = summary.len();
+    drop(summary);
     let core = residual::core_of(&state.core_files, &state.overlay);
     let mut fork_hooks = cache.changed_paths(state.commits.base, state.commits.fork, prefix)?;
     fork_hooks.retain(|p| !state.core_files.contains(p));
@@ -135,9 +145,7 @@ pub fn add_overlay_facts(
             .collect(),
         core_files: state.core_files.clone(),
         fork_commits,
-        pulls: (records.register.as_ref()).map_or(Vec::new(), |r| {
-            crate::propose::pulls::states(project, cache, r)
-        }),
+        pulls: cited.states(cache),
         pin_not_upstream: pin_not_upstream(cache, state.commits.pin),
     });
     Ok(())
@@ -145,7 +153,7 @@ pub fn add_overlay_facts(
 
 /// The register's `fork-commit` SHAs that the fork holds: each is the recorded fork commit, an
 /// ancestor of it, or one of the fork's branch as last fetched.
-fn fork_commits(cache: &Cache, state: &OverlayState, register: Option<&Register>) -> Vec<String> {
+fn fork_commits(cache: &Cache, state: &OverlayState, summary: &Summary) -> Vec<String> {
     let heads: Vec<Oid> = [Some(state.commits.fork), cache.branch_tip(Remote::Fork)]
         .into_iter()
         .flatten()
@@ -156,10 +164,7 @@ fn fork_commits(cache: &Cache, state: &OverlayState, register: Option<&Register>
                 .iter()
                 .any(|head| cache.is_ancestor(oid, *head).unwrap_or(false))
     };
-    let named = register.into_iter().flat_map(|r| &r.entries);
-    let named = named.filter_map(|entry| entry.field("fork-commit"));
-    named
-        .map(|field| field.value.trim())
+    (summary.fork_commits())
         .filter(|sha| Oid::from_str(sha).is_ok_and(on_fork))
         .map(String::from)
         .collect()
@@ -202,7 +207,7 @@ fn tree_facts(state: &OverlayState) -> TreeFacts {
 /// says explains a hunk: an entry that mentions a core file in passing explains nothing.
 fn residual_hunks(
     state: &OverlayState,
-    register: Option<&Register>,
+    summary: &Summary,
     record: Option<&ResidualRecord>,
     files: &[String],
     prefix: &str,
@@ -213,7 +218,7 @@ fn residual_hunks(
         for hunk in &mut hunks {
             let items = match record.filter(|r| r.core_header()) {
                 Some(record) => noted_items(record, &hunk.file),
-                None => naming_entries(register, &names, &hunk.file),
+                None => naming_entries(summary, &names, &hunk.file),
             };
             hunk.fixes = items.into_iter().map(|n| n as usize).collect();
         }
@@ -233,8 +238,10 @@ fn noted_items(record: &ResidualRecord, path: &str) -> Vec<u32> {
     items
 }
 
-fn naming_entries(register: Option<&Register>, names: &Names, path: &str) -> Vec<u32> {
-    register.map_or(Vec::new(), |r| {
-        forkbook_checks::names::entries_naming(r, names, path)
-    })
+/// The numbers of the entries that name `path`, each name read as `names` reads it.
+fn naming_entries(summary: &Summary, names: &Names, path: &str) -> Vec<u32> {
+    (summary.entries())
+        .filter(|entry| (entry.files()).any(|name| names.resolve(name) == Resolved::File(path)))
+        .map(|entry| entry.number)
+        .collect()
 }

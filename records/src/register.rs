@@ -30,6 +30,7 @@
 
 pub mod blocks;
 mod model;
+pub mod summary;
 pub mod visible;
 pub mod words;
 
@@ -63,15 +64,41 @@ pub fn parse(file: &str, text: &str) -> Register {
 ///
 /// An entry's words are read under the register's policy, which the text may state after the
 /// entries: the text is read twice, the first time for the policy alone.
-pub fn each_entry(file: &str, text: &str, mut each: impl FnMut(Entry)) -> Register {
-    let lines = Lines::new(text);
-    let (_, outside) = walk(file, text, &lines, |_, _| {});
-    let policy = policy(text, &lines, &outside);
-    let (register, _) = walk(file, text, &lines, |mut entry, source| {
-        read_words(&mut entry, text, &lines, &source, policy.as_ref());
-        each(entry);
-    });
-    register
+pub fn each_entry(file: &str, text: &str, each: impl FnMut(Entry)) -> Register {
+    Reading::new(file, text).each_entry(each)
+}
+
+/// A register's text made ready to be read an entry at a time, as often as a command needs:
+/// its lines and its policy (a first reading of the whole text) are found once.
+pub struct Reading<'t> {
+    file: &'t str,
+    text: &'t str,
+    lines: Lines,
+    policy: Option<words::Policy>,
+}
+
+impl<'t> Reading<'t> {
+    pub fn new(file: &'t str, text: &'t str) -> Reading<'t> {
+        let lines = Lines::new(text);
+        let (_, outside) = walk(file, text, &lines, |_, _| {});
+        let policy = policy(text, &lines, &outside);
+        Reading {
+            file,
+            text,
+            lines,
+            policy,
+        }
+    }
+
+    /// [`each_entry`] over this text.
+    pub fn each_entry(&self, mut each: impl FnMut(Entry)) -> Register {
+        let (text, lines) = (self.text, &self.lines);
+        let (register, _) = walk(self.file, text, lines, |mut entry, source| {
+            read_words(&mut entry, text, lines, &source, self.policy.as_ref());
+            each(entry);
+        });
+        register
+    }
 }
 
 /// The one reading of a register's blocks: each entry goes to `each` with its byte range as it

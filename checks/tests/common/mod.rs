@@ -237,6 +237,7 @@ pub fn healthy() -> Facts {
         },
         overlay: Some(overlay),
         record_markers: Vec::new(),
+        summary: None,
     }
 }
 

@@ -8,9 +8,12 @@ use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::overlay::{OverlayState, Records};
 use crate::project::Project;
+use crate::propose::pulls::Cited;
 use crate::records;
 use crate::report_value::{plural, CommandReport, Verdict};
-use forkbook_checks::{Findings, Needs, CHECKS};
+use forkbook_checks::facts::Summary;
+use forkbook_checks::{Needs, CHECKS};
+use forkbook_records::register;
 use serde::Serialize;
 
 /// What `forkbook check` found; its JSON is the answer of `forkbook check --json`.
@@ -58,45 +61,78 @@ pub struct Skipped {
 
 /// `forkbook check`: every check of the catalogue over the records and, where the cache can
 /// build it, the overlay.
+///
+/// The register is read an entry at a time, twice, and never held whole (its lines and policy
+/// found once, `register::Reading`): the first reading sums up each entry for the checks that
+/// read entries together and the overlay's facts (its number, line, files, `fork-commit`, the
+/// pulls it cites), the second hands each entry to the checks that read one at a time. A register of 600,000 entries held as entries took 115 MB.
 pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
-    let (files, model) = records::read(project)?;
+    let (files, model) = records::read_register_unparsed(project)?;
+    // The files are shared, not copied: the register's text outlives the overlay's records.
+    let register_bytes = files.get(records::FIXES_FILE).cloned();
+    let register_text = register_bytes
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b));
+    let register_file = model.path(records::FIXES_FILE);
+    let reading =
+        (register_text.as_deref()).map(|text| register::Reading::new(&register_file, text));
     let mut facts = record_facts(project, &files, model);
-    // The overlay's records are made from the same model: each record is parsed once. The
-    // overlay's state never reads the register, so its copy of the model has none: a register
-    // of 600,000 entries is held once, by the facts.
+    let mut cited = Cited::default();
+    if let Some(reading) = &reading {
+        let mut summary = Summary::default();
+        let register = reading.each_entry(|entry| {
+            summary.add(&entry);
+            cited.add(project, &entry);
+        });
+        summary.shrink_to_fit();
+        facts.records.register = Some(register);
+        facts.summary = Some(summary);
+    }
+    // The overlay's state never reads the register: its copy of the model has none.
     let register = facts.records.register.take();
     let for_overlay = facts.records.clone();
     facts.records.register = register;
     let overlay = Records::from_folder(project, files, for_overlay).and_then(|records| {
         let cache = Cache::open(project)?;
         let state = OverlayState::from_records(project, &cache, records)?;
-        add_overlay_facts(&mut facts, project, &cache, &state)
+        add_overlay_facts(&mut facts, project, &cache, &state, cited)
     });
     // Under a stand-in pin a finding that depends on the pin says so.
     let pin_core_files = (project.stand_in_pin().is_some())
         .then_some(facts.overlay.as_ref())
         .flatten()
-        .map(|view| &view.core_files);
-    let mut findings = Vec::new();
-    let mut grouped = (kept == Kept::Grouped).then(Groups::default);
+        .map(|view| view.core_files.clone());
+    // Each check's findings apart, joined in the catalogue's order: the checks that read one
+    // entry at a time find theirs together, entry by entry.
+    let mut every: Vec<Vec<Finding>> = CHECKS.iter().map(|_| Vec::new()).collect();
+    let mut grouped: Vec<Groups> = CHECKS.iter().map(|_| Groups::default()).collect();
     let (mut errors, mut found) = (0, 0);
     // Each finding is counted and kept (or folded into its group) as its check hands it over.
-    let mut take = |mut finding: Finding| {
-        if pin_core_files
+    let mut take = |at: usize, mut finding: Finding| {
+        if (pin_core_files.as_ref())
             .is_some_and(|core| crate::pin::depends_on_pin(&finding.file, &finding.message, core))
         {
             finding.message = crate::pin::marked(&finding.message);
         }
         found += 1;
         errors += usize::from(finding.severity == Severity::Error);
-        match grouped.as_mut() {
-            Some(groups) => groups.add(&finding),
-            None => findings.push(finding),
+        match kept {
+            Kept::Grouped => grouped[at].add(&finding),
+            Kept::Every => every[at].push(finding),
         }
     };
-    for check in CHECKS {
-        (check.run)(&facts, &mut Findings::new(&mut take));
-    }
+    let read_entries = |each: &mut dyn FnMut(&register::Entry)| {
+        if let Some(reading) = &reading {
+            reading.each_entry(|entry| each(&entry));
+        }
+    };
+    forkbook_checks::run_streamed(&mut facts, read_entries, &mut take);
+    let findings: Vec<Finding> = every.into_iter().flatten().collect();
+    let grouped = (kept == Kept::Grouped).then(|| {
+        let mut groups = Groups::default();
+        grouped.into_iter().for_each(|check| groups.append(check));
+        groups
+    });
     // Without the objects of the recorded commits the record checks still run and the rest are
     // named; a broken record explains why the overlay could not be built: report it, not fail.
     let (skipped, fetch) = match overlay {
@@ -230,7 +266,8 @@ pub struct Groups(Vec<Group>);
 #[derive(Debug)]
 struct Group {
     count: usize,
-    lines: Vec<usize>,
+    /// As `u32`, half a `usize`: two findings an entry of a register of 600,000 entries.
+    lines: Vec<u32>,
     first: Vec<Finding>,
     notes: Vec<(String, Arc<str>)>,
 }
@@ -255,7 +292,10 @@ impl Groups {
             }
         };
         group.count += 1;
-        group.lines.extend(finding.line);
+        let line = finding
+            .line
+            .map(|line| u32::try_from(line).unwrap_or(u32::MAX));
+        group.lines.extend(line);
         if group.first.len() < SHOWN_WHOLE {
             group.first.push(finding.clone());
         }
@@ -269,6 +309,12 @@ impl Groups {
                 }
             }
         }
+    }
+
+    /// Adds the groups of another check's findings after these: the groups of checks run apart,
+    /// joined in their order, are the groups of one run (a group holds one check's findings).
+    pub fn append(&mut self, other: Groups) {
+        self.0.extend(other.0);
     }
 
     /// The grouped text: each group, then its notes of a kind not printed yet (notes that
@@ -342,14 +388,14 @@ fn note_kind(note: &str) -> String {
 }
 
 /// `, lines 12, 40, 41` (the first eight, then how many more), or nothing when none has a line.
-fn lines_of(lines: &[usize]) -> String {
+fn lines_of(lines: &[u32]) -> String {
     let mut lines = lines.to_vec();
     lines.sort_unstable();
     lines.dedup();
     if lines.is_empty() {
         return String::new();
     }
-    let shown: Vec<String> = lines.iter().take(8).map(usize::to_string).collect();
+    let shown: Vec<String> = lines.iter().take(8).map(u32::to_string).collect();
     let more = match lines.len().saturating_sub(8) {
         0 => String::new(),
         n => format!(" and {n} more"),

@@ -52,45 +52,71 @@ pub fn states(project: &Project, cache: &Cache, register: &Register) -> Vec<Cite
 
 /// [`states`], and why a remote's pull refs could not be read.
 pub fn read(project: &Project, cache: &Cache, register: &Register) -> Pulls {
-    let citations: Vec<Citation> = (register.entries.iter())
-        .flat_map(|entry| citations(project, entry))
-        .collect();
-    let mut read: BTreeMap<&str, BTreeMap<u32, PullState>> = BTreeMap::new();
-    let mut unread = Vec::new();
-    for remote in Remote::ALL {
-        let numbers: BTreeSet<u32> = (citations.iter())
-            .filter(|c| c.remote == remote)
-            .map(|c| c.number)
-            .collect();
-        if numbers.is_empty() {
-            continue;
-        }
-        match remote_states(cache, remote, &numbers) {
-            Ok(states) => {
-                read.insert(remote.name(), states);
-            }
-            Err(e) => unread.push(e.message()),
-        }
-    }
-    let states = citations
-        .into_iter()
-        .filter_map(|c| {
-            let state = read.get(c.remote.name())?.get(&c.number)?.clone();
-            Some(CitedPull {
-                entry: c.entry,
-                line: c.line,
-                cited: c.cited,
-                repo: c.remote.name().to_string(),
-                number: c.number,
-                is_link: c.is_link,
-                state,
-            })
-        })
-        .collect();
+    let mut cited = Cited::default();
+    register
+        .entries
+        .iter()
+        .for_each(|entry| cited.add(project, entry));
+    let (states, unread) = cited.read(cache);
     Pulls {
         states,
         unread,
         elsewhere: elsewhere(project, register),
+    }
+}
+
+/// The citations of entries handed over one at a time, their states read once for all of
+/// them: what `check` keeps of each entry as it reads the register, holding no entry.
+#[derive(Debug, Default)]
+pub struct Cited(Vec<Citation>);
+
+impl Cited {
+    /// Adds the citations of the register's next entry.
+    pub fn add(&mut self, project: &Project, entry: &Entry) {
+        self.0.extend(citations(project, entry));
+    }
+
+    /// Every citation with its state, in entry order ([`states`]).
+    pub fn states(self, cache: &Cache) -> Vec<CitedPull> {
+        self.read(cache).0
+    }
+
+    /// The citations with their states, and why a remote's pull refs could not be read.
+    fn read(self, cache: &Cache) -> (Vec<CitedPull>, Vec<String>) {
+        let citations = self.0;
+        let mut read: BTreeMap<&str, BTreeMap<u32, PullState>> = BTreeMap::new();
+        let mut unread = Vec::new();
+        for remote in Remote::ALL {
+            let numbers: BTreeSet<u32> = (citations.iter())
+                .filter(|c| c.remote == remote)
+                .map(|c| c.number)
+                .collect();
+            if numbers.is_empty() {
+                continue;
+            }
+            match remote_states(cache, remote, &numbers) {
+                Ok(states) => {
+                    read.insert(remote.name(), states);
+                }
+                Err(e) => unread.push(e.message()),
+            }
+        }
+        let states = citations
+            .into_iter()
+            .filter_map(|c| {
+                let state = read.get(c.remote.name())?.get(&c.number)?.clone();
+                Some(CitedPull {
+                    entry: c.entry,
+                    line: c.line,
+                    cited: c.cited,
+                    repo: c.remote.name().to_string(),
+                    number: c.number,
+                    is_link: c.is_link,
+                    state,
+                })
+            })
+            .collect();
+        (states, unread)
     }
 }
 
