@@ -81,12 +81,7 @@ fn numbering(summary: &Summary, file: &str, findings: &mut Findings) {
     }
 }
 
-fn series_matches(
-    summary: &Summary,
-    file: &str,
-    series: &[SeriesPatch],
-    findings: &mut Findings,
-) {
+fn series_matches(summary: &Summary, file: &str, series: &[SeriesPatch], findings: &mut Findings) {
     let numbers: HashSet<u32> = summary.entries().map(|e| e.number).collect();
     for patch in series {
         if !numbers.contains(&patch.number) {

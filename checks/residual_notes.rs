@@ -10,7 +10,11 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     let Some(record) = &facts.records.residual_record else {
         return;
     };
-    findings.extend(note_findings(record, &facts.summary(), &facts.register_file()));
+    findings.extend(note_findings(
+        record,
+        &facts.summary(),
+        &facts.register_file(),
+    ));
     for review in &record.reviews {
         let message = format!(
             "the residual of `{}` changed since its note was written",
@@ -25,11 +29,7 @@ pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     }
 }
 
-fn note_findings(
-    record: &ResidualRecord,
-    summary: &Summary,
-    register_file: &str,
-) -> Vec<Finding> {
+fn note_findings(record: &ResidualRecord, summary: &Summary, register_file: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     for note in &record.notes {
         let finding = |message: String| CHECK.finding(&record.file, Some(note.line), message);
