@@ -4,7 +4,7 @@
 #
 #   FORKBOOK_FORK_URL=<fork mirror> FORKBOOK_UPSTREAM_URL=<upstream mirror> \
 #     benches/drift-cold.sh PROJECT [--runs N] [--bin target/release/forkbook] [--other BIN] \
-#       [--to REV] [--before REV]
+#       [--to REV] [--before REV] [--anchor MLXCEL_CHECKOUT]
 #
 # PROJECT: a files-layout project (made as `benches/side-by-side.sh` makes one), copied to a
 # temporary folder with its object cache (FORKBOOK_CACHE, warm: only the results stores are
@@ -16,7 +16,10 @@
 # - `roll --check` cold, both stores moved away;
 # - the floor: one `git cat-file --batch` of every blob the analysis reads (the upstream inputs
 #   at the pin and at REV, the backend at the fork commit).
-# With --other, each forkbook row also runs that binary. Needs hyperfine and git.
+# With --other, each forkbook row also runs that binary. With --anchor (a checkout of
+# lablup/mlxcel, copied into the temporary folder with PROJECT's records where it keeps them, as
+# `benches/side-by-side.sh` does), the two `drift api` rows also run the anchor's `drift` on the
+# same object cache, in the same hyperfine run. Needs hyperfine and git.
 set -euo pipefail
 
 project="$(cd "$1" && pwd)"
@@ -27,6 +30,7 @@ bin="$here/target/release/forkbook"
 other=""
 to=""
 before=""
+anchor=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -34,6 +38,7 @@ while [ $# -gt 0 ]; do
     --other) other="$2"; shift 2 ;;
     --to) to="$2"; shift 2 ;;
     --before) before="$2"; shift 2 ;;
+    --anchor) anchor="$(cd "$2" && pwd)"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -71,15 +76,26 @@ blobs="$work/blobs"
 { inputs "$pin"; inputs "$to"; git_ ls-tree -r --name-only "$fork" -- mlx/backend/rocm | sed "s|^|$fork:|"; } >"$blobs"
 echo "floor: $(wc -l <"$blobs") blobs"
 
+an=""
+if [ -n "$anchor" ]; then
+  cp -a "$anchor" "$work/anchor"
+  records="$work/anchor/src/lib/mlx-cpp/patches-rocm"
+  mkdir -p "$(dirname "$records")"
+  rm -rf "$records"
+  cp -a "$project/patches-rocm" "$records"
+  an="cd '$work/anchor' && python3 scripts/mlxcelverse/rocm_overlay.py drift --git-dir '$FORKBOOK_CACHE' --no-fetch >/dev/null"
+fi
+
 in_project() { echo "cd '$work/project' && '$1'"; }
-row() { # row NAME PREPARE ARGS
+row() { # row NAME PREPARE ARGS [ANCHOR]
   local cmds=(-n "forkbook $1" "$(in_project "$bin") $3 >/dev/null")
   [ -n "$other" ] && cmds+=(-n "other $1" "$(in_project "$other") $3 >/dev/null")
+  [ -n "${4:-}" ] && cmds+=(-n "anchor drift" "$4")
   hyperfine -i --warmup 1 --runs "$runs" --prepare "$2" "${cmds[@]}"
 }
 echo "$(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
-row "drift api cold" "$clear" "drift api --to $to"
-row "drift api at a new pin" "$at_new_pin" "drift api --to $to"
+row "drift api cold" "$clear" "drift api --to $to" "$an"
+row "drift api at a new pin" "$at_new_pin" "drift api --to $to" "$an"
 row "roll --check cold" "$clear" "roll --check"
 hyperfine --warmup 1 --runs "$runs" -n floor "git --git-dir '$FORKBOOK_CACHE' cat-file --batch <'$blobs' >/dev/null"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
