@@ -22,7 +22,7 @@ fn main() {
             .and_then(|s| s.to_str())
             .expect("a UTF-8 name");
         code.push_str(&entry(stem, &page).unwrap_or_else(|(line, why)| {
-            panic!("checks/{stem}.md:{line}: {why}; the page starts with `---`, lines `key: value` (id, name, severity, chapter, needs, optionally without) and `---`")
+            panic!("checks/{stem}.md:{line}: {why}; the page starts with `---`, lines `key: value` (id, name, severity, chapter, needs, optionally without and reads) and `---`")
         }));
     }
     let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("pages.rs");
@@ -48,7 +48,11 @@ fn entry(stem: &str, page: &str) -> Result<String, (usize, String)> {
             .trim_end()
             .split_once(": ")
             .ok_or((number, format!("`{}` is no `key: value`", line.trim_end())))?;
-        if !["id", "name", "severity", "chapter", "needs", "without"].contains(&key) {
+        if ![
+            "id", "name", "severity", "chapter", "needs", "without", "reads",
+        ]
+        .contains(&key)
+        {
             return Err((number, format!("unknown key `{key}`")));
         }
         if fields.insert(key, (number, value)).is_some() {
@@ -79,6 +83,15 @@ fn entry(stem: &str, page: &str) -> Result<String, (usize, String)> {
         ("records", Some(_)) => return Err((line, "`without` is for `needs: objects`".into())),
         _ => return Err((line, "`needs` is `records` or `objects`".into())),
     };
+    // A check that reads the register one entry at a time has a `one_entry` of its own, which
+    // `forkbook check` hands each entry as it reads the register.
+    let one_entry = match fields.get("reads") {
+        None => "None".to_string(),
+        Some((_, "one entry at a time")) => {
+            format!("Some(crate::{}::one_entry)", stem.replace('-', "_"))
+        }
+        Some((line, _)) => return Err((*line, "`reads` is `one entry at a time`".into())),
+    };
     let doc: String = lines.collect();
     let module = stem.replace('-', "_");
     let mut code = String::new();
@@ -86,7 +99,7 @@ fn entry(stem: &str, page: &str) -> Result<String, (usize, String)> {
         code,
         "pub(crate) const {module}: Check = Check {{ id: {id:?}, name: {:?}, \
          severity: Severity::{severity}, chapter: Chapter::{chapter}, doc: {doc:?}, \
-         needs: {needs}, run: crate::{module}::run }};",
+         needs: {needs}, run: crate::{module}::run, one_entry: {one_entry} }};",
         field("name")?.1
     )
     .expect("writing to a String");

@@ -117,6 +117,9 @@ pub struct Check {
     pub needs: Needs,
     /// Hands each finding to the sink as it is found, in the check's order.
     pub run: fn(&Facts, &mut Findings),
+    /// For a check that reads the register one entry at a time (its page's `reads: one entry
+    /// at a time`): the check as a function of one entry over the facts.
+    pub one_entry: Option<for<'f> fn(&'f Facts) -> OneEntry<'f>>,
 }
 
 /// Where a check hands its findings, one at a time as it finds them: `forkbook check` renders
@@ -193,25 +196,12 @@ impl Check {
     /// at a time; `None` for a check that reads entries together (it reads
     /// [`Facts::summary`]) or none.
     pub fn one_entry<'f>(&self, facts: &'f Facts) -> Option<OneEntry<'f>> {
-        self.one_entry_made().map(|made| made(facts))
+        self.one_entry.map(|made| made(facts))
     }
 
     /// Whether it reads the register one entry at a time.
     pub fn reads_one_entry_at_a_time(&self) -> bool {
-        self.one_entry_made().is_some()
-    }
-
-    fn one_entry_made(&self) -> Option<for<'f> fn(&'f Facts) -> OneEntry<'f>> {
-        let made: for<'f> fn(&'f Facts) -> OneEntry<'f> = match self.id {
-            "fix-state-complete" => fix_state_complete::one_entry,
-            "fix-link-present" => fix_link_present::one_entry,
-            "fork-commit-on-fork" => fork_commit_on_fork::one_entry,
-            "fix-pull-state" => fix_pull_state::one_entry,
-            "named-file-differs" => named_file_differs::one_entry,
-            "fix-draft-confirmed" => fix_draft_confirmed::one_entry,
-            _ => return None,
-        };
-        Some(made)
+        self.one_entry.is_some()
     }
 }
 
