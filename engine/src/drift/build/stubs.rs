@@ -550,7 +550,7 @@ fn render(header: &str, library: &Library, names: &Names) -> String {
          // the marker above; remove that line to keep your own version.\n"
     );
     let guard = &library.guard;
-    let _ = writeln!(out, "#ifndef {guard}\n#define {guard}\n");
+    let _ = writeln!(out, "#ifndef {guard}\n#define {guard}\n\n{HOST_DEVICE}");
     for (scope, decls) in declarations(names) {
         let scope = scope.join("::");
         if !scope.is_empty() {
@@ -568,12 +568,33 @@ fn render(header: &str, library: &Library, names: &Names) -> String {
     out
 }
 
+/// The stubs' functions are callable from host and device code alike: a kernel calls a device
+/// library's functions, and a stub callable from the host alone is an error in every kernel
+/// that calls it once the device side is compiled (`[build] device_check`).
+const HOST_DEVICE: &str = "#ifndef FORKBOOK_STUB_HD\n\
+     #if defined(__HIP__) || defined(__CUDA__)\n\
+     #define FORKBOOK_STUB_HD __attribute__((host, device))\n\
+     #else\n\
+     #define FORKBOOK_STUB_HD\n\
+     #endif\n\
+     #endif\n";
+
+/// The library templates whose parameters are not all types, by qualified name: the parameter
+/// list of the library's public API and the members the backend reads. A template taking types
+/// alone (the stub's default) refuses every value given to it.
+const TEMPLATE_SHAPES: &[(&str, &str, &str)] = &[(
+    // A matrix tile: its use (`matrix_a`, `accumulator`), its M x N x K block, its element type
+    // and layout; each thread holds `num_elements` of them in `x`.
+    "rocwmma::fragment",
+    "typename Use, unsigned M, unsigned N, unsigned K, typename Data, typename Layout = void",
+    "  static constexpr unsigned num_elements = 1;\n  Data x[num_elements];\n",
+)];
+
 /// The declarations of `names` by the namespace they are in (as a path): the types, the
 /// constants (distinct numbers, a `…success…` one 0), the objects, then the functions.
 fn declarations(names: &Names) -> BTreeMap<Vec<String>, Vec<String>> {
     let last = |path: &Vec<String>| path.last().cloned().unwrap_or_default();
-    let types =
-        (names.types.iter()).map(|(path, template)| (path, type_decl(&last(path), *template)));
+    let types = (names.types.iter()).map(|(path, template)| (path, type_decl(path, *template)));
     let mut value = 0usize;
     let constants = names.constants.iter().map(|path| {
         let name = last(path);
@@ -594,7 +615,7 @@ fn declarations(names: &Names) -> BTreeMap<Vec<String>, Vec<String>> {
             false => ("int", "0"),
         };
         let decl = format!(
-            "template <typename... T, typename... A> inline {ret} {name}(A&&...) {{ return {body}; }}"
+            "template <typename... T, typename... A> FORKBOOK_STUB_HD inline {ret} {name}(A&&...) {{ return {body}; }}"
         );
         (path, decl)
     });
@@ -606,11 +627,15 @@ fn declarations(names: &Names) -> BTreeMap<Vec<String>, Vec<String>> {
     groups
 }
 
-/// A type: a template taking anything, an opaque pointer for a handle, `int` otherwise.
-fn type_decl(name: &str, template: bool) -> String {
+/// A type: a template of the library's shape ([`TEMPLATE_SHAPES`]) or taking any types, an
+/// opaque pointer for a handle, `int` otherwise.
+fn type_decl(path: &[String], template: bool) -> String {
+    let name = path.last().map(String::as_str).unwrap_or_default();
+    let shape = TEMPLATE_SHAPES.iter().find(|(n, ..)| *n == path.join("::"));
+    let (parameters, members) = shape.map_or(("typename...", ""), |(_, p, m)| (*p, *m));
     if template {
         format!(
-            "template <typename...> struct {name} {{\n  template <typename... A> {name}(A&&...) {{}}\n}};"
+            "template <{parameters}> struct {name} {{\n{members}  template <typename... A> FORKBOOK_STUB_HD {name}(A&&...) {{}}\n}};"
         )
     } else if is_handle(name) {
         format!("typedef struct forkbook_stub_{name}* {name};")
@@ -626,7 +651,7 @@ fn object_decl(name: &str, members: &BTreeSet<String>) -> String {
     for member in members {
         let _ = writeln!(
             decl,
-            "  template <typename... A> const {ty}& {member}(A&&...) const {{ return *this; }}"
+            "  template <typename... A> FORKBOOK_STUB_HD const {ty}& {member}(A&&...) const {{ return *this; }}"
         );
     }
     let _ = write!(decl, "}};\ninline constexpr {ty} {name}{{}};");
@@ -737,5 +762,36 @@ mod tests {
             needs.libraries,
             BTreeSet::from([("HIPBLASLT_LIB".to_string(), "hipblaslt".to_string())])
         );
+    }
+}
+
+#[cfg(test)]
+mod device_tests {
+    use super::*;
+
+    /// The rocWMMA stub as the backend's kernels use it: its tile takes the library's values
+    /// among its types, and its functions are callable from a kernel.
+    #[test]
+    fn a_stub_holds_up_in_device_code() {
+        let path = |p: &str| p.split("::").map(str::to_string).collect::<Vec<_>>();
+        let mut names = Names::default();
+        names.types.insert(path("rocwmma::fragment"), true);
+        names.types.insert(path("rocwmma::matrix_a"), false);
+        names
+            .functions
+            .insert(path("rocwmma::synchronize_workgroup"));
+        let text = render(
+            "rocwmma/rocwmma.hpp",
+            &Library::of("rocwmma/rocwmma.hpp", &[]),
+            &names,
+        );
+        if let Ok(out) = std::env::var("FORKBOOK_STUB_OUT") {
+            std::fs::write(out, &text).unwrap();
+        }
+        assert!(text.contains(
+            "template <typename Use, unsigned M, unsigned N, unsigned K, typename Data, typename Layout = void> struct fragment {\n  static constexpr unsigned num_elements = 1;"
+        ));
+        assert!(text.contains("FORKBOOK_STUB_HD inline int synchronize_workgroup(A&&...)"));
+        assert!(text.contains("#define FORKBOOK_STUB_HD __attribute__((host, device))"));
     }
 }
