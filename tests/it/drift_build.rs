@@ -1398,3 +1398,196 @@ fn a_tree_that_puts_ccache_before_the_compiler_is_cached_across_builds() {
         "compiled by the first build only"
     );
 }
+
+/// A `hipcc` standing in for the HIP compiler on the C++ compiler, logging every command to
+/// `commands`: a `-c` of a `.hip` file is C++, and its device side (`--cuda-device-only`) the
+/// same source with `__HIP_DEVICE_COMPILE__` defined, as clang's device side reads it.
+fn fake_hipcc(dir: &Path, commands: &Path) -> std::path::PathBuf {
+    crate::common::write_stub(
+        &dir.join("bin"),
+        "hipcc",
+        &format!(
+            "echo \"$*\" >> '{}'\nn=$#\nx=\nwhile [ \"$n\" -gt 0 ]; do\n  a=$1\n  shift\n  n=$((n - 1))\n  \
+             case \"$a\" in\n    --cuda-device-only) set -- \"$@\" -D__HIP_DEVICE_COMPILE__=1 ;;\n    \
+             --cuda-host-only|--offload-arch=*) ;;\n    -c) x='-x c++'; set -- \"$@\" -c ;;\n    \
+             *) set -- \"$@\" \"$a\" ;;\n  esac\ndone\nexec c++ $x \"$@\"",
+            commands.display()
+        ),
+    )
+}
+
+/// A kernel file whose device side, and only it, reads `name`: the host compile never sees it.
+fn kernel_reading(name: &str) -> String {
+    format!(
+        "namespace mlx::core {{\nint host_side() {{ return 1; }}\n#if __HIP_DEVICE_COMPILE__\n\
+         int device_side() {{ return {name}; }}\n#endif\n}}\n"
+    )
+}
+
+/// Issue 41.2: with `[build] device_check`, each HIP unit the build compiles also gets the
+/// device side's semantic check, through the compiler wrapper: its errors go into the
+/// differential like the host compile's (one only the device side reads, new at the candidate,
+/// is drift; one at both pins is not), and the report's device line says what ran and what
+/// was not compiled. Off, nothing of it runs or is said. Fails before: no check existed, the
+/// device-only error was seen at neither pin.
+#[test]
+fn the_device_check_pass_finds_what_only_the_device_side_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands = dir.path().join("commands");
+    let hipcc = fake_hipcc(dir.path(), &commands);
+    let options = BuildOptions {
+        compiler: Some(hipcc.display().to_string()),
+        jobs: Some(1),
+        ..BuildOptions::default()
+    };
+    let cmake = "set_source_files_properties(kernel.hip known.hip PROPERTIES LANGUAGE CXX)\n";
+    let known = kernel_reading("missing_at_both_pins");
+    let build = |name: &str, kernel: &str, cfg: &BuildConfig| {
+        let tree = dir.path().join(name).join("tree");
+        let sources = [
+            ("kernel.hip", kernel),
+            ("known.hip", known.as_str()),
+            ("one.cpp", ONE),
+        ];
+        lay_library_after(&tree, cmake, &sources);
+        std::fs::write(tree.join("unused.hip"), "").unwrap();
+        let build_dir = dir.path().join(name).join("build");
+        drift_build(&tree, &build_dir, cfg, &options).unwrap()
+    };
+    let mut cfg = fixture_config(&[]);
+    cfg.add_flags = vec!["--cuda-host-only".to_string()];
+    let off = build("off", &kernel_reading("0"), &cfg);
+    assert!(off.device_check.is_none());
+    let text = off.doc().text();
+    assert!(
+        text.contains("device code: not compiled (`--cuda-host-only` in `[build] add_flags`"),
+        "{text}"
+    );
+    let log = std::fs::read_to_string(&commands).unwrap();
+    assert!(!log.contains("--cuda-device-only"), "{log}");
+    assert_eq!(files_of(&off.errors), ["known.hip"; 0]);
+
+    cfg.device_check = "gfx90a".to_string();
+    let recorded = build("recorded", &kernel_reading("0"), &cfg);
+    let candidate = build("candidate", &kernel_reading("missing_at_candidate"), &cfg);
+    let line = |report: &BuildReport| {
+        let text = report.doc().text();
+        let line = text.lines().find(|l| l.starts_with("device code:"));
+        line.unwrap_or_default().to_string()
+    };
+    assert_eq!(
+        line(&recorded),
+        "device code: semantic check for gfx90a (no code generated) on 2 of 2 HIP units, \
+         1 error the host compile does not show; not compiled: the device code itself \
+         (`--cuda-host-only` in `[build] add_flags`; errors only its code generator shows are \
+         not seen); 1 HIP file of the tree the build does not compile (`unused.hip`)"
+    );
+    // What ran: the check of each unit, with the device flags and without the output and the
+    // host-only flag, beside the host compile, which is unchanged.
+    let log = std::fs::read_to_string(&commands).unwrap();
+    let checks: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("--cuda-device-only"))
+        .collect();
+    assert_eq!(
+        checks.len(),
+        4,
+        "two units, two builds with the check: {log}"
+    );
+    for check in &checks {
+        assert!(check.ends_with("-fsyntax-only --cuda-device-only --offload-arch=gfx90a"));
+        assert!(
+            !check.contains(" -o ") && !check.contains("--cuda-host-only"),
+            "{check}"
+        );
+    }
+    assert!(recorded.objects >= 3, "{}", recorded.doc().text());
+    let diff = Differential::compare(
+        "a".repeat(40),
+        "b".repeat(40),
+        Some(recorded),
+        candidate,
+        false,
+    );
+    let text = diff.doc().text();
+    assert_eq!(files_of(&diff.new_errors), ["kernel.hip"], "{text}");
+    assert!(
+        diff.new_errors[0].message.contains("missing_at_candidate"),
+        "{text}"
+    );
+    assert_eq!(files_of(&diff.known_errors), ["known.hip"], "{text}");
+    assert!(
+        text.contains("on 2 of 2 HIP units, 2 errors the host compile does not show"),
+        "{text}"
+    );
+    let json = serde_json::to_value(&diff.candidate).unwrap();
+    assert_eq!(json["device_check"]["arch"], "gfx90a");
+    assert_eq!(json["device_check"]["checked"], 2);
+    assert_eq!(json["device_check"]["not_compiled"][0], "unused.hip");
+}
+
+fn files_of(errors: &[forkbook::engine::drift::build::Diagnostic]) -> Vec<&str> {
+    errors.iter().map(|e| e.file.as_str()).collect()
+}
+
+/// The device check's failures are kept like the host compile's (by its own command and its
+/// device side's preprocessed text): the candidate's build replays the check of a unit that
+/// failed the same way at the recorded pin instead of running it, and says the same; a kept
+/// outcome keeps the check's records, so a rerun runs nothing and says the same. Fails before:
+/// the check ran at every build.
+#[test]
+fn a_failed_device_check_is_kept_and_replayed_like_a_failed_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands = dir.path().join("commands");
+    let hipcc = fake_hipcc(dir.path(), &commands);
+    let results = forkbook_records::cache_entry::Store::new(
+        &dir.path().join("results"),
+        "drift build outcome",
+        Some(forkbook_records::cache_entry::Secret::from_bytes([7; 32])),
+    );
+    let options = BuildOptions {
+        compiler: Some(hipcc.display().to_string()),
+        jobs: Some(1),
+        compile_failures: Some(failure_store(&dir.path().join("failures"))),
+        results: Some(results),
+        ccache_base: Some(dir.path().canonicalize().unwrap()),
+        ..BuildOptions::default()
+    };
+    let mut cfg = fixture_config(&[]);
+    cfg.add_flags = vec!["--cuda-host-only".to_string()];
+    cfg.device_check = "gfx90a".to_string();
+    let known = kernel_reading("missing_at_both_pins");
+    let checks_of_known = || {
+        let log = std::fs::read_to_string(&commands).unwrap_or_default();
+        (log.lines())
+            .filter(|l| l.contains("--cuda-device-only") && !l.contains(" -E"))
+            .filter(|l| l.contains("known.hip"))
+            .count()
+    };
+    let mut texts = Vec::new();
+    for name in ["recorded", "candidate", "candidate"] {
+        let tree = dir.path().join(name).join("tree");
+        let cmake = "set_source_files_properties(known.hip PROPERTIES LANGUAGE CXX)\n";
+        lay_library_after(
+            &tree,
+            cmake,
+            &[("known.hip", known.as_str()), ("one.cpp", ONE)],
+        );
+        let build_dir = dir.path().join(name).join("build");
+        let report = drift_build(&tree, &build_dir, &cfg, &options).unwrap();
+        assert_eq!(
+            files_of(&report.errors),
+            ["known.hip"],
+            "{}",
+            report.doc().text()
+        );
+        texts.push(masked(&report.doc().text(), &dir.path().join(name)));
+    }
+    assert_eq!(
+        checks_of_known(),
+        1,
+        "checked once, then replayed, then kept"
+    );
+    assert_eq!(texts[0], texts[1]);
+    assert_eq!(texts[1], texts[2]);
+}

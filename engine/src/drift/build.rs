@@ -10,6 +10,7 @@
 //! [`mod@confirm`] then compares the result with the static findings of `drift api`.
 
 pub mod confirm;
+pub mod device;
 pub mod differential;
 pub mod failures;
 pub mod log;
@@ -73,6 +74,11 @@ pub struct BuildConfig {
     /// side of each HIP file alone, which still reads the kernels' bodies but generates no
     /// device code, several times faster). Given through the same script as `drop_flags`.
     pub add_flags: Vec<String>,
+    /// The device side's semantic check beside each HIP unit's compile, for this one
+    /// architecture (`"gfx90a"`; see [`device`]): templates instantiated for the device, no
+    /// code generated, about what the host compile costs. Empty: no check.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub device_check: String,
 }
 
 impl Default for BuildConfig {
@@ -101,6 +107,7 @@ impl Default for BuildConfig {
             stubs: String::new(),
             drop_flags: Vec::new(),
             add_flags: Vec::new(),
+            device_check: String::new(),
         }
     }
 }
@@ -160,6 +167,9 @@ pub struct BuildReport {
     /// or a compiler that is not `hipcc` (a C++ build has no device side).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceBuild>,
+    /// What the device check pass (`[build] device_check`) ran on and found; None: no check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_check: Option<device::DeviceCheck>,
 }
 
 /// The device code a build generated: for which architectures, at which optimization.
@@ -275,7 +285,8 @@ impl Tools {
         build_dir: &Path,
     ) -> Result<(PathBuf, Option<PathBuf>)> {
         let keeps_failures = options.compile_failures.is_some();
-        if cfg.drop_flags.is_empty() && cfg.add_flags.is_empty() && !keeps_failures {
+        let plain = cfg.drop_flags.is_empty() && cfg.add_flags.is_empty();
+        if plain && cfg.device_check.is_empty() && !keeps_failures {
             return Ok((self.compiler.clone(), self.launcher.clone()));
         }
         let wrapper = Wrapper {
@@ -339,6 +350,9 @@ pub fn drift_build(
     options: &BuildOptions,
 ) -> Result<BuildReport> {
     let tools = Tools::find(cfg, options)?;
+    if !cfg.device_check.is_empty() {
+        device::checked_arch(&cfg.device_check)?;
+    }
     let (tree, build_dir) = prepare(tree, build_dir)?;
     let jobs = options
         .jobs
@@ -369,6 +383,10 @@ pub fn drift_build(
     let base = BuildReport {
         host_only: host_only.cloned(),
         device: DeviceBuild::of(cfg, options, &tools.name),
+        device_check: (!cfg.device_check.is_empty()).then(|| device::DeviceCheck {
+            arch: cfg.device_check.clone(),
+            ..device::DeviceCheck::default()
+        }),
         compiler: tools.name.clone(),
         generator: cfg.generator.clone(),
         jobs,
@@ -423,6 +441,9 @@ fn run_build(
     let mut configure = configure_args(cfg, tree, build_dir, &compiler, options.arch.as_deref());
     configure.extend(toolchain_args(cfg, launcher.as_deref()));
     let mut env = tools.env(options, build_dir);
+    if !cfg.device_check.is_empty() {
+        env.push(device::env());
+    }
     if compiler != tools.compiler && tools.launcher.is_some() {
         // A tree's own CMake may put ccache before the script (MLX does), and the script is
         // written anew in every emptied build folder: judged by its file's time, as ccache
@@ -448,6 +469,7 @@ fn run_build(
     if let Some(store) = &options.compile_failures {
         failures::keep(store, build_dir);
     }
+    outcome.device_checks = device::read_records(build_dir);
     let table = read_symbols(build_dir, &tools.nm, &cfg.namespace, &mut outcome.objects)?;
     outcome.missing = table.missing_in(&cfg.namespace);
     let sources = |objects: BTreeSet<String>| objects.into_iter().collect();
@@ -499,6 +521,14 @@ fn read_outcome(mut report: BuildReport, outcome: results::Outcome) -> BuildRepo
         .collect();
     file_undefined(&mut report, outcome.missing, &failed);
     report.failed = failed.into_iter().collect();
+    if let Some(check) = &mut report.device_check {
+        let relative = |file: &str, dir: &Path| relative_to_tree(file, &tree, dir);
+        let units = &outcome.device_checks;
+        *check = device::report(&check.arch, units, &report.errors, &tree, relative);
+        // The check's errors are the build's, found where the host compile does not look.
+        report.errors.extend(check.device_only.iter().cloned());
+        report.errors = dedup(std::mem::take(&mut report.errors));
+    }
     report
 }
 
@@ -602,6 +632,9 @@ impl Wrapper<'_> {
         let replay = (self.failures_in)
             .and_then(|tree| failures::script(tree, build_dir, &run, &compiler, &identity));
         let tail = replay.unwrap_or_else(|| format!("exec {run} \"$@\"\n"));
+        let check =
+            (!cfg.device_check.is_empty()).then(|| device::script(&cfg.device_check, build_dir));
+        let tail = check.unwrap_or_default() + &tail;
         let script = format!(
             "#!/bin/sh\n# Written by forkbook drift build: runs the compiler without the arguments\n\
              # [build] drop_flags names, with those [build] add_flags names.\n\
@@ -968,7 +1001,9 @@ impl BuildReport {
     /// What of the device code was compiled: none, when `[build] add_flags` leaves it out, or
     /// for which architectures at which optimization (its code generator's errors depend on it).
     pub(crate) fn device_line(&self, doc: &mut Doc) {
-        if let Some(flag) = &self.host_only {
+        if let Some(check) = &self.device_check {
+            doc.say(self.device_check_line(check));
+        } else if let Some(flag) = &self.host_only {
             doc.say(format!(
                 "device code: not compiled (`{flag}` in `[build] add_flags`: the host side of each HIP file alone; errors only the device compile or its code generator shows are not seen)"
             ));
@@ -982,6 +1017,51 @@ impl BuildReport {
                 device.arch
             ));
         }
+    }
+
+    /// What the device check ran on, what it found, and what of the device code was not
+    /// compiled: the code itself under a host-only flag, the units whose check did not end,
+    /// the tree's HIP files the build does not compile.
+    fn device_check_line(&self, check: &device::DeviceCheck) -> String {
+        let compiled = match (&self.host_only, &self.device) {
+            (None, Some(device)) => format!("compiled for {}; ", device.arch),
+            _ => String::new(),
+        };
+        let mut line = format!(
+            "device code: {compiled}semantic check for {} (no code generated) on {} of {} HIP {}",
+            check.arch,
+            check.checked,
+            check.units,
+            if check.units == 1 { "unit" } else { "units" }
+        );
+        if !check.device_only.is_empty() {
+            let errors = plural(check.device_only.len(), "error", "errors");
+            line.push_str(&format!(", {errors} the host compile does not show"));
+        }
+        let mut not_compiled = Vec::new();
+        if let Some(flag) = &self.host_only {
+            not_compiled.push(format!(
+                "the device code itself (`{flag}` in `[build] add_flags`; errors only its code generator shows are not seen)"
+            ));
+        }
+        let named = |files: &[String]| format!("`{}`", files.join("`, `"));
+        if !check.not_checked.is_empty() {
+            not_compiled.push(format!(
+                "the check of {} (it did not end: see the build log)",
+                named(&check.not_checked)
+            ));
+        }
+        if !check.not_compiled.is_empty() {
+            let files = plural(check.not_compiled.len(), "HIP file", "HIP files");
+            not_compiled.push(format!(
+                "{files} of the tree the build does not compile ({})",
+                named(&check.not_compiled)
+            ));
+        }
+        if !not_compiled.is_empty() {
+            line.push_str(&format!("; not compiled: {}", not_compiled.join("; ")));
+        }
+        line
     }
 
     /// Where the undefined symbols were read, when not from this build's objects.

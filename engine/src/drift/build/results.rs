@@ -63,6 +63,9 @@ pub struct Outcome {
     pub missing: Vec<(String, Vec<String>)>,
     /// Symbols of the namespace the objects define -> those objects.
     pub defined_by: BTreeMap<String, Vec<String>>,
+    /// Each HIP unit's device check (`[build] device_check`), as the wrapper recorded it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_checks: Vec<super::device::UnitCheck>,
 }
 
 /// The inputs of one tree's build beyond the tree itself, as the key takes them.
