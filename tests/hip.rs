@@ -104,7 +104,12 @@ fn run(hipcc: &Path) {
             ..BuildOptions::default()
         };
         let build_dir = work.join(&pin[..8]).join("build");
-        let report = drift_build(&tree, &build_dir, &BuildConfig::default(), &options)
+        // The device check pass runs for real beside the device build (issue 41 item 2).
+        let cfg = BuildConfig {
+            device_check: "gfx90a".into(),
+            ..BuildConfig::default()
+        };
+        let report = drift_build(&tree, &build_dir, &cfg, &options)
             .unwrap_or_else(|e| panic!("{}", e.message()));
         assert!(report.configure.ok(), "{}", report.doc().text());
         reports.push(report);
@@ -132,10 +137,12 @@ fn run(hipcc: &Path) {
             "the kernel was compiled: {}",
             report.doc().text()
         );
-        // No `--cuda-host-only`: the report says the device side was compiled, and for what.
+        // No `--cuda-host-only`: the report says the device side was compiled, and for what,
+        // and what the device check ran on.
         assert!(
-            (report.doc().text())
-                .contains("device code: compiled for gfx90a at the tree's own optimization flags"),
+            (report.doc().text()).contains(
+                "device code: compiled for gfx90a; semantic check for gfx90a (no code generated) on 1 of 1 HIP unit\n"
+            ),
             "{}",
             report.doc().text()
         );

@@ -1541,7 +1541,7 @@ fn a_failed_device_check_is_kept_and_replayed_like_a_failed_compile() {
     let commands = dir.path().join("commands");
     let hipcc = fake_hipcc(dir.path(), &commands);
     let results = forkbook_records::cache_entry::Store::new(
-        &dir.path().join("results"),
+        dir.path().join("results"),
         "drift build outcome",
         Some(forkbook_records::cache_entry::Secret::from_bytes([7; 32])),
     );
