@@ -4,7 +4,7 @@
 #
 #   benches/drift-real.sh --fork DIR --upstream DIR [--to REV] [--bin target/release/forkbook]
 #                         [--jobs N] [--work DIR] [--cache DIR] [--phases cold,rerun,warm]
-#                         [--project DIR] [--out DIR]
+#                         [--project DIR] [--out DIR] [--device-check ARCH]
 #
 # The candidate is built as the retarget makes it before the local fixes, against the fork at
 # its upstream base (`drift build --without-fixes --with-api --stubs`), so what is new at the
@@ -17,6 +17,9 @@
 # this toolchain's build shows it), the items no fix answers, and the toolchain's new instances.
 #
 # --out DIR keeps each phase's report (cold.txt, rerun.txt, warm.txt, report.json) there.
+#
+# --device-check ARCH adds `device_check = "ARCH"` to the [build] below: the device side's
+# semantic check beside each HIP unit's host compile (one architecture, no code generated).
 #
 # --project DIR uses a project folder made by an earlier run (its forkbook.toml with the [build]
 # below), so a rerun's trees, settings and kept outcomes are that run's.
@@ -37,6 +40,7 @@ fork=""
 upstream=""
 project=""
 out=""
+device_check=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --fork) fork="$2"; shift 2 ;;
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
     --phases) phases="$2"; shift 2 ;;
     --project) project="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --device-check) device_check="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -91,6 +96,7 @@ cmake_args = [
   "-DFETCHCONTENT_SOURCE_DIR_JSON=$project/empty-json",
 ]
 EOF
+[ -z "$device_check" ] || sed -i "/^\[build\]$/a device_check = \"$device_check\"" "$project/forkbook.toml"
 fi
 export FORKBOOK_FORK_URL="$fork" FORKBOOK_UPSTREAM_URL="$upstream"
 export FORKBOOK_CACHE="$cache/cache.git"
