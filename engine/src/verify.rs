@@ -261,12 +261,14 @@ fn run_step(
     root: &Path,
     overrides: &super::project::Overrides,
 ) -> (Outcome, Vec<String>) {
-    let search = overrides.search_path();
+    // What the step runs with, both from the overrides: its environment and the search path
+    // its requirements are looked up on.
+    let (env, search) = (overrides.child_env(), overrides.search_path());
     if let Some(why) = crate::tools::missing_requirement_in(&step.requires, step.gpu, &search) {
         return (Outcome::Skipped(why), Vec::new());
     }
     let timeout = Duration::from_secs(step.timeout.unwrap_or(3600));
-    match run_shell_with(&step.command, root, timeout, &overrides.child_env()) {
+    match run_shell_with(&step.command, root, timeout, &env) {
         Ok((0, _)) => (Outcome::Passed, Vec::new()),
         Ok((code, tail)) => (Outcome::Failed(format!("exit {code}")), tail),
         Err(why) => (Outcome::Failed(why), Vec::new()),
