@@ -10,6 +10,7 @@ use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records;
 use super::report_value::{plural, CommandReport, Verdict};
+use super::Bytes;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,8 +38,8 @@ pub struct Status {
 /// the object cache, what the records alone say (the commits, the fixes, the lock), and the
 /// command that gets the rest: a status that cannot see everything still shows what it can.
 ///
-/// The register is left unparsed: its entries are read one at a time into the fixes' lines
-/// ([`local_fixes`]), so a register of 600,000 entries is never held as entries.
+/// The register is left unparsed: its entries are read one at a time as the fixes' lines are
+/// written ([`FixLines`]), so a register of 600,000 entries is never held as entries or lines.
 pub fn run(project: &Project, cache: &Cache) -> Result<Status> {
     let (files, model) = records::read_register_unparsed(project)?;
     let records = Records::from_folder(project, files, model)?;
@@ -177,71 +178,58 @@ pub fn status(project: &Project, state: &OverlayState) -> Status {
 }
 
 /// The local fixes: the patches in the patch layout; in the files layout, where there are no
-/// patches, the register's entries (`7. Event errors (kept-local)`), as the README promises,
-/// each read from the register's text and dropped once its line is written.
+/// patches, the register's entries (`7. Event errors (kept-local)`), as the README promises.
 fn local_fixes(project: &Project, records: &Records, patches: Vec<String>) -> FixLines {
-    let register = records.files.get(records::FIXES_FILE);
-    let (Layout::Files, Some(register)) = (project.config.overlay.layout, register) else {
-        return patches.iter().map(String::as_str).collect();
-    };
-    let mut lines = FixLines::default();
-    let name = project.record_name(records::FIXES_FILE);
-    let text = String::from_utf8_lossy(register);
-    forkbook_records::register::each_entry(&name, &text, |entry| {
-        let state = entry.state().map_or("no state", |s| s.as_str());
-        lines.push(format_args!("{}. {} ({state})", entry.number, entry.title));
-    });
-    lines.shrink_to_fit();
-    lines
+    match (
+        project.config.overlay.layout,
+        records.files.get(records::FIXES_FILE),
+    ) {
+        (Layout::Files, Some(register)) => FixLines::Register {
+            file: project.record_name(records::FIXES_FILE),
+            text: register.clone(),
+        },
+        _ => FixLines::Patches(patches),
+    }
 }
 
-/// Lines of text (the local fixes') held in one string: as a `String` each, the 600,000 lines
-/// of a register of as many entries took 56 bytes a line beside their text. In JSON, a list of
+/// The local fixes' lines. The register's are made as they are written, each from its entry
+/// read again from the register's text (which the records hold anyway): held as lines, the
+/// 600,000 of a register of as many entries took more than the register. In JSON, a list of
 /// strings.
-#[derive(Debug, Clone, Default)]
-pub struct FixLines {
-    text: String,
-    /// Where each line ends in `text`.
-    ends: Vec<usize>,
+#[derive(Debug, Clone)]
+pub enum FixLines {
+    /// The patches' names.
+    Patches(Vec<String>),
+    /// The register's entries, one line each.
+    Register { file: String, text: Bytes },
 }
 
 impl FixLines {
-    fn push(&mut self, line: std::fmt::Arguments) {
-        use std::fmt::Write;
-        // Writing into a String does not fail.
-        let _ = self.text.write_fmt(line);
-        self.ends.push(self.text.len());
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(&self.ends)
-            .map(|(start, &end)| &self.text[start..end])
-    }
-
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Gives back the room the lines grew into and do not use.
-    fn shrink_to_fit(&mut self) {
-        self.text.shrink_to_fit();
-        self.ends.shrink_to_fit();
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-}
-
-impl<'a> FromIterator<&'a str> for FixLines {
-    fn from_iter<I: IntoIterator<Item = &'a str>>(lines: I) -> FixLines {
-        let mut fixes = FixLines::default();
-        for line in lines {
-            fixes.push(format_args!("{line}"));
+    /// Hands each line to `line`, in order, until `line` fails.
+    pub fn each<E>(
+        &self,
+        mut line: impl FnMut(&str) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        match self {
+            FixLines::Patches(names) => names.iter().try_for_each(|name| line(name)),
+            FixLines::Register { file, text } => {
+                let text = String::from_utf8_lossy(text);
+                let mut outcome = Ok(());
+                let mut made = String::new();
+                forkbook_records::register::each_entry(file, &text, |entry| {
+                    if outcome.is_err() {
+                        return;
+                    }
+                    use std::fmt::Write;
+                    made.clear();
+                    let state = entry.state().map_or("no state", |s| s.as_str());
+                    // Writing into a String does not fail.
+                    let _ = write!(made, "{}. {} ({state})", entry.number, entry.title);
+                    outcome = line(&made);
+                });
+                outcome
+            }
         }
-        fixes
     }
 }
 
@@ -250,7 +238,10 @@ impl Serialize for FixLines {
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter())
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(None)?;
+        self.each(|line| seq.serialize_element(line))?;
+        seq.end()
     }
 }
 
@@ -295,9 +286,8 @@ impl Status {
             doc.line(vec![words("pin/fork conflicts in core files: "), conflicts]);
         }
         piece(&doc.text())?;
-        for fix in self.local_fixes.iter() {
-            piece(&Doc::default().field("fix", vec![text(fix)]).text())?;
-        }
+        (self.local_fixes)
+            .each(|fix| piece(&Doc::default().field("fix", vec![text(fix)]).text()))?;
         let mut doc = Doc::default();
         if let Some(why) = &self.not_built {
             doc.line(vec![words("not built: "), text(why)]);
@@ -336,17 +326,30 @@ impl CommandReport for Status {
 mod tests {
     use super::FixLines;
 
+    fn lines(fixes: &FixLines) -> Vec<String> {
+        let mut out = Vec::new();
+        let _ = fixes.each(|line| -> Result<(), ()> {
+            out.push(line.to_string());
+            Ok(())
+        });
+        out
+    }
+
     #[test]
-    fn status_fix_lines_read_back_as_pushed_and_are_a_list_of_strings_in_json() {
-        let written = [
-            "1. Keep it (merged)",
-            "2. A title\non two lines (no state)",
-            "",
-        ];
-        let lines: FixLines = written.into_iter().collect();
-        assert_eq!(lines.iter().collect::<Vec<_>>(), written);
-        assert_eq!(lines.len(), 3);
-        let json = serde_json::to_string(&lines).unwrap();
+    fn status_fix_lines_of_a_register_are_its_entries_and_a_list_of_strings_in_json() {
+        let register = "# Fixes\n\n## 1. Keep it\n\n- state: merged\n\n## 2. A title\n\nWhy.\n";
+        let fixes = FixLines::Register {
+            file: "FIXES.md".into(),
+            text: std::sync::Arc::new(register.as_bytes().to_vec()),
+        };
+        let written = ["1. Keep it (merged)", "2. A title (no state)"];
+        assert_eq!(lines(&fixes), written);
+        let json = serde_json::to_string(&fixes).unwrap();
         assert_eq!(json, serde_json::to_string(&written).unwrap());
+        let patches = FixLines::Patches(vec!["0001-a.patch".into()]);
+        assert_eq!(
+            serde_json::to_string(&patches).unwrap(),
+            r#"["0001-a.patch"]"#
+        );
     }
 }
