@@ -10,6 +10,7 @@
 use super::cache::{Cache, Remote};
 use super::check::{gather_facts, record_facts, run_checks, Finding};
 use super::config::Layout;
+use super::digests::FileDigests;
 use super::error::Result;
 use super::fsutil::replace_file;
 use super::overlay::{OverlayState, Records};
@@ -132,6 +133,9 @@ pub fn adopt(
     counts: bool,
     config_text: Option<&str>,
 ) -> Result<Adoption> {
+    if let Some((rev, origin)) = project.stand_in_pin() {
+        return Err(refused_under_a_stand_in(rev, origin));
+    }
     // The lock first, so the records read are the records written over; then read them all
     // before writing: records in an unexpected place are one error, and nothing is written.
     let _lock = project.lock_records()?;
@@ -174,6 +178,20 @@ pub fn adopt(
     Ok(summarize(project, &state, &facts, findings, wrote, lock))
 }
 
+/// Adopt writes records, so a stand-in pin refuses it as it refuses every writer; the note says
+/// what adopt needs instead, which is not the pin: `forkbook.toml` and a files layout's lock need
+/// no commit, and a missing pin is named with its fetch.
+fn refused_under_a_stand_in(rev: &str, origin: &str) -> super::error::Error {
+    super::error::Error::new(format!(
+        "adopt writes records, and nothing is written under the stand-in pin `{rev}` (from {origin})"
+    ))
+    .with_note(
+        "run `forkbook adopt` without it: it writes forkbook.toml and, for whole files, the lock \
+         without the pin, and names a missing pin with the command that fetches it; the stand-in \
+         is for reading (`check`, `status`, the book)",
+    )
+}
+
 /// Writes the record `name` of the records folder, and keeps it in `state` as written; returns
 /// its name.
 fn write_record(
@@ -201,8 +219,9 @@ fn write_config(project: &Project, config_text: Option<&str>) -> Result<Vec<Stri
 }
 
 /// Adopt when a recorded commit cannot be had: `forkbook.toml` is written (so `fetch`,
-/// `check` and `status` can start), the record checks run, and the missing commits are named
-/// with the command that gets each. The caller holds the project lock.
+/// `check` and `status` can start), and so is the lock of whole files, which needs no commit
+/// ([`lock_without_commits`]); the record checks run, and the missing commits are named with
+/// the command that gets each. The caller holds the project lock.
 fn adopt_records_only(
     project: &Project,
     cache: &Cache,
@@ -210,7 +229,9 @@ fn adopt_records_only(
     records: &Records,
     error: super::error::Error,
 ) -> Result<Adoption> {
-    let wrote = write_config(project, config_text)?;
+    let mut wrote = write_config(project, config_text)?;
+    let mut records = records.clone();
+    let lock = lock_without_commits(project, &mut records, &mut wrote)?;
     let facts = record_facts(project, &records.files, records.model.clone());
     // The whole files the folder holds are the overlay's files the names can resolve to (in the
     // patch layout, none: the overlay is the base tree plus the patches, which could not be built).
@@ -221,12 +242,46 @@ fn adopt_records_only(
         .collect();
     let recorded = |key| records.upstream.get(key).unwrap_or_default().to_string();
     Ok(Adoption {
+        lock,
         fork: recorded(records::keys::COMMIT),
         base: recorded(records::keys::BASE),
         pin: recorded(records::keys::PIN),
-        missing: missing_commits(project, records, cache, &error),
+        missing: missing_commits(project, &records, cache, &error),
         ..summarize_records(project, &facts, findings, wrote, &known)
     })
+}
+
+/// The lock while a recorded commit is missing. In the files layout the overlay is the whole
+/// files as they stand, so their lock is the one adopt writes with every commit there, and it is
+/// written now (kept in `records` as written); a series' lock is its patches applied to the base
+/// tree, which needs the commits, so it waits for them.
+fn lock_without_commits(
+    project: &Project,
+    records: &mut Records,
+    wrote: &mut Vec<String>,
+) -> Result<String> {
+    if project.config.overlay.layout == Layout::Patch {
+        return Ok(
+            "not written: a series' lock is its patches applied to the base tree, which \
+                   needs the missing commits; `forkbook adopt` writes it once they are fetched"
+                .into(),
+        );
+    }
+    let actual = records::lock_knowing(&records.tree, &FileDigests::of(&records.tree));
+    if let Some(lock) = &records.model.lock {
+        return Ok(super::status::lock_agreement(lock, &actual).into());
+    }
+    let text = actual.render();
+    replace_file(
+        &project.records_dir().join(records::LOCK_FILE),
+        text.as_bytes(),
+    )?;
+    records
+        .files
+        .insert(records::LOCK_FILE.to_string(), text.into_bytes().into());
+    records.model = records::model(project, &records.files)?;
+    wrote.push(project.record_name(records::LOCK_FILE));
+    Ok("written (the whole files as they stand: their lock needs no commit)".into())
 }
 
 /// The recorded commits the cache lacks, each with the command that fetches it; when all are
@@ -324,7 +379,6 @@ fn summarize_records(
         layout: config.layout,
         tree: (config.layout == Layout::Files).then(|| tree_name(config)),
         wrote,
-        lock: "not written (the overlay could not be built)".into(),
         register: project.record_name(records::FIXES_FILE),
         entries: entries.to_vec(),
         states,

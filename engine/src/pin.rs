@@ -321,11 +321,16 @@ pub fn missing_pin(
 ) -> Error {
     let offered = nearby(project, cache, register);
     let mut note = error.note.clone().unwrap_or_default();
-    if !offered.is_empty() {
-        note.push_str(
-            "; or run on a commit the mirrors have, as a stand-in: a run option, never written \
-             into a record (the records keep their pin, and nothing is written under it)",
-        );
+    if let Some(first) = offered.first() {
+        // The first line says how to use one, as a flag and for the book: a book's step that
+        // is skipped on the missing pin shows this line alone.
+        let first = short(first.commit);
+        note.push_str(&format!(
+            "; or run on a commit the mirrors have, as a stand-in (`--stand-in-pin {first}`, or \
+             `stand_in_pin = \"{first}\"` under `[upstream]` in forkbook.toml for the book and \
+             CI): a run option, never written into a record (the records keep their pin, and \
+             nothing is written under it)"
+        ));
         for nearby in &offered {
             note.push_str(&format!(
                 "\n  --stand-in-pin {}  {}",

@@ -281,8 +281,9 @@ fn a_pin_no_mirror_has_is_named_with_the_command_that_gets_it_and_nothing_loops(
     let (code, out) = adopt(&folder, &mirror(&folder), &[]);
     assert_eq!(code, 1, "a decision, not a failure: {out}");
     assert!(folder.demo.root().join("forkbook.toml").is_file(), "{out}");
+    // Whole files are locked as they stand: that needs no commit.
     assert!(
-        !folder.demo.records().join("overlay.lock").exists(),
+        folder.demo.records().join("overlay.lock").is_file(),
         "{out}"
     );
     assert!(
@@ -358,9 +359,10 @@ fn a_pin_on_a_pull_request_ref_is_fetched_by_its_id_or_through_the_pull_request_
             &["for-each-ref", "--format=%(refname)"],
         );
         assert!(refs.contains(proof), "protocol {protocol}: {refs}");
+        // The lock the first adopt wrote without the pin is the built overlay's.
         let (code, out) = adopt(&folder, &url, &[]);
         assert!(
-            out.contains("lock     written"),
+            out.contains("lock     matches"),
             "protocol {protocol}: {out}"
         );
         assert_eq!(code, 1, "the register's own decisions remain: {out}");
@@ -570,8 +572,9 @@ fn check_and_adopt_fit_one_screen_and_the_detail_is_behind_verbose_and_json() {
 /// adopt on a pin no mirror has: the README's counts are not compared with an overlay it could
 /// not build ("13 backend files (the overlay has 0)" was printed), the files named are the
 /// overlay's files once each (`event.cpp` and `mlx/backend/rocm/event.cpp` are one; the prose
-/// paths are no overlay file), as adopt counts them with the pin there, and `check`'s note on the
-/// missing lock does not send back to adopt before the commits are fetched.
+/// paths are no overlay file), as adopt counts them with the pin there, and the lock of the whole
+/// files is written, the same bytes adopt writes with the pin there, so `check` has no missing
+/// lock to send back to adopt.
 #[test]
 fn adopt_on_a_missing_pin_counts_only_what_it_could_read() {
     let folder = real_shaped();
@@ -581,7 +584,11 @@ fn adopt_on_a_missing_pin_counts_only_what_it_could_read() {
     std::fs::write(&upstream, recorded.replace(&folder.pin, missing)).unwrap();
     let (code, out) = adopt(&folder, &mirror(&folder), &[]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("lock     not written"), "{out}");
+    assert!(
+        out.contains("wrote    forkbook.toml, patches-rocm/overlay.lock\nlock     written (the whole files as they stand: their lock needs no commit)"),
+        "{out}"
+    );
+    let written = folder.demo.read("overlay.lock");
     assert!(!out.contains("the overlay has 0"), "{out}");
     assert!(
         out.contains("counts   patches-rocm/README.md:5: 13 backend files (not counted: the overlay could not be built)"),
@@ -595,18 +602,156 @@ fn adopt_on_a_missing_pin_counts_only_what_it_could_read() {
     let (_, check) = folder
         .demo
         .run(&["--upstream-url", &up, "check", "--verbose"]);
-    let lock =
-        "the lock `overlay.lock` is missing\n  note: the overlay cannot be built to lock it: \
-                the recorded commits are not in the object cache; get them with `forkbook fetch`";
-    assert!(check.contains(lock), "{check}");
-    // The pin back: the same seven files, now resolved among the built overlay's.
+    assert!(!check.contains("overlay-matches-lock]"), "{check}");
+    // The pin back: the same seven files, now resolved among the built overlay's, and the lock
+    // written without the pin is the one the built overlay has.
     std::fs::write(&upstream, recorded).unwrap();
     let (_, out) = adopt(&folder, &mirror(&folder), &[]);
-    assert!(out.contains("lock     written"), "{out}");
+    assert!(out.contains("lock     matches"), "{out}");
+    std::fs::remove_file(folder.demo.records().join("overlay.lock")).unwrap();
+    let (_, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert!(out.contains("lock     written\n"), "{out}");
+    assert_eq!(folder.demo.read("overlay.lock"), written);
     assert!(
         out.contains(
             "named    7 files named by entries\n  and 2 names are no one file of the overlay:\n"
         ),
         "{out}"
     );
+}
+
+/// `forkbook ARGS` as a line of forkbook's output prints it (`forkbook … # why`), with the
+/// mirror as the README's first step exports it.
+fn run_printed(folder: &Folder, printed: &str) -> (i32, String) {
+    let command = printed.split(" # ").next().unwrap();
+    let mut words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(words.first(), Some(&"forkbook"), "{printed}");
+    let up = mirror(folder);
+    words[0] = up.as_str();
+    folder.demo.run(&[&["--upstream-url"][..], &words].concat())
+}
+
+/// The line of `out` that starts with `prefix` (after its indent), with the prefix cut off.
+fn printed_after<'a>(out: &'a str, prefix: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.trim_start().strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` in:\n{out}"))
+}
+
+/// The first user's loop from the README on a pin no mirror has, each next command run as
+/// forkbook printed it: adopt writes forkbook.toml and the whole files' lock (no pin needed) and
+/// names a stand-in; the stand-in reads the records with no missing lock sent back to adopt;
+/// the book is written and built, each step that needs the pin skipped with the reason and the
+/// stand-in line for the book, never passed; with that line in forkbook.toml those steps run on
+/// the stand-in, saying so; and a fix is proposed into a patch and its pull request's text.
+#[test]
+fn the_first_users_loop_on_a_pin_no_mirror_has_runs_as_printed() {
+    let folder = real_shaped();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    // One fix the register means to send, in its own words over the policy's.
+    let register = folder.demo.records().join("LOCAL_FIXES.md");
+    let kept = "Applies to the fork; acme/engine#60 has the trace.";
+    let text = std::fs::read_to_string(&register).unwrap();
+    let to_send = "Applies to the fork; to be proposed there (acme/engine#60 has the trace).";
+    std::fs::write(&register, text.replace(kept, to_send)).unwrap();
+    let (code, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert_eq!(code, 1, "a decision, not a failure: {out}");
+    assert!(
+        out.contains("wrote    forkbook.toml, patches-rocm/overlay.lock\n"),
+        "{out}"
+    );
+    // Under the stand-in adopt offers, adopt itself writes nothing and says to run it without.
+    let stand_in = printed_after(&out, "meanwhile, to read the records: ");
+    let rev = stand_in.split_whitespace().nth(2).unwrap().to_string();
+    let (code, refused) = run_printed(&folder, &format!("forkbook --stand-in-pin {rev} adopt"));
+    assert_eq!(code, 2, "{refused}");
+    assert!(
+        refused.contains("run `forkbook adopt` without it"),
+        "{refused}"
+    );
+
+    let (code, check) = run_printed(&folder, stand_in);
+    assert_eq!(code, 1, "{check}");
+    assert!(
+        check.starts_with(&format!("stand-in pin `{rev}`")),
+        "{check}"
+    );
+    assert!(check.contains("entry 3 has no upstream state"), "{check}");
+    assert!(!check.contains("overlay-matches-lock]"), "{check}");
+
+    let (code, init) = run_printed(&folder, printed_after(&out, "next: "));
+    assert_eq!(code, 0, "{init}");
+    let build = printed_after(&init, "next: ");
+    assert!(build.starts_with("forkbook book build"), "{init}");
+    let (code, built) = run_printed(&folder, build);
+    assert_eq!(
+        code, 1,
+        "the gate fails on the register's own errors: {built}"
+    );
+    let gate: Vec<&str> = built.lines().filter(|l| l.starts_with("error[")).collect();
+    assert!(
+        gate.iter()
+            .any(|l| l.contains("entry 3 has no upstream state")),
+        "{built}"
+    );
+    assert!(
+        gate.iter().all(|l| !l.contains("overlay-matches-lock")),
+        "{built}"
+    );
+    let page = |name: &str| {
+        let html = folder.demo.root().join(format!("book/book/{name}.html"));
+        std::fs::read_to_string(html).unwrap()
+    };
+    let bump = page("pin-bump");
+    let retarget = &bump[bump
+        .find("forkbook retarget main --check")
+        .expect("the step")..];
+    let reason = format!(
+        "skipped:</strong> the recorded pin is missing: commit <code>{missing}</code> of the \
+         upstream is not in the object cache"
+    );
+    let skipped = retarget.find(&reason).unwrap_or_else(|| panic!("{bump}"));
+    assert!(
+        !retarget[..skipped].contains("exit 0"),
+        "not passed: {retarget}"
+    );
+    let for_the_book = format!(
+        "<code>stand_in_pin = \"{}\"</code> under <code>[upstream]</code>",
+        &rev[..8]
+    );
+    assert!(retarget[skipped..].contains(&for_the_book), "{retarget}");
+
+    // The stand-in line for the book, as printed, in forkbook.toml: the steps run on it.
+    let config = folder.demo.root().join("forkbook.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str(&format!("\n[upstream]\nstand_in_pin = \"{}\"\n", &rev[..8]));
+    std::fs::write(&config, toml).unwrap();
+    let (_, built) = run_printed(&folder, build);
+    let bump = page("pin-bump");
+    let retarget = &bump[bump.find("forkbook retarget main --check").unwrap()..];
+    let next_step = retarget[1..]
+        .find("forkbook ")
+        .unwrap_or(retarget.len() - 1);
+    assert!(
+        !retarget[..next_step].contains("skipped:")
+            && retarget[..next_step].contains("stand-in pin"),
+        "{built}\n{retarget}"
+    );
+
+    // A fix proposed: its patch and the text of its pull request.
+    let (code, proposed) = run_printed(&folder, "forkbook propose 4");
+    assert_eq!(code, 0, "{proposed}");
+    let packages = folder.demo.root().join("propose");
+    let names: Vec<String> = std::fs::read_dir(&packages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.ends_with(".patch")),
+        "{names:?}: {proposed}"
+    );
+    assert!(names.iter().any(|n| n == "index.md"), "{names:?}");
 }

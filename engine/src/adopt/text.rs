@@ -68,7 +68,7 @@ fn setup(a: &Adoption, doc: &mut Doc) {
         );
     } else {
         doc.list(vec![vec![words(
-            "the overlay could not be built: no lock written, only the record checks ran",
+            "the overlay could not be built: only the record checks ran",
         )]]);
     }
 }
