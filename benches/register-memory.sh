@@ -6,6 +6,8 @@
 #   cargo build --release
 #   benches/register-memory.sh [--bin PATH]... [PROSE_ENTRIES...]
 #   SHORT="600000" benches/register-memory.sh 80000     # one size of each shape
+#   COMMANDS="status,check --verbose" benches/register-memory.sh   # the commands, comma-separated
+#                                     (default: status, status --json, check, check --json)
 #
 # With several `--bin`, each register is measured with each binary in turn (a column each, in
 # the order given; the last column divides the last binary's peak by the register's size), so
@@ -17,6 +19,7 @@
 # - short: the shape of benches/register-scale.sh (`## N. tN`, about 20 bytes an entry, no state,
 #   so every check that reads entries reports each), SHORT of them (default 150000 300000 600000).
 set -eu
+commands="${COMMANDS:-status,status --json,check,check --json}"
 
 bins=""
 while [ $# -gt 0 ]; do
@@ -78,11 +81,14 @@ columns=$(for b in $bins; do printf ' peak RSS |'; done)
 rules=$(for b in $bins; do printf ' --- |'; done)
 echo "| shape | entries | register | command |$columns × register |"
 echo "| --- | --- | --- | --- |$rules --- |"
+each_command() { # shape, entries
+    echo "$commands" | tr ',' '\n' | while read -r command; do measure "$1" "$2" "$command"; done
+}
 for n in $sizes; do
     prose "$n" >"$work/reg.md"
-    for command in status check; do measure prose "$n" "$command"; done
+    each_command prose "$n"
 done
 for n in ${SHORT:-150000 300000 600000}; do
     short "$n" >"$work/reg.md"
-    for command in status check; do measure short "$n" "$command"; done
+    each_command short "$n"
 done

@@ -24,7 +24,9 @@ use super::{residual, FileMap};
 use forkbook_records::readme;
 use git2::Oid;
 
+mod every;
 mod run;
+pub use every::EveryFinding;
 pub use run::{
     catalogue, explain, render_findings, run, Catalogue, CheckRun, Groups, Kept, Listed, Skipped,
 };

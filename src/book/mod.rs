@@ -232,8 +232,11 @@ impl StepRunner for BookRunner {
             Ok(run) => run,
             Err(e) => return vec![could_not_run(e.message(), e.note)],
         };
-        let mut gate: Vec<GateFinding> = run
-            .findings
+        let findings = match run.findings.to_vec() {
+            Ok(findings) => findings,
+            Err(e) => return vec![could_not_run(e.message(), e.note)],
+        };
+        let mut gate: Vec<GateFinding> = findings
             .into_iter()
             .filter(|f| f.severity == Severity::Error)
             .map(directives::gate_finding)

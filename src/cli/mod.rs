@@ -217,7 +217,11 @@ impl Ctx<'_> {
             if let Some(head) = &stand_in {
                 writeln!(self.out, "{head}")?;
             }
-            report.write_text(self.out)?;
+            // A report written a piece at a time (`status`, `check --verbose`) is written in
+            // large pieces, not a system call a line.
+            let mut out = std::io::BufWriter::new(&mut *self.out);
+            report.write_text(&mut out)?;
+            out.flush()?;
         }
         // A step that asked for JSON shows the JSON it asked for.
         if self.page.is_some() && !self.global.json {
@@ -250,9 +254,15 @@ impl Ctx<'_> {
     }
 
     /// Prints `value` as pretty JSON.
+    /// Written as it is serialized, never held whole: the JSON of a register of 600,000 entries
+    /// is larger than the register.
     pub fn print_json<T: serde::Serialize>(&mut self, value: &T) -> engine::Result<()> {
-        let text = serde_json::to_string_pretty(value).map_err(|e| Error::new(e.to_string()))?;
-        writeln!(self.out, "{text}")?;
+        let mut out = std::io::BufWriter::new(&mut *self.out);
+        // An error of the output (a reader that closed it) stays an I/O error, so it ends the
+        // command quietly as any other write does.
+        serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        out.flush()?;
         Ok(())
     }
 }

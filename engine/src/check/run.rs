@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::every::EveryFinding;
 use super::{add_overlay_facts, record_facts, Finding, Severity};
 use crate::cache::Cache;
 use crate::error::{Error, Result};
@@ -29,7 +30,7 @@ pub struct CheckRun {
     /// What gets the objects the skipped checks need, when that is the reason.
     pub fetch: Option<String>,
     /// Every finding, when the run kept them ([`Kept::Every`]); none otherwise.
-    pub findings: Vec<Finding>,
+    pub findings: EveryFinding,
     /// What the grouped text shows of the findings, when the run kept only that
     /// ([`Kept::Grouped`]).
     #[serde(skip)]
@@ -105,7 +106,8 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         .map(|view| view.core_files.clone());
     // Each check's findings apart, joined in the catalogue's order: the checks that read one
     // entry at a time find theirs together, entry by entry.
-    let mut every: Vec<Vec<Finding>> = CHECKS.iter().map(|_| Vec::new()).collect();
+    let mut every = EveryFinding::new(CHECKS.len());
+    let mut kept_failed = None;
     let mut grouped: Vec<Groups> = CHECKS.iter().map(|_| Groups::default()).collect();
     let (mut errors, mut found) = (0, 0);
     // Each finding is counted and kept (or folded into its group) as its check hands it over.
@@ -119,7 +121,11 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         errors += usize::from(finding.severity == Severity::Error);
         match kept {
             Kept::Grouped => grouped[at].add(&finding),
-            Kept::Every => every[at].push(finding),
+            Kept::Every => {
+                if let Err(e) = every.push(at, finding) {
+                    kept_failed.get_or_insert(e);
+                }
+            }
         }
     };
     let read_entries = |each: &mut dyn FnMut(&register::Entry)| {
@@ -128,7 +134,10 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         }
     };
     forkbook_checks::run_streamed(&mut facts, read_entries, &mut take);
-    let findings: Vec<Finding> = every.into_iter().flatten().collect();
+    if let Some(e) = kept_failed {
+        return Err(e);
+    }
+    every.close()?;
     let grouped = (kept == Kept::Grouped).then(|| {
         let mut groups = Groups::default();
         grouped.into_iter().for_each(|check| groups.append(check));
@@ -162,7 +171,7 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         skipped,
         skipped_checks,
         fetch,
-        findings,
+        findings: every,
         grouped,
         verbose: false,
     })
@@ -170,10 +179,36 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
 
 impl CommandReport for CheckRun {
     fn text(&self) -> String {
-        let mut out = match &self.grouped {
-            Some(groups) => groups.render(),
-            None => render_findings(&self.findings, self.verbose),
-        };
+        let mut out = Vec::new();
+        // Writing into a Vec fails only where the findings cannot be read back.
+        let _ = self.write_text(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// The findings a piece at a time: `--verbose` prints every finding, and a register of
+    /// 600,000 short entries has twice as many.
+    fn write_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match &self.grouped {
+            Some(groups) => out.write_all(groups.render().as_bytes())?,
+            None if self.verbose => self.findings.each(|f| writeln!(out, "{}", f.render()))?,
+            None => {
+                let findings = self.findings.to_vec().map_err(std::io::Error::other)?;
+                out.write_all(render_findings(&findings, false).as_bytes())?
+            }
+        }
+        out.write_all(self.rest_of_text().as_bytes())
+    }
+
+    /// An error is a problem; warnings are only reported.
+    fn verdict(&self) -> Verdict {
+        Verdict::problems_if(self.errors > 0)
+    }
+}
+
+impl CheckRun {
+    /// What follows the findings: the skipped checks, the summary and the hint.
+    fn rest_of_text(&self) -> String {
+        let mut out = String::new();
         if let Some(why) = &self.skipped {
             out.push_str(&format!(
                 "skipped: the checks that need the base tree and the overlay ({why})\n"
@@ -198,13 +233,6 @@ impl CommandReport for CheckRun {
         out
     }
 
-    /// An error is a problem; warnings are only reported.
-    fn verdict(&self) -> Verdict {
-        Verdict::problems_if(self.errors > 0)
-    }
-}
-
-impl CheckRun {
     /// `all 12 checks passed`, `1 error, 0 warnings from 10 of 12 checks (2 skipped, 1 run in part)`.
     fn summary(&self) -> String {
         let whole = self

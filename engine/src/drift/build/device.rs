@@ -88,22 +88,14 @@ pub fn script(arch: &str, build_dir: &Path) -> String {
     let quote = super::failures::shell_quote;
     let checks = quote(&build_dir.join(FOLDER).display().to_string());
     let offload = quote(&format!("--offload-arch={arch}"));
+    let without_output = super::failures::without_output_args(&[
+        "-MD|-MMD|--cuda-host-only|--offload-host-only|--cuda-device-only|--offload-device-only",
+        "--offload-arch=*|--cuda-gpu-arch=*|--amdgpu-target=*",
+    ]);
     format!(
         r#"if [ -n "${{{PASS}:-}}" ]; then
   # The device side's semantic check of one HIP unit: no object, no host side, one architecture.
-  n=$#
-  while [ "$n" -gt 0 ]; do
-    a=$1
-    shift
-    n=$((n - 1))
-    case "$a" in
-      -o|-MF|-MT|-MQ) if [ "$n" -gt 0 ]; then shift; n=$((n - 1)); fi ;;
-      -MD|-MMD|--cuda-host-only|--offload-host-only|--cuda-device-only|--offload-device-only) ;;
-      --offload-arch=*|--cuda-gpu-arch=*|--amdgpu-target=*) ;;
-      *) set -- "$@" "$a" ;;
-    esac
-  done
-  set -- "$@" -fsyntax-only --cuda-device-only {offload}
+{without_output}  set -- "$@" -fsyntax-only --cuda-device-only {offload}
   # No object to keep: ccache would preprocess the unit first for nothing.
   CCACHE_DISABLE=1
   export CCACHE_DISABLE

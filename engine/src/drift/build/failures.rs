@@ -148,6 +148,7 @@ pub fn script(
         .collect();
     let folder = shell_quote(&format!("{build}/{FOLDER}"));
     let (normalize, restore) = (shell_quote(&normalize), shell_quote(&restore));
+    let without_output = without_output_args(&["-c|-MD|-MMD"]);
     Some(format!(
         r#"case " $* " in *' -c '*) ;; *) exec {run} "$@" ;; esac
 command -v sha256sum >/dev/null 2>&1 || exec {run} "$@"
@@ -158,18 +159,7 @@ command=$({{ echo {identity}; printf '%s\n' "$@" | sed {normalize}; }} | sha256s
 # The unit's key: the command and its preprocessed text (the output, dependency and -c
 # arguments left out); empty where the unit does not preprocess (a missing header).
 unit_key() {{
-  n=$#
-  while [ "$n" -gt 0 ]; do
-    a=$1
-    shift
-    n=$((n - 1))
-    case "$a" in
-      -o|-MF|-MT|-MQ) if [ "$n" -gt 0 ]; then shift; n=$((n - 1)); fi ;;
-      -c|-MD|-MMD) ;;
-      *) set -- "$@" "$a" ;;
-    esac
-  done
-  pre=$(mktemp) || return
+{without_output}  pre=$(mktemp) || return
   if {compiler} "$@" -E >"$pre" 2>/dev/null; then
     {{ echo "$command"; sed {normalize} "$pre"; }} | sha256sum | cut -d ' ' -f 1
   fi
@@ -203,6 +193,26 @@ rm -f "$err"
 exit "$status"
 "#
     ))
+}
+
+/// The shell lines (indented for a block) that take out of `"$@"` the output and dependency
+/// arguments with their values, and each argument matching one of the `case` patterns `alone`:
+/// the unit's key and the device check both run a unit's command without its outputs.
+pub fn without_output_args(alone: &[&str]) -> String {
+    let alone: String = alone.iter().map(|p| format!("      {p}) ;;\n")).collect();
+    format!(
+        r#"  n=$#
+  while [ "$n" -gt 0 ]; do
+    a=$1
+    shift
+    n=$((n - 1))
+    case "$a" in
+      -o|-MF|-MT|-MQ) if [ "$n" -gt 0 ]; then shift; n=$((n - 1)); fi ;;
+{alone}      *) set -- "$@" "$a" ;;
+    esac
+  done
+"#
+    )
 }
 
 /// `text` in single quotes for the shell.
