@@ -839,3 +839,64 @@ fn propose_of_a_backend_fix_needs_no_pin_and_a_core_fix_names_the_stand_in() {
         "{refused}"
     );
 }
+
+/// On a pin no mirror has, the whole files are the overlay as they stand, so `check` compares
+/// them with the lock adopt wrote without the pin: one changed after adopt is named, with what
+/// to do that needs no commit; the lock deleted, its note says adopt writes it, not to fetch.
+#[test]
+fn a_whole_file_changed_after_adopt_on_a_missing_pin_is_named_by_check() {
+    let folder = real_shaped();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    let (code, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert_eq!(code, 1, "{out}");
+    let up = mirror(&folder);
+    let check = || {
+        folder
+            .demo
+            .run(&["--upstream-url", &up, "check", "--verbose"])
+    };
+    let (_, before) = check();
+    assert!(!before.contains("overlay-matches-lock]"), "{before}");
+    let file = folder.demo.records().join("mlx/backend/rocm/allocator.cpp");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("// changed after adopt\n");
+    std::fs::write(&file, text).unwrap();
+    let (code, after) = check();
+    assert_eq!(code, 1, "{after}");
+    let found: Vec<&str> = lines_of(&after, "overlay-matches-lock");
+    assert_eq!(found.len(), 1, "{after}");
+    assert!(
+        found[0].contains(
+            "error[overlay-matches-lock]: `mlx/backend/rocm/allocator.cpp` differs from its \
+             locked hash"
+        ),
+        "{after}"
+    );
+    assert!(
+        after.contains("delete `overlay.lock` and run `forkbook adopt`"),
+        "{after}"
+    );
+    assert!(
+        after.contains(
+            "  overlay-matches-lock (in part: the lock's presence and form; for whole files, \
+             every file against its hash)"
+        ),
+        "{after}"
+    );
+    std::fs::remove_file(folder.demo.records().join("overlay.lock")).unwrap();
+    let (_, gone) = check();
+    assert!(
+        gone.contains("the lock `overlay.lock` is missing"),
+        "{gone}"
+    );
+    assert!(
+        gone.contains(
+            "write it with `forkbook adopt`: it locks the whole files as they stand, which needs \
+             no commit"
+        ),
+        "{gone}"
+    );
+}
