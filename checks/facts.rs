@@ -35,6 +35,12 @@ pub struct Facts {
     /// register's entries are read one at a time and not held (`records.register` then holds
     /// none); [`Facts::summary`] sums up the held entries otherwise.
     pub summary: Option<Summary>,
+    /// The files layout's whole files as the records folder holds them, hashed: the overlay as
+    /// it stands, which needs no commit, so `overlay-matches-lock` compares them with the lock
+    /// when the overlay could not be built. Filled only then (with the overlay, its
+    /// `lock_mismatches` say the same); `None` in the patch layout, whose overlay is the series
+    /// applied to the base tree.
+    pub whole_files: Option<Lock>,
 }
 
 /// What the base tree and the overlay hold, beside the records.

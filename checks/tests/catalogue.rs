@@ -191,6 +191,54 @@ fn records_alone(mut facts: forkbook_checks::Facts) -> forkbook_checks::Facts {
     facts
 }
 
+/// Whole files are the overlay as they stand: without the objects `overlay-matches-lock` holds
+/// them against the lock (a changed file is named, with what to do that needs no commit), and a
+/// missing lock's note says adopt writes it; a series' says it waits for the commits.
+#[test]
+fn whole_files_are_held_against_the_lock_without_the_objects() {
+    let check = CHECKS
+        .iter()
+        .find(|c| c.id == "overlay-matches-lock")
+        .unwrap();
+    let path = "mlx/backend/rocm/allocator.cpp";
+    let mut facts = records_alone(common::healthy());
+    let locked = format!("# lock\n{}  {path}\n", "a".repeat(64));
+    facts.records.lock = Some(forkbook_checks::facts::Lock::read(&locked));
+    let whole = [(path.to_string(), "b".repeat(64))];
+    facts.whole_files = Some(forkbook_checks::facts::Lock::of_digests(whole));
+    let found: Vec<String> = check.findings(&facts).iter().map(|f| f.render()).collect();
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains(&format!(
+            "overlay.lock:2: error[overlay-matches-lock]: `{path}` differs from its locked hash"
+        )),
+        "{found:#?}"
+    );
+    assert!(found[0].contains("run `forkbook adopt`"), "{found:#?}");
+    facts.whole_files = Some(forkbook_checks::facts::Lock::of_digests([(
+        path.to_string(),
+        "a".repeat(64),
+    )]));
+    assert!(check.findings(&facts).is_empty());
+    facts.records.lock = None;
+    let missing = |facts: &forkbook_checks::Facts| {
+        let found = check.findings(facts);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        found[0].note.as_deref().unwrap_or_default().to_string()
+    };
+    let note = missing(&facts);
+    assert!(
+        note.contains("write it with `forkbook adopt`") && !note.contains("fetch"),
+        "{note}"
+    );
+    facts.whole_files = None;
+    let note = missing(&facts);
+    assert!(
+        note.contains("a series' lock") && note.contains("forkbook fetch"),
+        "{note}"
+    );
+}
+
 #[test]
 fn checks_that_need_no_objects_find_the_same_from_the_records_alone() {
     let with_objects = run_all(&common::broken());

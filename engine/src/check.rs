@@ -65,6 +65,7 @@ pub fn record_facts(project: &Project, files: &FileMap, records: Records) -> Fac
         backend_prefix: project.config.overlay.backend_prefix.clone(),
         overlay: None,
         summary,
+        whole_files: None,
     }
 }
 

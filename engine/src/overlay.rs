@@ -119,6 +119,14 @@ impl Records {
         })
     }
 
+    /// The recorded fork commit alone, resolved in the cache or a local mirror: all the base of
+    /// a backend file needs (the fork's file).
+    pub fn fork(&self, project: &Project, cache: &Cache) -> Result<git2::Oid> {
+        let name = project.record_name(records::UPSTREAM_FILE);
+        let fork = self.upstream.sha(keys::COMMIT, &name)?;
+        cache.recorded(&fork, Remote::Fork)
+    }
+
     /// The recorded commits, resolved in the cache or a local mirror (never over the network).
     pub fn commits(&self, project: &Project, cache: &Cache) -> Result<Commits> {
         let name = project.record_name(records::UPSTREAM_FILE);
@@ -267,6 +275,45 @@ impl OverlayState {
             overlay,
             steps,
             digests,
+        })
+    }
+
+    /// The files layout's overlay while an upstream commit (the pin, or the fork's base) is
+    /// missing and the fork commit `fork` is here: the base tree holds the fork's backend files
+    /// alone, which need no upstream commit, and none of the core files, whose base is the pin's
+    /// file plus the fork's change (`core_files` still lists them). Each of `commits` is the fork
+    /// commit: what is made on this state reads the backend files and the fork commit alone
+    /// (`propose` of a fix to backend files), never the pin.
+    pub fn backend_only(
+        project: &Project,
+        cache: &Cache,
+        records: Records,
+        fork: git2::Oid,
+    ) -> Result<OverlayState> {
+        let layout = project.config.overlay.layout;
+        if layout != Layout::Files {
+            return Err(Error::new(
+                "a series is applied to the whole base tree, which needs the recorded pin",
+            ));
+        }
+        let commits = Commits {
+            fork,
+            base: fork,
+            pin: fork,
+        };
+        let core_files = core_files(project, &records, layout);
+        let known = FileDigests::of(&records.tree);
+        let prefix = &project.config.overlay.backend_prefix;
+        let base = base::build_knowing(cache, commits, &[], prefix, &known)?;
+        Ok(OverlayState {
+            layout,
+            commits,
+            overlay: records.tree.clone(),
+            records,
+            core_files,
+            base,
+            steps: Vec::new(),
+            digests: known,
         })
     }
 

@@ -153,7 +153,7 @@ pub fn build(
     register: &Register,
     numbers: &[u32],
 ) -> Result<Vec<Package>> {
-    Ok(build_proposal(project, cache, state, register, numbers)?.packages)
+    Ok(build_proposal(project, cache, state, None, register, numbers)?.packages)
 }
 
 /// Builds the packages of `numbers` (every entry that applies to the fork when empty). Asked
@@ -166,16 +166,21 @@ pub fn build(
 /// its file (its difference holds their change too). Packages whose changes touch the same lines (directly or
 /// through a third) form a stack: each is committed on top of the previous one of its stack,
 /// so the patches apply in order with `git am` and each branch holds what it needs.
+///
+/// `without_pin` is why the state holds the backend files alone
+/// ([`OverlayState::backend_only`]): a fix to backend files needs only the fork commit, and an
+/// entry naming a core file is refused with that error (its note names the stand-in).
 pub fn build_proposal(
     project: &Project,
     cache: &Cache,
     state: &OverlayState,
+    without_pin: Option<&Error>,
     register: &Register,
     numbers: &[u32],
 ) -> Result<Proposal> {
     let fork = state.commits.fork;
     let asked = !numbers.is_empty();
-    let drafting = draft::Drafting::new(project, cache, state, register);
+    let drafting = draft::Drafting::new(project, cache, state, register, without_pin);
     let mut proposal = Proposal {
         packages: Vec::new(),
         skipped: Vec::new(),

@@ -585,3 +585,59 @@ fn fix_add_records_an_edit_in_the_whole_files_where_they_are() {
         .read("LOCAL_FIXES.md")
         .contains("## 5. Note the copy kernel's limit"));
 }
+
+/// adopt of a patch series on a pin no mirror has: `forkbook.toml` is written, the lock is not
+/// (a series' lock is its patches applied to the base tree, which needs the commits) and adopt
+/// says it waits for them; `check` says the same of the missing lock, and with the pin back
+/// adopt writes it.
+#[test]
+fn adopt_of_a_series_on_a_missing_pin_says_its_lock_waits_for_the_commits() {
+    let demo = Demo::new(Layout::Patch);
+    let upstream = demo.records().join("UPSTREAM");
+    let recorded = std::fs::read_to_string(&upstream).unwrap();
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let text: String = recorded
+        .lines()
+        .map(|l| match l.split_once(": ") {
+            Some(("retargeted_to_mlx_pin", _)) => format!("retargeted_to_mlx_pin: {missing}\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(text, recorded, "the demo records a pin");
+    std::fs::write(&upstream, text).unwrap();
+    std::fs::remove_file(demo.records().join("overlay.lock")).unwrap();
+    let config = demo.root().join("forkbook.toml");
+    let configured = std::fs::read_to_string(&config).unwrap();
+    std::fs::remove_file(&config).unwrap();
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("wrote    forkbook.toml\n"), "{out}");
+    assert!(
+        out.contains(
+            "lock     not written: a series' lock is its patches applied to the base tree, which \
+             needs the missing commits; `forkbook adopt` writes it once they are fetched"
+        ),
+        "{out}"
+    );
+    assert!(out.contains(&format!("`{missing}`")), "{out}");
+    assert!(!demo.records().join("overlay.lock").exists(), "{out}");
+    let toml = std::fs::read_to_string(demo.root().join("forkbook.toml")).unwrap();
+    assert!(toml.contains("layout = \"patch\""), "{toml}");
+    let up = demo.demo.world.upstream.to_str().unwrap().to_string();
+    let (_, check) = demo.run(&["--upstream-url", &up, "check", "--verbose"]);
+    assert!(
+        check.contains("the lock `overlay.lock` is missing"),
+        "{check}"
+    );
+    assert!(
+        check.contains("a series' lock is its patches applied to the base tree, which needs the recorded commits"),
+        "{check}"
+    );
+    // The pin back, with the demo's core files named in forkbook.toml (without a lock, the
+    // series' base tree knows its core files from there): adopt writes the series' lock.
+    std::fs::write(&upstream, recorded).unwrap();
+    std::fs::write(&config, configured).unwrap();
+    let (_, out) = adopt(&demo, &[]);
+    assert!(out.contains("lock     written\n"), "{out}");
+    assert!(demo.records().join("overlay.lock").is_file(), "{out}");
+}

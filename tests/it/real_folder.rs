@@ -755,3 +755,148 @@ fn the_first_users_loop_on_a_pin_no_mirror_has_runs_as_printed() {
     );
     assert!(names.iter().any(|n| n == "index.md"), "{names:?}");
 }
+
+/// The folder adopted on a pin no mirror has, with entry 2 (a fix to a backend file) and entry
+/// 4 (whose words name core files too) meant to be sent.
+fn adopted_on_a_missing_pin_with_fixes_to_send() -> Folder {
+    let folder = real_shaped();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    let register = folder.demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&register).unwrap();
+    let text = text
+        .replace(
+            "Applies to the fork (see https://github.com/acme/engine/issues/52).",
+            "Applies to the fork; to be proposed there (see https://github.com/acme/engine/issues/52).",
+        )
+        .replace(
+            "Applies to the fork; acme/engine#60 has the trace.",
+            "Applies to the fork; to be proposed there (acme/engine#60 has the trace).",
+        );
+    std::fs::write(&register, text).unwrap();
+    let (code, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert_eq!(code, 1, "a decision, not a failure: {out}");
+    folder
+}
+
+/// On a pin no mirror has, a fix to backend files alone is proposed without a stand-in: a
+/// backend file's base is the fork's file, and the patch is against the fork commit, which is
+/// here. A fix that names a core file (its base is the pin's file plus the fork's change) needs
+/// the pin, and the error names the stand-in as the missing pin's note does.
+#[test]
+fn propose_of_a_backend_fix_needs_no_pin_and_a_core_fix_names_the_stand_in() {
+    let folder = adopted_on_a_missing_pin_with_fixes_to_send();
+    let up = mirror(&folder);
+    let (code, proposed) = folder.demo.run(&["--upstream-url", &up, "propose", "2"]);
+    assert_eq!(code, 0, "{proposed}");
+    assert!(
+        proposed.contains("git apply --check onto fork commit"),
+        "{proposed}"
+    );
+    let packages = folder.demo.root().join("propose");
+    let names: Vec<String> = std::fs::read_dir(&packages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n == "index.md"), "{names:?}");
+    let patches: Vec<&String> = names.iter().filter(|n| n.ends_with(".patch")).collect();
+    assert_eq!(patches.len(), 1, "{names:?}: {proposed}");
+    let patch = packages.join(patches[0]);
+    assert!(
+        std::fs::read_to_string(&patch)
+            .unwrap()
+            .contains("mlx/backend/rocm/allocator.cpp"),
+        "{proposed}"
+    );
+    // git itself applies it to the fork commit the records name.
+    let record = folder.demo.read("UPSTREAM");
+    let fork = printed_after(&record, "commit: ");
+    let repo = &folder.demo.demo.world.fork;
+    let index = folder.demo.tmp.path().join("apply-check-index");
+    let env = [("GIT_INDEX_FILE", index.to_str().unwrap())];
+    git(repo, &env, &["read-tree", fork]);
+    git(
+        repo,
+        &env,
+        &["apply", "--cached", "--check", patch.to_str().unwrap()],
+    );
+
+    let (code, refused) = folder.demo.run(&["--upstream-url", &up, "propose", "4"]);
+    assert_eq!(code, 2, "{refused}");
+    assert!(
+        refused.contains("entry 4: it names the core file `mlx/fast.cpp`"),
+        "{refused}"
+    );
+    assert!(refused.contains("the recorded pin is missing"), "{refused}");
+    assert!(
+        refused.contains("or run on a commit the mirrors have, as a stand-in (`--stand-in-pin "),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("under `[upstream]` in forkbook.toml"),
+        "{refused}"
+    );
+}
+
+/// On a pin no mirror has, the whole files are the overlay as they stand, so `check` compares
+/// them with the lock adopt wrote without the pin: one changed after adopt is named, with what
+/// to do that needs no commit; the lock deleted, its note says adopt writes it, not to fetch.
+#[test]
+fn a_whole_file_changed_after_adopt_on_a_missing_pin_is_named_by_check() {
+    let folder = real_shaped();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    let (code, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert_eq!(code, 1, "{out}");
+    let up = mirror(&folder);
+    let check = || {
+        folder
+            .demo
+            .run(&["--upstream-url", &up, "check", "--verbose"])
+    };
+    let (_, before) = check();
+    assert!(!before.contains("overlay-matches-lock]"), "{before}");
+    let file = folder.demo.records().join("mlx/backend/rocm/allocator.cpp");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("// changed after adopt\n");
+    std::fs::write(&file, text).unwrap();
+    let (code, after) = check();
+    assert_eq!(code, 1, "{after}");
+    let found: Vec<&str> = lines_of(&after, "overlay-matches-lock");
+    assert_eq!(found.len(), 1, "{after}");
+    assert!(
+        found[0].contains(
+            "error[overlay-matches-lock]: `mlx/backend/rocm/allocator.cpp` differs from its \
+             locked hash"
+        ),
+        "{after}"
+    );
+    assert!(
+        after.contains("delete `overlay.lock` and run `forkbook adopt`"),
+        "{after}"
+    );
+    assert!(
+        after.contains(
+            "  overlay-matches-lock (in part: the lock's presence and form; for whole files, \
+             every file against its hash)"
+        ),
+        "{after}"
+    );
+    std::fs::remove_file(folder.demo.records().join("overlay.lock")).unwrap();
+    let (_, gone) = check();
+    assert!(
+        gone.contains("the lock `overlay.lock` is missing"),
+        "{gone}"
+    );
+    assert!(
+        gone.contains(
+            "write it with `forkbook adopt`: it locks the whole files as they stand, which needs \
+             no commit"
+        ),
+        "{gone}"
+    );
+}

@@ -238,6 +238,7 @@ pub fn healthy() -> Facts {
         overlay: Some(overlay),
         record_markers: Vec::new(),
         summary: None,
+        whole_files: None,
     }
 }
 

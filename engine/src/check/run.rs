@@ -6,6 +6,8 @@ use std::sync::Arc;
 use super::every::EveryFinding;
 use super::{add_overlay_facts, record_facts, Finding, Severity};
 use crate::cache::Cache;
+use crate::config::Layout;
+use crate::digests::FileDigests;
 use crate::error::{Error, Result};
 use crate::overlay::{OverlayState, Records};
 use crate::project::Project;
@@ -94,11 +96,19 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
     let register = facts.records.register.take();
     let for_overlay = facts.records.clone();
     facts.records.register = register;
-    let overlay = Records::from_folder(project, files, for_overlay).and_then(|records| {
+    let records = Records::from_folder(project, files, for_overlay);
+    let overlay = records.clone().and_then(|records| {
         let cache = Cache::open(project)?;
         let state = OverlayState::from_records(project, &cache, records)?;
         add_overlay_facts(&mut facts, project, &cache, &state, cited)
     });
+    // Without the overlay, whole files are still the overlay as they stand: hashed for the lock.
+    if let (Err(_), Ok(records), Layout::Files) =
+        (&overlay, &records, project.config.overlay.layout)
+    {
+        let digests = FileDigests::of(&records.tree);
+        facts.whole_files = Some(records::lock_knowing(&records.tree, &digests));
+    }
     // Under a stand-in pin a finding that depends on the pin says so.
     let pin_core_files = (project.stand_in_pin().is_some())
         .then_some(facts.overlay.as_ref())

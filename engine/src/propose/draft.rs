@@ -30,6 +30,10 @@ pub(super) struct Drafting<'a> {
     prefix: String,
     differing: Vec<Change>,
     history: Option<History>,
+    /// Why the core files have no base tree, when the state holds the backend files alone
+    /// ([`OverlayState::backend_only`]): the missing pin's error, which a fix naming a core
+    /// file is refused with.
+    without_pin: Option<&'a Error>,
 }
 
 impl<'a> Drafting<'a> {
@@ -38,9 +42,13 @@ impl<'a> Drafting<'a> {
         cache: &'a Cache,
         state: &'a OverlayState,
         register: &'a Register,
+        without_pin: Option<&'a Error>,
     ) -> Drafting<'a> {
+        // Without the pin the base tree has no core file: a name still resolves to one.
+        let core = without_pin.map(|_| &state.core_files).into_iter().flatten();
         let files: BTreeSet<String> = (state.base.files.keys())
             .chain(state.overlay.keys())
+            .chain(core)
             .cloned()
             .collect();
         let history = (state.layout == Layout::Files)
@@ -54,6 +62,7 @@ impl<'a> Drafting<'a> {
             prefix: project.config.overlay.backend_prefix.clone(),
             differing: state.differences(),
             history,
+            without_pin,
         }
     }
 
@@ -66,7 +75,7 @@ impl<'a> Drafting<'a> {
             return Ok(Drafted::Contained {
                 reason: format!(
                     "the files it names equal the base tree ({}): the change is already there",
-                    self.state.commits.describe()
+                    self.base_described()
                 ),
                 note,
             });
@@ -101,6 +110,15 @@ impl<'a> Drafting<'a> {
             return Ok(Some((change, Evidence::Patch)));
         }
         let paths = self.named_paths(entry)?;
+        if let Some(missing) = self.without_pin {
+            let core = paths.iter().find(|p| self.state.core_files.contains(p));
+            if let Some(core) = core {
+                return Err(missing.clone().context(format!(
+                    "it names the core file `{core}`, whose base is the pin's file plus the \
+                     fork's change, so its package needs the pin"
+                )));
+            }
+        }
         let base = &self.state.base.files;
         let in_history = self.history.as_ref().and_then(|history| {
             let prefix = &self.state.records.tree_prefix;
@@ -117,6 +135,15 @@ impl<'a> Drafting<'a> {
             .filter_map(|path| self.differing.iter().find(|d| &d.0 == path).cloned())
             .collect();
         Ok((!change.is_empty()).then_some((change, Evidence::Files)))
+    }
+
+    /// The commits the base tree was made from: the fork commit alone without the pin.
+    fn base_described(&self) -> String {
+        let commits = &self.state.commits;
+        match self.without_pin {
+            Some(_) => format!("fork {}", short(commits.fork)),
+            None => commits.describe(),
+        }
     }
 
     /// The overlay paths the entry names, each once in the order it first names them; an error

@@ -3,8 +3,9 @@
 use super::pulls::{self, CitedPull};
 use super::{build_proposal, push, record, write, Package, Skipped, DEFAULT_OUT, INDEX_FILE};
 use crate::cache::Cache;
-use crate::error::Result;
-use crate::overlay::OverlayState;
+use crate::config::Layout;
+use crate::error::{Error, Result};
+use crate::overlay::{OverlayState, Records};
 use crate::project::Project;
 use crate::records::FIXES_FILE;
 use crate::register;
@@ -54,10 +55,17 @@ pub fn propose(
     // Packages in the records folder would be taken for overlay files; over the project, for its own.
     crate::fsutil::refuse_guarded(&out, &project.root, &project.records_dir())?;
     let cache = Cache::create(project)?;
-    let state = OverlayState::load(project, &cache)?;
+    let (state, without_pin) = state_for_packages(project, &cache)?;
     let name = project.record_name(FIXES_FILE);
     let register = register::load(&project.records_dir().join(FIXES_FILE), &name)?;
-    let proposal = build_proposal(project, &cache, &state, &register, numbers)?;
+    let proposal = build_proposal(
+        project,
+        &cache,
+        &state,
+        without_pin.as_ref(),
+        &register,
+        numbers,
+    )?;
     let cited = pulls::read(project, &cache, &register);
     let packages = proposal.packages;
     write(&out, &packages)?;
@@ -76,6 +84,33 @@ pub fn propose(
         pulls_unread: cited.unread,
         cited_elsewhere: cited.elsewhere,
     })
+}
+
+/// The overlay the packages are made from, and, where an upstream commit (the pin) is missing
+/// in the files layout, why: a package is the fix carried onto the fork commit, and a backend
+/// file's base is the fork's file, so the backend files alone are had without the pin
+/// ([`OverlayState::backend_only`]); a fix naming a core file is refused with that error.
+fn state_for_packages(project: &Project, cache: &Cache) -> Result<(OverlayState, Option<Error>)> {
+    let records = Records::read(project)?;
+    match OverlayState::from_records(project, cache, records.clone()) {
+        Ok(state) => Ok((state, None)),
+        Err(e)
+            if e.is_missing_object()
+                && project.config.overlay.layout == Layout::Files
+                && project.stand_in_pin().is_none() =>
+        {
+            // Without the fork commit there is nothing to make a package on: its error is `e`.
+            let fork = records.fork(project, cache).map_err(|_| e.clone())?;
+            let state = OverlayState::backend_only(project, cache, records, fork)?;
+            crate::notice::leave(format!(
+                "{}: the packages of backend files are made on the fork commit, which is all \
+                 they need; a fix that names a core file waits for the pin (or a stand-in)",
+                e.chain.first().map_or("", String::as_str)
+            ));
+            Ok((state, Some(e)))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 impl CommandReport for Proposed {
