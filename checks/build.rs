@@ -6,7 +6,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read when the script runs, not when it was compiled: a build folder copied to another
+    // checkout would otherwise read (and watch) the first checkout's pages.
+    let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&dir);
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut pages: Vec<_> = std::fs::read_dir(dir)
         .expect("the checks folder reads")
