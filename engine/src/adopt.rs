@@ -16,6 +16,7 @@ use super::fsutil::replace_file;
 use super::overlay::{OverlayState, Records};
 use super::project::Project;
 use super::records::{self, Counts};
+use super::status::LockState;
 use forkbook_checks::names::{named_files, Names};
 use forkbook_records::readme::{StatedCount, UnreadCount};
 use forkbook_records::register::Entry;
@@ -37,8 +38,7 @@ pub struct Adoption {
     pub tree: Option<String>,
     /// Files adopt wrote, relative to the project root.
     pub wrote: Vec<String>,
-    /// `matches`, `differs (N files)` or `written`.
-    pub lock: String,
+    pub lock: LockOutcome,
     pub fork: String,
     pub base: String,
     pub pin: String,
@@ -156,11 +156,11 @@ pub fn adopt(
     let mut wrote = write_config(project, config_text)?;
     let actual_lock = state.lock();
     let lock = match &state.records.model.lock {
-        Some(lock) => super::status::lock_agreement(lock, &actual_lock).into(),
+        Some(lock) => LockOutcome::Recorded(super::status::lock_agreement(lock, &actual_lock)),
         None => {
             let text = actual_lock.render();
             wrote.push(write_record(project, &mut state, records::LOCK_FILE, text)?);
-            "written".to_string()
+            LockOutcome::Written
         }
     };
     if let Some(text) = readme {
@@ -259,17 +259,15 @@ fn lock_without_commits(
     project: &Project,
     records: &mut Records,
     wrote: &mut Vec<String>,
-) -> Result<String> {
+) -> Result<LockOutcome> {
     if project.config.overlay.layout == Layout::Patch {
-        return Ok(
-            "not written: a series' lock is its patches applied to the base tree, which \
-                   needs the missing commits; `forkbook adopt` writes it once they are fetched"
-                .into(),
-        );
+        return Ok(LockOutcome::WaitsForCommits);
     }
     let actual = records::lock_knowing(&records.tree, &FileDigests::of(&records.tree));
     if let Some(lock) = &records.model.lock {
-        return Ok(super::status::lock_agreement(lock, &actual).into());
+        return Ok(LockOutcome::Recorded(super::status::lock_agreement(
+            lock, &actual,
+        )));
     }
     let text = actual.render();
     replace_file(
@@ -281,7 +279,39 @@ fn lock_without_commits(
         .insert(records::LOCK_FILE.to_string(), text.into_bytes().into());
     records.model = records::model(project, &records.files)?;
     wrote.push(project.record_name(records::LOCK_FILE));
-    Ok("written (the whole files as they stand: their lock needs no commit)".into())
+    Ok(LockOutcome::WrittenWithoutCommits)
+}
+
+/// What adopt did with the overlay's lock; in JSON its words, as on the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(into = "String")]
+pub enum LockOutcome {
+    /// The folder had one: how it agrees with the overlay.
+    Recorded(LockState),
+    /// Written from the overlay.
+    #[default]
+    Written,
+    /// Written from the whole files while the recorded commits are missing.
+    WrittenWithoutCommits,
+    /// A series' lock, not written: it waits for the missing commits.
+    WaitsForCommits,
+}
+
+impl From<LockOutcome> for String {
+    fn from(outcome: LockOutcome) -> String {
+        match outcome {
+            LockOutcome::Recorded(state) => state.into(),
+            LockOutcome::Written => "written".into(),
+            LockOutcome::WrittenWithoutCommits => {
+                "written (the whole files as they stand: their lock needs no commit)".into()
+            }
+            LockOutcome::WaitsForCommits => {
+                "not written: a series' lock is its patches applied to the base tree, which \
+                 needs the missing commits; `forkbook adopt` writes it once they are fetched"
+                    .into()
+            }
+        }
+    }
 }
 
 /// The recorded commits the cache lacks, each with the command that fetches it; when all are
@@ -430,7 +460,7 @@ fn summarize(
     facts: &forkbook_checks::Facts,
     findings: Vec<Finding>,
     wrote: Vec<String>,
-    lock: String,
+    lock: LockOutcome,
 ) -> Adoption {
     // What the checks found of the overlay (the differing files, the residual, the counts) is
     // read from their facts, not computed a second time.
