@@ -42,7 +42,7 @@ fn setup(a: &Adoption, doc: &mut Doc) {
         wrote => wrote.join(", "),
     };
     doc.field("wrote", vec![text(wrote)])
-        .field("lock", vec![text(&String::from(a.lock))]);
+        .field("lock", vec![text(String::from(a.lock))]);
     let (fork, base, pin) = (short_id(&a.fork), short_id(&a.base), short_id(&a.pin));
     doc.field(
         "commits",
