@@ -125,8 +125,18 @@ esac
 case ",$phases," in *,rerun,*)
   timed rerun
   if [ -f "$tmp/cold.txt" ]; then
-    cmp -s "$tmp/cold.txt" "$tmp/rerun.txt" && echo "rerun: the same report, byte for byte" \
-      || echo "rerun: the report DIFFERS from the cold run's"
+    # The stubs line says what `--stubs` wrote this run: the cold run writes the stubs, a rerun
+    # finds them unchanged. Every other line is the differential's.
+    stubs='^stubs for what this machine lacks: '
+    if cmp -s "$tmp/cold.txt" "$tmp/rerun.txt"; then
+      echo "rerun: the same report, byte for byte"
+    elif cmp -s <(grep -v "$stubs" "$tmp/cold.txt") <(grep -v "$stubs" "$tmp/rerun.txt"); then
+      echo "rerun: the same report, byte for byte, but the stubs line (what --stubs wrote):"
+      diff <(grep "$stubs" "$tmp/cold.txt") <(grep "$stubs" "$tmp/rerun.txt") | grep '^[<>]' || true
+    else
+      echo "rerun: the report DIFFERS from the cold run's"
+      diff "$tmp/cold.txt" "$tmp/rerun.txt" | head -20
+    fi
   fi ;;
 esac
 case ",$phases," in *,warm,*)
