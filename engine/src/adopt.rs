@@ -286,7 +286,7 @@ fn lock_without_commits(
 
 /// The recorded commits the cache lacks, each with the command that fetches it; when all are
 /// there (the error was another object's), the error itself and its note. A missing pin also
-/// names the first commit the mirrors have that can stand in for it (`pin::nearby`): the
+/// names the first commit the mirrors have that can stand in for it (`pin::stand_in_offered`, the one rule): the
 /// records can be read on it while the pin is being found.
 fn missing_commits(
     project: &Project,
@@ -311,10 +311,9 @@ fn missing_commits(
                 remote.name().to_ascii_uppercase(),
                 remote.name()
             );
-            let register = records.model.register.as_ref();
             let stand_in = (*key == records::keys::PIN)
-                .then(|| super::pin::nearby(project, cache, register))
-                .and_then(|offered| offered.into_iter().next());
+                .then(|| super::pin::stand_in_offered(project, cache))
+                .flatten();
             let stand_in = stand_in.map(|nearby| {
                 format!(
                     "forkbook --stand-in-pin {} check   # {}, read only",

@@ -145,8 +145,7 @@ impl Records {
                 .recorded(&pin, Remote::Upstream)
                 .map_err(|e| match e.kind {
                     super::error::ErrorKind::MissingObject => {
-                        let register = self.model.register.as_ref();
-                        super::pin::missing_pin(e, project, cache, register)
+                        super::pin::missing_pin(e, project, cache)
                     }
                     _ => e,
                 })?,
