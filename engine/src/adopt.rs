@@ -44,6 +44,10 @@ pub struct Adoption {
     pub pin: String,
     pub backend_files: usize,
     pub core_files: usize,
+    /// For a series with neither `[overlay] core_files` nor a lock: the backend prefix outside
+    /// which the files its patches touch were taken as the core files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_files_from_series: Option<String>,
     /// Paths that differ from the base tree.
     pub differing: usize,
     pub register: String,
@@ -140,6 +144,9 @@ pub fn adopt(
     // before writing: records in an unexpected place are one error, and nothing is written.
     let _lock = project.lock_records()?;
     let records = Records::read(project)?;
+    let layout = project.config.overlay.layout;
+    let from_series = super::overlay::core_files_from_series(project, &records, layout)
+        .then(|| project.config.overlay.backend_prefix.clone());
     let mut state = match OverlayState::from_records(project, cache, records.clone()) {
         Ok(state) => state,
         Err(e) if e.is_missing_object() => {
@@ -175,7 +182,11 @@ pub fn adopt(
     state.records.model = records::model(project, &state.records.files)?;
     let facts = gather_facts(project, cache, &state)?;
     let findings = run_checks(&facts);
-    Ok(summarize(project, &state, &facts, findings, wrote, lock))
+    let adoption = summarize(project, &state, &facts, findings, wrote, lock);
+    Ok(Adoption {
+        core_files_from_series: from_series,
+        ..adoption
+    })
 }
 
 /// Adopt writes records, so a stand-in pin refuses it as it refuses every writer; the note says
