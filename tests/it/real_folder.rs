@@ -901,9 +901,9 @@ fn a_whole_file_changed_after_adopt_on_a_missing_pin_is_named_by_check() {
     );
 }
 
-/// One project, one stand-in: on a pin no mirror has, `check`'s note, adopt's line and the
-/// book's skipped step name the same commit, the one rule's (`pin::stand_ins`): here the head
-/// of the upstream pull request the register cites.
+/// One project, one stand-in: on a pin no mirror has, adopt's line, `check`'s note, `propose`'s
+/// refusal of a core fix, the book's skipped step and its gate name the same commit, the one
+/// rule's (`pin::stand_ins`): here the head of the upstream pull request the register cites.
 #[test]
 fn check_adopt_and_the_book_offer_one_stand_in_for_a_missing_pin() {
     let folder = real_shaped();
@@ -917,7 +917,12 @@ fn check_adopt_and_the_book_offer_one_stand_in_for_a_missing_pin() {
     let workaround = "holds a compiler workaround for one architecture.";
     let cited = "holds a compiler workaround for one architecture, as in \
                  https://github.com/upco/engine/pull/7.";
-    std::fs::write(&register, text.replace(workaround, cited)).unwrap();
+    // Entry 4 (whose words name core files) is meant to be sent: propose needs the pin for it.
+    let text = text.replace(workaround, cited).replace(
+        "Applies to the fork; acme/engine#60 has the trace.",
+        "Applies to the fork; to be proposed there (acme/engine#60 has the trace).",
+    );
+    std::fs::write(&register, text).unwrap();
     let (code, out) = adopt(&folder, &mirror(&folder), &[]);
     assert_eq!(code, 1, "{out}");
     let config = folder.demo.root().join("forkbook.toml");
@@ -946,6 +951,13 @@ fn check_adopt_and_the_book_offer_one_stand_in_for_a_missing_pin() {
         .and_then(|rest| rest.split('`').next())
         .unwrap_or_else(|| panic!("{check}"));
     assert_eq!(first, offered, "{check}");
+    // propose of a fix naming a core file stops on the missing pin, naming it too.
+    let (code, refused) = run_printed(&folder, "forkbook propose 4");
+    assert_eq!(code, 2, "{refused}");
+    assert!(
+        refused.contains(&format!("(`--stand-in-pin {offered}`")),
+        "{refused}"
+    );
     // The book's step skipped on the missing pin names it too.
     let (code, init) = run_printed(&folder, "forkbook book init");
     assert_eq!(code, 0, "{init}");
