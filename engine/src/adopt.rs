@@ -44,6 +44,10 @@ pub struct Adoption {
     pub pin: String,
     pub backend_files: usize,
     pub core_files: usize,
+    /// For a series with neither `[overlay] core_files` nor a lock: the backend prefix outside
+    /// which the files its patches touch were taken as the core files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_files_from_series: Option<String>,
     /// Paths that differ from the base tree.
     pub differing: usize,
     pub register: String,
@@ -140,6 +144,9 @@ pub fn adopt(
     // before writing: records in an unexpected place are one error, and nothing is written.
     let _lock = project.lock_records()?;
     let records = Records::read(project)?;
+    let layout = project.config.overlay.layout;
+    let from_series = super::overlay::core_files_from_series(project, &records, layout)
+        .then(|| project.config.overlay.backend_prefix.clone());
     let mut state = match OverlayState::from_records(project, cache, records.clone()) {
         Ok(state) => state,
         Err(e) if e.is_missing_object() => {
@@ -175,7 +182,11 @@ pub fn adopt(
     state.records.model = records::model(project, &state.records.files)?;
     let facts = gather_facts(project, cache, &state)?;
     let findings = run_checks(&facts);
-    Ok(summarize(project, &state, &facts, findings, wrote, lock))
+    let adoption = summarize(project, &state, &facts, findings, wrote, lock);
+    Ok(Adoption {
+        core_files_from_series: from_series,
+        ..adoption
+    })
 }
 
 /// Adopt writes records, so a stand-in pin refuses it as it refuses every writer; the note says
@@ -316,7 +327,7 @@ impl From<LockOutcome> for String {
 
 /// The recorded commits the cache lacks, each with the command that fetches it; when all are
 /// there (the error was another object's), the error itself and its note. A missing pin also
-/// names the first commit the mirrors have that can stand in for it (`pin::nearby`): the
+/// names the first commit the mirrors have that can stand in for it (`pin::stand_in_offered`, the one rule): the
 /// records can be read on it while the pin is being found.
 fn missing_commits(
     project: &Project,
@@ -341,10 +352,9 @@ fn missing_commits(
                 remote.name().to_ascii_uppercase(),
                 remote.name()
             );
-            let register = records.model.register.as_ref();
             let stand_in = (*key == records::keys::PIN)
-                .then(|| super::pin::nearby(project, cache, register))
-                .and_then(|offered| offered.into_iter().next());
+                .then(|| super::pin::stand_in_offered(project, cache))
+                .flatten();
             let stand_in = stand_in.map(|nearby| {
                 format!(
                     "forkbook --stand-in-pin {} check   # {}, read only",

@@ -145,8 +145,7 @@ impl Records {
                 .recorded(&pin, Remote::Upstream)
                 .map_err(|e| match e.kind {
                     super::error::ErrorKind::MissingObject => {
-                        let register = self.model.register.as_ref();
-                        super::pin::missing_pin(e, project, cache, register)
+                        super::pin::missing_pin(e, project, cache)
                     }
                     _ => e,
                 })?,
@@ -260,7 +259,7 @@ impl OverlayState {
         )?;
         let (overlay, steps, digests) = match layout {
             Layout::Patch => {
-                let (overlay, steps) = replay(&base.files, &records)?;
+                let (overlay, steps) = apply_series(project, &base.files, &records, &core_files)?;
                 let digests = FileDigests::of(&overlay);
                 (overlay, steps, digests)
             }
@@ -351,7 +350,9 @@ pub fn differences(before: &FileMap, after: &FileMap) -> Vec<(String, Image, Ima
         .collect()
 }
 
-/// The core files: from the configuration, else the lock's (or tree's) files outside the backend.
+/// The core files: from the configuration, else the lock's (or tree's) files outside the
+/// backend, else, for a series with no lock yet (one being adopted), the files its patches touch
+/// outside the backend ([`core_files_from_series`]).
 pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<String> {
     let config = &project.config.overlay;
     if !config.core_files.is_empty() {
@@ -361,7 +362,7 @@ pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<S
     let listed: Vec<String> = match (layout, &records.model.lock) {
         (Layout::Files, _) => records.tree.keys().cloned().collect(),
         (Layout::Patch, Some(lock)) => lock.files.keys().cloned().collect(),
-        (Layout::Patch, None) => Vec::new(),
+        (Layout::Patch, None) => series_paths(records),
     };
     listed
         .into_iter()
@@ -369,8 +370,81 @@ pub fn core_files(project: &Project, records: &Records, layout: Layout) -> Vec<S
         .collect()
 }
 
+/// Whether the core files are worked out from the series' patches: a series with neither
+/// `[overlay] core_files` nor a lock to say them.
+pub fn core_files_from_series(project: &Project, records: &Records, layout: Layout) -> bool {
+    layout == Layout::Patch
+        && project.config.overlay.core_files.is_empty()
+        && records.model.lock.is_none()
+}
+
+/// Every path the series' patches touch, once each, sorted. A patch that cannot be read adds
+/// none: applying the series names it.
+fn series_paths(records: &Records) -> Vec<String> {
+    let mut paths = std::collections::BTreeSet::new();
+    for patch_file in &records.patches {
+        let name = format!("{}/{PATCHES_DIR}/{}", records.dir, patch_file.name);
+        paths.extend(patch::touched(&patch_file.text, &name).unwrap_or_default());
+    }
+    paths.into_iter().collect()
+}
+
+/// A series that does not apply to a base tree whose core files were worked out from it: the
+/// note names the key that says them.
+fn series_without_core_files(error: Error, project: &Project, core_files: &[String]) -> Error {
+    // A series may touch thousands of files: the first few say which were taken.
+    const SHOWN: usize = 10;
+    let mut listed: Vec<String> = (core_files.iter().take(SHOWN))
+        .map(|f| format!("`{f}`"))
+        .collect();
+    if core_files.len() > SHOWN {
+        listed.push(format!("and {} more", core_files.len() - SHOWN));
+    }
+    let listed = match listed.is_empty() {
+        true => "none".to_string(),
+        false => listed.join(", "),
+    };
+    let before = (error.note.clone()).unwrap_or_else(|| "the series does not apply".into());
+    let prefix = &project.config.overlay.backend_prefix;
+    let config = super::config::CONFIG_FILE;
+    let note = format!(
+        "{before}; the core files (the upstream files the base tree takes from the pin plus the \
+         fork's change) were worked out from the files the patches touch outside `{prefix}` \
+         ({listed}), as no `[overlay] core_files` and no lock say them: list them as \
+         `core_files = [...]` under `[overlay]` in {config}"
+    );
+    error.with_note(note)
+}
+
 /// Applies the series to B in order, keeping each step's images.
 pub fn replay(base: &FileMap, records: &Records) -> Result<(FileMap, Vec<FixStep>)> {
+    replay_noting(base, records, |e| e)
+}
+
+/// [`replay`] for `project`, whose base tree took `core_files`: where those were worked out from
+/// the series ([`core_files_from_series`]), a patch that does not apply says so and names the
+/// key that says them.
+pub fn apply_series(
+    project: &Project,
+    base: &FileMap,
+    records: &Records,
+    core_files: &[String],
+) -> Result<(FileMap, Vec<FixStep>)> {
+    let layout = project.config.overlay.layout;
+    match core_files_from_series(project, records, layout) {
+        true => replay_noting(base, records, |e| {
+            series_without_core_files(e, project, core_files)
+        }),
+        false => replay(base, records),
+    }
+}
+
+/// [`replay`], each patch's failure to apply handed to `noted` first.
+fn replay_noting(
+    base: &FileMap,
+    records: &Records,
+    noted: impl Fn(Error) -> Error,
+) -> Result<(FileMap, Vec<FixStep>)> {
     let mut state = base.clone();
     let mut steps = Vec::new();
     let scratch = patch::scratch()?;
@@ -387,6 +461,7 @@ pub fn replay(base: &FileMap, records: &Records) -> Result<(FileMap, Vec<FixStep
         };
         let pre = images(&state);
         let applied = patch::apply_in(&scratch, &patch_file.text, &name, &present(&pre))
+            .map_err(&noted)
             .with_context(|| format!("while materializing {}/", records.dir))?;
         let post = images(&applied);
         apply_images(&mut state, &post);

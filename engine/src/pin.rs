@@ -17,7 +17,7 @@
 use super::cache::{short, Cache, Remote};
 use super::error::{Error, Result};
 use super::project::Project;
-use forkbook_records::register::Register;
+use forkbook_records::register;
 use git2::{Oid, Repository};
 use std::collections::HashSet;
 
@@ -246,15 +246,19 @@ pub struct Nearby {
     pub what: String,
 }
 
-/// The commits this machine has that could stand in for a missing pin: the heads of the
-/// upstream pull requests the register cites (each PR the pin may have been taken from), then
-/// the tip of upstream's branch (the newest commit it reaches).
-pub fn nearby(project: &Project, cache: &Cache, register: Option<&Register>) -> Vec<Nearby> {
+/// The commits this machine has that could stand in for a missing pin, the one rule every
+/// command that offers a stand-in asks (adopt's line, the missing pin's note of `check`,
+/// `propose`, `retarget` and the rest, and so the book's skipped steps and its gate): the heads
+/// of the upstream pull requests the register cites (each PR the pin may have been taken from),
+/// then the tip of upstream's branch (the newest commit it reaches). The register is read here,
+/// from the records folder, whatever the caller holds of it (`check` keeps none of its entries),
+/// so every command names the same commit for the same project.
+pub fn stand_ins(project: &Project, cache: &Cache) -> Vec<Nearby> {
     let Ok((_, refs)) = upstream_refs(cache) else {
         return Vec::new();
     };
     let mut out: Vec<Nearby> = Vec::new();
-    for (number, entry) in cited_pulls(project, register) {
+    for (number, entry) in cited_pulls(project) {
         let found = refs
             .iter()
             .find(|r| r.kind == RefKind::PullRequest && r.name == number.to_string());
@@ -279,15 +283,27 @@ pub fn nearby(project: &Project, cache: &Cache, register: Option<&Register>) -> 
     out
 }
 
-/// The upstream pull requests the register cites: `…/pull/N` links to upstream's web address
-/// and `owner/repo#N` references to it, each with the first entry citing it.
-fn cited_pulls(project: &Project, register: Option<&Register>) -> Vec<(u64, u32)> {
+/// The stand-in offered first for a missing pin ([`stand_ins`]), `None` where the mirrors have
+/// no commit to offer.
+pub fn stand_in_offered(project: &Project, cache: &Cache) -> Option<Nearby> {
+    stand_ins(project, cache).into_iter().next()
+}
+
+/// The upstream pull requests the register (read from the records folder, an entry at a time)
+/// cites: `…/pull/N` links to upstream's web address and `owner/repo#N` references to it, each
+/// with the first entry citing it. None where the register cannot be read.
+fn cited_pulls(project: &Project) -> Vec<(u64, u32)> {
     let Some(web) = &project.web_urls.1 else {
         return Vec::new();
     };
+    let path = project.records_dir().join(crate::records::FIXES_FILE);
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let file = project.record_name(crate::records::FIXES_FILE);
     let slug = web.splitn(4, '/').nth(3).unwrap_or("").to_ascii_lowercase();
     let mut out: Vec<(u64, u32)> = Vec::new();
-    for entry in register.into_iter().flat_map(|r| &r.entries) {
+    register::each_entry(&file, &text, |entry| {
         let links = entry.links.iter().filter_map(|link| {
             let rest = link.get(web.len()..)?;
             let number = rest.strip_prefix("/pull/")?;
@@ -307,19 +323,14 @@ fn cited_pulls(project: &Project, register: Option<&Register>) -> Vec<(u64, u32)
                 }
             }
         }
-    }
+    });
     out
 }
 
 /// The error for a recorded pin no mirror has: the cache's own message, with the commits this
 /// machine does have and the option that runs on one of them.
-pub fn missing_pin(
-    error: Error,
-    project: &Project,
-    cache: &Cache,
-    register: Option<&Register>,
-) -> Error {
-    let offered = nearby(project, cache, register);
+pub fn missing_pin(error: Error, project: &Project, cache: &Cache) -> Error {
+    let offered = stand_ins(project, cache);
     let mut note = error.note.clone().unwrap_or_default();
     if let Some(first) = offered.first() {
         // The first line says how to use one, as a flag and for the book: a book's step that

@@ -117,7 +117,7 @@ pub fn compute_with_records(project: &Project, cache: &Cache) -> Result<Computed
     }
     let base = base::build_core(cache, commits, &core_files, &touched)?;
     let (overlay, steps) = match layout {
-        Layout::Patch => overlay::replay(&base.files, &records)?,
+        Layout::Patch => overlay::apply_series(project, &base.files, &records, &core_files)?,
         Layout::Files => (records.tree.clone(), Vec::new()),
     };
     Ok(Computed {

@@ -641,3 +641,98 @@ fn adopt_of_a_series_on_a_missing_pin_says_its_lock_waits_for_the_commits() {
     assert!(out.contains("lock     written\n"), "{out}");
     assert!(demo.records().join("overlay.lock").is_file(), "{out}");
 }
+
+/// adopt of a patch series with the pin present but no lock and no `[overlay] core_files`: the
+/// core files are the files the series' patches touch outside the backend prefix, adopt says so,
+/// and the lock is written from them; `check` then reads the series as adopt did. Where the
+/// series still does not apply to the base tree made that way, the error names forkbook.toml
+/// and the key to set.
+#[test]
+fn adopt_of_a_series_without_core_files_finds_them_in_its_patches() {
+    let demo = Demo::new(Layout::Patch);
+    let touched = patched_outside_backend(&demo);
+    assert!(!touched.is_empty(), "the demo's series touches core files");
+    std::fs::remove_file(demo.records().join("overlay.lock")).unwrap();
+    std::fs::remove_file(demo.root().join("forkbook.toml")).unwrap();
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm"]);
+    assert!(code <= 1, "{out}");
+    assert!(out.contains("lock     written\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{} core (the files the patches touch outside `mlx/backend/rocm/`: no `core_files` \
+             under `[overlay]` in forkbook.toml says them)",
+            touched.len()
+        )),
+        "{out}"
+    );
+    let lock = demo.read("overlay.lock");
+    for path in &touched {
+        assert!(lock.contains(path.as_str()), "{path}: {lock}");
+    }
+    let up = demo.demo.world.upstream.to_str().unwrap().to_string();
+    let (_, check) = demo.run(&["--upstream-url", &up, "check"]);
+    assert!(!check.contains("does not apply"), "{check}");
+    assert!(!check.contains("skipped:"), "{check}");
+}
+
+/// A series whose patches touch a file outside the backend that neither upstream nor the fork
+/// has: the core files worked out from the series give it no base, and the error (exit 2) names
+/// the patch, the core files as worked out, forkbook.toml and the `core_files` key to set.
+#[test]
+fn adopt_of_a_series_that_no_worked_out_core_files_fit_names_the_key_to_set() {
+    let demo = Demo::new(Layout::Patch);
+    std::fs::remove_file(demo.records().join("overlay.lock")).unwrap();
+    std::fs::remove_file(demo.root().join("forkbook.toml")).unwrap();
+    // A fix to a file neither upstream nor the fork has: no base tree the series names holds it.
+    let patches = demo.records().join("patches");
+    let mut names: Vec<String> = std::fs::read_dir(&patches)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let next = names.len() + 1;
+    let patch = "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n\
+                 From: A <a@example.com>\n\
+                 Subject: [PATCH] note the tool\n\
+                 \n\
+                 ---\n\
+                 \x20docs/tool.md | 2 +-\n\
+                 \n\
+                 diff --git a/docs/tool.md b/docs/tool.md\n\
+                 --- a/docs/tool.md\n\
+                 +++ b/docs/tool.md\n\
+                 @@ -1 +1 @@\n\
+                 -old\n\
+                 +new\n";
+    std::fs::write(
+        patches.join(format!("{next:04}-note-the-tool.patch")),
+        patch,
+    )
+    .unwrap();
+    let (code, out) = adopt(&demo, &["--dir", "patches-rocm"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("does not apply"), "{out}");
+    assert!(
+        out.contains("list them as `core_files = [...]` under `[overlay]` in forkbook.toml"),
+        "{out}"
+    );
+    assert!(out.contains("`docs/tool.md`"), "{out}");
+    assert!(!out.contains("panicked"), "{out}");
+}
+
+/// The files the demo's series touches outside the backend folder, sorted.
+fn patched_outside_backend(demo: &Demo) -> Vec<String> {
+    let patches = demo.records().join("patches");
+    let mut out = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(patches).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in text.lines() {
+            if let Some(path) = line.strip_prefix("+++ b/") {
+                if !path.starts_with("mlx/backend/rocm/") {
+                    out.insert(path.to_string());
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}

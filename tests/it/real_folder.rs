@@ -900,3 +900,79 @@ fn a_whole_file_changed_after_adopt_on_a_missing_pin_is_named_by_check() {
         "{gone}"
     );
 }
+
+/// One project, one stand-in: on a pin no mirror has, adopt's line, `check`'s note, `propose`'s
+/// refusal of a core fix, the book's skipped step and its gate name the same commit, the one
+/// rule's (`pin::stand_ins`): here the head of the upstream pull request the register cites.
+#[test]
+fn check_adopt_and_the_book_offer_one_stand_in_for_a_missing_pin() {
+    let folder = real_shaped();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    // Entry 3 cites the upstream pull request whose head holds the commit the pin was taken on.
+    let register = folder.demo.records().join("LOCAL_FIXES.md");
+    let text = std::fs::read_to_string(&register).unwrap();
+    let workaround = "holds a compiler workaround for one architecture.";
+    let cited = "holds a compiler workaround for one architecture, as in \
+                 https://github.com/upco/engine/pull/7.";
+    // Entry 4 (whose words name core files) is meant to be sent: propose needs the pin for it.
+    let text = text.replace(workaround, cited).replace(
+        "Applies to the fork; acme/engine#60 has the trace.",
+        "Applies to the fork; to be proposed there (acme/engine#60 has the trace).",
+    );
+    std::fs::write(&register, text).unwrap();
+    let (code, out) = adopt(&folder, &mirror(&folder), &[]);
+    assert_eq!(code, 1, "{out}");
+    let config = folder.demo.root().join("forkbook.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str("\n[upstream]\nurl = \"https://github.com/upco/engine\"\n");
+    std::fs::write(&config, toml).unwrap();
+    let head = git(
+        &folder.demo.demo.world.upstream,
+        &[],
+        &["rev-parse", "refs/pull/7/head"],
+    );
+    let head = head.trim();
+
+    // adopt (run again, the configuration in place) names the pull request's head.
+    let (_, again) = adopt(&folder, &mirror(&folder), &[]);
+    let line = printed_after(&again, "meanwhile, to read the records: ");
+    let offered = line.split_whitespace().nth(2).unwrap();
+    assert!(head.starts_with(offered), "{head}: {again}");
+    // check's note names it first.
+    let (code, check) = run_printed(&folder, "forkbook check");
+    assert_eq!(code, 1, "{check}");
+    let note = printed_after(&check, "to run them: ");
+    let first = note
+        .split("`--stand-in-pin ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("{check}"));
+    assert_eq!(first, offered, "{check}");
+    // propose of a fix naming a core file stops on the missing pin, naming it too.
+    let (code, refused) = run_printed(&folder, "forkbook propose 4");
+    assert_eq!(code, 2, "{refused}");
+    assert!(
+        refused.contains(&format!("(`--stand-in-pin {offered}`")),
+        "{refused}"
+    );
+    // The book's step skipped on the missing pin names it too.
+    let (code, init) = run_printed(&folder, "forkbook book init");
+    assert_eq!(code, 0, "{init}");
+    let (_, built) = run_printed(&folder, printed_after(&init, "next: "));
+    let html = folder.demo.root().join("book/book/pin-bump.html");
+    let bump = std::fs::read_to_string(html).unwrap_or_else(|_| panic!("{built}"));
+    let retarget = &bump[bump
+        .find("forkbook retarget main --check")
+        .expect("the step")..];
+    let for_the_book = format!("<code>stand_in_pin = \"{offered}\"</code>");
+    assert!(retarget.contains(&for_the_book), "{retarget}");
+    // The gate of a test build names the same commit as check.
+    let (_, tested) = run_printed(&folder, "forkbook book test");
+    assert!(
+        tested.contains(&format!("`--stand-in-pin {offered}`")),
+        "{tested}"
+    );
+}

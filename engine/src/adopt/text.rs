@@ -60,10 +60,18 @@ fn setup(a: &Adoption, doc: &mut Doc) {
     }
     if a.missing.is_empty() {
         let (backend, core, differing) = (a.backend_files, a.core_files, a.differing);
+        // Core files worked out from the series say so, and where to say them instead.
+        let from_series = match &a.core_files_from_series {
+            Some(prefix) => format!(
+                " (the files the patches touch outside `{prefix}`: no `core_files` under \
+                 `[overlay]` in forkbook.toml says them)"
+            ),
+            None => String::new(),
+        };
         doc.field(
             "files",
             vec![words(format!(
-                "{backend} backend, {core} core; {differing} differ from the base tree"
+                "{backend} backend, {core} core{from_series}; {differing} differ from the base tree"
             ))],
         );
     } else {
