@@ -79,9 +79,9 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         .map(|b| String::from_utf8_lossy(b));
     let register_file = model.path(records::FIXES_FILE);
     let mut facts = record_facts(project, &files, model);
-    let mut cited = Cited::default();
+    // What the first reading sums up of each entry, for the checks and the overlay's facts.
+    let mut sums = (Summary::default(), Cited::default());
     let reading = register_text.as_deref().map(|text| {
-        let mut sums = (Summary::default(), Cited::default());
         let (reading, register) = register::Reading::first(
             &register_file,
             text,
@@ -91,13 +91,14 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
                 cited.add(project, &entry);
             },
         );
-        let (mut summary, register_cited) = sums;
-        summary.shrink_to_fit();
         facts.records.register = Some(register);
-        facts.summary = Some(summary);
-        cited = register_cited;
         reading
     });
+    let (mut summary, cited) = sums;
+    if reading.is_some() {
+        summary.shrink_to_fit();
+        facts.summary = Some(summary);
+    }
     // The overlay's state never reads the register: its copy of the model has none.
     let register = facts.records.register.take();
     let for_overlay = facts.records.clone();
