@@ -8,6 +8,7 @@ use crate::facts::Facts;
 use crate::upstream_well_formed::is_full_sha;
 use crate::{pages::fix_state_complete as CHECK, Findings, OneEntry};
 use forkbook_records::register::{Entry, Form, State, STATES};
+use std::sync::Arc;
 
 pub(crate) fn run(facts: &Facts, findings: &mut Findings) {
     one_entry(facts).over_held_entries(facts, findings)
@@ -18,15 +19,17 @@ pub(crate) fn one_entry(facts: &Facts) -> OneEntry<'_> {
         return OneEntry::nothing(); // fixes-numbered reports the missing register
     };
     let file = &register.file;
+    // The same note for every entry without a state: written once, not once an entry.
+    let state_note: Arc<str> = state_note().into();
     OneEntry::new(move |entry, findings| {
         for problem in &entry.problems {
             findings.push(CHECK.finding(file, Some(problem.line), &problem.message));
         }
-        entry_state(entry, file, findings);
+        entry_state(entry, file, &state_note, findings);
     })
 }
 
-fn entry_state(entry: &Entry, file: &str, findings: &mut Findings) {
+fn entry_state(entry: &Entry, file: &str, state_note: &Arc<str>, findings: &mut Findings) {
     let Some(written) = entry.field("state") else {
         match &entry.stated {
             Some(stated) => required_fields(
@@ -45,7 +48,7 @@ fn entry_state(entry: &Entry, file: &str, findings: &mut Findings) {
                 findings.push(
                     CHECK
                         .finding(file, Some(entry.line), message)
-                        .with_note(state_note()),
+                        .with_shared_note(state_note),
                 );
             }
         }
@@ -59,7 +62,7 @@ fn entry_state(entry: &Entry, file: &str, findings: &mut Findings) {
         findings.push(
             CHECK
                 .finding(file, Some(written.line), message)
-                .with_note(state_note()),
+                .with_shared_note(state_note),
         );
         return;
     };

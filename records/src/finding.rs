@@ -78,6 +78,13 @@ impl Finding {
         self
     }
 
+    /// [`Finding::with_note`] with a note made once for many findings: a check that gives each
+    /// entry of a long register the same note neither writes nor compares it again.
+    pub fn with_shared_note(mut self, note: &Arc<str>) -> Finding {
+        self.note = Some(note.clone());
+        self
+    }
+
     /// `file:line`, or the file alone.
     pub fn place(&self) -> String {
         match self.line {

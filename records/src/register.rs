@@ -44,12 +44,17 @@ use visible::{without_code, Visible};
 /// Parses a register's text. `file` is the path findings name.
 pub fn parse(file: &str, text: &str) -> Register {
     let lines = Lines::new(text);
-    let (mut entries, mut sources) = (Vec::new(), Vec::new());
-    let (mut register, outside) = walk(file, text, &lines, |entry, source| {
-        entries.push(entry);
-        sources.push(source);
+    let (mut entries, mut sources, mut outside) = (Vec::new(), Vec::new(), Vec::new());
+    let mut register = walk(file, text, &lines, |walked| match walked {
+        Walked::Entry(entry, source) => {
+            entries.push(entry);
+            sources.push(source);
+        }
+        Walked::Outside(range) => outside.push(range),
     });
-    let policy = policy(text, &lines, &outside);
+    let policy = outside
+        .iter()
+        .find_map(|range| policy_in(text, &lines, range));
     for (entry, source) in entries.iter_mut().zip(&sources) {
         read_words(entry, text, &lines, source, policy.as_ref());
     }
@@ -75,48 +80,137 @@ pub struct Reading<'t> {
     text: &'t str,
     lines: Lines,
     policy: Option<words::Policy>,
+    /// The entries, by their place in the text, whose words the first reading found to say
+    /// nothing (no link, no issue reference, no state), when [`Reading::first`] read them: one
+    /// bit an entry, so the readings after it do not read those words again.
+    silent: Option<Vec<u64>>,
 }
 
 impl<'t> Reading<'t> {
     pub fn new(file: &'t str, text: &'t str) -> Reading<'t> {
         let lines = Lines::new(text);
-        let (_, outside) = walk(file, text, &lines, |_, _| {});
-        let policy = policy(text, &lines, &outside);
+        let mut policy = None;
+        walk(file, text, &lines, |walked| match walked {
+            Walked::Outside(range) if policy.is_none() => policy = policy_in(text, &lines, &range),
+            _ => {}
+        });
         Reading {
             file,
             text,
             lines,
             policy,
+            silent: None,
         }
+    }
+
+    /// The first reading and [`Reading::each_entry`] in one walk over the text: each entry goes
+    /// to `each` with `sums`, what the caller makes of the entries, and the reading is returned
+    /// for the readings after it, with the register without its entries. The policy is read as
+    /// the text comes; where the text states it only after entries were read without it, `sums`
+    /// starts again from its default and every entry is handed again under the policy (the
+    /// entries `each` sees last are [`parse`]'s). The readings after it skip the words of the
+    /// entries whose words said nothing.
+    pub fn first<S: Default>(
+        file: &'t str,
+        text: &'t str,
+        sums: &mut S,
+        mut each: impl FnMut(&mut S, Entry),
+    ) -> (Reading<'t>, Register) {
+        let lines = Lines::new(text);
+        let (mut policy, mut read_any, mut read_without) = (None, false, false);
+        let mut silent = Silent::default();
+        let register = walk(file, text, &lines, |walked| match walked {
+            Walked::Entry(mut entry, source) => {
+                read_words(&mut entry, text, &lines, &source, policy.as_ref());
+                silent.note(&entry);
+                read_any = true;
+                each(sums, entry);
+            }
+            Walked::Outside(range) if policy.is_none() => {
+                policy = policy_in(text, &lines, &range);
+                read_without |= read_any && policy.is_some();
+            }
+            Walked::Outside(_) => {}
+        });
+        let mut reading = Reading {
+            file,
+            text,
+            lines,
+            policy,
+            silent: None,
+        };
+        if read_without {
+            *sums = S::default();
+            let mut silent = Silent::default();
+            let register = reading.each_entry(|entry| {
+                silent.note(&entry);
+                each(sums, entry)
+            });
+            reading.silent = Some(silent.bits);
+            return (reading, register);
+        }
+        reading.silent = Some(silent.bits);
+        (reading, register)
     }
 
     /// [`each_entry`] over this text.
     pub fn each_entry(&self, mut each: impl FnMut(Entry)) -> Register {
         let (text, lines) = (self.text, &self.lines);
-        let (register, _) = walk(self.file, text, lines, |mut entry, source| {
-            read_words(&mut entry, text, lines, &source, self.policy.as_ref());
-            each(entry);
-        });
-        register
+        let mut at = 0usize;
+        walk(self.file, text, lines, |walked| {
+            if let Walked::Entry(mut entry, source) = walked {
+                let silent = (self.silent.as_ref())
+                    .and_then(|bits| bits.get(at / 64))
+                    .is_some_and(|word| word & (1 << (at % 64)) != 0);
+                if !silent {
+                    read_words(&mut entry, text, lines, &source, self.policy.as_ref());
+                }
+                at += 1;
+                each(entry);
+            }
+        })
     }
 }
 
-/// The one reading of a register's blocks: each entry goes to `each` with its byte range as it
-/// closes, its words not read yet; returns the register without its entries and the byte
-/// ranges of the text outside entries, where the register states its policies.
-fn walk(
-    file: &str,
-    text: &str,
-    lines: &Lines,
-    mut each: impl FnMut(Entry, Range<usize>),
-) -> (Register, Vec<Range<usize>>) {
+/// Which entries' words said nothing, an entry at a time ([`Reading::silent`]).
+#[derive(Default)]
+struct Silent {
+    bits: Vec<u64>,
+    entries: usize,
+}
+
+impl Silent {
+    /// Notes the next entry, its words read: an entry whose words said nothing has what it
+    /// would have without them read (the default), so it is not read again.
+    fn note(&mut self, entry: &Entry) {
+        let (word, bit) = (self.entries / 64, self.entries % 64);
+        if bit == 0 {
+            self.bits.push(0);
+        }
+        if entry.links.is_empty() && entry.issues.is_empty() && entry.stated.is_none() {
+            self.bits[word] |= 1 << bit;
+        }
+        self.entries += 1;
+    }
+}
+
+/// What the walk over a register's blocks hands on, in the text's order.
+enum Walked {
+    /// An entry with its byte range, as it closes, its words not read yet.
+    Entry(Entry, Range<usize>),
+    /// The byte range of a block outside entries, where the register states its policies.
+    Outside(Range<usize>),
+}
+
+/// The one reading of a register's blocks: each entry and each block outside entries goes to
+/// `each` as it is read ([`Walked`]); returns the register without its entries.
+fn walk(file: &str, text: &str, lines: &Lines, mut each: impl FnMut(Walked)) -> Register {
     let mut register = Register {
         file: file.to_string(),
         ..Register::default()
     };
     let mut current: Option<Draft> = None;
     let mut section: Option<String> = None;
-    let mut outside: Vec<Range<usize>> = Vec::new();
     // The entries a block closed and their byte ranges, handed on after the block.
     let mut sources: Vec<Range<usize>> = Vec::new();
     let mut any_entry = false;
@@ -141,14 +235,14 @@ fn walk(
                 let before = register.entries.len();
                 list_entries(&mut register, block, text, lines, &section, &mut sources);
                 if register.entries.len() == before {
-                    outside.push(block.range.clone());
+                    each(Walked::Outside(block.range.clone()));
                 }
             }
             _ => match current.as_mut() {
                 Some(draft) => draft.take_block(block, text, lines),
                 None => {
                     older_style_title(&mut register, block, lines);
-                    outside.push(block.range.clone());
+                    each(Walked::Outside(block.range.clone()));
                 }
             },
         }
@@ -158,30 +252,28 @@ fn walk(
     any_entry |= hand_on(&mut register, &mut sources, &mut each);
     tidy_problems(&mut register, any_entry, text);
     register.left_out = left_out.end(text.len(), text);
-    (register, outside)
+    register
 }
 
 /// Hands the entries read so far to `each`; whether there were any.
 fn hand_on(
     register: &mut Register,
     sources: &mut Vec<Range<usize>>,
-    each: &mut impl FnMut(Entry, Range<usize>),
+    each: &mut impl FnMut(Walked),
 ) -> bool {
     let any = !register.entries.is_empty();
     for (entry, source) in register.entries.drain(..).zip(sources.drain(..)) {
-        each(entry, source);
+        each(Walked::Entry(entry, source));
     }
     any
 }
 
-/// The register's policy for entries that apply to the fork: the first that the text outside
-/// entries states, as the page shows it.
-fn policy(text: &str, lines: &Lines, outside: &[Range<usize>]) -> Option<words::Policy> {
-    outside.iter().find_map(|range| {
-        let view = Visible::of(&text[range.clone()]);
-        words::policy(view.text(), |at| {
-            lines.line(range.start + view.source_at(at))
-        })
+/// The register's policy for entries that apply to the fork, when the block outside entries at
+/// `range` states it, as the page shows it (the register's is the first stated).
+fn policy_in(text: &str, lines: &Lines, range: &Range<usize>) -> Option<words::Policy> {
+    let view = Visible::of(&text[range.clone()]);
+    words::policy(view.text(), |at| {
+        lines.line(range.start + view.source_at(at))
     })
 }
 
@@ -868,6 +960,9 @@ mod tests {
              `python/` stays out.\n<!-- ## 4. hidden -->\n\n2. B\n-----\n\n\
              ```text\n## 5. fenced\n```\n\nFiles: `x.cpp`, `y.cpp`\n\n\
              [t]: https://example.org/t\n",
+            // The policy stated before the entries it governs, and an entry with no words of it.
+            "# Local fixes\n\nEntries that apply to the fork are not proposed while it is frozen.\n\n\
+             ## 1. Applies to the fork\n\nIt applies to the fork.\n\n## 2. Plain\n\nProse.\n",
             "",
         ];
         for text in texts {
@@ -881,7 +976,27 @@ mod tests {
                 ..whole
             };
             assert_eq!(format!("{rest:?}"), format!("{without_entries:?}"));
+            // The first reading in one walk, and the readings after it, hand the same entries
+            // (where the policy comes after entries, what they summed up starts again).
+            let mut summed: Vec<Entry> = Vec::new();
+            let (reading, first_rest) = Reading::first("LOCAL_FIXES.md", text, &mut summed, {
+                |summed, entry| summed.push(entry)
+            });
+            assert_eq!(format!("{summed:?}"), format!("{streamed:?}"), "{text:?}");
+            assert_eq!(format!("{first_rest:?}"), format!("{rest:?}"));
+            let mut again = Vec::new();
+            let second_rest = reading.each_entry(|entry| again.push(entry));
+            assert_eq!(format!("{again:?}"), format!("{streamed:?}"));
+            assert_eq!(format!("{second_rest:?}"), format!("{rest:?}"));
         }
+        // The policy stated first governs the entry below it.
+        let stated = parse("f", texts[3]).entries[0].stated.clone();
+        assert!(
+            stated
+                .as_ref()
+                .is_some_and(|s| s.from.contains("policy at line 3")),
+            "{stated:?}"
+        );
         // A policy read after the entries reaches the entries before it.
         let stated = parse("f", texts[0]).entries[1].stated.clone();
         assert!(

@@ -66,7 +66,7 @@ pub struct Skipped {
 /// build it, the overlay.
 ///
 /// The register is read an entry at a time, twice, and never held whole (its lines and policy
-/// found once, `register::Reading`): the first reading sums up each entry for the checks that
+/// found by the first reading, `register::Reading::first`): the first reading sums up each entry for the checks that
 /// read entries together and the overlay's facts (its number, line, files, `fork-commit`, the
 /// pulls it cites), the second hands each entry to the checks that read one at a time. A
 /// register of 600,000 entries held as entries took 115 MB.
@@ -78,18 +78,25 @@ pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
         .as_deref()
         .map(|b| String::from_utf8_lossy(b));
     let register_file = model.path(records::FIXES_FILE);
-    let reading =
-        (register_text.as_deref()).map(|text| register::Reading::new(&register_file, text));
     let mut facts = record_facts(project, &files, model);
-    let mut cited = Cited::default();
-    if let Some(reading) = &reading {
-        let mut summary = Summary::default();
-        let register = reading.each_entry(|entry| {
-            summary.add(&entry);
-            cited.add(project, &entry);
-        });
-        summary.shrink_to_fit();
+    // What the first reading sums up of each entry, for the checks and the overlay's facts.
+    let mut sums = (Summary::default(), Cited::default());
+    let reading = register_text.as_deref().map(|text| {
+        let (reading, register) = register::Reading::first(
+            &register_file,
+            text,
+            &mut sums,
+            |(summary, cited), entry| {
+                summary.add(&entry);
+                cited.add(project, &entry);
+            },
+        );
         facts.records.register = Some(register);
+        reading
+    });
+    let (mut summary, cited) = sums;
+    if reading.is_some() {
+        summary.shrink_to_fit();
         facts.summary = Some(summary);
     }
     // The overlay's state never reads the register: its copy of the model has none.

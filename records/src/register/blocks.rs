@@ -6,6 +6,7 @@
 //! reader of the rendered page sees: text in an HTML comment or block, inline HTML and the
 //! content of a code block are no part of it (see [`super::visible`] for the words).
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
@@ -96,16 +97,18 @@ const CHUNK: usize = 64 * 1024;
 fn events(text: &str, chunk: usize) -> impl Iterator<Item = (Event<'_>, Range<usize>)> + '_ {
     let whole = text.contains("]:");
     let mut at = 0;
-    let mut taken: std::vec::IntoIter<(Event<'_>, Range<usize>)> = Vec::new().into_iter();
+    // The events of the piece being handed on; their room is kept for the next piece, not
+    // grown anew and faulted in again for each piece.
+    let mut taken: VecDeque<(Event<'_>, Range<usize>)> = VecDeque::new();
     std::iter::from_fn(move || loop {
-        if let Some(event) = taken.next() {
+        if let Some(event) = taken.pop_front() {
             return Some(event);
         }
         if at >= text.len() {
             return None;
         }
         let mut length = chunk.max(1);
-        let (events, end) = loop {
+        let end = loop {
             let past = at.saturating_add(length);
             let end = match text.as_bytes().get(past..) {
                 Some(after) if !whole => {
@@ -114,7 +117,8 @@ fn events(text: &str, chunk: usize) -> impl Iterator<Item = (Event<'_>, Range<us
                 _ => text.len(),
             };
             let piece = &text[at..end];
-            let mut events: Vec<(Event<'_>, Range<usize>)> = Vec::new();
+            let events = &mut taken;
+            events.clear();
             let mut depth = 0usize;
             let mut last_heading = None;
             for (event, range) in Parser::new_ext(piece, Options::empty()).into_offset_iter() {
@@ -132,19 +136,18 @@ fn events(text: &str, chunk: usize) -> impl Iterator<Item = (Event<'_>, Range<us
                     Event::End(_) => depth -= 1,
                     _ => {}
                 }
-                events.push((event, at + range.start..at + range.end));
+                events.push_back((event, at + range.start..at + range.end));
             }
             if end == text.len() {
-                break (events, end);
+                break end;
             }
             if let Some((count, start)) = last_heading {
                 events.truncate(count);
-                break (events, at + start);
+                break at + start;
             }
             length *= 2;
         };
         at = end;
-        taken = events.into_iter();
     })
 }
 
