@@ -46,9 +46,11 @@ pub fn run(project: &Project, cache: &Cache) -> Result<Status> {
     match OverlayState::from_records(project, cache, records) {
         Ok(state) => Ok(status(project, &state)),
         Err(e) if e.kind == ErrorKind::MissingObject => {
-            // Read whole: what a missing pin's note offers comes from the pull requests the
-            // register cites.
-            let records = Records::read(project)?;
+            // The records again (the state took them), the register still unparsed: the missing
+            // pin's note reads the pull requests it cites from the records folder itself
+            // (`pin::stand_ins`).
+            let (files, model) = records::read_register_unparsed(project)?;
+            let records = Records::from_folder(project, files, model)?;
             let missing = match records.commits(project, cache) {
                 Err(whole) if whole.kind == ErrorKind::MissingObject => whole,
                 Err(whole) => return Err(whole),
