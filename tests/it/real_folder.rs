@@ -208,6 +208,18 @@ fn real_shaped() -> Folder {
     Folder { demo, pin }
 }
 
+/// A pin no mirror has, recorded in place of the folder's own.
+const MISSING_PIN: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// The real-shaped folder, its UPSTREAM recording a pin no mirror has ([`MISSING_PIN`]).
+fn real_shaped_on_a_missing_pin() -> Folder {
+    let folder = real_shaped();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let text = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, text.replace(&folder.pin, MISSING_PIN)).unwrap();
+    folder
+}
+
 fn adopt(folder: &Folder, upstream: &str, args: &[&str]) -> (i32, String) {
     let mut full = vec![
         "--upstream-url",
@@ -271,13 +283,8 @@ fn adopted_with_record() -> Folder {
 
 #[test]
 fn a_pin_no_mirror_has_is_named_with_the_command_that_gets_it_and_nothing_loops() {
-    let folder = real_shaped();
-    let upstream = folder.demo.records().join("UPSTREAM");
-    let missing = "0123456789abcdef0123456789abcdef01234567";
-    let text = std::fs::read_to_string(&upstream)
-        .unwrap()
-        .replace(&folder.pin, missing);
-    std::fs::write(&upstream, text).unwrap();
+    let folder = real_shaped_on_a_missing_pin();
+    let missing = MISSING_PIN;
     let (code, out) = adopt(&folder, &mirror(&folder), &[]);
     assert_eq!(code, 1, "a decision, not a failure: {out}");
     assert!(folder.demo.root().join("forkbook.toml").is_file(), "{out}");
@@ -577,11 +584,7 @@ fn check_and_adopt_fit_one_screen_and_the_detail_is_behind_verbose_and_json() {
 /// lock to send back to adopt.
 #[test]
 fn adopt_on_a_missing_pin_counts_only_what_it_could_read() {
-    let folder = real_shaped();
-    let upstream = folder.demo.records().join("UPSTREAM");
-    let recorded = std::fs::read_to_string(&upstream).unwrap();
-    let missing = "0123456789abcdef0123456789abcdef01234567";
-    std::fs::write(&upstream, recorded.replace(&folder.pin, missing)).unwrap();
+    let folder = real_shaped_on_a_missing_pin();
     let (code, out) = adopt(&folder, &mirror(&folder), &[]);
     assert_eq!(code, 1, "{out}");
     assert!(
@@ -605,7 +608,9 @@ fn adopt_on_a_missing_pin_counts_only_what_it_could_read() {
     assert!(!check.contains("overlay-matches-lock]"), "{check}");
     // The pin back: the same seven files, now resolved among the built overlay's, and the lock
     // written without the pin is the one the built overlay has.
-    std::fs::write(&upstream, recorded).unwrap();
+    let upstream = folder.demo.records().join("UPSTREAM");
+    let recorded = std::fs::read_to_string(&upstream).unwrap();
+    std::fs::write(&upstream, recorded.replace(MISSING_PIN, &folder.pin)).unwrap();
     let (_, out) = adopt(&folder, &mirror(&folder), &[]);
     assert!(out.contains("lock     matches"), "{out}");
     std::fs::remove_file(folder.demo.records().join("overlay.lock")).unwrap();
@@ -646,11 +651,8 @@ fn printed_after<'a>(out: &'a str, prefix: &str) -> &'a str {
 /// the stand-in, saying so; and a fix is proposed into a patch and its pull request's text.
 #[test]
 fn the_first_users_loop_on_a_pin_no_mirror_has_runs_as_printed() {
-    let folder = real_shaped();
-    let upstream = folder.demo.records().join("UPSTREAM");
-    let missing = "0123456789abcdef0123456789abcdef01234567";
-    let text = std::fs::read_to_string(&upstream).unwrap();
-    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    let folder = real_shaped_on_a_missing_pin();
+    let missing = MISSING_PIN;
     // One fix the register means to send, in its own words over the policy's.
     let register = folder.demo.records().join("LOCAL_FIXES.md");
     let kept = "Applies to the fork; acme/engine#60 has the trace.";
@@ -759,11 +761,7 @@ fn the_first_users_loop_on_a_pin_no_mirror_has_runs_as_printed() {
 /// The folder adopted on a pin no mirror has, with entry 2 (a fix to a backend file) and entry
 /// 4 (whose words name core files too) meant to be sent.
 fn adopted_on_a_missing_pin_with_fixes_to_send() -> Folder {
-    let folder = real_shaped();
-    let upstream = folder.demo.records().join("UPSTREAM");
-    let missing = "0123456789abcdef0123456789abcdef01234567";
-    let text = std::fs::read_to_string(&upstream).unwrap();
-    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    let folder = real_shaped_on_a_missing_pin();
     let register = folder.demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&register).unwrap();
     let text = text
@@ -845,11 +843,7 @@ fn propose_of_a_backend_fix_needs_no_pin_and_a_core_fix_names_the_stand_in() {
 /// to do that needs no commit; the lock deleted, its note says adopt writes it, not to fetch.
 #[test]
 fn a_whole_file_changed_after_adopt_on_a_missing_pin_is_named_by_check() {
-    let folder = real_shaped();
-    let upstream = folder.demo.records().join("UPSTREAM");
-    let missing = "0123456789abcdef0123456789abcdef01234567";
-    let text = std::fs::read_to_string(&upstream).unwrap();
-    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    let folder = real_shaped_on_a_missing_pin();
     let (code, out) = adopt(&folder, &mirror(&folder), &[]);
     assert_eq!(code, 1, "{out}");
     let up = mirror(&folder);
@@ -906,11 +900,7 @@ fn a_whole_file_changed_after_adopt_on_a_missing_pin_is_named_by_check() {
 /// rule's (`pin::stand_ins`): here the head of the upstream pull request the register cites.
 #[test]
 fn check_adopt_and_the_book_offer_one_stand_in_for_a_missing_pin() {
-    let folder = real_shaped();
-    let upstream = folder.demo.records().join("UPSTREAM");
-    let missing = "0123456789abcdef0123456789abcdef01234567";
-    let text = std::fs::read_to_string(&upstream).unwrap();
-    std::fs::write(&upstream, text.replace(&folder.pin, missing)).unwrap();
+    let folder = real_shaped_on_a_missing_pin();
     // Entry 3 cites the upstream pull request whose head holds the commit the pin was taken on.
     let register = folder.demo.records().join("LOCAL_FIXES.md");
     let text = std::fs::read_to_string(&register).unwrap();
