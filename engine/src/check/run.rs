@@ -66,10 +66,10 @@ pub struct Skipped {
 /// build it, the overlay.
 ///
 /// The register is read an entry at a time, twice, and never held whole (its lines and policy
-/// found by the first reading, `register::Reading::first`): the first reading sums up each entry for the checks that
-/// read entries together and the overlay's facts (its number, line, files, `fork-commit`, the
-/// pulls it cites), the second hands each entry to the checks that read one at a time. A
-/// register of 600,000 entries held as entries took 115 MB.
+/// found by the first reading, `register::Reading::first`): the first reading sums up each
+/// entry for the checks that read entries together and the overlay's facts (its number, line,
+/// files, `fork-commit`, the pulls it cites), the second hands each entry to the checks that
+/// read one at a time. A register of 600,000 entries held as entries took 115 MB.
 pub fn run(project: &Project, kept: Kept) -> Result<CheckRun> {
     let (files, model) = records::read_register_unparsed(project)?;
     // The files are shared, not copied: the register's text outlives the overlay's records.
